@@ -1,0 +1,50 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Hall is a screen room; its seats are the template every showtime's seat map starts from.
+type Hall struct{ ent.Schema }
+
+func (Hall) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("name").NotEmpty().MaxLen(100),
+		field.Time("created_at").SchemaType(datetime6).Immutable(),
+	}
+}
+
+func (Hall) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("seats", Seat.Type),
+		edge.To("showtimes", Showtime.Type),
+	}
+}
+
+// Seat is one seat of a hall, positioned for drawing (x, y).
+type Seat struct{ ent.Schema }
+
+func (Seat) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int("hall_id"),
+		field.String("row_label").NotEmpty().MaxLen(8),
+		field.Int("number").Positive(),
+		field.Int("x"),
+		field.Int("y"),
+		field.Enum("kind").Values("STANDARD", "PREMIUM", "ACCESSIBLE").Default("STANDARD"),
+		field.Bool("sellable").Default(true),
+	}
+}
+
+func (Seat) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("hall", Hall.Type).Ref("seats").Field("hall_id").Unique().Required(),
+	}
+}
+
+func (Seat) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("hall_id", "row_label", "number").Unique()}
+}

@@ -1,0 +1,88 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Order is a customer's hold on seats of one showtime, later paid, cancelled or expired.
+type Order struct{ ent.Schema }
+
+func (Order) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("user_id").NotEmpty().MaxLen(191),
+		field.Int("showtime_id"),
+		// hold_token marks the order's seats in Redis (`1|TOKEN|...`, `2|TOKEN`).
+		field.String("hold_token").NotEmpty().MaxLen(64).Unique(),
+		field.String("idempotency_key").NotEmpty().MaxLen(128),
+		field.Enum("status").Values("PENDING_PAYMENT", "PAID", "CANCELLED", "EXPIRED").Default("PENDING_PAYMENT"),
+		field.Int("amount_cents").NonNegative(),
+		field.String("currency").Default("USD").MaxLen(3),
+		field.Time("expires_at").SchemaType(datetime6),
+		field.Time("created_at").SchemaType(datetime6).Immutable(),
+		field.Time("paid_at").SchemaType(datetime6).Optional().Nillable(),
+		field.String("payment_ref").Optional().MaxLen(191),
+		field.Bool("refund_required").Default(false),
+	}
+}
+
+func (Order) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.To("seats", OrderSeat.Type),
+		edge.To("occupancy", SeatOccupancy.Type),
+	}
+}
+
+func (Order) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("user_id", "idempotency_key").Unique(),
+		index.Fields("status", "expires_at"),
+		index.Fields("showtime_id", "status"),
+		index.Fields("user_id", "created_at"),
+	}
+}
+
+// OrderSeat records which seats an order covers; it is kept forever, whatever the order's fate.
+type OrderSeat struct{ ent.Schema }
+
+func (OrderSeat) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int("order_id"),
+		field.Int("seat_id"),
+	}
+}
+
+func (OrderSeat) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("order", Order.Type).Ref("seats").Field("order_id").Unique().Required(),
+	}
+}
+
+func (OrderSeat) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("order_id", "seat_id").Unique()}
+}
+
+// SeatOccupancy is the database's last line of defence against selling a seat twice:
+// a row exists exactly while its order is PENDING_PAYMENT or PAID, and
+// (showtime_id, seat_id) is unique.
+type SeatOccupancy struct{ ent.Schema }
+
+func (SeatOccupancy) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int("showtime_id"),
+		field.Int("seat_id"),
+		field.Int("order_id"),
+	}
+}
+
+func (SeatOccupancy) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("order", Order.Type).Ref("occupancy").Field("order_id").Unique().Required(),
+	}
+}
+
+func (SeatOccupancy) Indexes() []ent.Index {
+	return []ent.Index{index.Fields("showtime_id", "seat_id").Unique()}
+}

@@ -1,0 +1,43 @@
+package schema
+
+import (
+	"entgo.io/ent"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+	"entgo.io/ent/schema/index"
+)
+
+// Showtime is one screening of a movie in a hall.
+type Showtime struct{ ent.Schema }
+
+func (Showtime) Fields() []ent.Field {
+	return []ent.Field{
+		field.Int("movie_id"),
+		field.Int("hall_id"),
+		field.Time("starts_at").SchemaType(datetime6),
+		field.Time("ends_at").SchemaType(datetime6),
+		field.Enum("status").Values("SCHEDULED", "ON_SALE", "CLOSED", "CANCELLED").Default("SCHEDULED"),
+		field.Int("purchase_limit").Default(6).Positive(),
+		field.Bool("allow_seat_gaps").Default(false),
+		// prices maps a seat kind (STANDARD, PREMIUM, ACCESSIBLE) to its price in cents.
+		field.JSON("prices", map[string]int{}),
+		field.String("currency").Default("USD").MaxLen(3),
+		field.Time("created_at").SchemaType(datetime6).Immutable(),
+		field.Time("updated_at").SchemaType(datetime6),
+	}
+}
+
+func (Showtime) Edges() []ent.Edge {
+	return []ent.Edge{
+		edge.From("movie", Movie.Type).Ref("showtimes").Field("movie_id").Unique().Required(),
+		edge.From("hall", Hall.Type).Ref("showtimes").Field("hall_id").Unique().Required(),
+	}
+}
+
+func (Showtime) Indexes() []ent.Index {
+	return []ent.Index{
+		index.Fields("starts_at"),
+		index.Fields("movie_id", "starts_at"),
+		index.Fields("status"),
+	}
+}

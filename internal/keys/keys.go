@@ -1,0 +1,62 @@
+// Package keys names every Redis key and channel SeatFlow uses (DESIGN.md "Redis").
+// Everything about one showtime shares the {show:ID} hash tag, so a Lua script over a
+// showtime touches one Redis Cluster slot. No other package builds a key by hand.
+package keys
+
+import (
+	"strconv"
+)
+
+// Keys builds keys under one prefix ("sf" in production, a random one per test).
+type Keys struct{ Prefix string }
+
+// New returns the key builder for prefix.
+func New(prefix string) Keys { return Keys{Prefix: prefix} }
+
+func (k Keys) show(id int) string { return k.Prefix + ":{show:" + strconv.Itoa(id) + "}" }
+
+// Seats is the hash seat_id → state of a showtime: "0" free, "1|TOKEN|HELD_AT_MS" held,
+// "2|TOKEN" sold. Unsellable seats are not in it.
+func (k Keys) Seats(showID int) string { return k.show(showID) + ":seats" }
+
+// Version is the showtime's seat-map version, incremented on every change.
+func (k Keys) Version(showID int) string { return k.show(showID) + ":ver" }
+
+// Limits is the hash user_id → seats the user holds or bought for the showtime.
+func (k Keys) Limits(showID int) string { return k.show(showID) + ":limits" }
+
+// Events is the pub/sub channel of the showtime's seat-map deltas.
+func (k Keys) Events(showID int) string { return k.show(showID) + ":events" }
+
+// EventsPattern matches every showtime's events channel.
+func (k Keys) EventsPattern() string { return k.Prefix + ":{show:*}:events" }
+
+// Cache is the Redis envelope of a catalog entry; key is "KIND:ID", e.g. "movie:7".
+func (k Keys) Cache(key string) string { return k.Prefix + ":cache:" + key }
+
+// CacheLock is the rebuild lock of a catalog entry.
+func (k Keys) CacheLock(key string) string { return k.Prefix + ":lock:cache:" + key }
+
+// CacheInvalidations is the channel on which instances tell each other which local
+// cache entries to drop.
+func (k Keys) CacheInvalidations() string { return k.Prefix + ":cache:invalidations" }
+
+// OrdersExpiry is the delay queue of pending orders: member hold token, score expires_at ms.
+func (k Keys) OrdersExpiry() string { return k.Prefix + ":orders:expiry" }
+
+// ReconcileLock makes one reconciler run at a time across instances.
+func (k Keys) ReconcileLock() string { return k.Prefix + ":lock:reconcile" }
+
+// ShowLock is the per-showtime mutex shared by seat-hash init and the reconciler.
+func (k Keys) ShowLock(showID int) string { return k.show(showID) + ":lock" }
+
+// RateLimit is the prefix under which go-redis/redis_rate keeps its counters.
+func (k Keys) RateLimit() string { return k.Prefix + ":rate:" }
+
+// Idempotency marks a holdSeats request in flight for (user, idempotency key).
+func (k Keys) Idempotency(userID, key string) string {
+	return k.Prefix + ":idem:" + strconv.Quote(userID) + ":" + key
+}
+
+// APQ is the automatic-persisted-query cache prefix.
+func (k Keys) APQ() string { return k.Prefix + ":apq:" }

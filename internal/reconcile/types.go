@@ -1,0 +1,19 @@
+// Package reconcile repairs every drift between seat state in Redis and orders in MySQL
+// that a crash between the two stores can leave (DESIGN.md "Reconciler"). It changes seats
+// only through package seats' scripts and orders only through package booking.
+package reconcile
+
+import "time"
+
+// Report counts what one run repaired.
+type Report struct {
+	StartedAt           time.Time  `json:"startedAt"`
+	FinishedAt          *time.Time `json:"finishedAt"`
+	ExpiredCancelled    int        `json:"expiredCancelled"`
+	PaidSeatsFixed      int        `json:"paidSeatsFixed"`
+	HashesRebuilt       int        `json:"hashesRebuilt"`
+	OrphanHoldsReleased int        `json:"orphanHoldsReleased"`
+	SoldOrphansReleased int        `json:"soldOrphansReleased"`
+	LimitsRecounted     int        `json:"limitsRecounted"`
+	ShowtimeIDs         []int      `json:"showtimeIds"`
+}
