@@ -2,5 +2,46 @@
 // gqlgen's generated executor. Rules and multi-step work live in internal/.
 package graph
 
+import (
+	"seatflow"
+	"seatflow/internal/catalog"
+)
+
 // Resolver is the root resolver: the services the API needs.
-type Resolver struct{}
+type Resolver struct {
+	Catalog *catalog.Service
+}
+
+// notYet answers operations whose feature has not been built yet: a clear code, no fake data.
+func notYet(feature string) error {
+	return seatflow.Errorf(seatflow.ENOTIMPLEMENTED, "%s is not available yet on this server", feature)
+}
+
+// ptrs returns pointers to the elements of vs (gqlgen wants []*T for lists of objects).
+func ptrs[T any](vs []T) []*T {
+	out := make([]*T, len(vs))
+	for i := range vs {
+		out[i] = &vs[i]
+	}
+	return out
+}
+
+// present drops the entries of vs that are nil (ids whose entity disappeared).
+func present[T any](vs []*T) []*T {
+	out := vs[:0:0]
+	for _, v := range vs {
+		if v != nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// found turns a missing entity that must exist (a showtime's movie) into NOT_FOUND
+// rather than a null in a non-null field.
+func found[T any](v *T, err error) (*T, error) {
+	if err == nil && v == nil {
+		return nil, seatflow.Errorf(seatflow.ENOTFOUND, "a referenced record does not exist")
+	}
+	return v, err
+}

@@ -7,168 +7,231 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"seatflow/graph/model"
+	"seatflow/internal/auth"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
 	"seatflow/internal/reconcile"
 	"seatflow/internal/seats"
+	"seatflow/loaders"
 	"time"
 )
 
 // Seats is the resolver for the seats field.
 func (r *hallResolver) Seats(ctx context.Context, obj *catalog.Hall) ([]*catalog.Seat, error) {
-	panic(fmt.Errorf("not implemented: Seats - seats"))
+	seats, err := loaders.For(ctx).SeatsByHall.Load(ctx, obj.ID)
+	return ptrs(seats), err
 }
 
 // Showtimes is the resolver for the showtimes field.
 func (r *movieResolver) Showtimes(ctx context.Context, obj *catalog.Movie, date *string) ([]*catalog.Showtime, error) {
-	panic(fmt.Errorf("not implemented: Showtimes - showtimes"))
+	ids, err := loaders.For(ctx).ShowtimesByMovie.Load(ctx, obj.ID)
+	if err != nil {
+		return nil, err
+	}
+	shows, err := loaders.For(ctx).Showtime.LoadAll(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	return r.Catalog.OnDay(present(shows), date)
 }
 
 // HoldSeats is the resolver for the holdSeats field.
 func (r *mutationResolver) HoldSeats(ctx context.Context, input booking.HoldSeatsInput) (*booking.Order, error) {
-	panic(fmt.Errorf("not implemented: HoldSeats - holdSeats"))
+	return nil, notYet("holdSeats")
 }
 
 // ExtendHold is the resolver for the extendHold field.
 func (r *mutationResolver) ExtendHold(ctx context.Context, orderID int) (*booking.Order, error) {
-	panic(fmt.Errorf("not implemented: ExtendHold - extendHold"))
+	return nil, notYet("extendHold")
 }
 
 // PayOrder is the resolver for the payOrder field.
 func (r *mutationResolver) PayOrder(ctx context.Context, orderID int, paymentRef string) (*booking.Order, error) {
-	panic(fmt.Errorf("not implemented: PayOrder - payOrder"))
+	return nil, notYet("payOrder")
 }
 
 // CancelOrder is the resolver for the cancelOrder field.
 func (r *mutationResolver) CancelOrder(ctx context.Context, orderID int) (*booking.Order, error) {
-	panic(fmt.Errorf("not implemented: CancelOrder - cancelOrder"))
+	return nil, notYet("cancelOrder")
 }
 
 // CreateMovie is the resolver for the createMovie field.
 func (r *mutationResolver) CreateMovie(ctx context.Context, input catalog.MovieInput) (*catalog.Movie, error) {
-	panic(fmt.Errorf("not implemented: CreateMovie - createMovie"))
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Catalog.CreateMovie(ctx, input)
 }
 
 // UpdateMovie is the resolver for the updateMovie field.
 func (r *mutationResolver) UpdateMovie(ctx context.Context, id int, input catalog.MovieInput) (*catalog.Movie, error) {
-	panic(fmt.Errorf("not implemented: UpdateMovie - updateMovie"))
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Catalog.UpdateMovie(ctx, id, input)
 }
 
 // SetMovieStatus is the resolver for the setMovieStatus field.
 func (r *mutationResolver) SetMovieStatus(ctx context.Context, id int, status string) (*catalog.Movie, error) {
-	panic(fmt.Errorf("not implemented: SetMovieStatus - setMovieStatus"))
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Catalog.SetMovieStatus(ctx, id, status)
 }
 
 // CreateHall is the resolver for the createHall field.
 func (r *mutationResolver) CreateHall(ctx context.Context, input catalog.HallInput) (*catalog.Hall, error) {
-	panic(fmt.Errorf("not implemented: CreateHall - createHall"))
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Catalog.CreateHall(ctx, input)
 }
 
 // CreateShowtime is the resolver for the createShowtime field.
 func (r *mutationResolver) CreateShowtime(ctx context.Context, input catalog.ShowtimeInput) (*catalog.Showtime, error) {
-	panic(fmt.Errorf("not implemented: CreateShowtime - createShowtime"))
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Catalog.CreateShowtime(ctx, input)
 }
 
 // RescheduleShowtime is the resolver for the rescheduleShowtime field.
 func (r *mutationResolver) RescheduleShowtime(ctx context.Context, id int, startsAt time.Time) (*catalog.Showtime, error) {
-	panic(fmt.Errorf("not implemented: RescheduleShowtime - rescheduleShowtime"))
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Catalog.RescheduleShowtime(ctx, id, startsAt)
 }
 
 // OpenSales is the resolver for the openSales field.
 func (r *mutationResolver) OpenSales(ctx context.Context, showtimeID int) (*catalog.Showtime, error) {
-	panic(fmt.Errorf("not implemented: OpenSales - openSales"))
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return nil, notYet("openSales")
 }
 
 // CloseSales is the resolver for the closeSales field.
 func (r *mutationResolver) CloseSales(ctx context.Context, showtimeID int) (*catalog.Showtime, error) {
-	panic(fmt.Errorf("not implemented: CloseSales - closeSales"))
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return nil, notYet("closeSales")
 }
 
 // CancelShowtime is the resolver for the cancelShowtime field.
 func (r *mutationResolver) CancelShowtime(ctx context.Context, id int) (*catalog.Showtime, error) {
-	panic(fmt.Errorf("not implemented: CancelShowtime - cancelShowtime"))
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Catalog.CancelShowtime(ctx, id)
 }
 
 // RunReconcile is the resolver for the runReconcile field.
 func (r *mutationResolver) RunReconcile(ctx context.Context) (*reconcile.Report, error) {
-	panic(fmt.Errorf("not implemented: RunReconcile - runReconcile"))
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return nil, notYet("runReconcile")
 }
 
 // Showtime is the resolver for the showtime field.
 func (r *orderResolver) Showtime(ctx context.Context, obj *booking.Order) (*catalog.Showtime, error) {
-	panic(fmt.Errorf("not implemented: Showtime - showtime"))
+	return loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID)
 }
 
 // Seats is the resolver for the seats field.
 func (r *orderResolver) Seats(ctx context.Context, obj *booking.Order) ([]*catalog.Seat, error) {
-	panic(fmt.Errorf("not implemented: Seats - seats"))
+	return nil, notYet("order seats")
 }
 
 // Movies is the resolver for the movies field.
 func (r *queryResolver) Movies(ctx context.Context, first *int, after *string, status *string) (*model.MovieConnection, error) {
-	panic(fmt.Errorf("not implemented: Movies - movies"))
+	page, err := r.Catalog.ListMovies(ctx, first, after, status)
+	if err != nil {
+		return nil, err
+	}
+	conn := &model.MovieConnection{Edges: make([]*model.MovieEdge, len(page.Movies)), TotalCount: page.TotalCount,
+		PageInfo: &model.PageInfo{HasNextPage: page.HasNext, HasPreviousPage: page.HasPrevious}}
+	for i, m := range page.Movies {
+		conn.Edges[i] = &model.MovieEdge{Cursor: catalog.MovieCursor(m.ID), Node: m}
+	}
+	if n := len(conn.Edges); n > 0 {
+		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &conn.Edges[0].Cursor, &conn.Edges[n-1].Cursor
+	}
+	return conn, nil
 }
 
 // Movie is the resolver for the movie field.
 func (r *queryResolver) Movie(ctx context.Context, id int) (*catalog.Movie, error) {
-	panic(fmt.Errorf("not implemented: Movie - movie"))
+	return loaders.For(ctx).Movie.Load(ctx, id)
 }
 
 // Showtime is the resolver for the showtime field.
 func (r *queryResolver) Showtime(ctx context.Context, id int) (*catalog.Showtime, error) {
-	panic(fmt.Errorf("not implemented: Showtime - showtime"))
+	return loaders.For(ctx).Showtime.Load(ctx, id)
 }
 
 // Showtimes is the resolver for the showtimes field.
 func (r *queryResolver) Showtimes(ctx context.Context, date string, movieID *int) ([]*catalog.Showtime, error) {
-	panic(fmt.Errorf("not implemented: Showtimes - showtimes"))
+	ids, err := r.Catalog.ShowtimeIDsOnDays(ctx, []string{date})
+	if err != nil {
+		return nil, err
+	}
+	shows, err := loaders.For(ctx).Showtime.LoadAll(ctx, ids[0])
+	if err != nil {
+		return nil, err
+	}
+	return catalog.OfMovie(present(shows), movieID), nil
 }
 
 // SeatMap is the resolver for the seatMap field.
 func (r *queryResolver) SeatMap(ctx context.Context, showtimeID int) (*seats.SeatMap, error) {
-	panic(fmt.Errorf("not implemented: SeatMap - seatMap"))
+	return nil, notYet("seatMap")
 }
 
 // BestSeats is the resolver for the bestSeats field.
 func (r *queryResolver) BestSeats(ctx context.Context, showtimeID int, count int) ([]*catalog.Seat, error) {
-	panic(fmt.Errorf("not implemented: BestSeats - bestSeats"))
+	return nil, notYet("bestSeats")
 }
 
 // MyOrders is the resolver for the myOrders field.
 func (r *queryResolver) MyOrders(ctx context.Context) ([]*booking.Order, error) {
-	panic(fmt.Errorf("not implemented: MyOrders - myOrders"))
+	return nil, notYet("myOrders")
 }
 
 // Order is the resolver for the order field.
 func (r *queryResolver) Order(ctx context.Context, id int) (*booking.Order, error) {
-	panic(fmt.Errorf("not implemented: Order - order"))
+	return nil, notYet("order")
 }
 
 // ReconcileRuns is the resolver for the reconcileRuns field.
 func (r *queryResolver) ReconcileRuns(ctx context.Context, first *int) ([]*reconcile.Report, error) {
-	panic(fmt.Errorf("not implemented: ReconcileRuns - reconcileRuns"))
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return nil, notYet("reconcileRuns")
 }
 
 // Movie is the resolver for the movie field.
 func (r *showtimeResolver) Movie(ctx context.Context, obj *catalog.Showtime) (*catalog.Movie, error) {
-	panic(fmt.Errorf("not implemented: Movie - movie"))
+	return found(loaders.For(ctx).Movie.Load(ctx, obj.MovieID))
 }
 
 // Hall is the resolver for the hall field.
 func (r *showtimeResolver) Hall(ctx context.Context, obj *catalog.Showtime) (*catalog.Hall, error) {
-	panic(fmt.Errorf("not implemented: Hall - hall"))
+	return found(loaders.For(ctx).Hall.Load(ctx, obj.HallID))
 }
 
 // SeatMap is the resolver for the seatMap field.
 func (r *showtimeResolver) SeatMap(ctx context.Context, obj *catalog.Showtime) (*seats.SeatMap, error) {
-	panic(fmt.Errorf("not implemented: SeatMap - seatMap"))
+	return nil, notYet("seatMap")
 }
 
 // SeatMap is the resolver for the seatMap field.
 func (r *subscriptionResolver) SeatMap(ctx context.Context, showtimeID int) (<-chan *seats.SeatMapEvent, error) {
-	panic(fmt.Errorf("not implemented: SeatMap - seatMap"))
+	return nil, notYet("seatMap subscription")
 }
 
 // Hall returns HallResolver implementation.

@@ -1,0 +1,167 @@
+// Package auth turns bearer tokens (HS256 JWT: subject = user id, claim role) into a
+// request identity, and answers who may do what. It never talks to a store.
+package auth
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"seatflow"
+)
+
+// Roles.
+const (
+	RoleCustomer = "customer"
+	RoleAdmin    = "admin"
+)
+
+// User is the caller of a request, taken from its token.
+type User struct {
+	ID   string
+	Role string
+}
+
+// Claims are the JWT claims SeatFlow issues and accepts.
+type Claims struct {
+	Role string `json:"role"`
+	jwt.RegisteredClaims
+}
+
+// Authenticator signs and verifies tokens with one HS256 secret.
+type Authenticator struct {
+	Secret []byte
+	Now    func() time.Time
+}
+
+// Issue signs a token for subject with role, valid for ttl.
+func (a *Authenticator) Issue(subject, role string, ttl time.Duration) (string, error) {
+	if subject == "" {
+		return "", seatflow.Errorf(seatflow.EINVALID, "a token needs a subject")
+	}
+	if role != RoleCustomer && role != RoleAdmin {
+		return "", seatflow.Errorf(seatflow.EINVALID, "role must be customer or admin")
+	}
+	now := a.now()
+	claims := Claims{Role: role, RegisteredClaims: jwt.RegisteredClaims{
+		Subject:   subject,
+		IssuedAt:  jwt.NewNumericDate(now),
+		NotBefore: jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
+	}}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(a.Secret)
+}
+
+// Verify parses a token and returns its user; every defect is UNAUTHENTICATED.
+func (a *Authenticator) Verify(token string) (*User, error) {
+	var claims Claims
+	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return a.Secret, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithTimeFunc(a.now),
+		jwt.WithExpirationRequired(),
+	)
+	if err != nil {
+		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: %s", reason(err))
+	}
+	if claims.Subject == "" {
+		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: no subject")
+	}
+	if claims.Role != RoleCustomer && claims.Role != RoleAdmin {
+		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: unknown role")
+	}
+	return &User{ID: claims.Subject, Role: claims.Role}, nil
+}
+
+// reason names what is wrong with a token without echoing it.
+func reason(err error) string {
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "expired"
+	case errors.Is(err, jwt.ErrTokenNotValidYet):
+		return "not valid yet"
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return "bad signature"
+	case errors.Is(err, jwt.ErrTokenUnverifiable), errors.Is(err, jwt.ErrTokenMalformed):
+		return "malformed or unsupported algorithm"
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		return "missing required claim"
+	}
+	return "rejected"
+}
+
+func (a *Authenticator) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+type ctxKey struct{}
+
+// identity is what the middleware found: a user, or the error of a bad token. A bad
+// token is remembered rather than rejected at once so that public reads still work and
+// an operation that needs a user reports UNAUTHENTICATED.
+type identity struct {
+	user *User
+	err  error
+}
+
+// WithToken returns ctx carrying the identity of a bearer token ("" = anonymous).
+func (a *Authenticator) WithToken(ctx context.Context, token string) context.Context {
+	if token == "" {
+		return ctx
+	}
+	u, err := a.Verify(token)
+	return context.WithValue(ctx, ctxKey{}, identity{user: u, err: err})
+}
+
+// Middleware reads "Authorization: Bearer <token>" into the request context.
+func (a *Authenticator) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(a.WithToken(r.Context(), BearerToken(r.Header.Get("Authorization")))))
+	})
+}
+
+// BearerToken extracts the token of an "Authorization: Bearer …" value.
+func BearerToken(header string) string {
+	const prefix = "bearer "
+	if len(header) > len(prefix) && strings.EqualFold(header[:len(prefix)], prefix) {
+		return strings.TrimSpace(header[len(prefix):])
+	}
+	return strings.TrimSpace(header)
+}
+
+// TokenError reports whether ctx carries a token that was rejected, and why.
+func TokenError(ctx context.Context) error {
+	id, _ := ctx.Value(ctxKey{}).(identity)
+	return id.err
+}
+
+// RequireUser returns the caller, or UNAUTHENTICATED when there is no valid token.
+func RequireUser(ctx context.Context) (*User, error) {
+	id, _ := ctx.Value(ctxKey{}).(identity)
+	if id.err != nil {
+		return nil, id.err
+	}
+	if id.user == nil {
+		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "sign in: this operation needs a bearer token")
+	}
+	return id.user, nil
+}
+
+// RequireAdmin returns the caller if it is an admin: UNAUTHENTICATED without a valid
+// token, FORBIDDEN for a customer.
+func RequireAdmin(ctx context.Context) (*User, error) {
+	u, err := RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if u.Role != RoleAdmin {
+		return nil, seatflow.Errorf(seatflow.EFORBIDDEN, "this operation is for admins only")
+	}
+	return u, nil
+}

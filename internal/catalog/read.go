@@ -1,0 +1,373 @@
+package catalog
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"seatflow"
+	"seatflow/ent"
+	"seatflow/ent/movie"
+	"seatflow/ent/seat"
+	"seatflow/ent/showtime"
+)
+
+// Cache keys of catalog entries. Lists hold ids only, so a status change of a showtime
+// invalidates just that showtime's entry.
+func movieKey(id int) string          { return "movie:" + strconv.Itoa(id) }
+func hallKey(id int) string           { return "hall:" + strconv.Itoa(id) }
+func showtimeKey(id int) string       { return "showtime:" + strconv.Itoa(id) }
+func dayKey(day string) string        { return "showtimes:date:" + day }
+func movieShowsKey(id int) string     { return "showtimes:movie:" + strconv.Itoa(id) }
+func (s *Service) dayOf(t time.Time) string { return t.In(s.loc()).Format(time.DateOnly) }
+
+// Movies returns the movies with ids, in the order of ids; nil where one does not exist.
+func (s *Service) Movies(ctx context.Context, ids []int) ([]*Movie, error) {
+	return getMany(ctx, s, ids, movieKey, s.loadMovies)
+}
+
+// Halls returns the halls with ids (with their seats), in order; nil where missing.
+func (s *Service) Halls(ctx context.Context, ids []int) ([]*Hall, error) {
+	return getMany(ctx, s, ids, hallKey, s.loadHalls)
+}
+
+// Showtimes returns the showtimes with ids, in order; nil where missing.
+func (s *Service) Showtimes(ctx context.Context, ids []int) ([]*Showtime, error) {
+	return getMany(ctx, s, ids, showtimeKey, s.loadShowtimes)
+}
+
+// ShowtimeIDsOnDays returns, for each day (YYYY-MM-DD in the cinema's time zone), the ids
+// of the showtimes starting that day that are not cancelled, ordered by start time.
+func (s *Service) ShowtimeIDsOnDays(ctx context.Context, days []string) ([][]int, error) {
+	lists, err := getMany(ctx, s, days, dayKey, s.loadDays)
+	return derefLists(lists), err
+}
+
+// ShowtimeIDsOfMovies returns, for each movie, the ids of its showtimes that are not
+// cancelled, ordered by start time.
+func (s *Service) ShowtimeIDsOfMovies(ctx context.Context, movieIDs []int) ([][]int, error) {
+	lists, err := getMany(ctx, s, movieIDs, movieShowsKey, s.loadMovieShows)
+	return derefLists(lists), err
+}
+
+// Movie returns one movie, or NOT_FOUND.
+func (s *Service) Movie(ctx context.Context, id int) (*Movie, error) {
+	return one(s.Movies(ctx, []int{id}))("movie", id)
+}
+
+// Hall returns one hall with its seats, or NOT_FOUND.
+func (s *Service) Hall(ctx context.Context, id int) (*Hall, error) {
+	return one(s.Halls(ctx, []int{id}))("hall", id)
+}
+
+// Showtime returns one showtime, or NOT_FOUND.
+func (s *Service) Showtime(ctx context.Context, id int) (*Showtime, error) {
+	return one(s.Showtimes(ctx, []int{id}))("showtime", id)
+}
+
+func one[V any](vs []*V, err error) func(what string, id int) (*V, error) {
+	return func(what string, id int) (*V, error) {
+		if err != nil {
+			return nil, err
+		}
+		if len(vs) == 0 || vs[0] == nil {
+			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "%s %d does not exist", what, id)
+		}
+		return vs[0], nil
+	}
+}
+
+func derefLists(lists []*[]int) [][]int {
+	out := make([][]int, len(lists))
+	for i, l := range lists {
+		if l != nil {
+			out[i] = *l
+		}
+	}
+	return out
+}
+
+// getMany reads entries through the cache (when there is one) and loads the misses with
+// one batched query. Values travel as JSON bytes and are decoded per read, so no caller
+// can change what another caller sees.
+func getMany[K comparable, V any](ctx context.Context, s *Service, ids []K, keyOf func(K) string,
+	load func(context.Context, []K) (map[K]*V, error)) ([]*V, error) {
+	out := make([]*V, len(ids))
+	if s.Cache == nil {
+		found, err := load(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		for i, id := range ids {
+			out[i] = found[id]
+		}
+		return out, nil
+	}
+	cacheKeys := make([]string, len(ids))
+	idOf := make(map[string]K, len(ids))
+	for i, id := range ids {
+		cacheKeys[i] = keyOf(id)
+		idOf[cacheKeys[i]] = id
+	}
+	raw, err := s.Cache.GetMany(ctx, cacheKeys, func(ctx context.Context, missing []string) (map[string][]byte, error) {
+		want := make([]K, len(missing))
+		for i, k := range missing {
+			want[i] = idOf[k]
+		}
+		found, err := load(ctx, want)
+		if err != nil {
+			return nil, err
+		}
+		data := make(map[string][]byte, len(found))
+		for id, v := range found {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, err
+			}
+			data[keyOf(id)] = b
+		}
+		return data, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, b := range raw {
+		if b == nil {
+			continue
+		}
+		v := new(V)
+		if err := json.Unmarshal(b, v); err != nil {
+			return nil, fmt.Errorf("decode cached %s: %w", cacheKeys[i], err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func (s *Service) loadMovies(ctx context.Context, ids []int) (map[int]*Movie, error) {
+	rows, err := s.DB.Movie.Query().Where(movie.IDIn(ids...)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load movies: %w", err)
+	}
+	out := make(map[int]*Movie, len(rows))
+	for _, m := range rows {
+		out[m.ID] = toMovie(m)
+	}
+	return out, nil
+}
+
+func (s *Service) loadHalls(ctx context.Context, ids []int) (map[int]*Hall, error) {
+	return hallsFrom(ctx, s.DB, ids)
+}
+
+// hallsFrom loads halls with their seats through db, which may be a transaction's client.
+func hallsFrom(ctx context.Context, db *ent.Client, ids []int) (map[int]*Hall, error) {
+	rows, err := db.Hall.Query().Where(hallIDIn(ids)).
+		WithSeats(func(q *ent.SeatQuery) { q.Order(ent.Asc(seat.FieldY), ent.Asc(seat.FieldX), ent.Asc(seat.FieldID)) }).
+		All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load halls: %w", err)
+	}
+	out := make(map[int]*Hall, len(rows))
+	for _, h := range rows {
+		hall := &Hall{ID: h.ID, Name: h.Name, Seats: make([]Seat, len(h.Edges.Seats))}
+		for i, st := range h.Edges.Seats {
+			hall.Seats[i] = toSeat(st)
+		}
+		out[h.ID] = hall
+	}
+	return out, nil
+}
+
+func (s *Service) loadShowtimes(ctx context.Context, ids []int) (map[int]*Showtime, error) {
+	rows, err := s.DB.Showtime.Query().Where(showtime.IDIn(ids...)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load showtimes: %w", err)
+	}
+	out := make(map[int]*Showtime, len(rows))
+	for _, st := range rows {
+		out[st.ID] = toShowtime(st)
+	}
+	return out, nil
+}
+
+// loadDays loads each day's list with one query over the span of the requested days.
+func (s *Service) loadDays(ctx context.Context, days []string) (map[string]*[]int, error) {
+	out := make(map[string]*[]int, len(days))
+	var from, to time.Time
+	for i, d := range days {
+		start, err := time.ParseInLocation(time.DateOnly, d, s.loc())
+		if err != nil {
+			return nil, seatflow.Errorf(seatflow.EINVALID, "%q is not a date in the form YYYY-MM-DD", d)
+		}
+		if i == 0 || start.Before(from) {
+			from = start
+		}
+		if end := start.AddDate(0, 0, 1); i == 0 || end.After(to) {
+			to = end
+		}
+		out[d] = &[]int{}
+	}
+	rows, err := s.DB.Showtime.Query().
+		Where(showtime.StartsAtGTE(from.UTC()), showtime.StartsAtLT(to.UTC()), showtime.StatusNEQ(showtime.StatusCANCELLED)).
+		Order(ent.Asc(showtime.FieldStartsAt), ent.Asc(showtime.FieldID)).
+		Select(showtime.FieldID, showtime.FieldStartsAt).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load showtimes by day: %w", err)
+	}
+	for _, st := range rows {
+		if l, ok := out[s.dayOf(st.StartsAt)]; ok {
+			*l = append(*l, st.ID)
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) loadMovieShows(ctx context.Context, movieIDs []int) (map[int]*[]int, error) {
+	out := make(map[int]*[]int, len(movieIDs))
+	for _, id := range movieIDs {
+		out[id] = &[]int{}
+	}
+	rows, err := s.DB.Showtime.Query().
+		Where(showtime.MovieIDIn(movieIDs...), showtime.StatusNEQ(showtime.StatusCANCELLED)).
+		Order(ent.Asc(showtime.FieldStartsAt), ent.Asc(showtime.FieldID)).
+		Select(showtime.FieldID, showtime.FieldMovieID).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load showtimes by movie: %w", err)
+	}
+	for _, st := range rows {
+		*out[st.MovieID] = append(*out[st.MovieID], st.ID)
+	}
+	return out, nil
+}
+
+// MoviePage is one page of the movies connection.
+type MoviePage struct {
+	Movies      []*Movie
+	HasNext     bool
+	HasPrevious bool
+	TotalCount  int
+}
+
+// Page size bounds of the movies connection.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)
+
+// MovieCursor encodes a movie's position in the movies connection.
+func MovieCursor(id int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("movie:" + strconv.Itoa(id)))
+}
+
+func parseMovieCursor(c string) (int, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	id, convErr := strconv.Atoi(strings.TrimPrefix(string(b), "movie:"))
+	if err != nil || convErr != nil || !strings.HasPrefix(string(b), "movie:") || id < 0 {
+		return 0, seatflow.Errorf(seatflow.EINVALID, "after is not a cursor this API returned")
+	}
+	return id, nil
+}
+
+// ListMovies returns a page of movies ordered by id, after the given cursor, optionally
+// only those with a status. The page's ids come from MySQL; the movies from the cache.
+func (s *Service) ListMovies(ctx context.Context, first *int, after *string, status *string) (*MoviePage, error) {
+	n := DefaultPageSize
+	if first != nil {
+		n = *first
+	}
+	if n < 0 || n > MaxPageSize {
+		return nil, seatflow.Errorf(seatflow.EINVALID, "first must be between 0 and %d", MaxPageSize)
+	}
+	afterID := 0
+	if after != nil && *after != "" {
+		var err error
+		if afterID, err = parseMovieCursor(*after); err != nil {
+			return nil, err
+		}
+	}
+	q := s.DB.Movie.Query()
+	if status != nil {
+		q = q.Where(movie.StatusEQ(movie.Status(*status)))
+	}
+	total, err := q.Clone().Count(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("count movies: %w", err)
+	}
+	ids, err := q.Where(movie.IDGT(afterID)).Order(ent.Asc(movie.FieldID)).Limit(n + 1).IDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list movies: %w", err)
+	}
+	page := &MoviePage{TotalCount: total, HasPrevious: afterID > 0}
+	if len(ids) > n {
+		ids, page.HasNext = ids[:n], true
+	}
+	movies, err := s.Movies(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range movies {
+		if m != nil { // deleted between the two reads
+			page.Movies = append(page.Movies, m)
+		}
+	}
+	return page, nil
+}
+
+func toMovie(m *ent.Movie) *Movie {
+	genres := m.Genres
+	if genres == nil {
+		genres = []string{}
+	}
+	return &Movie{ID: m.ID, Title: m.Title, Synopsis: m.Synopsis, DurationMinutes: m.DurationMin,
+		Rating: m.Rating, Genres: genres, PosterURL: m.PosterURL, Status: string(m.Status)}
+}
+
+func toSeat(s *ent.Seat) Seat {
+	return Seat{ID: s.ID, HallID: s.HallID, Row: s.RowLabel, Number: s.Number, X: s.X, Y: s.Y,
+		Kind: string(s.Kind), Sellable: s.Sellable}
+}
+
+func toShowtime(st *ent.Showtime) *Showtime {
+	out := &Showtime{ID: st.ID, MovieID: st.MovieID, HallID: st.HallID, StartsAt: st.StartsAt.UTC(),
+		EndsAt: st.EndsAt.UTC(), Status: string(st.Status), PurchaseLimit: st.PurchaseLimit,
+		AllowSeatGaps: st.AllowSeatGaps, Currency: st.Currency}
+	for _, kind := range SeatKinds {
+		if cents, ok := st.Prices[kind]; ok {
+			out.Prices = append(out.Prices, Price{Kind: kind, AmountCents: cents})
+		}
+	}
+	return out
+}
+
+// OnDay keeps the showtimes starting on day (cinema time zone); a nil day keeps all.
+func (s *Service) OnDay(shows []*Showtime, day *string) ([]*Showtime, error) {
+	if day == nil {
+		return shows, nil
+	}
+	out := shows[:0:0]
+	for _, st := range shows {
+		if s.dayOf(st.StartsAt) == *day {
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// OfMovie keeps the showtimes of one movie; a nil movie keeps all.
+func OfMovie(shows []*Showtime, movieID *int) []*Showtime {
+	if movieID == nil {
+		return shows
+	}
+	out := shows[:0:0]
+	for _, st := range shows {
+		if st.MovieID == *movieID {
+			out = append(out, st)
+		}
+	}
+	return out
+}

@@ -1,0 +1,159 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"seatflow"
+	"seatflow/ent"
+	"seatflow/ent/hall"
+	"seatflow/ent/predicate"
+)
+
+// ByteCache is the two-level catalog cache (package cache): values are JSON bytes, a nil
+// value is a known-missing entry, load is called once with every key that needs the database.
+type ByteCache interface {
+	GetMany(ctx context.Context, keys []string, load func(ctx context.Context, keys []string) (map[string][]byte, error)) ([][]byte, error)
+}
+
+// Invalidations records the cache keys a write changes inside the write's transaction and
+// delivers them after commit (package cache's outbox).
+type Invalidations interface {
+	Record(ctx context.Context, tx *ent.Tx, keys ...string) (int, error)
+	Deliver(ctx context.Context, id int, keys []string) error
+}
+
+// Service is the catalog: cached reads and admin writes.
+type Service struct {
+	DB    *ent.Client
+	Cache ByteCache     // nil reads straight from the database
+	Inval Invalidations // nil when there is no cache to invalidate
+	Now   func() time.Time
+	// Location is the cinema's time zone: a Date is a day in it.
+	Location *time.Location
+	Log      *slog.Logger
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) loc() *time.Location {
+	if s.Location != nil {
+		return s.Location
+	}
+	return time.UTC
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// write runs fn in a transaction. The cache keys fn returns are recorded in the outbox
+// in that same transaction and invalidated after commit; a rolled-back write
+// invalidates nothing.
+func (s *Service) write(ctx context.Context, fn func(tx *ent.Tx) (keys []string, err error)) error {
+	tx, err := s.DB.Tx(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	keys, err := fn(tx)
+	if err != nil {
+		_ = tx.Rollback()
+		return entError(err)
+	}
+	outboxID := 0
+	if s.Inval != nil && len(keys) > 0 {
+		if outboxID, err = s.Inval.Record(ctx, tx, keys...); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", entError(err))
+	}
+	if outboxID != 0 {
+		// The write is done; a failed delivery is replayed by the outbox relay.
+		if err := s.Inval.Deliver(ctx, outboxID, keys); err != nil {
+			s.log().Warn("cache invalidation deferred to the outbox relay", "keys", keys, "err", err)
+		}
+	}
+	return nil
+}
+
+// SetShowtimeStatus moves a showtime from one of the from statuses to to, with a
+// conditional update, and invalidates its cache entry (open sale, close sale, cancel).
+func (s *Service) SetShowtimeStatus(ctx context.Context, id int, from []string, to string) (*Showtime, error) {
+	err := s.write(ctx, func(tx *ent.Tx) ([]string, error) {
+		st, err := tx.Showtime.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if !contains(from, string(st.Status)) {
+			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d is %s", id, st.Status)
+		}
+		n, err := tx.Showtime.Update().Where(showtimeIs(id, string(st.Status))).
+			SetStatus(statusOf(to)).SetUpdatedAt(s.now()).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d changed meanwhile; try again", id)
+		}
+		return []string{showtimeKey(id)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.freshShowtime(ctx, id)
+}
+
+// freshShowtime reads a showtime from MySQL, bypassing the cache: what a write returns
+// must be what it wrote.
+func (s *Service) freshShowtime(ctx context.Context, id int) (*Showtime, error) {
+	st, err := s.DB.Showtime.Get(ctx, id)
+	if err != nil {
+		return nil, entError(err)
+	}
+	return toShowtime(st), nil
+}
+
+// ShowtimeFromDB reads a showtime straight from MySQL; holds use it because they must
+// never trust a cached status.
+func (s *Service) ShowtimeFromDB(ctx context.Context, id int) (*Showtime, error) {
+	return s.freshShowtime(ctx, id)
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func hallIDIn(ids []int) predicate.Hall { return hall.IDIn(ids...) }
+
+// entError turns ent's not-found and constraint errors into client errors at the package
+// edge; everything else stays an internal error.
+func entError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ent.IsNotFound(err):
+		return seatflow.Errorf(seatflow.ENOTFOUND, "%s", strings.TrimPrefix(err.Error(), "ent: "))
+	case ent.IsValidationError(err):
+		return seatflow.Errorf(seatflow.EINVALID, "%s", err.Error())
+	}
+	return err
+}

@@ -1,0 +1,437 @@
+package catalog
+
+import (
+	"context"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"seatflow"
+	"seatflow/ent"
+	"seatflow/ent/movie"
+	"seatflow/ent/predicate"
+	"seatflow/ent/seat"
+	"seatflow/ent/showtime"
+)
+
+// Input limits.
+const (
+	maxTitle        = 200
+	maxSynopsis     = 5000
+	maxDuration     = 600
+	maxGenres       = 10
+	maxRows         = 50
+	maxSeatsPerRow  = 100
+	maxHallSeats    = 2000
+	maxPurchase     = 50
+	maxPriceCents   = 10_000_000
+	defaultPurchase = 6
+)
+
+func invalid(format string, args ...any) error { return seatflow.Errorf(seatflow.EINVALID, format, args...) }
+
+// validateMovie trims the input and checks it.
+func validateMovie(in *MovieInput) error {
+	in.Title = strings.TrimSpace(in.Title)
+	switch {
+	case in.Title == "":
+		return invalid("title must not be empty")
+	case utf8.RuneCountInString(in.Title) > maxTitle:
+		return invalid("title must be at most %d characters", maxTitle)
+	case in.DurationMinutes < 1 || in.DurationMinutes > maxDuration:
+		return invalid("durationMinutes must be between 1 and %d", maxDuration)
+	case in.Synopsis != nil && utf8.RuneCountInString(*in.Synopsis) > maxSynopsis:
+		return invalid("synopsis must be at most %d characters", maxSynopsis)
+	case in.Rating != nil && utf8.RuneCountInString(*in.Rating) > 20:
+		return invalid("rating must be at most 20 characters")
+	case len(in.Genres) > maxGenres:
+		return invalid("at most %d genres", maxGenres)
+	}
+	for _, g := range in.Genres {
+		if strings.TrimSpace(g) == "" || utf8.RuneCountInString(g) > 40 {
+			return invalid("each genre must be 1 to 40 characters")
+		}
+	}
+	if in.PosterURL != nil && *in.PosterURL != "" {
+		u, err := url.Parse(*in.PosterURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(*in.PosterURL) > 500 {
+			return invalid("posterUrl must be an http(s) URL of at most 500 characters")
+		}
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// CreateMovie adds a listed movie.
+func (s *Service) CreateMovie(ctx context.Context, in MovieInput) (*Movie, error) {
+	if err := validateMovie(&in); err != nil {
+		return nil, err
+	}
+	var created *ent.Movie
+	err := s.write(ctx, func(tx *ent.Tx) (keys []string, err error) {
+		now := s.now()
+		created, err = tx.Movie.Create().SetTitle(in.Title).SetSynopsis(deref(in.Synopsis)).
+			SetDurationMin(in.DurationMinutes).SetRating(deref(in.Rating)).SetGenres(nonNil(in.Genres)).
+			SetPosterURL(deref(in.PosterURL)).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// A lookup of this id before it existed may have been cached as missing.
+		return []string{movieKey(created.ID)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toMovie(created), nil
+}
+
+// UpdateMovie replaces a movie's details. Its showtimes keep their times: a new duration
+// applies to showtimes created or rescheduled afterwards.
+func (s *Service) UpdateMovie(ctx context.Context, id int, in MovieInput) (*Movie, error) {
+	if err := validateMovie(&in); err != nil {
+		return nil, err
+	}
+	var updated *ent.Movie
+	err := s.write(ctx, func(tx *ent.Tx) (keys []string, err error) {
+		updated, err = tx.Movie.UpdateOneID(id).SetTitle(in.Title).SetSynopsis(deref(in.Synopsis)).
+			SetDurationMin(in.DurationMinutes).SetRating(deref(in.Rating)).SetGenres(nonNil(in.Genres)).
+			SetPosterURL(deref(in.PosterURL)).SetUpdatedAt(s.now()).Save(ctx)
+		if ent.IsNotFound(err) {
+			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "movie %d does not exist", id)
+		}
+		return []string{movieKey(id)}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toMovie(updated), nil
+}
+
+// SetMovieStatus lists or delists a movie. A delisted movie gets no new showtimes; its
+// existing ones stay as they are.
+func (s *Service) SetMovieStatus(ctx context.Context, id int, status string) (*Movie, error) {
+	if status != MovieListed && status != MovieDelisted {
+		return nil, invalid("status must be LISTED or DELISTED")
+	}
+	var updated *ent.Movie
+	err := s.write(ctx, func(tx *ent.Tx) (keys []string, err error) {
+		updated, err = tx.Movie.UpdateOneID(id).SetStatus(movie.Status(status)).SetUpdatedAt(s.now()).Save(ctx)
+		if ent.IsNotFound(err) {
+			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "movie %d does not exist", id)
+		}
+		return []string{movieKey(id)}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toMovie(updated), nil
+}
+
+func nonNil(g []string) []string {
+	if g == nil {
+		return []string{}
+	}
+	return g
+}
+
+// validateHall checks a hall layout and returns its seats, laid out front to back with
+// shorter rows centred: y is the row index, x the seat's column.
+func validateHall(in *HallInput) ([]Seat, error) {
+	in.Name = strings.TrimSpace(in.Name)
+	switch {
+	case in.Name == "" || utf8.RuneCountInString(in.Name) > 100:
+		return nil, invalid("name must be 1 to 100 characters")
+	case len(in.Rows) == 0:
+		return nil, invalid("a hall needs at least one row of seats")
+	case len(in.Rows) > maxRows:
+		return nil, invalid("a hall has at most %d rows", maxRows)
+	}
+	widest, total := 0, 0
+	labels := map[string]bool{}
+	for i := range in.Rows {
+		r := &in.Rows[i]
+		r.Label = strings.TrimSpace(r.Label)
+		if r.Label == "" || utf8.RuneCountInString(r.Label) > 8 {
+			return nil, invalid("row %d: label must be 1 to 8 characters", i+1)
+		}
+		if labels[strings.ToUpper(r.Label)] {
+			return nil, invalid("row label %q is used twice", r.Label)
+		}
+		labels[strings.ToUpper(r.Label)] = true
+		if r.Seats < 1 || r.Seats > maxSeatsPerRow {
+			return nil, invalid("row %s: seats must be between 1 and %d", r.Label, maxSeatsPerRow)
+		}
+		seen := map[int]bool{}
+		for _, n := range r.Unsellable {
+			if n < 1 || n > r.Seats {
+				return nil, invalid("row %s: unsellable seat %d is not a seat of the row (1..%d)", r.Label, n, r.Seats)
+			}
+			if seen[n] {
+				return nil, invalid("row %s: unsellable seat %d is listed twice", r.Label, n)
+			}
+			seen[n] = true
+		}
+		if r.Kind != nil && !contains(SeatKinds, *r.Kind) {
+			return nil, invalid("row %s: unknown seat kind %q", r.Label, *r.Kind)
+		}
+		widest = max(widest, r.Seats)
+		total += r.Seats
+	}
+	if total > maxHallSeats {
+		return nil, invalid("a hall has at most %d seats", maxHallSeats)
+	}
+	var seats []Seat
+	for y, r := range in.Rows {
+		kind := SeatStandard
+		if r.Kind != nil {
+			kind = *r.Kind
+		}
+		unsellable := make(map[int]bool, len(r.Unsellable))
+		for _, n := range r.Unsellable {
+			unsellable[n] = true
+		}
+		offset := (widest - r.Seats) / 2
+		for n := 1; n <= r.Seats; n++ {
+			seats = append(seats, Seat{Row: r.Label, Number: n, X: offset + n - 1, Y: y, Kind: kind, Sellable: !unsellable[n]})
+		}
+	}
+	if sellable := countSellable(seats); sellable == 0 {
+		return nil, invalid("a hall needs at least one sellable seat")
+	}
+	return seats, nil
+}
+
+func countSellable(seats []Seat) int {
+	n := 0
+	for _, st := range seats {
+		if st.Sellable {
+			n++
+		}
+	}
+	return n
+}
+
+// CreateHall adds a hall with its seat layout.
+func (s *Service) CreateHall(ctx context.Context, in HallInput) (*Hall, error) {
+	seats, err := validateHall(&in)
+	if err != nil {
+		return nil, err
+	}
+	var id int
+	err = s.write(ctx, func(tx *ent.Tx) ([]string, error) {
+		h, err := tx.Hall.Create().SetName(in.Name).SetCreatedAt(s.now()).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		id = h.ID
+		builders := make([]*ent.SeatCreate, len(seats))
+		for i, st := range seats {
+			builders[i] = tx.Seat.Create().SetHallID(h.ID).SetRowLabel(st.Row).SetNumber(st.Number).
+				SetX(st.X).SetY(st.Y).SetKind(seat.Kind(st.Kind)).SetSellable(st.Sellable)
+		}
+		if err := tx.Seat.CreateBulk(builders...).Exec(ctx); err != nil {
+			return nil, err
+		}
+		return []string{hallKey(h.ID)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	halls, err := s.loadHalls(ctx, []int{id})
+	if err != nil {
+		return nil, err
+	}
+	return halls[id], nil
+}
+
+// validatePrices checks that every seat kind of the hall has exactly one price.
+func validatePrices(prices []PriceInput, hall *Hall) (map[string]int, error) {
+	out := make(map[string]int, len(prices))
+	for _, p := range prices {
+		if !contains(SeatKinds, p.Kind) {
+			return nil, invalid("unknown seat kind %q", p.Kind)
+		}
+		if _, dup := out[p.Kind]; dup {
+			return nil, invalid("price for %s is given twice", p.Kind)
+		}
+		if p.AmountCents < 0 || p.AmountCents > maxPriceCents {
+			return nil, invalid("price for %s must be between 0 and %d cents", p.Kind, maxPriceCents)
+		}
+		out[p.Kind] = p.AmountCents
+	}
+	var missing []string
+	for _, st := range hall.Seats {
+		if _, ok := out[st.Kind]; !ok && st.Sellable && !contains(missing, st.Kind) {
+			missing = append(missing, st.Kind)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, invalid("prices miss %s: hall %q has seats of that kind", strings.Join(missing, ", "), hall.Name)
+	}
+	return out, nil
+}
+
+func (s *Service) checkStart(startsAt time.Time) error {
+	if !startsAt.After(s.now()) {
+		return invalid("startsAt %s is in the past", startsAt.UTC().Format(time.RFC3339))
+	}
+	if startsAt.After(s.now().AddDate(2, 0, 0)) {
+		return invalid("startsAt must be within two years")
+	}
+	return nil
+}
+
+// checkHallFree refuses a showtime that overlaps another live showtime in the same hall.
+func checkHallFree(ctx context.Context, tx *ent.Tx, hallID int, start, end time.Time, except int) error {
+	clash, err := tx.Showtime.Query().Where(
+		showtime.HallID(hallID), showtime.IDNEQ(except),
+		showtime.StatusNEQ(showtime.StatusCANCELLED),
+		showtime.StartsAtLT(end), showtime.EndsAtGT(start),
+	).First(ctx)
+	if ent.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return invalid("the hall is busy then: showtime %d runs %s–%s", clash.ID,
+		clash.StartsAt.UTC().Format(time.RFC3339), clash.EndsAt.UTC().Format(time.RFC3339))
+}
+
+// CreateShowtime schedules a showtime; it is SCHEDULED until sales open.
+func (s *Service) CreateShowtime(ctx context.Context, in ShowtimeInput) (*Showtime, error) {
+	limit := defaultPurchase
+	if in.PurchaseLimit != nil {
+		limit = *in.PurchaseLimit
+	}
+	if limit < 1 || limit > maxPurchase {
+		return nil, invalid("purchaseLimit must be between 1 and %d", maxPurchase)
+	}
+	if err := s.checkStart(in.StartsAt); err != nil {
+		return nil, err
+	}
+	var id int
+	err := s.write(ctx, func(tx *ent.Tx) ([]string, error) {
+		m, err := tx.Movie.Get(ctx, in.MovieID)
+		if ent.IsNotFound(err) {
+			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "movie %d does not exist", in.MovieID)
+		} else if err != nil {
+			return nil, err
+		}
+		if m.Status != movie.StatusLISTED {
+			return nil, invalid("movie %d is delisted: list it before scheduling showtimes", m.ID)
+		}
+		halls, err := hallsFrom(ctx, tx.Client(), []int{in.HallID})
+		if err != nil {
+			return nil, err
+		}
+		hall := halls[in.HallID]
+		if hall == nil {
+			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "hall %d does not exist", in.HallID)
+		}
+		prices, err := validatePrices(in.Prices, hall)
+		if err != nil {
+			return nil, err
+		}
+		start := in.StartsAt.UTC()
+		end := start.Add(time.Duration(m.DurationMin) * time.Minute)
+		if err := checkHallFree(ctx, tx, hall.ID, start, end, 0); err != nil {
+			return nil, err
+		}
+		now := s.now()
+		st, err := tx.Showtime.Create().SetMovieID(m.ID).SetHallID(hall.ID).SetStartsAt(start).SetEndsAt(end).
+			SetPurchaseLimit(limit).SetAllowSeatGaps(in.AllowSeatGaps != nil && *in.AllowSeatGaps).
+			SetPrices(prices).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		id = st.ID
+		return []string{showtimeKey(st.ID), dayKey(s.dayOf(start)), movieShowsKey(m.ID)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.freshShowtime(ctx, id)
+}
+
+// RescheduleShowtime moves a showtime that has not closed; the day it left and the day it
+// moved to are both invalidated, so neither lists a stale copy.
+func (s *Service) RescheduleShowtime(ctx context.Context, id int, startsAt time.Time) (*Showtime, error) {
+	if err := s.checkStart(startsAt); err != nil {
+		return nil, err
+	}
+	err := s.write(ctx, func(tx *ent.Tx) ([]string, error) {
+		st, err := tx.Showtime.Get(ctx, id)
+		if ent.IsNotFound(err) {
+			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "showtime %d does not exist", id)
+		} else if err != nil {
+			return nil, err
+		}
+		if st.Status != showtime.StatusSCHEDULED && st.Status != showtime.StatusON_SALE {
+			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d is %s and cannot be rescheduled", id, st.Status)
+		}
+		start := startsAt.UTC()
+		end := start.Add(st.EndsAt.Sub(st.StartsAt))
+		if err := checkHallFree(ctx, tx, st.HallID, start, end, id); err != nil {
+			return nil, err
+		}
+		n, err := tx.Showtime.Update().Where(showtimeIs(id, string(st.Status))).
+			SetStartsAt(start).SetEndsAt(end).SetUpdatedAt(s.now()).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d changed meanwhile; try again", id)
+		}
+		return []string{showtimeKey(id), dayKey(s.dayOf(st.StartsAt)), dayKey(s.dayOf(start)), movieShowsKey(st.MovieID)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.freshShowtime(ctx, id)
+}
+
+// CancelShowtime cancels a showtime that has not been cancelled already; it leaves the
+// day's and the movie's lists. Orders are not touched here: refunds are a payment matter.
+func (s *Service) CancelShowtime(ctx context.Context, id int) (*Showtime, error) {
+	err := s.write(ctx, func(tx *ent.Tx) ([]string, error) {
+		st, err := tx.Showtime.Get(ctx, id)
+		if ent.IsNotFound(err) {
+			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "showtime %d does not exist", id)
+		} else if err != nil {
+			return nil, err
+		}
+		if st.Status == showtime.StatusCANCELLED {
+			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d is already cancelled", id)
+		}
+		n, err := tx.Showtime.Update().Where(showtimeIs(id, string(st.Status))).
+			SetStatus(showtime.StatusCANCELLED).SetUpdatedAt(s.now()).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d changed meanwhile; try again", id)
+		}
+		return []string{showtimeKey(id), dayKey(s.dayOf(st.StartsAt)), movieShowsKey(st.MovieID)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.freshShowtime(ctx, id)
+}
+
+// showtimeIs matches a showtime still in the status it was read in: the conditional
+// update that makes status changes safe without row locks.
+func showtimeIs(id int, status string) predicate.Showtime {
+	return showtime.And(showtime.ID(id), showtime.StatusEQ(statusOf(status)))
+}
+
+func statusOf(s string) showtime.Status { return showtime.Status(s) }

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"seatflow/ent"
+	"seatflow/internal/auth"
+	"seatflow/internal/catalog"
+	"seatflow/internal/database"
+	"seatflow/internal/keys"
+)
+
+// App is one SeatFlow instance: its stores, its services, and what it runs in the
+// background. Open builds it, Close releases it.
+type App struct {
+	Config  *Config
+	Log     *slog.Logger
+	DB      *ent.Client
+	SQL     *sql.DB
+	Redis   redis.UniversalClient
+	Keys    keys.Keys
+	Auth    *auth.Authenticator
+	Catalog *catalog.Service
+	Now     func() time.Time
+
+	embeddedRedis *miniredis.Miniredis
+	closers       []func()
+}
+
+// Open connects to the stores (or starts the embedded ones), migrates the schema and
+// builds the services.
+func Open(ctx context.Context, cfg *Config, log *slog.Logger) (*App, error) {
+	a := &App{Config: cfg, Log: log, Keys: keys.New(cfg.RedisPrefix), Now: time.Now}
+	if err := a.openStores(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	loc, err := cfg.Location()
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.Auth = newAuthenticator(cfg)
+	a.Catalog = &catalog.Service{DB: a.DB, Now: a.Now, Location: loc, Log: log}
+	return a, nil
+}
+
+func (a *App) openStores(ctx context.Context) error {
+	var err error
+	if a.Config.Embedded() {
+		if a.DB, a.SQL, err = database.OpenSQLite(a.Config.SQLitePath); err != nil {
+			return err
+		}
+		if a.embeddedRedis, err = miniredis.Run(); err != nil {
+			return fmt.Errorf("start embedded redis: %w", err)
+		}
+		a.Redis = redis.NewClient(&redis.Options{Addr: a.embeddedRedis.Addr()})
+	} else {
+		if a.DB, a.SQL, err = database.OpenMySQL(a.Config.MySQLDSN); err != nil {
+			return err
+		}
+		if a.Redis, err = openRedis(a.Config); err != nil {
+			return err
+		}
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := a.SQL.PingContext(pingCtx); err != nil {
+		return fmt.Errorf("reach the database: %w", err)
+	}
+	if err := a.Redis.Ping(pingCtx).Err(); err != nil {
+		return fmt.Errorf("reach redis: %w", err)
+	}
+	return database.Migrate(ctx, a.DB)
+}
+
+func openRedis(cfg *Config) (redis.UniversalClient, error) {
+	if cfg.RedisCluster != "" {
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(cfg.RedisCluster, ",")}), nil
+	}
+	opt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("SEATFLOW_REDIS_URL: %w", err)
+	}
+	return redis.NewClient(opt), nil
+}
+
+// Ready pings both stores.
+func (a *App) Ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return errors.Join(a.SQL.PingContext(ctx), a.Redis.Ping(ctx).Err())
+}
+
+// Close stops background work and closes the stores.
+func (a *App) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	if a.Redis != nil {
+		a.Redis.Close()
+	}
+	if a.DB != nil {
+		a.DB.Close()
+	}
+	if a.embeddedRedis != nil {
+		a.embeddedRedis.Close()
+	}
+}
+
+func newAuthenticator(cfg *Config) *auth.Authenticator {
+	return &auth.Authenticator{Secret: []byte(cfg.JWTSecret), Now: time.Now}
+}

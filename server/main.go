@@ -1,0 +1,20 @@
+// Command server is SeatFlow's one binary: the API server and its operator subcommands
+// (serve, migrate, seed-demo, token, reconcile, bench). main only hands off to Main.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := Run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "seatflow:", err)
+		os.Exit(exitCode(err))
+	}
+}
