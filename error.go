@@ -36,7 +36,9 @@ type Error struct {
 	Extensions map[string]any
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("seatflow error: code=%s message=%s", e.Code, e.Message) }
+func (e *Error) Error() string {
+	return fmt.Sprintf("seatflow error: code=%s message=%s", e.Code, e.Message)
+}
 
 // Errorf returns an *Error with the given code and formatted message.
 func Errorf(code, format string, args ...any) *Error {

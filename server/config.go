@@ -52,11 +52,15 @@ func (c *Config) Location() (*time.Location, error) {
 func ParseConfig(name string, args []string) (*Config, []string, error) {
 	c := &Config{}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	str := func(p *string, key, def, usage string) { fs.StringVar(p, flagName(key), env(key, def), usage+" ($SEATFLOW_"+key+")") }
+	str := func(p *string, key, def, usage string) {
+		fs.StringVar(p, flagName(key), env(key, def), usage+" ($SEATFLOW_"+key+")")
+	}
 	dur := func(p *time.Duration, key string, def time.Duration, usage string) {
 		fs.DurationVar(p, flagName(key), envDuration(key, def), usage+" ($SEATFLOW_"+key+")")
 	}
-	num := func(p *int, key string, def int, usage string) { fs.IntVar(p, flagName(key), envInt(key, def), usage+" ($SEATFLOW_"+key+")") }
+	num := func(p *int, key string, def int, usage string) {
+		fs.IntVar(p, flagName(key), envInt(key, def), usage+" ($SEATFLOW_"+key+")")
+	}
 	boolean := func(p *bool, key string, def bool, usage string) {
 		fs.BoolVar(p, flagName(key), envBool(key, def), usage+" ($SEATFLOW_"+key+")")
 	}

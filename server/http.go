@@ -80,8 +80,8 @@ var _ interface {
 	graphql.ResponseInterceptor
 } = operationMetrics{}
 
-func (operationMetrics) ExtensionName() string                          { return "OperationMetrics" }
-func (operationMetrics) Validate(graphql.ExecutableSchema) error         { return nil }
+func (operationMetrics) ExtensionName() string                   { return "OperationMetrics" }
+func (operationMetrics) Validate(graphql.ExecutableSchema) error { return nil }
 func (operationMetrics) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
 	if !graphql.HasOperationContext(ctx) {

@@ -80,4 +80,3 @@ func truncate(s string) string {
 	}
 	return s
 }
-

@@ -18,11 +18,11 @@ import (
 
 // Cache keys of catalog entries. Lists hold ids only, so a status change of a showtime
 // invalidates just that showtime's entry.
-func movieKey(id int) string          { return "movie:" + strconv.Itoa(id) }
-func hallKey(id int) string           { return "hall:" + strconv.Itoa(id) }
-func showtimeKey(id int) string       { return "showtime:" + strconv.Itoa(id) }
-func dayKey(day string) string        { return "showtimes:date:" + day }
-func movieShowsKey(id int) string     { return "showtimes:movie:" + strconv.Itoa(id) }
+func movieKey(id int) string                { return "movie:" + strconv.Itoa(id) }
+func hallKey(id int) string                 { return "hall:" + strconv.Itoa(id) }
+func showtimeKey(id int) string             { return "showtime:" + strconv.Itoa(id) }
+func dayKey(day string) string              { return "showtimes:date:" + day }
+func movieShowsKey(id int) string           { return "showtimes:movie:" + strconv.Itoa(id) }
 func (s *Service) dayOf(t time.Time) string { return t.In(s.loc()).Format(time.DateOnly) }
 
 // Movies returns the movies with ids, in the order of ids; nil where one does not exist.

@@ -30,7 +30,9 @@ const (
 	defaultPurchase = 6
 )
 
-func invalid(format string, args ...any) error { return seatflow.Errorf(seatflow.EINVALID, format, args...) }
+func invalid(format string, args ...any) error {
+	return seatflow.Errorf(seatflow.EINVALID, format, args...)
+}
 
 // validateMovie trims the input and checks it.
 func validateMovie(in *MovieInput) error {
