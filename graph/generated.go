@@ -32,7 +32,6 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
-	Hall() HallResolver
 	Movie() MovieResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
@@ -192,9 +191,6 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
-type HallResolver interface {
-	Seats(ctx context.Context, obj *catalog.Hall) ([]*catalog.Seat, error)
-}
 type MovieResolver interface {
 	Showtimes(ctx context.Context, obj *catalog.Movie, date *string) ([]*catalog.Showtime, error)
 }
@@ -2153,11 +2149,11 @@ func (ec *executionContext) _Hall_seats(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Hall_seats(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Hall().Seats(ctx, obj)
+			return obj.Seats, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.Seat) graphql.Marshaler {
-			return ec.marshalNSeat2ᚕᚖseatflowᚋinternalᚋcatalogᚐSeatᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []catalog.Seat) graphql.Marshaler {
+			return ec.marshalNSeat2ᚕseatflowᚋinternalᚋcatalogᚐSeatᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2167,8 +2163,8 @@ func (ec *executionContext) fieldContext_Hall_seats(_ context.Context, field gra
 	fc = &graphql.FieldContext{
 		Object:     "Hall",
 		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
+		IsMethod:   false,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Seat(ctx, field)
 		},
@@ -6420,19 +6416,18 @@ func (ec *executionContext) _Hall(ctx context.Context, sel ast.SelectionSet, obj
 		case "id":
 			out.Values[i] = ec._Hall_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "name":
 			out.Values[i] = ec._Hall_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "seats":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Hall_seats(ctx, field, obj)
-				})
+			out.Values[i] = ec._Hall_seats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8039,6 +8034,22 @@ func (ec *executionContext) marshalNReconcileReport2ᚖseatflowᚋinternalᚋrec
 
 func (ec *executionContext) marshalNSeat2seatflowᚋinternalᚋcatalogᚐSeat(ctx context.Context, sel ast.SelectionSet, v catalog.Seat) graphql.Marshaler {
 	return ec._Seat(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSeat2ᚕseatflowᚋinternalᚋcatalogᚐSeatᚄ(ctx context.Context, sel ast.SelectionSet, v []catalog.Seat) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSeat2seatflowᚋinternalᚋcatalogᚐSeat(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNSeat2ᚕᚖseatflowᚋinternalᚋcatalogᚐSeatᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.Seat) graphql.Marshaler {

@@ -17,12 +17,6 @@ import (
 	"time"
 )
 
-// Seats is the resolver for the seats field.
-func (r *hallResolver) Seats(ctx context.Context, obj *catalog.Hall) ([]*catalog.Seat, error) {
-	seats, err := loaders.For(ctx).SeatsByHall.Load(ctx, obj.ID)
-	return ptrs(seats), err
-}
-
 // Showtimes is the resolver for the showtimes field.
 func (r *movieResolver) Showtimes(ctx context.Context, obj *catalog.Movie, date *string) ([]*catalog.Showtime, error) {
 	ids, err := loaders.For(ctx).ShowtimesByMovie.Load(ctx, obj.ID)
@@ -234,9 +228,6 @@ func (r *subscriptionResolver) SeatMap(ctx context.Context, showtimeID int) (<-c
 	return nil, notYet("seatMap subscription")
 }
 
-// Hall returns HallResolver implementation.
-func (r *Resolver) Hall() HallResolver { return &hallResolver{r} }
-
 // Movie returns MovieResolver implementation.
 func (r *Resolver) Movie() MovieResolver { return &movieResolver{r} }
 
@@ -256,7 +247,6 @@ func (r *Resolver) Showtime() ShowtimeResolver { return &showtimeResolver{r} }
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
 type (
-	hallResolver         struct{ *Resolver }
 	movieResolver        struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
 	orderResolver        struct{ *Resolver }

@@ -44,14 +44,22 @@ func Open(ctx context.Context, cfg *Config, log *slog.Logger) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	loc, err := cfg.Location()
-	if err != nil {
+	if err := a.wire(); err != nil {
 		a.Close()
 		return nil, err
 	}
-	a.Auth = newAuthenticator(cfg)
-	a.Catalog = &catalog.Service{DB: a.DB, Now: a.Now, Location: loc, Log: log}
 	return a, nil
+}
+
+// wire builds the services over the stores a already holds.
+func (a *App) wire() error {
+	loc, err := a.Config.Location()
+	if err != nil {
+		return err
+	}
+	a.Auth = newAuthenticator(a.Config)
+	a.Catalog = &catalog.Service{DB: a.DB, Now: a.Now, Location: loc, Log: a.Log}
+	return nil
 }
 
 func (a *App) openStores(ctx context.Context) error {

@@ -87,7 +87,12 @@ func MySQL(tb testing.TB) *DB {
 	})
 	dsn := dsnWithDB(MySQLServerDSN(), name)
 	counter := &QueryCounter{}
-	client, sqlDB, err := database.OpenMySQL(dsn, ent.Debug(), ent.Log(func(...any) { counter.n.Add(1) }))
+	client, sqlDB, err := database.OpenMySQL(dsn, ent.Debug(), ent.Log(func(args ...any) {
+		counter.n.Add(1)
+		if os.Getenv("SEATFLOW_TEST_LOG_SQL") != "" {
+			fmt.Fprintln(os.Stderr, args...)
+		}
+	}))
 	if err != nil {
 		tb.Fatal(err)
 	}

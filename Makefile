@@ -1,0 +1,78 @@
+# SeatFlow. `make run` (embedded mode, nothing to install) and `make test` (real MariaDB +
+# Redis, started or installed by scripts/services.sh) are the two commands that matter.
+
+SHELL := /bin/bash
+export PATH := /usr/local/go/bin:$(PATH)
+
+GO ?= go
+BIN := bin/seatflow
+# Packages for test-cluster (the suites that talk to Redis); override as needed.
+CLUSTER_PKGS ?= ./...
+CLUSTER_NODES := 127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103
+BENCH_OUT ?= docs/BENCHMARKS.md
+
+# Content of the generated trees (ent, graph) as seen by git, including untracked files:
+# compared before and after `make generate`, so the check works in a fresh clone (clean tree)
+# as well as in a working copy with changes of its own.
+GEN_STATE = { git status --porcelain --untracked-files=all -- ent graph; git diff -- ent graph; \
+	git ls-files -z --others --exclude-standard -- ent graph | xargs -0r cat; } | sha256sum
+
+.PHONY: all run build services generate check-generated lint test bench load test-cluster
+
+all: build
+
+run:
+	$(GO) run ./server
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN) ./server
+
+services:
+	bash scripts/services.sh
+
+generate:
+	$(GO) generate ./...
+
+check-generated:
+	@git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "check-generated: not a git work tree" >&2; exit 1; }
+	@before="$$($(GEN_STATE))"; \
+	$(MAKE) --no-print-directory generate || exit 1; \
+	after="$$($(GEN_STATE))"; \
+	if [ "$$before" != "$$after" ]; then \
+		echo "check-generated: generated code in ent/ or graph/ is stale: 'make generate' changed it." >&2; \
+		echo "Run 'make generate' and commit the result. Files now differing from HEAD:" >&2; \
+		changed="$$(git status --porcelain -- ent graph)"; \
+		echo "$${changed:-  (none: generate put back hand edits to generated files)}" >&2; \
+		exit 1; \
+	fi; \
+	echo "check-generated: ent/ and graph/ are up to date"
+
+lint:
+	@files="$$(gofmt -l .)"; \
+	if [ -n "$$files" ]; then echo "lint: gofmt wants to reformat:" >&2; echo "$$files" >&2; exit 1; fi
+	$(GO) vet ./...
+
+test:
+	$(MAKE) --no-print-directory services
+	$(MAKE) --no-print-directory check-generated
+	$(GO) test -race -count=1 -timeout 20m ./...
+	@if [ -f scripts/fuzz.sh ]; then echo "bash scripts/fuzz.sh"; bash scripts/fuzz.sh; fi
+
+# Seat, cache, live and reconcile suites on a local three-master Redis Cluster (ports 7101-7103).
+test-cluster:
+	$(MAKE) --no-print-directory services
+	bash scripts/redis-cluster.sh
+	SEATFLOW_TEST_REDIS_CLUSTER=$(CLUSTER_NODES) $(GO) test -race -count=1 -timeout 20m $(CLUSTER_PKGS)
+
+# Regenerates docs/BENCHMARKS.md (the report goes to stdout; the file is replaced only on success).
+bench:
+	$(MAKE) --no-print-directory services
+	@mkdir -p $(dir $(BENCH_OUT))
+	$(GO) run ./server bench > $(BENCH_OUT).tmp
+	mv $(BENCH_OUT).tmp $(BENCH_OUT)
+	@echo "bench: wrote $(BENCH_OUT)"
+
+# The premiere-night load test alone (part of `make bench`); extra flags in LOAD_ARGS.
+load:
+	$(MAKE) --no-print-directory services
+	$(GO) run ./server bench load $(LOAD_ARGS)
