@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -14,6 +15,7 @@ import (
 
 	"seatflow/ent"
 	"seatflow/internal/auth"
+	"seatflow/internal/cache"
 	"seatflow/internal/catalog"
 	"seatflow/internal/database"
 	"seatflow/internal/keys"
@@ -30,6 +32,8 @@ type App struct {
 	Keys    keys.Keys
 	Auth    *auth.Authenticator
 	Catalog *catalog.Service
+	Cache   *cache.Cache
+	Outbox  *cache.Outbox
 	Now     func() time.Time
 
 	embeddedRedis *miniredis.Miniredis
@@ -58,8 +62,25 @@ func (a *App) wire() error {
 		return err
 	}
 	a.Auth = newAuthenticator(a.Config)
-	a.Catalog = &catalog.Service{DB: a.DB, Now: a.Now, Location: loc, Log: a.Log}
+	a.Cache = cache.New(a.Redis, a.Keys, cache.Config{LocalBytes: a.Config.LocalCacheBytes, Now: a.Now,
+		Disabled: !a.Config.CacheEnabled})
+	a.Outbox = &cache.Outbox{DB: a.DB, Cache: a.Cache, Now: a.Now}
+	a.Catalog = &catalog.Service{DB: a.DB, Cache: a.Cache, Inval: a.Outbox, Now: a.Now, Location: loc, Log: a.Log}
 	return nil
+}
+
+// Start runs the instance's background work until Close: the cache invalidation
+// listener and the outbox relay.
+func (a *App) Start(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	run := func(f func(context.Context)) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f(ctx) }()
+	}
+	run(a.Cache.Run)
+	run(func(ctx context.Context) { a.Outbox.RunRelay(ctx, 10*time.Second) })
+	a.closers = append(a.closers, func() { cancel(); wg.Wait() })
 }
 
 func (a *App) openStores(ctx context.Context) error {
@@ -93,12 +114,13 @@ func (a *App) openStores(ctx context.Context) error {
 
 func openRedis(cfg *Config) (redis.UniversalClient, error) {
 	if cfg.RedisCluster != "" {
-		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(cfg.RedisCluster, ",")}), nil
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(cfg.RedisCluster, ","), DialerRetries: 1}), nil
 	}
 	opt, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
 		return nil, fmt.Errorf("SEATFLOW_REDIS_URL: %w", err)
 	}
+	opt.DialerRetries = 1
 	return redis.NewClient(opt), nil
 }
 

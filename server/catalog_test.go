@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -261,7 +260,12 @@ func TestAuthOnAdminMutations(t *testing.T) {
 	}
 	t.Run("AdminAllowed", func(t *testing.T) { a.must(a.admin, q, nil, nil) })
 	t.Run("PublicReadsNeedNoToken", func(t *testing.T) { a.must("", `{ movies { totalCount } }`, nil, nil) })
-	t.Run("PublicReadsIgnoreNoValidToken", func(t *testing.T) { a.must("garbage", `{ movies { totalCount } }`, nil, nil) })
+	t.Run("InvalidTokenRefusedEvenForPublicReads", func(t *testing.T) {
+		r := a.wantCode("garbage", `{ movies { totalCount } }`, nil, "UNAUTHENTICATED")
+		if r.Status != 401 {
+			t.Fatalf("status = %d, want 401", r.Status)
+		}
+	})
 }
 
 // authWith issues an admin token valid for ttl (negative: already expired).
@@ -285,9 +289,10 @@ func TestInternalErrorsLeakNothing(t *testing.T) {
 }
 
 // TestLoaderQueryCount proves a page of showtimes with their movie and hall costs a
-// constant number of SQL statements, and that each showtime gets its own movie.
+// constant number of SQL statements, and that each showtime gets its own movie. The
+// catalog cache is off, so every request reaches MySQL and only the loaders batch.
 func TestLoaderQueryCount(t *testing.T) {
-	a := newTestApp(t)
+	a := newTestApp(t, "-cache=false")
 	hall := a.createHall("Hall 1", 2, 4)
 	day := testNow.Add(24 * time.Hour).Truncate(24 * time.Hour)
 	var want []string
@@ -327,6 +332,20 @@ func TestLoaderQueryCount(t *testing.T) {
 	if n := a.db.Queries.Count(); n != n20 {
 		t.Fatalf("query cost %d statements the second time, %d the first: not constant", n, n20)
 	}
-	var raw json.RawMessage
-	_ = raw
+}
+
+// TestCachedPageCostsNoSQL: with the cache on, the same page a second time costs nothing.
+func TestCachedPageCostsNoSQL(t *testing.T) {
+	a := newTestApp(t)
+	hall := a.createHall("Hall 1", 2, 4)
+	for i := 0; i < 5; i++ {
+		a.createShowtime(a.createMovie(fmt.Sprint("M", i), 30), hall, testNow.Add(time.Duration(24+i)*time.Hour))
+	}
+	query := `{ showtimes(date: "2030-03-11") { id movie { title } hall { name seats { id } } } }`
+	a.must("", query, nil, nil)
+	a.db.Queries.Reset()
+	a.must("", query, nil, nil)
+	if n := a.db.Queries.Count(); n != 0 {
+		t.Fatalf("a cached page cost %d SQL statements, want 0", n)
+	}
 }

@@ -145,6 +145,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer a.Close()
+	a.Start(ctx)
 	if cfg.Embedded() {
 		if _, err := a.SeedDemo(ctx); err != nil {
 			return err

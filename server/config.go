@@ -30,6 +30,10 @@ type Config struct {
 	CacheEnabled    bool
 	LoaderWait      time.Duration
 	ReconcileEvery  time.Duration
+	MaxDepth        int
+	MaxTokens       int
+	MaxBodyBytes    int64
+	WriteTimeout    time.Duration
 }
 
 // embeddedSecret signs tokens in embedded mode, so the printed demo tokens survive a
@@ -74,16 +78,22 @@ func ParseConfig(name string, args []string) (*Config, []string, error) {
 	dur(&c.HoldTTL, "HOLD_TTL", 15*time.Minute, "how long held seats wait for payment")
 	str(&c.AllowedOrigins, "ALLOWED_ORIGINS", "", "comma-separated browser origins allowed (CORS, websocket); empty = same origin only, * in embedded mode")
 	boolean(&c.Introspection, "INTROSPECTION", true, "allow GraphQL introspection")
-	num(&c.ComplexityLimit, "COMPLEXITY_LIMIT", 2000, "maximum query complexity")
+	num(&c.ComplexityLimit, "COMPLEXITY_LIMIT", 5000, "maximum query complexity")
 	str(&c.LogLevel, "LOG_LEVEL", "info", "debug, info, warn or error")
 	str(&c.Timezone, "TIMEZONE", "UTC", "the cinema's time zone (a Date is a day in it)")
 	num(&c.LocalCacheBytes, "LOCAL_CACHE_BYTES", 32<<20, "size of the in-process catalog cache")
 	boolean(&c.CacheEnabled, "CACHE", true, "serve the catalog through the two-level cache")
 	dur(&c.LoaderWait, "LOADER_WAIT", 2*time.Millisecond, "dataloader batch window")
 	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")
+	num(&c.MaxDepth, "MAX_DEPTH", 12, "maximum nesting depth of a query")
+	num(&c.MaxTokens, "MAX_TOKENS", 5000, "maximum tokens the parser reads of one document")
+	maxBody := 0
+	num(&maxBody, "MAX_BODY_BYTES", 256<<10, "maximum request body size")
+	dur(&c.WriteTimeout, "WRITE_TIMEOUT", 30*time.Second, "time to write a response (not websockets)")
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
+	c.MaxBodyBytes = int64(maxBody)
 	if c.Embedded() && c.JWTSecret == "" {
 		c.JWTSecret = embeddedSecret
 	}

@@ -51,12 +51,13 @@ func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlo
 // testNow is the test clock's start: a fixed day, so dates in assertions are stable.
 var testNow = time.Date(2030, 3, 10, 9, 0, 0, 0, time.UTC)
 
-func newTestApp(t *testing.T) *testApp {
+// newTestApp starts an instance; flags are extra config flags (e.g. "-cache=false").
+func newTestApp(t *testing.T, flags ...string) *testApp {
 	t.Helper()
 	db := testenv.MySQL(t)
 	r := testenv.NewRedis(t)
-	cfg, _, err := ParseConfig("test", []string{"-mysql-dsn", db.DSN, "-redis-url", r.URL,
-		"-redis-prefix", r.Keys.Prefix, "-jwt-secret", "test-secret-0123456789", "-loader-wait", "5ms"})
+	cfg, _, err := ParseConfig("test", append([]string{"-mysql-dsn", db.DSN, "-redis-url", r.URL,
+		"-redis-prefix", r.Keys.Prefix, "-jwt-secret", "test-secret-0123456789", "-loader-wait", "5ms"}, flags...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +68,7 @@ func newTestApp(t *testing.T) *testApp {
 	if err := a.wire(); err != nil {
 		t.Fatal(err)
 	}
+	a.Start(context.Background())
 	t.Cleanup(func() {
 		for i := len(a.closers) - 1; i >= 0; i-- {
 			a.closers[i]()

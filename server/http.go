@@ -26,7 +26,7 @@ import (
 // playground at /, health at /healthz and /readyz, Prometheus metrics at /metrics.
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/query", a.Auth.Middleware(loaders.Middleware(a.Catalog, a.Config.LoaderWait, a.GraphQL())))
+	mux.Handle("/query", a.cors(a.Auth.Middleware(a.guardHTTP(loaders.Middleware(a.Catalog, a.Config.LoaderWait, a.GraphQL())))))
 	mux.Handle("GET /{$}", playground.Handler("SeatFlow", "/query"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
@@ -45,15 +45,18 @@ func (a *App) Handler() http.Handler {
 func (a *App) GraphQL() *handler.Server {
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{
 		Catalog: a.Catalog,
-	}}))
+	}, Complexity: complexity()}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetParserTokenLimit(a.Config.MaxTokens)
 	if a.Config.Introspection {
 		srv.Use(extension.Introspection{})
 	}
+	srv.Use(extension.AutomaticPersistedQuery{Cache: apqCache{rdb: a.Redis, prefix: a.Keys.APQ()}})
 	srv.Use(extension.FixedComplexityLimit(a.Config.ComplexityLimit))
+	srv.Use(depthLimit{Max: a.Config.MaxDepth})
 	srv.Use(operationMetrics{})
 	srv.SetErrorPresenter(presentError(a.Log))
 	srv.SetRecoverFunc(recoverPanic(a.Log))
