@@ -4,12 +4,14 @@ package graph
 
 import (
 	"seatflow"
+	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
 )
 
 // Resolver is the root resolver: the services the API needs.
 type Resolver struct {
 	Catalog *catalog.Service
+	Booking *booking.Service
 }
 
 // notYet answers operations whose feature has not been built yet: a clear code, no fake data.

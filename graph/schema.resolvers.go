@@ -32,22 +32,38 @@ func (r *movieResolver) Showtimes(ctx context.Context, obj *catalog.Movie, date 
 
 // HoldSeats is the resolver for the holdSeats field.
 func (r *mutationResolver) HoldSeats(ctx context.Context, input booking.HoldSeatsInput) (*booking.Order, error) {
-	return nil, notYet("holdSeats")
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Booking.HoldSeats(ctx, u.ID, input)
 }
 
 // ExtendHold is the resolver for the extendHold field.
 func (r *mutationResolver) ExtendHold(ctx context.Context, orderID int) (*booking.Order, error) {
-	return nil, notYet("extendHold")
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Booking.ExtendHold(ctx, u.ID, orderID)
 }
 
 // PayOrder is the resolver for the payOrder field.
 func (r *mutationResolver) PayOrder(ctx context.Context, orderID int, paymentRef string) (*booking.Order, error) {
-	return nil, notYet("payOrder")
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Booking.PayOrder(ctx, u.ID, orderID, paymentRef)
 }
 
 // CancelOrder is the resolver for the cancelOrder field.
 func (r *mutationResolver) CancelOrder(ctx context.Context, orderID int) (*booking.Order, error) {
-	return nil, notYet("cancelOrder")
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Booking.CancelOrder(ctx, u.ID, orderID)
 }
 
 // CreateMovie is the resolver for the createMovie field.
@@ -103,7 +119,7 @@ func (r *mutationResolver) OpenSales(ctx context.Context, showtimeID int) (*cata
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
-	return nil, notYet("openSales")
+	return r.Booking.OpenSales(ctx, showtimeID)
 }
 
 // CloseSales is the resolver for the closeSales field.
@@ -111,7 +127,7 @@ func (r *mutationResolver) CloseSales(ctx context.Context, showtimeID int) (*cat
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
-	return nil, notYet("closeSales")
+	return r.Booking.CloseSales(ctx, showtimeID)
 }
 
 // CancelShowtime is the resolver for the cancelShowtime field.
@@ -132,12 +148,20 @@ func (r *mutationResolver) RunReconcile(ctx context.Context) (*reconcile.Report,
 
 // Showtime is the resolver for the showtime field.
 func (r *orderResolver) Showtime(ctx context.Context, obj *booking.Order) (*catalog.Showtime, error) {
-	return loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID)
+	return found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
 }
 
 // Seats is the resolver for the seats field.
 func (r *orderResolver) Seats(ctx context.Context, obj *booking.Order) ([]*catalog.Seat, error) {
-	return nil, notYet("order seats")
+	show, err := found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
+	if err != nil {
+		return nil, err
+	}
+	hall, err := found(loaders.For(ctx).Hall.Load(ctx, show.HallID))
+	if err != nil {
+		return nil, err
+	}
+	return ptrs(hall.SeatsByID(obj.SeatIDs)), nil
 }
 
 // Movies is the resolver for the movies field.
@@ -182,22 +206,31 @@ func (r *queryResolver) Showtimes(ctx context.Context, date string, movieID *int
 
 // SeatMap is the resolver for the seatMap field.
 func (r *queryResolver) SeatMap(ctx context.Context, showtimeID int) (*seats.SeatMap, error) {
-	return nil, notYet("seatMap")
+	return r.Booking.SeatMap(ctx, showtimeID)
 }
 
 // BestSeats is the resolver for the bestSeats field.
 func (r *queryResolver) BestSeats(ctx context.Context, showtimeID int, count int) ([]*catalog.Seat, error) {
-	return nil, notYet("bestSeats")
+	best, err := r.Booking.BestSeats(ctx, showtimeID, count)
+	return ptrs(best), err
 }
 
 // MyOrders is the resolver for the myOrders field.
 func (r *queryResolver) MyOrders(ctx context.Context) ([]*booking.Order, error) {
-	return nil, notYet("myOrders")
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Booking.MyOrders(ctx, u.ID)
 }
 
 // Order is the resolver for the order field.
 func (r *queryResolver) Order(ctx context.Context, id int) (*booking.Order, error) {
-	return nil, notYet("order")
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Booking.Order(ctx, u.ID, id)
 }
 
 // ReconcileRuns is the resolver for the reconcileRuns field.
@@ -220,7 +253,7 @@ func (r *showtimeResolver) Hall(ctx context.Context, obj *catalog.Showtime) (*ca
 
 // SeatMap is the resolver for the seatMap field.
 func (r *showtimeResolver) SeatMap(ctx context.Context, obj *catalog.Showtime) (*seats.SeatMap, error) {
-	return nil, notYet("seatMap")
+	return r.Booking.SeatMap(ctx, obj.ID)
 }
 
 // SeatMap is the resolver for the seatMap field.

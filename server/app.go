@@ -11,14 +11,17 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
 	"seatflow/ent"
 	"seatflow/internal/auth"
+	"seatflow/internal/booking"
 	"seatflow/internal/cache"
 	"seatflow/internal/catalog"
 	"seatflow/internal/database"
 	"seatflow/internal/keys"
+	"seatflow/internal/seats"
 )
 
 // App is one SeatFlow instance: its stores, its services, and what it runs in the
@@ -33,6 +36,8 @@ type App struct {
 	Auth    *auth.Authenticator
 	Catalog *catalog.Service
 	Cache   *cache.Cache
+	Seats   *seats.Store
+	Booking *booking.Service
 	Outbox  *cache.Outbox
 	Now     func() time.Time
 
@@ -66,6 +71,10 @@ func (a *App) wire() error {
 		Disabled: !a.Config.CacheEnabled})
 	a.Outbox = &cache.Outbox{DB: a.DB, Cache: a.Cache, Now: a.Now}
 	a.Catalog = &catalog.Service{DB: a.DB, Cache: a.Cache, Inval: a.Outbox, Now: a.Now, Location: loc, Log: a.Log}
+	a.Seats = &seats.Store{RDB: a.Redis, Keys: a.Keys, Now: a.Now}
+	a.Booking = &booking.Service{DB: a.DB, Seats: a.Seats, RDB: a.Redis, Keys: a.Keys, Catalog: a.Catalog,
+		Now: a.Now, HoldTTL: a.Config.HoldTTL, Limiter: redis_rate.NewLimiter(a.Redis),
+		HoldRate: perMinute(a.Config.HoldsPerMinute)}
 	return nil
 }
 
@@ -80,6 +89,7 @@ func (a *App) Start(ctx context.Context) {
 	}
 	run(a.Cache.Run)
 	run(func(ctx context.Context) { a.Outbox.RunRelay(ctx, 10*time.Second) })
+	run(func(ctx context.Context) { _ = a.Booking.RunExpiryWorker(ctx, time.Second) })
 	a.closers = append(a.closers, func() { cancel(); wg.Wait() })
 }
 
@@ -145,6 +155,14 @@ func (a *App) Close() {
 	if a.embeddedRedis != nil {
 		a.embeddedRedis.Close()
 	}
+}
+
+// perMinute is a per-user rate; 0 turns the limit off.
+func perMinute(n int) redis_rate.Limit {
+	if n <= 0 {
+		return redis_rate.Limit{}
+	}
+	return redis_rate.PerMinute(n)
 }
 
 func newAuthenticator(cfg *Config) *auth.Authenticator {

@@ -44,7 +44,13 @@ func TestCatalogQueries(t *testing.T) {
 
 	t.Run("MoviesFilteredByStatus", func(t *testing.T) {
 		a.must(a.admin, `mutation($id: ID!) { setMovieStatus(id: $id, status: DELISTED) { status } }`, map[string]any{"id": heat}, nil)
-		var out struct{ Movies struct{ Edges []struct{ Node struct{ Title, Status string } } } }
+		var out struct {
+			Movies struct {
+				Edges []struct {
+					Node struct{ Title, Status string }
+				}
+			}
+		}
 		a.must("", `{ movies(status: LISTED) { edges { node { title status } } } }`, nil, &out)
 		if len(out.Movies.Edges) != 1 || out.Movies.Edges[0].Node.Title != "Dune" {
 			t.Fatalf("listed movies = %+v", out.Movies.Edges)
@@ -60,14 +66,17 @@ func TestCatalogQueries(t *testing.T) {
 			Showtime struct {
 				ID, StartsAt, EndsAt, Status string
 				PurchaseLimit                int
-				Prices                       []struct{ Kind string; AmountCents int }
-				Movie                        struct{ Title string }
-				Hall                         struct {
+				Prices                       []struct {
+					Kind        string
+					AmountCents int
+				}
+				Movie struct{ Title string }
+				Hall  struct {
 					Name  string
 					Seats []struct {
-						Row             string
-						Number, X, Y    int
-						Kind            string
+						Row          string
+						Number, X, Y int
+						Kind         string
 					}
 				}
 			}
@@ -126,7 +135,9 @@ func TestCatalogQueries(t *testing.T) {
 	t.Run("RescheduleMovesBetweenDays", func(t *testing.T) {
 		// Fill the cache-facing lists of both days first, then move s2 to the 12th.
 		a.must("", `{ a: showtimes(date: "2030-03-11") { id } b: showtimes(date: "2030-03-12") { id } }`, nil, nil)
-		var out struct{ RescheduleShowtime struct{ StartsAt, EndsAt string } }
+		var out struct {
+			RescheduleShowtime struct{ StartsAt, EndsAt string }
+		}
 		a.must(a.admin, `mutation($id: ID!, $at: Time!) { rescheduleShowtime(id: $id, startsAt: $at) { startsAt endsAt } }`,
 			map[string]any{"id": s2, "at": "2030-03-12T21:00:00Z"}, &out)
 		if out.RescheduleShowtime.EndsAt != "2030-03-12T23:50:00Z" {
@@ -155,7 +166,13 @@ func TestCatalogQueries(t *testing.T) {
 	})
 
 	t.Run("UpdateMovie", func(t *testing.T) {
-		var out struct{ UpdateMovie struct{ Title string; Genres []string; DurationMinutes int } }
+		var out struct {
+			UpdateMovie struct {
+				Title           string
+				Genres          []string
+				DurationMinutes int
+			}
+		}
 		a.must(a.admin, `mutation($id: ID!) { updateMovie(id: $id, input: {title: "  Dune: Part One ", durationMinutes: 156, genres: ["Sci-Fi"]}) { title genres durationMinutes } }`,
 			map[string]any{"id": dune}, &out)
 		if out.UpdateMovie.Title != "Dune: Part One" || out.UpdateMovie.DurationMinutes != 156 || len(out.UpdateMovie.Genres) != 1 {

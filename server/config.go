@@ -31,6 +31,7 @@ type Config struct {
 	LoaderWait      time.Duration
 	ReconcileEvery  time.Duration
 	MaxDepth        int
+	HoldsPerMinute  int
 	MaxTokens       int
 	MaxBodyBytes    int64
 	WriteTimeout    time.Duration
@@ -85,6 +86,7 @@ func ParseConfig(name string, args []string) (*Config, []string, error) {
 	boolean(&c.CacheEnabled, "CACHE", true, "serve the catalog through the two-level cache")
 	dur(&c.LoaderWait, "LOADER_WAIT", 2*time.Millisecond, "dataloader batch window")
 	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")
+	num(&c.HoldsPerMinute, "HOLDS_PER_MINUTE", 20, "holdSeats requests per user per minute (0 = no limit)")
 	num(&c.MaxDepth, "MAX_DEPTH", 12, "maximum nesting depth of a query")
 	num(&c.MaxTokens, "MAX_TOKENS", 5000, "maximum tokens the parser reads of one document")
 	maxBody := 0

@@ -45,6 +45,7 @@ func (a *App) Handler() http.Handler {
 func (a *App) GraphQL() *handler.Server {
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{
 		Catalog: a.Catalog,
+		Booking: a.Booking,
 	}, Complexity: complexity()}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})

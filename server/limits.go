@@ -47,7 +47,7 @@ var _ interface {
 	graphql.OperationContextMutator
 } = depthLimit{}
 
-func (depthLimit) ExtensionName() string                  { return "DepthLimit" }
+func (depthLimit) ExtensionName() string                   { return "DepthLimit" }
 func (depthLimit) Validate(graphql.ExecutableSchema) error { return nil }
 func (d depthLimit) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	if oc.Operation == nil {

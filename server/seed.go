@@ -10,7 +10,7 @@ import (
 
 // SeedDemo fills an empty catalog with demo data: four movies, two halls (one of 150 seats
 // in rows A–L with premium and accessible seats, one of 80) and showtimes today and
-// tomorrow. It returns false and does nothing when movies already exist.
+// tomorrow, all on sale. It returns false and does nothing when movies already exist.
 func (a *App) SeedDemo(ctx context.Context) (bool, error) {
 	if n, err := a.DB.Movie.Query().Count(ctx); err != nil || n > 0 {
 		return false, err
@@ -80,9 +80,13 @@ func (a *App) SeedDemo(ctx context.Context) (bool, error) {
 		if !s.at.After(now) {
 			s.at = s.at.Add(15 * time.Minute)
 		}
-		if _, err := a.Catalog.CreateShowtime(ctx, catalog.ShowtimeInput{MovieID: s.movie, HallID: s.hall,
-			StartsAt: s.at, Prices: prices}); err != nil {
+		st, err := a.Catalog.CreateShowtime(ctx, catalog.ShowtimeInput{MovieID: s.movie, HallID: s.hall,
+			StartsAt: s.at, Prices: prices})
+		if err != nil {
 			return false, fmt.Errorf("seed showtime: %w", err)
+		}
+		if _, err := a.Booking.OpenSales(ctx, st.ID); err != nil {
+			return false, fmt.Errorf("seed: open sales: %w", err)
 		}
 	}
 	return true, nil

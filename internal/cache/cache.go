@@ -13,9 +13,6 @@ package cache
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	_ "embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +25,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"seatflow/internal/keys"
+	"seatflow/internal/redislock"
 )
 
 // Config tunes a Cache; zero fields take the defaults of DESIGN.md.
@@ -97,19 +95,10 @@ type Cache struct {
 	origin string
 }
 
-// unlockScript releases a rebuild lock only if the caller's token still holds it.
-//
-// KEYS[1] the lock key; ARGV[1] the holder's token; returns 1 if deleted, 0 otherwise.
-//
-//go:embed unlock.lua
-var unlockSource string
-
-var unlockScript = redis.NewScript(unlockSource)
-
 // New returns a Cache over rdb with keys under k.
 func New(rdb redis.UniversalClient, k keys.Keys, cfg Config) *Cache {
 	cfg = cfg.withDefaults()
-	c := &Cache{rdb: rdb, keys: k, cfg: cfg, origin: randomToken()}
+	c := &Cache{rdb: rdb, keys: k, cfg: cfg, origin: redislock.Token()}
 	c.local = freecache.NewCacheCustomTimer(cfg.LocalBytes, clock(cfg.Now))
 	c.flights.m = make(map[string]*flight)
 	c.stats.init()
@@ -260,7 +249,7 @@ func (c *Cache) rebuild(ctx context.Context, keys []string, stale map[string]*en
 		// would drop it cannot reach this instance either.
 		return c.load(ctx, keys, load)
 	}
-	token := randomToken()
+	token := redislock.Token()
 	won, lost, err := c.lock(ctx, keys, token)
 	if err != nil {
 		return c.load(ctx, keys, load)
@@ -539,7 +528,7 @@ func (c *Cache) unlock(ctx context.Context, keys []string, token string) {
 	_ = c.redisDo(func() error {
 		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, k := range keys {
-				unlockScript.Eval(ctx, p, []string{c.keys.CacheLock(k)}, token)
+				redislock.UnlockScript.Eval(ctx, p, []string{c.keys.CacheLock(k)}, token)
 			}
 			return nil
 		})
@@ -600,12 +589,6 @@ func unique(keys []string) []string {
 		}
 	}
 	return out
-}
-
-func randomToken() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // sleep waits d or until ctx ends; it reports whether the full wait happened.

@@ -129,3 +129,18 @@ type PriceInput struct {
 	Kind        string `json:"kind"`
 	AmountCents int    `json:"amountCents"`
 }
+
+// SeatsByID returns the seats of the hall with the given ids, in the hall's order.
+func (h *Hall) SeatsByID(ids []int) []Seat {
+	want := make(map[int]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	var out []Seat
+	for _, s := range h.Seats {
+		if want[s.ID] {
+			out = append(out, s)
+		}
+	}
+	return out
+}

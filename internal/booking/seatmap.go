@@ -1,0 +1,47 @@
+package booking
+
+import (
+	"context"
+
+	"seatflow"
+	"seatflow/internal/catalog"
+	"seatflow/internal/seats"
+)
+
+// SeatMap returns the live seat map of a showtime: the hall template from the catalog
+// (cached) and the seat states from Redis (never cached).
+func (s *Service) SeatMap(ctx context.Context, showID int) (*seats.SeatMap, error) {
+	hall, err := s.hallOf(ctx, showID)
+	if err != nil {
+		return nil, err
+	}
+	return s.Seats.Map(ctx, showID, hall)
+}
+
+// BestSeats suggests count seats for a showtime (see seats.BestSeats for the rule).
+func (s *Service) BestSeats(ctx context.Context, showID, count int) ([]catalog.Seat, error) {
+	if count < 1 || count > MaxSeatsPerHold {
+		return nil, seatflow.Errorf(seatflow.EINVALID, "count must be between 1 and %d", MaxSeatsPerHold)
+	}
+	st, err := s.Catalog.Showtime(ctx, showID)
+	if err != nil {
+		return nil, err
+	}
+	hall, err := s.Catalog.Hall(ctx, st.HallID)
+	if err != nil {
+		return nil, err
+	}
+	states, _, err := s.Seats.States(ctx, showID)
+	if err != nil {
+		return nil, err
+	}
+	return seats.BestSeats(hall, states, count, st.AllowSeatGaps), nil
+}
+
+func (s *Service) hallOf(ctx context.Context, showID int) (*catalog.Hall, error) {
+	st, err := s.Catalog.Showtime(ctx, showID)
+	if err != nil {
+		return nil, err
+	}
+	return s.Catalog.Hall(ctx, st.HallID)
+}

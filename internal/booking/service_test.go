@@ -1,0 +1,458 @@
+package booking_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"seatflow"
+	"seatflow/ent/order"
+	"seatflow/ent/seatoccupancy"
+	"seatflow/ent/showtime"
+	"seatflow/internal/booking"
+	"seatflow/internal/keys"
+	"seatflow/internal/seats"
+)
+
+func TestHoldSeats(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 3, 8, showOpts{})
+	a4, b4, b5 := e.seat("A", 4), e.seat("B", 4), e.seat("B", 5)
+	o := e.mustHold(t, "u1", "k1", a4, b4, b5)
+
+	if o.Status != booking.OrderPending || o.AmountCents != 1500+2*1000 || o.Currency != "EUR" || o.UserID != "u1" {
+		t.Errorf("order = %+v, want pending, 3500 EUR", o)
+	}
+	if want := e.clock.Now().Add(booking.DefaultHoldTTL); o.ExpiresAt == nil || !o.ExpiresAt.Equal(want) {
+		t.Errorf("expiresAt = %v, want %v", o.ExpiresAt, want)
+	}
+	if fmt.Sprint(o.SeatIDs) != fmt.Sprint([]int{a4, b4, b5}) {
+		t.Errorf("seatIds = %v", o.SeatIDs)
+	}
+	for _, id := range o.SeatIDs {
+		if st := e.state(t, id); st.Status != seats.StatusHeld || st.Token != o.HoldToken {
+			t.Errorf("seat %d = %+v, want held by the order's token", id, st)
+		}
+	}
+	if n := e.db.SeatOccupancy.Query().Where(seatoccupancy.OrderID(o.ID)).CountX(ctx); n != 3 {
+		t.Errorf("occupancy rows = %d, want 3", n)
+	}
+	if got := e.count(t, "u1"); got != 3 {
+		t.Errorf("user count = %d, want 3", got)
+	}
+	score, err := e.rdb.ZScore(ctx, e.store.Keys.OrdersExpiry(), fmt.Sprint(o.ID)).Result()
+	if err != nil || int64(score) != o.ExpiresAt.UnixMilli() {
+		t.Errorf("expiry queue score = %v, %v; want %d", score, err, o.ExpiresAt.UnixMilli())
+	}
+	got, err := e.svc.Order(ctx, "u1", o.ID)
+	if err != nil || got.ID != o.ID || len(got.SeatIDs) != 3 {
+		t.Errorf("Order = %+v, %v", got, err)
+	}
+	mine, err := e.svc.MyOrders(ctx, "u1")
+	if err != nil || len(mine) != 1 || len(mine[0].SeatIDs) != 3 {
+		t.Errorf("MyOrders = %v, %v", mine, err)
+	}
+}
+
+func TestHoldSeatsErrors(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 3, 10, showOpts{limit: 4})
+	otherShow, otherHall := e.addShowtime(t, 1, 4, showOpts{})
+	scheduled, _ := e.addShowtime(t, 1, 4, showOpts{status: showtime.StatusSCHEDULED})
+	e.mustHold(t, "holder", "k", e.seat("C", 1), e.seat("C", 2))
+
+	many := make([]int, 11)
+	for i := range many {
+		many[i] = e.hall.Seats[i].ID
+	}
+	in := func(show int, key string, ids ...int) booking.HoldSeatsInput {
+		return booking.HoldSeatsInput{ShowtimeID: show, SeatIDs: ids, IdempotencyKey: key}
+	}
+	cases := []struct {
+		name string
+		user string
+		in   booking.HoldSeatsInput
+		want string
+	}{
+		{"Unauthenticated", "", in(e.show, "k", e.seat("A", 1)), seatflow.EUNAUTHENTICATED},
+		{"NoSeats", "u", in(e.show, "k"), seatflow.EINVALID},
+		{"DuplicateSeats", "u", in(e.show, "k", e.seat("A", 1), e.seat("A", 1)), seatflow.EINVALID},
+		{"MoreThanTen", "u", in(e.show, "k", many...), seatflow.EINVALID},
+		{"SeatOfAnotherHall", "u", in(e.show, "k", otherHall.Seats[0].ID), seatflow.EINVALID},
+		{"UnknownSeat", "u", in(e.show, "k", 999999), seatflow.EINVALID},
+		{"EmptyIdempotencyKey", "u", in(e.show, "", e.seat("A", 1)), seatflow.EINVALID},
+		{"LongIdempotencyKey", "u", in(e.show, strings.Repeat("k", 129), e.seat("A", 1)), seatflow.EINVALID},
+		{"UnknownShowtime", "u", in(999999, "k", e.seat("A", 1)), seatflow.ENOTFOUND},
+		{"NotOnSale", "u", in(scheduled, "k", e.seat("A", 1)), seatflow.ENOTONSALE},
+		{"SeatTaken", "u", in(e.show, "k", e.seat("C", 2), e.seat("C", 3)), seatflow.ESEATSUNAVAILABLE},
+		{"SeatGap", "u", in(e.show, "k", e.seat("B", 2), e.seat("B", 3)), seatflow.ESEATGAP},
+		{"GapNextToOtherHold", "u", in(e.show, "k", e.seat("C", 4), e.seat("C", 5)), seatflow.ESEATGAP},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := e.svc.HoldSeats(ctx, c.user, c.in)
+			wantCode(t, err, c.want)
+		})
+	}
+	t.Run("SeatsUnavailableListsSeatIDs", func(t *testing.T) {
+		_, err := e.hold("u", "k", e.seat("C", 2), e.seat("C", 3))
+		e2, _ := err.(*seatflow.Error)
+		if e2 == nil || fmt.Sprint(e2.Extensions["seatIds"]) != fmt.Sprintf("[%d]", e.seat("C", 2)) {
+			t.Errorf("error = %#v, want seatIds [%d]", err, e.seat("C", 2))
+		}
+	})
+	t.Run("LimitAcrossTwoOrders", func(t *testing.T) {
+		e.mustHold(t, "lim", "k1", e.seat("A", 1), e.seat("A", 2), e.seat("A", 3))
+		_, err := e.hold("lim", "k2", e.seat("A", 5), e.seat("A", 6))
+		wantCode(t, err, seatflow.ELIMIT)
+		e.mustHold(t, "lim", "k3", e.seat("A", 4)) // 4 of 4 is fine
+	})
+	t.Run("LimitPerShowtime", func(t *testing.T) {
+		if _, err := e.svc.HoldSeats(ctx, "lim", in(otherShow, "k4", otherHall.Seats[0].ID, otherHall.Seats[1].ID)); err != nil {
+			t.Errorf("another showtime's limit is separate: %v", err)
+		}
+	})
+	t.Run("RateLimited", func(t *testing.T) {
+		svc := *e.svc
+		svc.Limiter = redis_rate.NewLimiter(e.rdb)
+		svc.HoldRate = redis_rate.PerMinute(2)
+		for i := 0; i < 2; i++ {
+			_, err := svc.HoldSeats(ctx, "rl", in(e.show, fmt.Sprint("r", i), 999999))
+			wantCode(t, err, seatflow.EINVALID)
+		}
+		_, err := svc.HoldSeats(ctx, "rl", in(e.show, "r3", e.seat("B", 9), e.seat("B", 10)))
+		wantCode(t, err, seatflow.ERATELIMITED)
+	})
+	t.Run("InProgress", func(t *testing.T) {
+		e.rdb.Set(ctx, e.store.Keys.Idempotency("ip", "k"), "1", time.Minute)
+		_, err := e.hold("ip", "k", e.seat("B", 9), e.seat("B", 10))
+		wantCode(t, err, seatflow.EINPROGRESS)
+	})
+	t.Run("RedisDown", func(t *testing.T) {
+		down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+		defer down.Close()
+		svc := *e.svc
+		svc.RDB = down
+		svc.Seats = &seats.Store{RDB: down, Keys: keys.New("x")}
+		_, err := svc.HoldSeats(ctx, "u", in(e.show, "down", e.seat("B", 9), e.seat("B", 10)))
+		wantCode(t, err, seatflow.EUNAVAILABLE)
+	})
+}
+
+func TestIdempotency(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 2, 8, showOpts{})
+	ids := []int{e.seat("A", 3), e.seat("A", 4)}
+
+	t.Run("ConcurrentDuplicatesMakeOneOrder", func(t *testing.T) {
+		var wg sync.WaitGroup
+		orders := make([]*booking.Order, 20)
+		errs := make([]error, 20)
+		for i := range 20 {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				orders[i], errs[i] = e.hold("u1", "same", ids...)
+			}(i)
+		}
+		wg.Wait()
+		first := 0
+		for i := range 20 {
+			if errs[i] != nil {
+				wantCode(t, errs[i], seatflow.EINPROGRESS)
+				continue
+			}
+			if first == 0 {
+				first = orders[i].ID
+			} else if orders[i].ID != first {
+				t.Errorf("two orders for one key: %d and %d", first, orders[i].ID)
+			}
+		}
+		if first == 0 {
+			t.Fatal("no request succeeded")
+		}
+		if n := e.db.Order.Query().CountX(ctx); n != 1 {
+			t.Errorf("orders = %d, want 1", n)
+		}
+		if got := e.count(t, "u1"); got != 2 {
+			t.Errorf("user count = %d, want 2 (one hold)", got)
+		}
+		again := e.mustHold(t, "u1", "same", ids...)
+		if again.ID != first {
+			t.Errorf("repeat returned order %d, want %d", again.ID, first)
+		}
+	})
+	t.Run("FailureNotRemembered", func(t *testing.T) {
+		b := []int{e.seat("B", 1), e.seat("B", 2)}
+		blocker := e.mustHold(t, "u2", "block", b[0])
+		_, err := e.hold("u3", "retry", b...)
+		wantCode(t, err, seatflow.ESEATSUNAVAILABLE)
+		if _, err := e.svc.CancelOrder(ctx, "u2", blocker.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.hold("u3", "retry", b...); err != nil {
+			t.Errorf("retry after the failure: %v", err)
+		}
+	})
+}
+
+func TestPayAndCancel(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 2, 8, showOpts{})
+	t.Run("PaySellsSeats", func(t *testing.T) {
+		o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
+		paid, err := e.svc.PayOrder(ctx, "u1", o.ID, "pay-1")
+		if err != nil || paid.Status != booking.OrderPaid || paid.PaidAt == nil {
+			t.Fatalf("PayOrder = %+v, %v", paid, err)
+		}
+		for _, id := range o.SeatIDs {
+			if st := e.state(t, id); st.Status != seats.StatusSold || st.Token != o.HoldToken {
+				t.Errorf("seat %d = %+v, want sold", id, st)
+			}
+		}
+		again, err := e.svc.PayOrder(ctx, "u1", o.ID, "pay-1")
+		if err != nil || again.ID != o.ID || again.Status != booking.OrderPaid {
+			t.Errorf("pay again with the same ref = %+v, %v", again, err)
+		}
+		_, err = e.svc.PayOrder(ctx, "u1", o.ID, "pay-2")
+		wantCode(t, err, seatflow.EINVALIDSTATE)
+		_, err = e.svc.CancelOrder(ctx, "u1", o.ID)
+		wantCode(t, err, seatflow.EINVALIDSTATE)
+		_, err = e.svc.PayOrder(ctx, "u1", o.ID, "")
+		wantCode(t, err, seatflow.EINVALID)
+	})
+	t.Run("CancelFreesSeats", func(t *testing.T) {
+		o := e.mustHold(t, "u2", "k1", e.seat("B", 1), e.seat("B", 2))
+		c, err := e.svc.CancelOrder(ctx, "u2", o.ID)
+		if err != nil || c.Status != booking.OrderCancelled {
+			t.Fatalf("CancelOrder = %+v, %v", c, err)
+		}
+		for _, id := range o.SeatIDs {
+			if st := e.state(t, id); st.Status != seats.StatusAvailable {
+				t.Errorf("seat %d = %+v, want available", id, st)
+			}
+		}
+		if n := e.db.SeatOccupancy.Query().Where(seatoccupancy.OrderID(o.ID)).CountX(ctx); n != 0 {
+			t.Errorf("occupancy rows = %d, want 0", n)
+		}
+		if got := e.count(t, "u2"); got != 0 {
+			t.Errorf("user count = %d, want 0", got)
+		}
+		_, err = e.svc.CancelOrder(ctx, "u2", o.ID)
+		wantCode(t, err, seatflow.EINVALIDSTATE)
+		_, err = e.svc.PayOrder(ctx, "u2", o.ID, "p")
+		wantCode(t, err, seatflow.EINVALIDSTATE)
+	})
+}
+
+func TestExtendHold(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1, 8, showOpts{})
+	o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
+	created := e.clock.Now()
+
+	e.clock.Add(10 * time.Minute)
+	x, err := e.svc.ExtendHold(ctx, "u1", o.ID)
+	if want := created.Add(25 * time.Minute); err != nil || !x.ExpiresAt.Equal(want) {
+		t.Fatalf("ExtendHold = %v, %v; want expiry %v", x, err, want)
+	}
+	e.clock.Add(10 * time.Minute)
+	x, err = e.svc.ExtendHold(ctx, "u1", o.ID)
+	if want := created.Add(30 * time.Minute); err != nil || !x.ExpiresAt.Equal(want) {
+		t.Fatalf("ExtendHold at the cap = %v, %v; want expiry %v", x, err, want)
+	}
+	score, _ := e.rdb.ZScore(ctx, e.store.Keys.OrdersExpiry(), fmt.Sprint(o.ID)).Result()
+	if int64(score) != created.Add(30*time.Minute).UnixMilli() {
+		t.Errorf("expiry queue score not moved: %v", score)
+	}
+	e.clock.Add(11 * time.Minute)
+	_, err = e.svc.ExtendHold(ctx, "u1", o.ID)
+	wantCode(t, err, seatflow.EORDEREXPIRED)
+}
+
+func TestExpiry(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1, 8, showOpts{})
+	o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
+	if n, err := e.svc.ExpireDue(ctx); err != nil || n != 0 {
+		t.Fatalf("ExpireDue before due = %d, %v", n, err)
+	}
+	e.clock.Add(15*time.Minute + time.Second)
+
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- e.svc.RunExpiryWorker(wctx, 10*time.Millisecond) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, err := e.svc.Order(ctx, "u1", o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == booking.OrderExpired {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("order still %s", got.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	for _, id := range o.SeatIDs {
+		if st := e.state(t, id); st.Status != seats.StatusAvailable {
+			t.Errorf("seat %d = %+v, want available", id, st)
+		}
+	}
+	if got := e.count(t, "u1"); got != 0 {
+		t.Errorf("user count = %d, want 0", got)
+	}
+	if n := e.db.SeatOccupancy.Query().CountX(ctx); n != 0 {
+		t.Errorf("occupancy rows = %d, want 0", n)
+	}
+	if n, _ := e.rdb.ZCard(ctx, e.store.Keys.OrdersExpiry()).Result(); n != 0 {
+		t.Errorf("expiry queue has %d entries, want 0", n)
+	}
+
+	t.Run("ExtendedOrderRequeued", func(t *testing.T) {
+		o := e.mustHold(t, "u2", "k1", e.seat("A", 5), e.seat("A", 6))
+		// A stale entry (as if the extension's ZADD lost to the worker's claim).
+		e.rdb.ZAdd(ctx, e.store.Keys.OrdersExpiry(), redis.Z{Score: 0, Member: fmt.Sprint(o.ID)})
+		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 0 {
+			t.Fatalf("ExpireDue = %d, %v; want 0", n, err)
+		}
+		score, err := e.rdb.ZScore(ctx, e.store.Keys.OrdersExpiry(), fmt.Sprint(o.ID)).Result()
+		if err != nil || int64(score) != o.ExpiresAt.UnixMilli() {
+			t.Errorf("requeued score = %v, %v; want %d", score, err, o.ExpiresAt.UnixMilli())
+		}
+	})
+}
+
+func TestHoldWhoseTransactionFailsLeavesNoSeatHeld(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1, 8, showOpts{})
+	a3, a4 := e.seat("A", 3), e.seat("A", 4)
+	// MySQL believes a3 is taken while Redis says it is free (drift).
+	now := e.clock.Now()
+	ghost := e.db.Order.Create().SetUserID("ghost").SetShowtimeID(e.show).SetHoldToken("ghost").SetIdempotencyKey("g").
+		SetStatus(order.StatusPAID).SetAmountCents(0).SetExpiresAt(now).SetCreatedAt(now).SaveX(ctx)
+	e.db.SeatOccupancy.Create().SetShowtimeID(e.show).SetSeatID(a3).SetOrderID(ghost.ID).SaveX(ctx)
+
+	_, err := e.hold("u1", "k1", a3, a4)
+	wantCode(t, err, seatflow.ESEATSUNAVAILABLE)
+	for _, id := range []int{a3, a4} {
+		if st := e.state(t, id); st.Status != seats.StatusAvailable {
+			t.Errorf("seat %d = %+v, want available", id, st)
+		}
+	}
+	if got := e.count(t, "u1"); got != 0 {
+		t.Errorf("user count = %d, want 0", got)
+	}
+	if n := e.db.Order.Query().Where(order.UserID("u1")).CountX(ctx); n != 0 {
+		t.Errorf("u1 has %d orders, want 0", n)
+	}
+}
+
+func TestLatePayment(t *testing.T) {
+	ctx := context.Background()
+	t.Run("RescuedAfterExpiry", func(t *testing.T) {
+		e := newEnv(t, 1, 8, showOpts{})
+		o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
+		e.clock.Add(16 * time.Minute)
+		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 1 {
+			t.Fatalf("ExpireDue = %d, %v", n, err)
+		}
+		paid, err := e.svc.PayOrder(ctx, "u1", o.ID, "late")
+		if err != nil || paid.Status != booking.OrderPaid || paid.RefundRequired {
+			t.Fatalf("late PayOrder = %+v, %v", paid, err)
+		}
+		for _, id := range o.SeatIDs {
+			if st := e.state(t, id); st.Status != seats.StatusSold || st.Token != paid.HoldToken {
+				t.Errorf("seat %d = %+v, want sold to %s", id, st, paid.HoldToken)
+			}
+		}
+		if n := e.db.SeatOccupancy.Query().Where(seatoccupancy.OrderID(o.ID)).CountX(ctx); n != 2 {
+			t.Errorf("occupancy rows = %d, want 2", n)
+		}
+		if got := e.count(t, "u1"); got != 2 {
+			t.Errorf("user count = %d, want 2", got)
+		}
+	})
+	t.Run("RescuedBeforeTheWorkerRan", func(t *testing.T) {
+		e := newEnv(t, 1, 8, showOpts{})
+		o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
+		e.clock.Add(16 * time.Minute)
+		paid, err := e.svc.PayOrder(ctx, "u1", o.ID, "late")
+		if err != nil || paid.Status != booking.OrderPaid {
+			t.Fatalf("late PayOrder = %+v, %v", paid, err)
+		}
+		// The worker's claim now finds a paid order; the old token's release frees nothing.
+		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 0 {
+			t.Errorf("ExpireDue = %d, %v; want 0", n, err)
+		}
+		if _, err := e.store.Release(ctx, e.show, o.HoldToken, "u1", o.SeatIDs); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range o.SeatIDs {
+			if st := e.state(t, id); st.Status != seats.StatusSold {
+				t.Errorf("seat %d = %+v, want sold", id, st)
+			}
+		}
+		if got := e.count(t, "u1"); got != 2 {
+			t.Errorf("user count = %d, want 2", got)
+		}
+	})
+	t.Run("SeatsTakenRefundRequired", func(t *testing.T) {
+		e := newEnv(t, 1, 8, showOpts{})
+		o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
+		e.clock.Add(16 * time.Minute)
+		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 1 {
+			t.Fatalf("ExpireDue = %d, %v", n, err)
+		}
+		other := e.mustHold(t, "u2", "k1", e.seat("A", 1))
+		_, err := e.svc.PayOrder(ctx, "u1", o.ID, "late")
+		wantCode(t, err, seatflow.EORDEREXPIRED)
+		got, _ := e.svc.Order(ctx, "u1", o.ID)
+		if got.Status != booking.OrderExpired || !got.RefundRequired {
+			t.Errorf("order = %+v, want EXPIRED with refundRequired", got)
+		}
+		if st := e.state(t, e.seat("A", 1)); st.Token != other.HoldToken {
+			t.Errorf("other buyer's seat = %+v", st)
+		}
+		if st := e.state(t, e.seat("A", 2)); st.Status != seats.StatusAvailable {
+			t.Errorf("seat A2 = %+v, want available (nothing half-taken)", st)
+		}
+		if got := e.count(t, "u1"); got != 0 {
+			t.Errorf("user count = %d, want 0", got)
+		}
+		_, err = e.svc.PayOrder(ctx, "u1", o.ID, "late")
+		wantCode(t, err, seatflow.EORDEREXPIRED)
+	})
+}
+
+func TestSomeoneElsesOrderIsNotFound(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1, 8, showOpts{})
+	o := e.mustHold(t, "owner", "k1", e.seat("A", 1), e.seat("A", 2))
+	for _, id := range []int{o.ID, 999999} {
+		_, err := e.svc.Order(ctx, "thief", id)
+		wantCode(t, err, seatflow.ENOTFOUND)
+		_, err = e.svc.PayOrder(ctx, "thief", id, "p")
+		wantCode(t, err, seatflow.ENOTFOUND)
+		_, err = e.svc.CancelOrder(ctx, "thief", id)
+		wantCode(t, err, seatflow.ENOTFOUND)
+		_, err = e.svc.ExtendHold(ctx, "thief", id)
+		wantCode(t, err, seatflow.ENOTFOUND)
+	}
+	if mine, err := e.svc.MyOrders(ctx, "thief"); err != nil || len(mine) != 0 {
+		t.Errorf("MyOrders(thief) = %v, %v", mine, err)
+	}
+	if got, _ := e.svc.Order(ctx, "owner", o.ID); got == nil || got.Status != booking.OrderPending {
+		t.Errorf("owner's order changed: %+v", got)
+	}
+}

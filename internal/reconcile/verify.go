@@ -1,0 +1,147 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"seatflow/ent"
+	"seatflow/ent/order"
+	"seatflow/ent/orderseat"
+	"seatflow/ent/showtime"
+	"seatflow/internal/seats"
+)
+
+// Violation is one broken invariant, described for a person.
+type Violation struct {
+	ShowtimeID int
+	Message    string
+}
+
+func (v Violation) String() string { return fmt.Sprintf("showtime %d: %s", v.ShowtimeID, v.Message) }
+
+// Verify checks the invariants that must hold whenever no request is in flight:
+//   - no seat belongs to two active (PENDING_PAYMENT or PAID) orders, and every active
+//     order's seats are in seat_occupancy under that order;
+//   - for every showtime on sale or closed, Redis equals MySQL: a seat of a pending order
+//     is held by its token, a seat of a paid order is sold to its token, every other
+//     sellable seat is free;
+//   - each user's count in Redis equals the seats of their active orders.
+//
+// It returns every violation it finds (none means the stores agree).
+func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violation, error) {
+	var out []Violation
+	active, err := db.Order.Query().Where(order.StatusIn(order.StatusPENDING_PAYMENT, order.StatusPAID)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("verify: orders: %w", err)
+	}
+	byID := make(map[int]*ent.Order, len(active))
+	ids := make([]int, 0, len(active))
+	for _, o := range active {
+		byID[o.ID] = o
+		ids = append(ids, o.ID)
+	}
+	seatRows, err := db.OrderSeat.Query().Where(orderseat.OrderIDIn(ids...)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("verify: order seats: %w", err)
+	}
+	occRows, err := db.SeatOccupancy.Query().All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("verify: occupancy: %w", err)
+	}
+	type seatKey struct{ show, seat int }
+	owner := map[seatKey]*ent.Order{}
+	for _, r := range seatRows {
+		o := byID[r.OrderID]
+		k := seatKey{o.ShowtimeID, r.SeatID}
+		if prev := owner[k]; prev != nil {
+			out = append(out, Violation{o.ShowtimeID, fmt.Sprintf("seat %d is in active orders %d and %d", r.SeatID, prev.ID, o.ID)})
+			continue
+		}
+		owner[k] = o
+	}
+	occupied := map[seatKey]int{}
+	for _, r := range occRows {
+		occupied[seatKey{r.ShowtimeID, r.SeatID}] = r.OrderID
+		if byID[r.OrderID] == nil {
+			out = append(out, Violation{r.ShowtimeID, fmt.Sprintf("seat %d is occupied by order %d, which is not active", r.SeatID, r.OrderID)})
+		}
+	}
+	for k, o := range owner {
+		if occupied[k] != o.ID {
+			out = append(out, Violation{k.show, fmt.Sprintf("seat %d of active order %d has no occupancy row", k.seat, o.ID)})
+		}
+	}
+
+	shows, err := db.Showtime.Query().Where(showtime.StatusIn(showtime.StatusON_SALE, showtime.StatusCLOSED)).
+		WithHall(func(q *ent.HallQuery) { q.WithSeats() }).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("verify: showtimes: %w", err)
+	}
+	for _, sh := range shows {
+		states, _, err := store.States(ctx, sh.ID)
+		if err != nil {
+			return nil, fmt.Errorf("verify: seats of showtime %d: %w", sh.ID, err)
+		}
+		if len(states) == 0 {
+			out = append(out, Violation{sh.ID, "has no seat hash in Redis"})
+			continue
+		}
+		counts := map[string]int{}
+		for _, seat := range sh.Edges.Hall.Edges.Seats {
+			st, inHash := states[seat.ID]
+			if !seat.Sellable {
+				if inHash {
+					out = append(out, Violation{sh.ID, fmt.Sprintf("unsellable seat %d is in the seat hash", seat.ID)})
+				}
+				continue
+			}
+			o := owner[seatKey{sh.ID, seat.ID}]
+			want := seats.State{Status: seats.StatusAvailable}
+			if o != nil {
+				counts[o.UserID]++
+				want = seats.State{Status: seats.StatusHeld, Token: o.HoldToken}
+				if o.Status == order.StatusPAID {
+					want.Status = seats.StatusSold
+				}
+			}
+			if !inHash || st.Status != want.Status || st.Token != want.Token {
+				out = append(out, Violation{sh.ID, fmt.Sprintf("seat %d is %s in Redis but %s in MySQL", seat.ID, describe(st, inHash), describe(want, true))})
+			}
+		}
+		limits, err := store.Counts(ctx, sh.ID)
+		if err != nil {
+			return nil, fmt.Errorf("verify: counts of showtime %d: %w", sh.ID, err)
+		}
+		users := map[string]bool{}
+		for u := range limits {
+			users[u] = true
+		}
+		for u := range counts {
+			users[u] = true
+		}
+		names := make([]string, 0, len(users))
+		for u := range users {
+			names = append(names, u)
+		}
+		sort.Strings(names)
+		for _, u := range names {
+			if limits[u] != counts[u] {
+				out = append(out, Violation{sh.ID, fmt.Sprintf("user %s counts %d seats in Redis but has %d active", strconv.Quote(u), limits[u], counts[u])})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ShowtimeID < out[j].ShowtimeID })
+	return out, nil
+}
+
+func describe(s seats.State, present bool) string {
+	if !present {
+		return "missing"
+	}
+	if s.Token == "" {
+		return s.Status
+	}
+	return s.Status + " by " + s.Token
+}

@@ -1,0 +1,95 @@
+package seats
+
+import (
+	"math"
+
+	"seatflow/internal/catalog"
+)
+
+// BestSeats suggests count free seats of the hall given the seat states (from States):
+// count adjacent seats in one row, the block whose centre is closest to the centre of the
+// hall (middle rows, middle of the row, by x/y), never leaving a single-seat gap next to
+// it unless allowGaps.
+//
+// When no row has count such seats together it splits the party greedily: the best block
+// of the largest size that still exists, then the best block for the rest, and so on. This
+// keeps as many people together as possible, the biggest group in the best place. It
+// returns nil when fewer than count seats are free (or none can be placed), and never
+// more than count seats.
+func BestSeats(hall *catalog.Hall, states map[int]State, count int, allowGaps bool) []catalog.Seat {
+	if count <= 0 || len(hall.Seats) == 0 {
+		return nil
+	}
+	rows := hallRows(hall)
+	free := map[int]bool{}
+	for _, seat := range hall.Seats {
+		if st, ok := states[seat.ID]; ok && seat.Sellable && st.Status == StatusAvailable {
+			free[seat.ID] = true
+		}
+	}
+	if len(free) < count {
+		return nil
+	}
+	cx, cy := hallCentre(hall)
+	var picked []catalog.Seat
+	for remaining := count; remaining > 0; {
+		var block []catalog.Seat
+		for k := remaining; k > 0 && block == nil; k-- {
+			block = bestBlock(rows, free, k, allowGaps, cx, cy)
+		}
+		if block == nil && !allowGaps {
+			// The gap rule leaves no place for the rest: a split suggestion that strands
+			// a seat beats no suggestion (the hold itself still enforces the rule).
+			block = bestBlock(rows, free, 1, true, cx, cy)
+		}
+		if block == nil {
+			return nil
+		}
+		for _, seat := range block {
+			delete(free, seat.ID)
+		}
+		picked = append(picked, block...)
+		remaining -= len(block)
+	}
+	return picked
+}
+
+func hallCentre(hall *catalog.Hall) (float64, float64) {
+	minX, maxX, minY, maxY := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, s := range hall.Seats {
+		minX, maxX = math.Min(minX, float64(s.X)), math.Max(maxX, float64(s.X))
+		minY, maxY = math.Min(minY, float64(s.Y)), math.Max(maxY, float64(s.Y))
+	}
+	return (minX + maxX) / 2, (minY + maxY) / 2
+}
+
+// bestBlock returns the k adjacent free seats of one row closest to (cx, cy), or nil.
+func bestBlock(rows [][]catalog.Seat, free map[int]bool, k int, allowGaps bool, cx, cy float64) []catalog.Seat {
+	var best []catalog.Seat
+	bestDist := math.Inf(1)
+	for _, row := range rows {
+		isFree := func(i int) bool { return i >= 0 && i < len(row) && free[row[i].ID] }
+	window:
+		for start := 0; start+k <= len(row); start++ {
+			var sx, sy float64
+			for i := start; i < start+k; i++ {
+				if !free[row[i].ID] {
+					continue window
+				}
+				sx += float64(row[i].X)
+				sy += float64(row[i].Y)
+			}
+			// A free seat right next to the block whose other side is taken, a wall or
+			// the row's end would be stranded.
+			if !allowGaps && ((isFree(start-1) && !isFree(start-2)) || (isFree(start+k) && !isFree(start+k+1))) {
+				continue
+			}
+			d := math.Hypot(sx/float64(k)-cx, sy/float64(k)-cy)
+			if d < bestDist-1e-9 {
+				bestDist = d
+				best = row[start : start+k]
+			}
+		}
+	}
+	return append([]catalog.Seat(nil), best...)
+}

@@ -1,0 +1,87 @@
+-- hold: takes seats for a hold token, all or nothing.
+--
+-- KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
+-- ARGV[1] now in ms (the HELD_AT of the new holds)
+-- ARGV[2] hold token
+-- ARGV[3] user id (field of the limits hash)
+-- ARGV[4] purchase limit; 0 = no limit
+-- ARGV[5] "1" when single-seat gaps are allowed
+-- ARGV[6] takeover token or "": seats held or sold by it count as free and are already
+--         counted in the user's limit (a late payment moving its own seats to a new token)
+-- ARGV[7] n, then ARGV[8 .. 7+n] the requested seat ids
+-- then, for the gap rule, each row touched: m, then the row's m seat ids ordered by number
+--         (unsellable seats are absent from the hash and so act as a wall)
+--
+-- Returns {"OK", version} | {"UNAVAILABLE", seat id, ...} | {"LIMIT", user's count}
+--       | {"GAP", stranded seat id} | {"NOHASH"} when the showtime has no seat hash.
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return {'NOHASH'}
+end
+local now, token, user = ARGV[1], ARGV[2], ARGV[3]
+local limit = tonumber(ARGV[4])
+local allowGaps = ARGV[5] == '1'
+local takeover = ARGV[6]
+local n = tonumber(ARGV[7])
+
+-- ownedByTakeover reports whether state v ("1|T|ms" or "2|T") belongs to the takeover token.
+local function ownedByTakeover(v)
+  if takeover == '' or not v then return false end
+  return v == '2|' .. takeover or string.sub(v, 1, #takeover + 3) == '1|' .. takeover .. '|'
+end
+
+local requested, ids, conflicts = {}, {}, {}
+local fresh = 0
+for i = 1, n do
+  local id = ARGV[7 + i]
+  ids[i] = id
+  requested[id] = true
+  local v = redis.call('HGET', KEYS[1], id)
+  if v == '0' then
+    fresh = fresh + 1
+  elseif not ownedByTakeover(v) then
+    conflicts[#conflicts + 1] = id
+  end
+end
+if #conflicts > 0 then
+  table.insert(conflicts, 1, 'UNAVAILABLE')
+  return conflicts
+end
+
+local count = tonumber(redis.call('HGET', KEYS[3], user) or '0')
+if limit > 0 and count + fresh > limit then
+  return {'LIMIT', tostring(count)}
+end
+
+-- Gap rule: after taking the seats, no free seat may sit alone between taken seats, walls
+-- or the row's ends right next to the selection. Older gaps elsewhere do not block.
+if not allowGaps then
+  local i = 8 + n
+  while i <= #ARGV do
+    local m = tonumber(ARGV[i])
+    local row, free = {}, {}
+    for j = 1, m do
+      local id = ARGV[i + j]
+      row[j] = id
+      free[j] = (not requested[id]) and redis.call('HGET', KEYS[1], id) == '0'
+    end
+    for j = 1, m do
+      if free[j] and not free[j - 1] and not free[j + 1]
+          and ((j > 1 and requested[row[j - 1]]) or (j < m and requested[row[j + 1]])) then
+        return {'GAP', row[j]}
+      end
+    end
+    i = i + m + 1
+  end
+end
+
+local changes = {}
+for i, id in ipairs(ids) do
+  redis.call('HSET', KEYS[1], id, '1|' .. token .. '|' .. now)
+  changes[i] = {seatId = id, status = 'HELD'}
+end
+if fresh > 0 then
+  redis.call('HINCRBY', KEYS[3], user, fresh)
+end
+local ver = redis.call('INCR', KEYS[2])
+redis.call('PUBLISH', KEYS[4], cjson.encode({version = ver, changes = changes}))
+return {'OK', tostring(ver)}

@@ -1,0 +1,35 @@
+-- init: creates a showtime's seat hash (open sale, or rebuild after Redis lost it).
+-- Never overwrites an existing hash.
+--
+-- KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
+-- ARGV[1] n, then n pairs: seat id, state ("0", "1|TOKEN|HELD_AT_MS" or "2|TOKEN"),
+--         sellable seats only
+-- then pairs: user id, seats the user holds or bought (replaces the limits hash)
+--
+-- Returns 1 when it created the hash, 0 when one existed (and nothing changed).
+-- The version is incremented (kept if present), so watchers see a new version.
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return 0
+end
+local n = tonumber(ARGV[1])
+local changes = {}
+for i = 1, n do
+  local id, v = ARGV[2 * i], ARGV[2 * i + 1]
+  redis.call('HSET', KEYS[1], id, v)
+  local status = 'AVAILABLE'
+  if string.sub(v, 1, 1) == '1' then
+    status = 'HELD'
+  elseif string.sub(v, 1, 1) == '2' then
+    status = 'SOLD'
+  end
+  changes[i] = {seatId = id, status = status}
+end
+redis.call('DEL', KEYS[3])
+for i = 2 * n + 2, #ARGV, 2 do
+  redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
+end
+local ver = redis.call('INCR', KEYS[2])
+if n > 0 then
+  redis.call('PUBLISH', KEYS[4], cjson.encode({version = ver, changes = changes}))
+end
+return 1

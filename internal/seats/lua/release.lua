@@ -1,0 +1,31 @@
+-- release: frees the seats held or sold by a token and gives the user's limit back.
+-- Seats of any other token are left alone, so it is idempotent and safe to repeat.
+--
+-- KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
+-- ARGV[1] hold token
+-- ARGV[2] user id (field of the limits hash); "" when unknown (an orphan hold): no count
+--         is changed and the reconciler recounts
+-- ARGV[3 ..] seat ids
+--
+-- Returns the number of seats released.
+local token, user = ARGV[1], ARGV[2]
+local held = '1|' .. token .. '|'
+local sold = '2|' .. token
+local changes = {}
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  local v = redis.call('HGET', KEYS[1], id)
+  if v and (v == sold or string.sub(v, 1, #held) == held) then
+    redis.call('HSET', KEYS[1], id, '0')
+    changes[#changes + 1] = {seatId = id, status = 'AVAILABLE'}
+  end
+end
+if #changes > 0 then
+  -- never below 0: a count that drifted low is the reconciler's to recount
+  if user ~= '' and redis.call('HINCRBY', KEYS[3], user, -#changes) <= 0 then
+    redis.call('HDEL', KEYS[3], user)
+  end
+  local ver = redis.call('INCR', KEYS[2])
+  redis.call('PUBLISH', KEYS[4], cjson.encode({version = ver, changes = changes}))
+end
+return #changes

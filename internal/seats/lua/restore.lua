@@ -1,0 +1,36 @@
+-- restore: marks a paid order's seats sold to its token again (the reconciler's paid-seat
+-- repair after a crash between the PAID commit and confirm, or a lost release race).
+-- Seats that are free or held by the token become "2|TOKEN"; seats of another token are
+-- left alone and reported (a conflict for a human, never silently overwritten).
+--
+-- KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
+-- ARGV[1] hold token
+-- ARGV[2] user id (seats that were free are added to the user's count)
+-- ARGV[3 ..] seat ids
+--
+-- Returns {number of seats changed (as a string), conflicting seat id, ...}.
+local token, user = ARGV[1], ARGV[2]
+local held = '1|' .. token .. '|'
+local sold = '2|' .. token
+local changes, conflicts = {}, {}
+local fresh = 0
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  local v = redis.call('HGET', KEYS[1], id)
+  if v == '0' or (v and string.sub(v, 1, #held) == held) then
+    if v == '0' then fresh = fresh + 1 end
+    redis.call('HSET', KEYS[1], id, sold)
+    changes[#changes + 1] = {seatId = id, status = 'SOLD'}
+  elseif v ~= sold then
+    conflicts[#conflicts + 1] = id
+  end
+end
+if fresh > 0 then
+  redis.call('HINCRBY', KEYS[3], user, fresh)
+end
+if #changes > 0 then
+  local ver = redis.call('INCR', KEYS[2])
+  redis.call('PUBLISH', KEYS[4], cjson.encode({version = ver, changes = changes}))
+end
+table.insert(conflicts, 1, tostring(#changes))
+return conflicts

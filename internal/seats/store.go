@@ -1,0 +1,400 @@
+package seats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seatflow"
+	"seatflow/internal/catalog"
+	"seatflow/internal/keys"
+)
+
+// Store is the seat inventory of every showtime in Redis. Its methods are the only way
+// seat state changes; each runs one Lua script, so each change is atomic.
+type Store struct {
+	RDB  redis.UniversalClient
+	Keys keys.Keys
+	// Now is the clock (HELD_AT of new holds); time.Now when nil.
+	Now func() time.Time
+}
+
+// State is a seat's raw state in Redis, with the token for the reconciler.
+type State struct {
+	Status string // StatusAvailable, StatusHeld or StatusSold
+	Token  string
+	HeldAt time.Time // zero unless held
+}
+
+// Occupancy is a taken seat to overlay when a seat hash is built (an active order's seat).
+type Occupancy struct {
+	SeatID int
+	UserID string
+	Token  string
+	Sold   bool
+	HeldAt time.Time
+}
+
+// HoldRequest asks to hold seats of a showtime for one order.
+type HoldRequest struct {
+	ShowtimeID int
+	Hall       *catalog.Hall // the showtime's hall: the rows for the gap rule
+	SeatIDs    []int
+	Token      string
+	UserID     string
+	Limit      int // purchase limit per user and showtime; 0 = no limit
+	AllowGaps  bool
+	// TakeOver is a token whose seats count as free to this hold (and already counted in
+	// the user's limit): a late payment moves its order's seats to a fresh token, so a
+	// delayed release of the old token cannot free them. Empty for ordinary holds.
+	TakeOver string
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Store) showKeys(showID int, withLimits bool) []string {
+	k := []string{s.Keys.Seats(showID), s.Keys.Version(showID)}
+	if withLimits {
+		k = append(k, s.Keys.Limits(showID))
+	}
+	return append(k, s.Keys.Events(showID))
+}
+
+// redisErr turns a Redis failure into SERVICE_UNAVAILABLE (seat state has no other source,
+// so the caller must not guess), keeping the cause in the chain. Errors the server
+// itself returned (a script bug) stay internal.
+func redisErr(op string, err error) error {
+	var rerr redis.Error
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &rerr) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return fmt.Errorf("%s: %w: %w", op, seatflow.Errorf(seatflow.EUNAVAILABLE, "seat service temporarily unavailable"), err)
+}
+
+func ids(seatIDs []int) []any {
+	out := make([]any, len(seatIDs))
+	for i, id := range seatIDs {
+		out[i] = strconv.Itoa(id)
+	}
+	return out
+}
+
+// Init builds the seat hash of a showtime from the hall's sellable seats overlaid with
+// occupancy, and sets the users' counts from it. It never overwrites an existing hash and
+// reports whether it created one.
+func (s *Store) Init(ctx context.Context, showID int, hall *catalog.Hall, occ []Occupancy) (bool, error) {
+	taken := make(map[int]Occupancy, len(occ))
+	counts := map[string]int{}
+	for _, o := range occ {
+		taken[o.SeatID] = o
+	}
+	var seatArgs []any
+	n := 0
+	for _, seat := range hall.Seats {
+		if !seat.Sellable {
+			continue
+		}
+		v := "0"
+		if o, ok := taken[seat.ID]; ok {
+			if o.Sold {
+				v = "2|" + o.Token
+			} else {
+				v = "1|" + o.Token + "|" + strconv.FormatInt(o.HeldAt.UnixMilli(), 10)
+			}
+			counts[o.UserID]++
+		}
+		seatArgs = append(seatArgs, strconv.Itoa(seat.ID), v)
+		n++
+	}
+	args := append([]any{n}, seatArgs...)
+	users := make([]string, 0, len(counts))
+	for u := range counts {
+		users = append(users, u)
+	}
+	sort.Strings(users)
+	for _, u := range users {
+		args = append(args, u, counts[u])
+	}
+	created, err := initScript.Run(ctx, s.RDB, s.showKeys(showID, true), args...).Int()
+	if err != nil {
+		return false, redisErr("init seats", err)
+	}
+	return created == 1, nil
+}
+
+// Exists reports whether the showtime has a seat hash (it is created at open sale).
+func (s *Store) Exists(ctx context.Context, showID int) (bool, error) {
+	n, err := s.RDB.Exists(ctx, s.Keys.Seats(showID)).Result()
+	if err != nil {
+		return false, redisErr("seat hash exists", err)
+	}
+	return n == 1, nil
+}
+
+// Hold takes all the requested seats for req.Token or none. It fails with
+// SEATS_UNAVAILABLE (Extensions["seatIds"] lists the taken ones), PURCHASE_LIMIT_EXCEEDED,
+// SEAT_GAP, or BAD_USER_INPUT for a seat not in the hall.
+func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
+	if len(req.SeatIDs) == 0 || len(req.SeatIDs) != len(uniq(req.SeatIDs)) {
+		return seatflow.Errorf(seatflow.EINVALID, "choose one or more distinct seats")
+	}
+	rows, err := touchedRows(req.Hall, req.SeatIDs)
+	if err != nil {
+		return err
+	}
+	gaps := "0"
+	if req.AllowGaps {
+		gaps = "1"
+	}
+	args := []any{s.now().UnixMilli(), req.Token, req.UserID, req.Limit, gaps, req.TakeOver, len(req.SeatIDs)}
+	args = append(args, ids(req.SeatIDs)...)
+	for _, row := range rows {
+		args = append(args, len(row))
+		args = append(args, ids(row)...)
+	}
+	res, err := holdScript.Run(ctx, s.RDB, s.showKeys(req.ShowtimeID, true), args...).StringSlice()
+	if err != nil {
+		return redisErr("hold seats", err)
+	}
+	switch res[0] {
+	case "OK":
+		return nil
+	case "UNAVAILABLE":
+		e := seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "some of these seats were just taken: %s", strings.Join(res[1:], ", "))
+		e.Extensions = map[string]any{"seatIds": res[1:]}
+		return e
+	case "LIMIT":
+		return seatflow.Errorf(seatflow.ELIMIT, "at most %d seats per customer for this showtime (you have %s)", req.Limit, res[1])
+	case "GAP":
+		e := seatflow.Errorf(seatflow.ESEATGAP, "this selection would leave seat %s empty on its own", res[1])
+		e.Extensions = map[string]any{"seatIds": res[1:2]}
+		return e
+	case "NOHASH":
+		return seatflow.Errorf(seatflow.EUNAVAILABLE, "seat map not ready, try again in a moment")
+	}
+	return fmt.Errorf("hold seats: unexpected reply %q", res)
+}
+
+func uniq(ids []int) map[int]bool {
+	m := make(map[int]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+// touchedRows returns, for every row holding a requested seat, the row's seat ids ordered
+// by number (unsellable ones included: they are walls for the gap rule).
+func touchedRows(hall *catalog.Hall, seatIDs []int) ([][]int, error) {
+	rowOf := make(map[int]string, len(hall.Seats))
+	for _, seat := range hall.Seats {
+		rowOf[seat.ID] = seat.Row
+	}
+	touched := map[string]bool{}
+	for _, id := range seatIDs {
+		row, ok := rowOf[id]
+		if !ok {
+			return nil, seatflow.Errorf(seatflow.EINVALID, "seat %d is not in this hall", id)
+		}
+		touched[row] = true
+	}
+	var rows [][]int
+	for _, row := range hallRows(hall) {
+		if touched[row[0].Row] {
+			r := make([]int, len(row))
+			for i, seat := range row {
+				r[i] = seat.ID
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows, nil
+}
+
+// hallRows groups the hall's seats by row, in the hall's row order, each ordered by number.
+func hallRows(hall *catalog.Hall) [][]catalog.Seat {
+	index := map[string]int{}
+	var rows [][]catalog.Seat
+	for _, seat := range hall.Seats {
+		i, ok := index[seat.Row]
+		if !ok {
+			i = len(rows)
+			index[seat.Row] = i
+			rows = append(rows, nil)
+		}
+		rows[i] = append(rows[i], seat)
+	}
+	for _, row := range rows {
+		sort.Slice(row, func(a, b int) bool { return row[a].Number < row[b].Number })
+	}
+	return rows
+}
+
+// Confirm marks the seats held by token as sold to it (payment). It is idempotent and
+// returns how many of the seats are now sold to token: fewer than len(seatIDs) means some
+// were lost and must be repaired.
+func (s *Store) Confirm(ctx context.Context, showID int, token string, seatIDs []int) (int, error) {
+	if len(seatIDs) == 0 {
+		return 0, nil
+	}
+	args := append([]any{token}, ids(seatIDs)...)
+	n, err := confirmScript.Run(ctx, s.RDB, s.showKeys(showID, false), args...).Int()
+	if err != nil {
+		return 0, redisErr("confirm seats", err)
+	}
+	return n, nil
+}
+
+// Release frees the seats held or sold by token and gives them back to the user's count
+// (userID "" leaves counts alone: an orphan hold's user is unknown, the reconciler
+// recounts). Seats of other tokens are untouched, so it is idempotent. It returns how
+// many it freed.
+func (s *Store) Release(ctx context.Context, showID int, token, userID string, seatIDs []int) (int, error) {
+	if len(seatIDs) == 0 {
+		return 0, nil
+	}
+	args := append([]any{token, userID}, ids(seatIDs)...)
+	n, err := releaseScript.Run(ctx, s.RDB, s.showKeys(showID, true), args...).Int()
+	if err != nil {
+		return 0, redisErr("release seats", err)
+	}
+	return n, nil
+}
+
+// Restore marks the seats of a paid order sold to its token again where they are free or
+// still held by it (the reconciler's paid-seat repair), adding formerly free seats to the
+// user's count. It returns how many seats it changed and the ids of seats another token
+// has, which it leaves alone.
+func (s *Store) Restore(ctx context.Context, showID int, token, userID string, seatIDs []int) (int, []string, error) {
+	if len(seatIDs) == 0 {
+		return 0, nil, nil
+	}
+	args := append([]any{token, userID}, ids(seatIDs)...)
+	res, err := restoreScript.Run(ctx, s.RDB, s.showKeys(showID, true), args...).StringSlice()
+	if err != nil {
+		return 0, nil, redisErr("restore seats", err)
+	}
+	n, _ := strconv.Atoi(res[0])
+	return n, res[1:], nil
+}
+
+// Counts returns the showtime's per-user seat counts (held or bought), for the purchase
+// limit; users with none are absent.
+func (s *Store) Counts(ctx context.Context, showID int) (map[string]int, error) {
+	raw, err := s.RDB.HGetAll(ctx, s.Keys.Limits(showID)).Result()
+	if err != nil {
+		return nil, redisErr("read seat counts", err)
+	}
+	counts := make(map[string]int, len(raw))
+	for user, v := range raw {
+		n, _ := strconv.Atoi(v)
+		counts[user] = n
+	}
+	return counts, nil
+}
+
+// SetCounts replaces the showtime's per-user seat counts (the reconciler's limit
+// recount). The caller computes them from seat state read under the show lock; a hold
+// racing the recount can still skew one count until the next run.
+func (s *Store) SetCounts(ctx context.Context, showID int, counts map[string]int) error {
+	key := s.Keys.Limits(showID)
+	_, err := s.RDB.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, key)
+		for user, n := range counts {
+			if n > 0 {
+				p.HSet(ctx, key, user, n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return redisErr("set seat counts", err)
+	}
+	return nil
+}
+
+// States reads every seat of the showtime's hash and the version at one instant. Seats not
+// in the map are unsellable (or the hash is missing: then the map is empty).
+func (s *Store) States(ctx context.Context, showID int) (map[int]State, int, error) {
+	res, err := snapshotScript.Run(ctx, s.RDB, []string{s.Keys.Seats(showID), s.Keys.Version(showID)}).Slice()
+	if err != nil {
+		return nil, 0, redisErr("read seats", err)
+	}
+	if len(res) != 2 {
+		return nil, 0, fmt.Errorf("read seats: unexpected reply %v", res)
+	}
+	vs, _ := res[0].(string)
+	version, _ := strconv.Atoi(vs)
+	flat, _ := res[1].([]any)
+	states := make(map[int]State, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		f, _ := flat[i].(string)
+		v, _ := flat[i+1].(string)
+		id, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		states[id] = ParseState(v)
+	}
+	return states, version, nil
+}
+
+// ParseState decodes a hash value: "0" free, "1|TOKEN|HELD_AT_MS" held, "2|TOKEN" sold.
+// Anything else reads as held with no token, so it is never offered as free.
+func ParseState(v string) State {
+	parts := strings.Split(v, "|")
+	switch {
+	case v == "0":
+		return State{Status: StatusAvailable}
+	case parts[0] == "1" && len(parts) == 3:
+		ms, _ := strconv.ParseInt(parts[2], 10, 64)
+		return State{Status: StatusHeld, Token: parts[1], HeldAt: time.UnixMilli(ms)}
+	case parts[0] == "2" && len(parts) == 2:
+		return State{Status: StatusSold, Token: parts[1]}
+	}
+	return State{Status: StatusHeld}
+}
+
+// Map returns the seat map of a showtime: every seat of the hall with its status
+// (UNAVAILABLE when unsellable or not in the hash), the available count and the version.
+func (s *Store) Map(ctx context.Context, showID int, hall *catalog.Hall) (*SeatMap, error) {
+	states, version, err := s.States(ctx, showID)
+	if err != nil {
+		return nil, err
+	}
+	m := &SeatMap{ShowtimeID: showID, Version: version, Seats: make([]SeatState, len(hall.Seats))}
+	for i, seat := range hall.Seats {
+		status := StatusUnavailable
+		if st, ok := states[seat.ID]; ok && seat.Sellable {
+			status = st.Status
+		}
+		if status == StatusAvailable {
+			m.Available++
+		}
+		m.Seats[i] = SeatState{Seat: seat, Status: status}
+	}
+	return m, nil
+}
+
+// Delta is the JSON a seat-changing script publishes on the showtime's events channel.
+type Delta struct {
+	Version int           `json:"version"`
+	Changes []DeltaChange `json:"changes"`
+}
+
+// DeltaChange is one seat's new status in a Delta (seat id as a string, as Lua sends it).
+type DeltaChange struct {
+	SeatID string `json:"seatId"`
+	Status string `json:"status"`
+}
