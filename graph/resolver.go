@@ -6,12 +6,16 @@ import (
 	"seatflow"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
+	"seatflow/internal/live"
+	"seatflow/internal/reconcile"
 )
 
 // Resolver is the root resolver: the services the API needs.
 type Resolver struct {
 	Catalog *catalog.Service
 	Booking *booking.Service
+	Live    *live.Hub
+	Rec     *reconcile.Reconciler
 }
 
 // notYet answers operations whose feature has not been built yet: a clear code, no fake data.

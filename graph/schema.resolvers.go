@@ -7,6 +7,8 @@ package graph
 
 import (
 	"context"
+	"errors"
+	"seatflow"
 	"seatflow/graph/model"
 	"seatflow/internal/auth"
 	"seatflow/internal/booking"
@@ -143,7 +145,11 @@ func (r *mutationResolver) RunReconcile(ctx context.Context) (*reconcile.Report,
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
-	return nil, notYet("runReconcile")
+	rep, err := r.Rec.RunOnce(ctx)
+	if errors.Is(err, reconcile.ErrBusy) {
+		return nil, seatflow.Errorf(seatflow.EINPROGRESS, "a reconciler run is already in progress; try again shortly")
+	}
+	return rep, err
 }
 
 // Showtime is the resolver for the showtime field.
@@ -238,7 +244,14 @@ func (r *queryResolver) ReconcileRuns(ctx context.Context, first *int) ([]*recon
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
-	return nil, notYet("reconcileRuns")
+	n := 20
+	if first != nil {
+		n = *first
+	}
+	if n < 1 || n > 100 {
+		return nil, seatflow.Errorf(seatflow.EINVALID, "first must be between 1 and 100")
+	}
+	return r.Rec.Runs(ctx, n)
 }
 
 // Movie is the resolver for the movie field.
@@ -258,7 +271,15 @@ func (r *showtimeResolver) SeatMap(ctx context.Context, obj *catalog.Showtime) (
 
 // SeatMap is the resolver for the seatMap field.
 func (r *subscriptionResolver) SeatMap(ctx context.Context, showtimeID int) (<-chan *seats.SeatMapEvent, error) {
-	return nil, notYet("seatMap subscription")
+	show, err := r.Catalog.Showtime(ctx, showtimeID)
+	if err != nil {
+		return nil, err
+	}
+	hall, err := r.Catalog.Hall(ctx, show.HallID)
+	if err != nil {
+		return nil, err
+	}
+	return r.Live.Watch(ctx, showtimeID, hall)
 }
 
 // Movie returns MovieResolver implementation.

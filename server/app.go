@@ -21,6 +21,8 @@ import (
 	"seatflow/internal/catalog"
 	"seatflow/internal/database"
 	"seatflow/internal/keys"
+	"seatflow/internal/live"
+	"seatflow/internal/reconcile"
 	"seatflow/internal/seats"
 )
 
@@ -38,6 +40,8 @@ type App struct {
 	Cache   *cache.Cache
 	Seats   *seats.Store
 	Booking *booking.Service
+	Live    *live.Hub
+	Rec     *reconcile.Reconciler
 	Outbox  *cache.Outbox
 	Now     func() time.Time
 
@@ -74,12 +78,16 @@ func (a *App) wire() error {
 	a.Seats = &seats.Store{RDB: a.Redis, Keys: a.Keys, Now: a.Now}
 	a.Booking = &booking.Service{DB: a.DB, Seats: a.Seats, RDB: a.Redis, Keys: a.Keys, Catalog: a.Catalog,
 		Now: a.Now, HoldTTL: a.Config.HoldTTL, Limiter: redis_rate.NewLimiter(a.Redis),
-		HoldRate: perMinute(a.Config.HoldsPerMinute)}
+		HoldRate: perMinute(a.Config.HoldsPerMinute), OrderRate: perMinute(a.Config.OrderChangesPerMinute)}
+	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Log: a.Log})
+	a.Rec = &reconcile.Reconciler{DB: a.DB, Seats: a.Seats, Booking: a.Booking, RDB: a.Redis, Keys: a.Keys,
+		Config: reconcile.Config{Now: a.Now, Log: a.Log}}
 	return nil
 }
 
 // Start runs the instance's background work until Close: the cache invalidation
-// listener and the outbox relay.
+// listener, the outbox relay, the order expiry worker, the live seat-map hub and the
+// reconciler (every instance runs it; a Redis lock lets one at a time do the work).
 func (a *App) Start(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -90,6 +98,10 @@ func (a *App) Start(ctx context.Context) {
 	run(a.Cache.Run)
 	run(func(ctx context.Context) { a.Outbox.RunRelay(ctx, 10*time.Second) })
 	run(func(ctx context.Context) { _ = a.Booking.RunExpiryWorker(ctx, time.Second) })
+	run(func(ctx context.Context) { _ = a.Live.Run(ctx) })
+	if a.Config.ReconcileEvery > 0 {
+		run(func(ctx context.Context) { a.Rec.Run(ctx, a.Config.ReconcileEvery) })
+	}
 	a.closers = append(a.closers, func() { cancel(); wg.Wait() })
 }
 

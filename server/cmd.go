@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,10 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/gorilla/websocket"
+
+	"seatflow/internal/reconcile"
 )
 
 // usageError is a mistake in the command line (exit status 2).
@@ -33,6 +38,8 @@ commands:
   migrate     create or update the database schema, then exit
   seed-demo   add the demo catalog if the database has no movies
   token       print a bearer token: token --sub alice --role customer|admin [--ttl 24h]
+  reconcile   run the reconciler: reconcile --once (one run, report printed)
+  verify      check that Redis and MySQL agree; prints every violation, exit status 1 if any
 
 Flags and SEATFLOW_* variables: seatflow serve -h`
 
@@ -62,6 +69,23 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 		})
 	case "token":
 		return runToken(args, stdout)
+	case "reconcile":
+		return runReconcile(ctx, args, stdout)
+	case "verify":
+		return withApp(ctx, "verify", args, func(a *App) error {
+			violations, err := reconcile.Verify(ctx, a.DB, a.Seats)
+			if err != nil {
+				return err
+			}
+			for _, v := range violations {
+				fmt.Fprintln(stdout, v)
+			}
+			if len(violations) > 0 {
+				return fmt.Errorf("%d violations", len(violations))
+			}
+			fmt.Fprintln(stdout, "verify: Redis and MySQL agree")
+			return nil
+		})
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -89,6 +113,31 @@ func withApp(ctx context.Context, name string, args []string, fn func(*App) erro
 	}
 	defer a.Close()
 	return fn(a)
+}
+
+func runReconcile(ctx context.Context, args []string, stdout io.Writer) error {
+	once := false
+	rest := args[:0:0]
+	for _, arg := range args {
+		if arg == "--once" || arg == "-once" {
+			once = true
+		} else {
+			rest = append(rest, arg)
+		}
+	}
+	if !once {
+		return usageError{"usage: seatflow reconcile --once (the server runs it on a schedule)"}
+	}
+	return withApp(ctx, "reconcile", rest, func(a *App) error {
+		rep, err := a.Rec.RunOnce(ctx)
+		if errors.Is(err, reconcile.ErrBusy) {
+			fmt.Fprintln(stdout, "another instance is reconciling; nothing done")
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return json.NewEncoder(stdout).Encode(rep)
+	})
 }
 
 func runToken(args []string, stdout io.Writer) error {
@@ -171,6 +220,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
+	closeAllWebsockets(websocket.CloseGoingAway, "server shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdownCtx)

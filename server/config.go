@@ -32,9 +32,11 @@ type Config struct {
 	ReconcileEvery  time.Duration
 	MaxDepth        int
 	HoldsPerMinute  int
-	MaxTokens       int
-	MaxBodyBytes    int64
-	WriteTimeout    time.Duration
+	// OrderChangesPerMinute limits payOrder, cancelOrder and extendHold per user.
+	OrderChangesPerMinute int
+	MaxTokens             int
+	MaxBodyBytes          int64
+	WriteTimeout          time.Duration
 }
 
 // embeddedSecret signs tokens in embedded mode, so the printed demo tokens survive a
@@ -87,6 +89,7 @@ func ParseConfig(name string, args []string) (*Config, []string, error) {
 	dur(&c.LoaderWait, "LOADER_WAIT", 2*time.Millisecond, "dataloader batch window")
 	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")
 	num(&c.HoldsPerMinute, "HOLDS_PER_MINUTE", 20, "holdSeats requests per user per minute (0 = no limit)")
+	num(&c.OrderChangesPerMinute, "ORDER_CHANGES_PER_MINUTE", 60, "payOrder/cancelOrder/extendHold requests per user per minute (0 = no limit)")
 	num(&c.MaxDepth, "MAX_DEPTH", 12, "maximum nesting depth of a query")
 	num(&c.MaxTokens, "MAX_TOKENS", 5000, "maximum tokens the parser reads of one document")
 	maxBody := 0

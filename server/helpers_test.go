@@ -20,7 +20,7 @@ import (
 // HTTP server.
 type testApp struct {
 	*App
-	t      *testing.T
+	t      testing.TB
 	db     *testenv.DB
 	srv    *httptest.Server
 	admin  string
@@ -56,10 +56,20 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 var testNow = time.Date(2030, 3, 10, 9, 0, 0, 0, time.UTC)
 
 // newTestApp starts an instance; flags are extra config flags (e.g. "-cache=false").
-func newTestApp(t *testing.T, flags ...string) *testApp {
+func newTestApp(t testing.TB, flags ...string) *testApp {
 	t.Helper()
-	db := testenv.MySQL(t)
-	r := testenv.NewRedis(t)
+	return startTestApp(t, testenv.MySQL(t), testenv.NewRedis(t), flags...)
+}
+
+// sibling starts a second instance on the same database and Redis prefix, as a second
+// server behind a load balancer would be.
+func (a *testApp) sibling() *testApp {
+	a.t.Helper()
+	return startTestApp(a.t, a.db, &testenv.Redis{Client: testenv.NewRedisClient(a.t), Keys: a.Keys, URL: testenv.RedisURL()})
+}
+
+func startTestApp(t testing.TB, db *testenv.DB, r *testenv.Redis, flags ...string) *testApp {
+	t.Helper()
 	cfg, _, err := ParseConfig("test", append([]string{"-mysql-dsn", db.DSN, "-redis-url", r.URL,
 		"-redis-prefix", r.Keys.Prefix, "-jwt-secret", "test-secret-0123456789", "-loader-wait", "5ms"}, flags...))
 	if err != nil {
@@ -69,6 +79,8 @@ func newTestApp(t *testing.T, flags ...string) *testApp {
 	clk := &clock{now: testNow}
 	a := &App{Config: cfg, Log: slog.New(slog.NewTextHandler(logBuf, nil)), DB: db.Client, SQL: db.SQL,
 		Redis: r.Client, Keys: r.Keys, Now: clk.Now}
+	// Tests run the reconciler themselves when they mean to.
+	a.Config.ReconcileEvery = 0
 	if err := a.wire(); err != nil {
 		t.Fatal(err)
 	}

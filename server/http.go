@@ -19,6 +19,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"seatflow/graph"
+	"seatflow/internal/auth"
 	"seatflow/loaders"
 )
 
@@ -46,7 +47,16 @@ func (a *App) GraphQL() *handler.Server {
 	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{
 		Catalog: a.Catalog,
 		Booking: a.Booking,
+		Live:    a.Live,
+		Rec:     a.Rec,
 	}, Complexity: complexity()}))
+	srv.AddTransport(websocketTransport(WebsocketConfig{
+		AllowedOrigins: a.allowedOrigins(),
+		Auth: func(ctx context.Context, token string) (context.Context, error) {
+			ctx = a.Auth.WithToken(ctx, token)
+			return ctx, auth.TokenError(ctx)
+		},
+	}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})

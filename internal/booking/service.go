@@ -61,9 +61,11 @@ type Service struct {
 	Now func() time.Time
 	// HoldTTL is the life of a hold; DefaultHoldTTL when zero.
 	HoldTTL time.Duration
-	// Limiter and HoldRate limit holds per user; no limit when either is unset.
-	Limiter  *redis_rate.Limiter
-	HoldRate redis_rate.Limit
+	// Limiter, HoldRate and OrderRate limit holds and order changes (pay, cancel, extend)
+	// per user; no limit when unset.
+	Limiter   *redis_rate.Limiter
+	HoldRate  redis_rate.Limit
+	OrderRate redis_rate.Limit
 }
 
 func (s *Service) now() time.Time {
@@ -140,15 +142,21 @@ func validateHold(userID string, in HoldSeatsInput) error {
 }
 
 func (s *Service) allow(ctx context.Context, userID string) error {
-	if s.Limiter == nil || s.HoldRate.IsZero() {
+	return s.rateLimit(ctx, "hold", userID, s.HoldRate)
+}
+
+// rateLimit spends one request of the user's budget for kind (hold, order); a zero rate
+// is no limit.
+func (s *Service) rateLimit(ctx context.Context, kind, userID string, rate redis_rate.Limit) error {
+	if s.Limiter == nil || rate.IsZero() {
 		return nil
 	}
-	res, err := s.Limiter.Allow(ctx, s.Keys.RateLimit()+"hold:"+userID, s.HoldRate)
+	res, err := s.Limiter.Allow(ctx, s.Keys.RateLimit()+kind+":"+userID, rate)
 	if err != nil {
-		return unavailable("hold rate limit", err)
+		return unavailable(kind+" rate limit", err)
 	}
 	if res.Allowed == 0 {
-		e := seatflow.Errorf(seatflow.ERATELIMITED, "too many holds, try again in %s", res.RetryAfter.Round(time.Second))
+		e := seatflow.Errorf(seatflow.ERATELIMITED, "too many requests, try again in %s", res.RetryAfter.Round(time.Second))
 		e.Extensions = map[string]any{"retryAfterMs": res.RetryAfter.Milliseconds()}
 		return e
 	}
@@ -358,6 +366,9 @@ func toOrder(o *ent.Order, seatIDs []int) *Order {
 // ExtendHold pushes a pending order's expiry out by HoldTTL, but never past twice HoldTTL
 // after the order was created, so a hold cannot be kept forever.
 func (s *Service) ExtendHold(ctx context.Context, userID string, orderID int) (*Order, error) {
+	if err := s.rateLimit(ctx, "order", userID, s.OrderRate); err != nil {
+		return nil, err
+	}
 	o, err := s.own(ctx, userID, orderID)
 	if err != nil {
 		return nil, err
@@ -405,6 +416,9 @@ func pendingNotExpired(o *ent.Order, now time.Time) error {
 func (s *Service) PayOrder(ctx context.Context, userID string, orderID int, paymentRef string) (*Order, error) {
 	if paymentRef == "" || len(paymentRef) > maxPaymentRef {
 		return nil, seatflow.Errorf(seatflow.EINVALID, "paymentRef must be 1 to %d characters", maxPaymentRef)
+	}
+	if err := s.rateLimit(ctx, "order", userID, s.OrderRate); err != nil {
+		return nil, err
 	}
 	// Two rounds at most: a conditional update that lost a race is decided on a reload.
 	for range 2 {
@@ -538,6 +552,9 @@ func (s *Service) refund(ctx context.Context, o *ent.Order, paymentRef string) (
 // cancelled by the customer (INVALID_STATE): refunds are handled by staff, and its seats
 // stay sold until then. Cancelling an order that is no longer pending is INVALID_STATE.
 func (s *Service) CancelOrder(ctx context.Context, userID string, orderID int) (*Order, error) {
+	if err := s.rateLimit(ctx, "order", userID, s.OrderRate); err != nil {
+		return nil, err
+	}
 	o, err := s.own(ctx, userID, orderID)
 	if err != nil {
 		return nil, err

@@ -15,5 +15,15 @@ type Report struct {
 	OrphanHoldsReleased int        `json:"orphanHoldsReleased"`
 	SoldOrphansReleased int        `json:"soldOrphansReleased"`
 	LimitsRecounted     int        `json:"limitsRecounted"`
-	ShowtimeIDs         []int      `json:"showtimeIds"`
+	// PaidSeatConflicts counts seats of paid orders found held or sold by another token:
+	// double sales in Redis that the reconciler reports and leaves to a person. Not
+	// stored with the run (they are logged and in the metrics).
+	PaidSeatConflicts int   `json:"paidSeatConflicts"`
+	ShowtimeIDs       []int `json:"showtimeIds"`
+}
+
+// repaired reports whether the run changed anything (and so is stored).
+func (r *Report) repaired() bool {
+	return r.ExpiredCancelled+r.PaidSeatsFixed+r.HashesRebuilt+r.OrphanHoldsReleased+
+		r.SoldOrphansReleased+r.LimitsRecounted > 0
 }

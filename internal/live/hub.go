@@ -1,0 +1,464 @@
+// Package live owns the live seat map of subscriptions: one Redis subscription per showtime
+// per instance, shared by every local watcher of that showtime, and the fan-out of SNAPSHOT
+// and DELTA events to each watcher through a bounded buffer. It never changes seat state and
+// never caches it: snapshots are read from Redis through package seats each time one is
+// sent, and a delta lives only until its watcher has taken it.
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seatflow"
+	"seatflow/internal/catalog"
+	"seatflow/internal/keys"
+	"seatflow/internal/seats"
+)
+
+// Reasons a SNAPSHOT is sent (the "reason" label of the snapshots metric).
+const (
+	ReasonInitial   = "initial"   // first event of every subscription
+	ReasonGap       = "gap"       // a delta's version skipped one: something was missed
+	ReasonSlow      = "slow"      // the watcher's buffer overflowed and deltas were dropped
+	ReasonReconnect = "reconnect" // the pub/sub connection dropped and was restored
+)
+
+const (
+	defaultBuffer = 64
+	// confirmTimeout bounds how long Watch waits for Redis to confirm a subscription.
+	confirmTimeout = 10 * time.Second
+	// retryDelay is the pause between attempts to read a resync snapshot.
+	retryDelay = time.Second
+)
+
+// Options tunes a Hub.
+type Options struct {
+	// Buffer is how many deltas each watcher may have waiting before it is marked slow
+	// (its buffered deltas are dropped and it gets a fresh SNAPSHOT). Default 64.
+	Buffer int
+	// Log receives the hub's errors; slog.Default() when nil.
+	Log *slog.Logger
+}
+
+// Hub fans seat-map deltas out to the local watchers of each showtime. There is one per
+// instance; Run must be running for Watch to work.
+type Hub struct {
+	rdb    redis.UniversalClient
+	keys   keys.Keys
+	store  *seats.Store
+	buffer int
+	log    *slog.Logger
+
+	started chan struct{} // closed when Run has opened the pub/sub connection
+	done    chan struct{} // closed when Run has ended: every watcher ends too
+
+	mu    sync.Mutex
+	ps    *redis.PubSub // nil before Run and after it
+	ended bool
+	shows map[string]*show // by events channel
+	// pending counts, per channel, SUBSCRIBE commands whose confirmation has not been
+	// read yet: a confirmation only counts for the current show when none is pending, so
+	// the late confirmation of an earlier subscribe/unsubscribe cycle is never mistaken
+	// for the current one.
+	pending map[string]int
+}
+
+// show is one watched showtime: its Redis subscription and local watchers.
+type show struct {
+	id        int
+	channel   string
+	hall      *catalog.Hall
+	index     map[int]int // seat id → position in hall.Seats
+	watchers  map[*watcher]struct{}
+	confirmed chan struct{} // closed at the first subscribe confirmation
+	isReady   bool
+}
+
+// watcher is one subscription: deltas wait in buf; a resync reason asks for a SNAPSHOT.
+type watcher struct {
+	show *show
+	buf  chan *seats.SeatMapEvent
+	kick chan struct{} // wakes the watcher when a resync is requested
+
+	mu     sync.Mutex
+	resync string
+}
+
+// NewHub returns a hub reading deltas through rdb and snapshots through store.
+func NewHub(rdb redis.UniversalClient, k keys.Keys, store *seats.Store, opts Options) *Hub {
+	if opts.Buffer <= 0 {
+		opts.Buffer = defaultBuffer
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	return &Hub{
+		rdb: rdb, keys: k, store: store, buffer: opts.Buffer, log: opts.Log,
+		started: make(chan struct{}),
+		done:    make(chan struct{}),
+		shows:   map[string]*show{},
+		pending: map[string]int{},
+	}
+}
+
+// Run owns the hub's one pub/sub connection and reads it until ctx ends. go-redis
+// reconnects and resubscribes by itself when the connection drops; the hub notices the
+// repeated confirmations and resyncs the watchers. When Run returns, every watcher's
+// channel is closed.
+func (h *Hub) Run(ctx context.Context) error {
+	h.mu.Lock()
+	if h.ps != nil || h.ended {
+		h.mu.Unlock()
+		return errors.New("live hub: Run called twice")
+	}
+	ps := h.rdb.Subscribe(ctx)
+	h.ps = ps
+	h.mu.Unlock()
+	close(h.started)
+
+	defer func() {
+		h.mu.Lock()
+		h.ps = nil
+		h.ended = true
+		h.mu.Unlock()
+		close(h.done)
+		_ = ps.Close()
+	}()
+
+	msgs := ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m, ok := <-msgs:
+			if !ok {
+				return errors.New("live hub: pub/sub closed")
+			}
+			switch m := m.(type) {
+			case *redis.Subscription:
+				if m.Kind == "subscribe" {
+					h.confirm(m.Channel)
+				}
+			case *redis.Message:
+				h.deliver(m.Channel, m.Payload)
+			}
+		}
+	}
+}
+
+// confirm handles Redis' confirmation of a channel subscription: the first one lets the
+// show's watchers read their snapshot; a later one means the connection was restored, and
+// deltas may have been lost meanwhile.
+func (h *Hub) confirm(channel string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pending[channel] > 0 {
+		h.pending[channel]--
+		if h.pending[channel] == 0 {
+			delete(h.pending, channel)
+		}
+	}
+	s := h.shows[channel]
+	if s == nil || h.pending[channel] > 0 {
+		return
+	}
+	if !s.isReady {
+		s.isReady = true
+		close(s.confirmed)
+		return
+	}
+	for w := range s.watchers {
+		w.requestSnapshot(ReasonReconnect)
+	}
+}
+
+// deliver parses a published delta once and offers it to every watcher of its show
+// without ever blocking.
+func (h *Hub) deliver(channel, payload string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.shows[channel]
+	if s == nil {
+		return
+	}
+	var d seats.Delta
+	if err := json.Unmarshal([]byte(payload), &d); err != nil {
+		// cjson sends an empty change list as {}; anything unreadable is resolved by a
+		// fresh snapshot rather than guessed at.
+		h.log.Warn("live: unreadable seat-map delta", "channel", channel, "err", err)
+		for w := range s.watchers {
+			w.requestSnapshot(ReasonGap)
+		}
+		return
+	}
+	ev := s.deltaEvent(d)
+	for w := range s.watchers {
+		select {
+		case w.buf <- ev:
+		default:
+			if w.requestSnapshot(ReasonSlow) {
+				slowSubscribers.Inc()
+			}
+		}
+	}
+}
+
+// deltaEvent turns a delta into the event clients see: the changed seats with their full
+// template. The event is shared read-only by every watcher of the show.
+func (s *show) deltaEvent(d seats.Delta) *seats.SeatMapEvent {
+	ev := &seats.SeatMapEvent{Kind: seats.EventDelta, ShowtimeID: s.id, Version: d.Version,
+		Seats: make([]seats.SeatState, 0, len(d.Changes))}
+	for _, c := range d.Changes {
+		id, err := strconv.Atoi(c.SeatID)
+		if err != nil {
+			continue
+		}
+		i, ok := s.index[id]
+		if !ok {
+			continue
+		}
+		seat := s.hall.Seats[i]
+		status := c.Status
+		switch {
+		case !seat.Sellable:
+			status = seats.StatusUnavailable
+		case status != seats.StatusAvailable && status != seats.StatusHeld && status != seats.StatusSold:
+			status = seats.StatusHeld // never offer a seat of unknown state as free
+		}
+		ev.Seats = append(ev.Seats, seats.SeatState{Seat: seat, Status: status})
+	}
+	return ev
+}
+
+// Watch subscribes to the live seat map of a showtime: the channel first carries a
+// SNAPSHOT of every seat of hall, then DELTA events in version order, and a fresh SNAPSHOT
+// whenever a delta may have been missed. It closes when ctx ends (or the hub stops). At
+// most the number of subscriptions allowed by LimitSubscriptions may be open under ctx.
+func (h *Hub) Watch(ctx context.Context, showID int, hall *catalog.Hall) (<-chan *seats.SeatMapEvent, error) {
+	release, err := acquireSubscription(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Register first, wait for Redis to confirm, then read the snapshot: a change made
+	// after the snapshot is then always in the watcher's buffer.
+	w, err := h.join(ctx, showID, hall)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	ev, err := h.ready(ctx, w)
+	if err != nil {
+		h.leave(w)
+		release()
+		return nil, err
+	}
+	out := make(chan *seats.SeatMapEvent, 1)
+	out <- ev
+	snapshotsSent.WithLabelValues(ReasonInitial).Inc()
+	go h.serve(ctx, w, out, ev.Version, release)
+	return out, nil
+}
+
+// join registers a watcher, subscribing to the show's channel if it is the first one.
+func (h *Hub) join(ctx context.Context, showID int, hall *catalog.Hall) (*watcher, error) {
+	select {
+	case <-h.started:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(confirmTimeout):
+		return nil, seatflow.Errorf(seatflow.EUNAVAILABLE, "live seat map not available, try again in a moment")
+	}
+	channel := h.keys.Events(showID)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ps == nil {
+		return nil, seatflow.Errorf(seatflow.EUNAVAILABLE, "live seat map not available, try again in a moment")
+	}
+	s := h.shows[channel]
+	if s == nil {
+		s = &show{id: showID, channel: channel, hall: hall, index: make(map[int]int, len(hall.Seats)),
+			watchers: map[*watcher]struct{}{}, confirmed: make(chan struct{})}
+		for i, seat := range hall.Seats {
+			s.index[seat.ID] = i
+		}
+		h.shows[channel] = s
+		h.pending[channel]++
+		showsWatched.Inc()
+		// Under h.mu, so subscribes and unsubscribes of one channel reach Redis in the
+		// order the hub decided them. go-redis keeps the channel in its set even if this
+		// write fails and subscribes again when it reconnects; the confirmation wait in
+		// ready covers both cases.
+		if err := h.ps.Subscribe(ctx, channel); err != nil {
+			h.log.Warn("live: subscribe", "channel", channel, "err", err)
+		}
+	}
+	w := &watcher{show: s, buf: make(chan *seats.SeatMapEvent, h.buffer), kick: make(chan struct{}, 1)}
+	s.watchers[w] = struct{}{}
+	activeSubscriptions.Inc()
+	return w, nil
+}
+
+// ready waits until the show's subscription is confirmed and reads the first snapshot.
+func (h *Hub) ready(ctx context.Context, w *watcher) (*seats.SeatMapEvent, error) {
+	timer := time.NewTimer(confirmTimeout)
+	defer timer.Stop()
+	select {
+	case <-w.show.confirmed:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-h.done:
+		return nil, seatflow.Errorf(seatflow.EUNAVAILABLE, "live seat map not available, try again in a moment")
+	case <-timer.C:
+		return nil, seatflow.Errorf(seatflow.EUNAVAILABLE, "live seat map not available, try again in a moment")
+	}
+	w.takeResync() // the snapshot below covers whatever was asked before it
+	return h.snapshot(ctx, w.show)
+}
+
+// leave unregisters a watcher, unsubscribing from the show's channel after the last one.
+func (h *Hub) leave(w *watcher) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := w.show
+	if _, ok := s.watchers[w]; !ok {
+		return
+	}
+	delete(s.watchers, w)
+	activeSubscriptions.Dec()
+	if len(s.watchers) > 0 || h.shows[s.channel] != s {
+		return
+	}
+	delete(h.shows, s.channel)
+	showsWatched.Dec()
+	if h.ps != nil {
+		if err := h.ps.Unsubscribe(context.Background(), s.channel); err != nil {
+			h.log.Warn("live: unsubscribe", "channel", s.channel, "err", err)
+		}
+	}
+}
+
+// serve forwards one watcher's events until its ctx ends or the hub stops.
+func (h *Hub) serve(ctx context.Context, w *watcher, out chan<- *seats.SeatMapEvent, last int, release func()) {
+	// Unregister and give the slot back before the channel closes, so a client that sees
+	// the end may subscribe again at once.
+	defer close(out)
+	defer release()
+	defer h.leave(w)
+	for {
+		var ev *seats.SeatMapEvent
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.done:
+			return
+		case <-w.kick:
+		case ev = <-w.buf:
+		}
+		// A pending resync goes first: the delta at hand is then judged against the
+		// fresh snapshot's version.
+		if reason := w.takeResync(); reason != "" {
+			if !h.resync(ctx, w, out, reason, &last) {
+				return
+			}
+		}
+		if ev == nil || ev.Version <= last {
+			continue
+		}
+		if ev.Version > last+1 {
+			if !h.resync(ctx, w, out, ReasonGap, &last) {
+				return
+			}
+			continue
+		}
+		if !h.send(ctx, out, ev) {
+			return
+		}
+		last = ev.Version
+		deltasDelivered.Inc()
+	}
+}
+
+// resync sends a fresh snapshot, retrying while Redis is unreachable. The buffered deltas
+// are dropped first: the snapshot, read after them, contains them all.
+func (h *Hub) resync(ctx context.Context, w *watcher, out chan<- *seats.SeatMapEvent, reason string, last *int) bool {
+	for {
+		w.takeResync()
+		w.drain()
+		ev, err := h.snapshot(ctx, w.show)
+		if err == nil {
+			snapshotsSent.WithLabelValues(reason).Inc()
+			*last = ev.Version
+			return h.send(ctx, out, ev)
+		}
+		h.log.Warn("live: read seat-map snapshot", "showtime", w.show.id, "reason", reason, "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-h.done:
+			return false
+		case <-time.After(retryDelay):
+		}
+	}
+}
+
+func (h *Hub) send(ctx context.Context, out chan<- *seats.SeatMapEvent, ev *seats.SeatMapEvent) bool {
+	select {
+	case out <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-h.done:
+		return false
+	}
+}
+
+// snapshot reads every seat of the show and the version at one instant.
+func (h *Hub) snapshot(ctx context.Context, s *show) (*seats.SeatMapEvent, error) {
+	m, err := h.store.Map(ctx, s.id, s.hall)
+	if err != nil {
+		return nil, fmt.Errorf("live seat map: %w", err)
+	}
+	return &seats.SeatMapEvent{Kind: seats.EventSnapshot, ShowtimeID: s.id, Version: m.Version, Seats: m.Seats}, nil
+}
+
+// requestSnapshot asks the watcher for a fresh snapshot and wakes it; it reports whether
+// no snapshot had been asked for yet.
+func (w *watcher) requestSnapshot(reason string) bool {
+	w.mu.Lock()
+	first := w.resync == ""
+	if first {
+		w.resync = reason
+	}
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+	return first
+}
+
+func (w *watcher) takeResync() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := w.resync
+	w.resync = ""
+	return r
+}
+
+func (w *watcher) drain() {
+	for {
+		select {
+		case <-w.buf:
+		default:
+			return
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seatflow/ent"
+	"seatflow/ent/order"
+	"seatflow/ent/seat"
+	"seatflow/ent/showtime"
+	"seatflow/internal/booking"
+	"seatflow/internal/catalog"
+	"seatflow/internal/reconcile"
+	"seatflow/internal/seats"
+	"seatflow/internal/testenv"
+)
+
+// clock is an injected clock tests move by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+const (
+	grace  = 2 * time.Minute
+	buffer = time.Minute
+)
+
+// env is one test's stores, booking service and reconciler over its own database and
+// Redis prefix, with one on-sale showtime (more with addShowtime).
+type env struct {
+	db    *ent.Client
+	rdb   redis.UniversalClient
+	store *seats.Store
+	svc   *booking.Service
+	rec   *reconcile.Reconciler
+	clock *clock
+	show  int
+	hall  *catalog.Hall
+	halls map[int]*catalog.Hall // showtime → hall
+}
+
+func newEnv(t testing.TB, rows, perRow int) *env {
+	t.Helper()
+	db := testenv.MySQL(t).Client
+	r := testenv.NewRedis(t)
+	clk := &clock{t: time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)}
+	store := &seats.Store{RDB: r.Client, Keys: r.Keys, Now: clk.Now}
+	e := &env{db: db, rdb: r.Client, store: store, clock: clk, halls: map[int]*catalog.Hall{}}
+	e.svc = &booking.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys,
+		Catalog: &catalog.Service{DB: db, Now: clk.Now}, Now: clk.Now}
+	e.rec = e.reconciler(t, 500)
+	e.show, e.hall = e.addShowtime(t, rows, perRow)
+	return e
+}
+
+// reconciler returns a new Reconciler (as another instance would have) over e's stores.
+func (e *env) reconciler(t testing.TB, batch int) *reconcile.Reconciler {
+	return &reconcile.Reconciler{DB: e.db, Seats: e.store, Booking: e.svc, RDB: e.rdb, Keys: e.store.Keys,
+		Config: reconcile.Config{Batch: batch, Grace: grace, ExpiryBuffer: buffer, Now: e.clock.Now,
+			Log: slog.New(slog.NewTextHandler(t.Output(), nil))}}
+}
+
+// addShowtime creates a movie, a rows×perRow hall and an on-sale showtime with its seat
+// hash (no purchase limit to speak of, gaps allowed).
+func (e *env) addShowtime(t testing.TB, rows, perRow int) (int, *catalog.Hall) {
+	t.Helper()
+	ctx := context.Background()
+	now := e.clock.Now()
+	m := e.db.Movie.Create().SetTitle("Film").SetDurationMin(100).SetCreatedAt(now).SetUpdatedAt(now).SaveX(ctx)
+	h := e.db.Hall.Create().SetName("Hall").SetCreatedAt(now).SaveX(ctx)
+	bulk := make([]*ent.SeatCreate, 0, rows*perRow)
+	for r := range rows {
+		for n := 1; n <= perRow; n++ {
+			bulk = append(bulk, e.db.Seat.Create().SetHallID(h.ID).SetRowLabel(string(rune('A'+r))).SetNumber(n).
+				SetX(n*10).SetY(r*10).SetKind(seat.KindSTANDARD))
+		}
+	}
+	e.db.Seat.CreateBulk(bulk...).SaveX(ctx)
+	st := e.db.Showtime.Create().SetMovieID(m.ID).SetHallID(h.ID).SetStartsAt(now.Add(24 * time.Hour)).
+		SetEndsAt(now.Add(26 * time.Hour)).SetStatus(showtime.StatusON_SALE).SetPurchaseLimit(1000).
+		SetAllowSeatGaps(true).SetPrices(map[string]int{"STANDARD": 1000}).
+		SetCurrency("EUR").SetCreatedAt(now).SetUpdatedAt(now).SaveX(ctx)
+	hall, err := e.svc.Catalog.Hall(ctx, h.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Init(ctx, st.ID, hall, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.halls[st.ID] = hall
+	return st.ID, hall
+}
+
+// seat returns the id of seat n of row ("A", "B", ...) of the first showtime's hall.
+func (e *env) seat(row string, n int) int { return seatOf(e.hall, row, n) }
+
+func seatOf(hall *catalog.Hall, row string, n int) int {
+	for _, s := range hall.Seats {
+		if s.Row == row && s.Number == n {
+			return s.ID
+		}
+	}
+	panic(fmt.Sprintf("no seat %s%d", row, n))
+}
+
+// hold makes a pending order through booking's normal path.
+func (e *env) hold(t testing.TB, userID string, seatIDs ...int) *booking.Order {
+	t.Helper()
+	o, err := e.svc.HoldSeats(context.Background(), userID, booking.HoldSeatsInput{ShowtimeID: e.show,
+		SeatIDs: seatIDs, IdempotencyKey: fmt.Sprint(seatIDs)})
+	if err != nil {
+		t.Fatalf("hold %v: %v", seatIDs, err)
+	}
+	return o
+}
+
+// holdOrphan holds seats in Redis only, as holdSeats does before it dies: no order.
+func (e *env) holdOrphan(t testing.TB, showID int, token, userID string, seatIDs ...int) {
+	t.Helper()
+	err := e.store.Hold(context.Background(), seats.HoldRequest{ShowtimeID: showID, Hall: e.halls[showID],
+		SeatIDs: seatIDs, Token: token, UserID: userID, AllowGaps: true})
+	if err != nil {
+		t.Fatalf("hold orphan %v: %v", seatIDs, err)
+	}
+}
+
+// sellOrphan sells seats in Redis to a token no order has.
+func (e *env) sellOrphan(t testing.TB, showID int, token, userID string, seatIDs ...int) {
+	t.Helper()
+	e.holdOrphan(t, showID, token, userID, seatIDs...)
+	if n, err := e.store.Confirm(context.Background(), showID, token, seatIDs); err != nil || n != len(seatIDs) {
+		t.Fatalf("confirm orphan: %d, %v", n, err)
+	}
+}
+
+// markPaid sets an order PAID in MySQL only, as payOrder does before it dies.
+func (e *env) markPaid(t testing.TB, id int) {
+	t.Helper()
+	e.db.Order.UpdateOneID(id).SetStatus(order.StatusPAID).SetPaidAt(e.clock.Now()).SetPaymentRef("pay").ExecX(context.Background())
+}
+
+func (e *env) runOnce(t testing.TB) *reconcile.Report {
+	t.Helper()
+	rep, err := e.rec.RunOnce(context.Background())
+	if err != nil {
+		t.Fatalf("RunOnce: %v", err)
+	}
+	return rep
+}
+
+func (e *env) state(t testing.TB, seatID int) seats.State {
+	t.Helper()
+	return e.stateOf(t, e.show, seatID)
+}
+
+func (e *env) stateOf(t testing.TB, showID, seatID int) seats.State {
+	t.Helper()
+	states, _, err := e.store.States(context.Background(), showID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return states[seatID]
+}
+
+func (e *env) count(t testing.TB, userID string) int {
+	t.Helper()
+	counts, err := e.store.Counts(context.Background(), e.show)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return counts[userID]
+}
+
+// verify fails the test on any broken invariant.
+func (e *env) verify(t testing.TB) {
+	t.Helper()
+	vs, err := reconcile.Verify(context.Background(), e.db, e.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		t.Errorf("verify: %s", v)
+	}
+}
+
+func wantState(t testing.TB, got seats.State, status, token string) {
+	t.Helper()
+	if got.Status != status || got.Token != token {
+		t.Errorf("seat = %s by %q, want %s by %q", got.Status, got.Token, status, token)
+	}
+}
+
+// counts of a report, for comparing whole reports.
+func counts(r *reconcile.Report) [6]int {
+	return [6]int{r.ExpiredCancelled, r.PaidSeatsFixed, r.HashesRebuilt, r.OrphanHoldsReleased, r.SoldOrphansReleased, r.LimitsRecounted}
+}

@@ -1,0 +1,31 @@
+package reconcile
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// Repair kinds: the label of the repairs counter and the keys of a run's budgets.
+const (
+	kindExpired     = "expired_cancelled"
+	kindPaidSeats   = "paid_seats_fixed"
+	kindHashes      = "hashes_rebuilt"
+	kindOrphanHolds = "orphan_holds_released"
+	kindSoldOrphans = "sold_orphans_released"
+	kindLimits      = "limits_recounted"
+)
+
+var (
+	repairsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "seatflow", Subsystem: "reconcile", Name: "repairs_total",
+		Help: "Drift repaired by the reconciler, by kind (orders expired, seats, hashes, counts).",
+	}, []string{"kind"})
+	paidSeatConflictsTotal = promauto.NewCounter(prometheus.CounterOpts{
+		Namespace: "seatflow", Subsystem: "reconcile", Name: "paid_seat_conflicts_total",
+		Help: "Seats of a paid order found held or sold by another token in Redis (a double sale a person must resolve); counted on every run that sees one.",
+	})
+	runsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "seatflow", Subsystem: "reconcile", Name: "runs_total",
+		Help: "Reconciler runs by outcome (ok, busy, error).",
+	}, []string{"outcome"})
+)
