@@ -271,11 +271,7 @@ func (r *showtimeResolver) SeatMap(ctx context.Context, obj *catalog.Showtime) (
 
 // SeatMap is the resolver for the seatMap field.
 func (r *subscriptionResolver) SeatMap(ctx context.Context, showtimeID int) (<-chan *seats.SeatMapEvent, error) {
-	show, err := r.Catalog.Showtime(ctx, showtimeID)
-	if err != nil {
-		return nil, err
-	}
-	hall, err := r.Catalog.Hall(ctx, show.HallID)
+	hall, err := r.Booking.HallOf(ctx, showtimeID)
 	if err != nil {
 		return nil, err
 	}

@@ -24,20 +24,8 @@ type testApp struct {
 	db     *testenv.DB
 	srv    *httptest.Server
 	admin  string
-	clock  *clock
+	clock  *testenv.Clock
 	logBuf *syncBuffer
-}
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 type syncBuffer struct {
@@ -76,7 +64,7 @@ func startTestApp(t testing.TB, db *testenv.DB, r *testenv.Redis, flags ...strin
 		t.Fatal(err)
 	}
 	logBuf := &syncBuffer{}
-	clk := &clock{now: testNow}
+	clk := testenv.NewClock(testNow)
 	a := &App{Config: cfg, Log: slog.New(slog.NewTextHandler(logBuf, nil)), DB: db.Client, SQL: db.SQL,
 		Redis: r.Client, Keys: r.Keys, Now: clk.Now}
 	// Tests run the reconciler themselves when they mean to.

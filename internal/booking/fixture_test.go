@@ -3,7 +3,6 @@ package booking_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,16 +18,6 @@ import (
 	"seatflow/internal/testenv"
 )
 
-// clock is an injected clock tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-
 // env is one test's service over its own database and Redis prefix, with an on-sale
 // showtime in a rows×perRow hall (row A is PREMIUM, the rest STANDARD).
 type env struct {
@@ -36,7 +25,7 @@ type env struct {
 	db    *ent.Client
 	store *seats.Store
 	rdb   redis.UniversalClient
-	clock *clock
+	clock *testenv.Clock
 	hall  *catalog.Hall
 	show  int
 }
@@ -51,7 +40,7 @@ func newEnv(t testing.TB, rows, perRow int, opts showOpts) *env {
 	t.Helper()
 	db := testenv.MySQL(t).Client
 	r := testenv.NewRedis(t)
-	clk := &clock{t: time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)}
+	clk := testenv.NewClock(time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC))
 	store := &seats.Store{RDB: r.Client, Keys: r.Keys, Now: clk.Now}
 	e := &env{db: db, store: store, rdb: r.Client, clock: clk}
 	e.svc = &booking.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys, Catalog: &catalog.Service{DB: db, Now: clk.Now}, Now: clk.Now}

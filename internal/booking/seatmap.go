@@ -11,7 +11,7 @@ import (
 // SeatMap returns the live seat map of a showtime: the hall template from the catalog
 // (cached) and the seat states from Redis (never cached).
 func (s *Service) SeatMap(ctx context.Context, showID int) (*seats.SeatMap, error) {
-	hall, err := s.hallOf(ctx, showID)
+	hall, err := s.HallOf(ctx, showID)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,8 @@ func (s *Service) BestSeats(ctx context.Context, showID, count int) ([]catalog.S
 	return seats.BestSeats(hall, states, count, st.AllowSeatGaps), nil
 }
 
-func (s *Service) hallOf(ctx context.Context, showID int) (*catalog.Hall, error) {
+// HallOf returns the hall (seat template) of a showtime.
+func (s *Service) HallOf(ctx context.Context, showID int) (*catalog.Hall, error) {
 	st, err := s.Catalog.Showtime(ctx, showID)
 	if err != nil {
 		return nil, err

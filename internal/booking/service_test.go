@@ -257,12 +257,12 @@ func TestExtendHold(t *testing.T) {
 	o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
 	created := e.clock.Now()
 
-	e.clock.Add(10 * time.Minute)
+	e.clock.Advance(10 * time.Minute)
 	x, err := e.svc.ExtendHold(ctx, "u1", o.ID)
 	if want := created.Add(25 * time.Minute); err != nil || !x.ExpiresAt.Equal(want) {
 		t.Fatalf("ExtendHold = %v, %v; want expiry %v", x, err, want)
 	}
-	e.clock.Add(10 * time.Minute)
+	e.clock.Advance(10 * time.Minute)
 	x, err = e.svc.ExtendHold(ctx, "u1", o.ID)
 	if want := created.Add(30 * time.Minute); err != nil || !x.ExpiresAt.Equal(want) {
 		t.Fatalf("ExtendHold at the cap = %v, %v; want expiry %v", x, err, want)
@@ -271,7 +271,7 @@ func TestExtendHold(t *testing.T) {
 	if int64(score) != created.Add(30*time.Minute).UnixMilli() {
 		t.Errorf("expiry queue score not moved: %v", score)
 	}
-	e.clock.Add(11 * time.Minute)
+	e.clock.Advance(11 * time.Minute)
 	_, err = e.svc.ExtendHold(ctx, "u1", o.ID)
 	wantCode(t, err, seatflow.EORDEREXPIRED)
 }
@@ -283,7 +283,7 @@ func TestExpiry(t *testing.T) {
 	if n, err := e.svc.ExpireDue(ctx); err != nil || n != 0 {
 		t.Fatalf("ExpireDue before due = %d, %v", n, err)
 	}
-	e.clock.Add(15*time.Minute + time.Second)
+	e.clock.Advance(15*time.Minute + time.Second)
 
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error)
@@ -363,7 +363,7 @@ func TestLatePayment(t *testing.T) {
 	t.Run("RescuedAfterExpiry", func(t *testing.T) {
 		e := newEnv(t, 1, 8, showOpts{})
 		o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
-		e.clock.Add(16 * time.Minute)
+		e.clock.Advance(16 * time.Minute)
 		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 1 {
 			t.Fatalf("ExpireDue = %d, %v", n, err)
 		}
@@ -386,7 +386,7 @@ func TestLatePayment(t *testing.T) {
 	t.Run("RescuedBeforeTheWorkerRan", func(t *testing.T) {
 		e := newEnv(t, 1, 8, showOpts{})
 		o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
-		e.clock.Add(16 * time.Minute)
+		e.clock.Advance(16 * time.Minute)
 		paid, err := e.svc.PayOrder(ctx, "u1", o.ID, "late")
 		if err != nil || paid.Status != booking.OrderPaid {
 			t.Fatalf("late PayOrder = %+v, %v", paid, err)
@@ -410,7 +410,7 @@ func TestLatePayment(t *testing.T) {
 	t.Run("SeatsTakenRefundRequired", func(t *testing.T) {
 		e := newEnv(t, 1, 8, showOpts{})
 		o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
-		e.clock.Add(16 * time.Minute)
+		e.clock.Advance(16 * time.Minute)
 		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 1 {
 			t.Fatalf("ExpireDue = %d, %v", n, err)
 		}

@@ -18,25 +18,7 @@ import (
 	"seatflow/internal/testenv"
 )
 
-// testClock is a settable Now for tests.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *testClock { return &testClock{t: time.Now()} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func newClock() *testenv.Clock { return testenv.NewClock(time.Now()) }
 
 // movies is the "database" behind the cache: the real movies table, with a loader that
 // counts its calls and the keys it was asked for.
@@ -100,7 +82,7 @@ func (m *movies) rename(t *testing.T, id int, title string) {
 
 func newMovies(t *testing.T) *movies { return &movies{db: testenv.MySQL(t)} }
 
-func testConfig(clk *testClock) Config {
+func testConfig(clk *testenv.Clock) Config {
 	return Config{LocalBytes: 1 << 20, Now: clk.Now}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,16 +20,6 @@ import (
 	"seatflow/internal/testenv"
 )
 
-// clock is an injected clock tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-
 const (
 	grace  = 2 * time.Minute
 	buffer = time.Minute
@@ -44,7 +33,7 @@ type env struct {
 	store *seats.Store
 	svc   *booking.Service
 	rec   *reconcile.Reconciler
-	clock *clock
+	clock *testenv.Clock
 	show  int
 	hall  *catalog.Hall
 	halls map[int]*catalog.Hall // showtime → hall
@@ -54,7 +43,7 @@ func newEnv(t testing.TB, rows, perRow int) *env {
 	t.Helper()
 	db := testenv.MySQL(t).Client
 	r := testenv.NewRedis(t)
-	clk := &clock{t: time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)}
+	clk := testenv.NewClock(time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC))
 	store := &seats.Store{RDB: r.Client, Keys: r.Keys, Now: clk.Now}
 	e := &env{db: db, rdb: r.Client, store: store, clock: clk, halls: map[int]*catalog.Hall{}}
 	e.svc = &booking.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys,

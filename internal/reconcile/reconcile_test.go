@@ -20,7 +20,7 @@ func TestOrphanHold(t *testing.T) {
 	e := newEnv(t, 2, 10)
 	a1, a2, b1 := e.seat("A", 1), e.seat("A", 2), e.seat("B", 1)
 	e.holdOrphan(t, e.show, "dead", "u1", a1, a2)
-	e.clock.Add(grace - time.Second)
+	e.clock.Advance(grace - time.Second)
 
 	t.Run("YoungerThanGraceUntouched", func(t *testing.T) {
 		rep := e.runOnce(t)
@@ -34,7 +34,7 @@ func TestOrphanHold(t *testing.T) {
 	})
 
 	t.Run("ReleasedAfterGrace", func(t *testing.T) {
-		e.clock.Add(2 * time.Second)
+		e.clock.Advance(2 * time.Second)
 		e.holdOrphan(t, e.show, "inflight", "u2", b1) // a new hold, on its way to MySQL
 		rep := e.runOnce(t)
 		if rep.OrphanHoldsReleased != 2 {
@@ -49,7 +49,7 @@ func TestOrphanHold(t *testing.T) {
 	})
 
 	t.Run("CountRecountedOnceNothingIsInFlight", func(t *testing.T) {
-		e.clock.Add(grace + time.Second)
+		e.clock.Advance(grace + time.Second)
 		rep := e.runOnce(t)
 		if rep.OrphanHoldsReleased != 1 || rep.LimitsRecounted != 2 {
 			t.Errorf("orphanHoldsReleased, limitsRecounted = %d, %d, want 1, 2", rep.OrphanHoldsReleased, rep.LimitsRecounted)
@@ -73,7 +73,7 @@ func TestLostExpiryEnqueue(t *testing.T) {
 	}
 
 	t.Run("NotBeforeBuffer", func(t *testing.T) {
-		e.clock.Add(booking.DefaultHoldTTL + buffer - time.Second)
+		e.clock.Advance(booking.DefaultHoldTTL + buffer - time.Second)
 		if rep := e.runOnce(t); rep.ExpiredCancelled != 0 {
 			t.Errorf("expiredCancelled = %d, want 0 within the buffer", rep.ExpiredCancelled)
 		}
@@ -83,7 +83,7 @@ func TestLostExpiryEnqueue(t *testing.T) {
 	})
 
 	t.Run("ExpiredAfterBuffer", func(t *testing.T) {
-		e.clock.Add(2 * time.Second)
+		e.clock.Advance(2 * time.Second)
 		if rep := e.runOnce(t); rep.ExpiredCancelled != 1 {
 			t.Errorf("expiredCancelled = %d, want 1", rep.ExpiredCancelled)
 		}
@@ -251,7 +251,7 @@ func TestBacklogConverges(t *testing.T) {
 		e.holdOrphan(t, id, "dead", "ghost", held...)
 		e.sellOrphan(t, id, "gone", "ghost", sold...)
 	}
-	e.clock.Add(grace + time.Second)
+	e.clock.Advance(grace + time.Second)
 
 	const wantRuns = (2500 + batch - 1) / batch // per kind; documented on Config.Batch
 	total := [6]int{}
@@ -370,7 +370,7 @@ func TestRepairsPublishDeltas(t *testing.T) {
 	e.markPaid(t, paid.ID)
 	e.holdOrphan(t, e.show, "dead", "u3", e.seat("A", 5))
 	e.sellOrphan(t, e.show, "ghost", "u4", e.seat("A", 7))
-	e.clock.Add(booking.DefaultHoldTTL + buffer + time.Second)
+	e.clock.Advance(booking.DefaultHoldTTL + buffer + time.Second)
 	_, before, err := e.store.States(ctx, e.show)
 	if err != nil {
 		t.Fatal(err)
