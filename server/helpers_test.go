@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -58,8 +59,12 @@ func (a *testApp) sibling() *testApp {
 
 func startTestApp(t testing.TB, db *testenv.DB, r *testenv.Redis, flags ...string) *testApp {
 	t.Helper()
-	cfg, _, err := ParseConfig("test", append([]string{"-mysql-dsn", db.DSN, "-redis-url", r.URL,
-		"-redis-prefix", r.Keys.Prefix, "-jwt-secret", "test-secret-0123456789", "-loader-wait", "5ms"}, flags...))
+	redisFlag := []string{"-redis-url", r.URL}
+	if nodes := os.Getenv("SEATFLOW_TEST_REDIS_CLUSTER"); nodes != "" {
+		redisFlag = []string{"-redis-cluster", nodes}
+	}
+	cfg, _, err := ParseConfig("test", append(append(redisFlag, "-mysql-dsn", db.DSN,
+		"-redis-prefix", r.Keys.Prefix, "-jwt-secret", "test-secret-0123456789", "-loader-wait", "5ms"), flags...))
 	if err != nil {
 		t.Fatal(err)
 	}
