@@ -127,12 +127,6 @@ func (s *Service) freshShowtime(ctx context.Context, id int) (*Showtime, error) 
 	return toShowtime(st), nil
 }
 
-// ShowtimeFromDB reads a showtime straight from MySQL; holds use it because they must
-// never trust a cached status.
-func (s *Service) ShowtimeFromDB(ctx context.Context, id int) (*Showtime, error) {
-	return s.freshShowtime(ctx, id)
-}
-
 func contains(list []string, v string) bool {
 	for _, x := range list {
 		if x == v {
