@@ -255,6 +255,7 @@ func (c *Cache) rebuild(ctx context.Context, keys []string, stale map[string]*en
 		return c.load(ctx, keys, load)
 	}
 	vals := make(map[string][]byte, len(keys))
+	won = c.freshSinceLocked(ctx, won, token, vals)
 	if len(won) > 0 {
 		loaded, err := c.load(ctx, won, load)
 		if err != nil {
@@ -284,6 +285,36 @@ func (c *Cache) rebuild(ctx context.Context, keys []string, stale map[string]*en
 		}
 	}
 	return vals, nil
+}
+
+// freshSinceLocked re-reads the envelopes of keys whose lock this request just won: a
+// request that saw the stale envelope before another one rebuilt it may win the lock after
+// that rebuild finished, and must then take the fresh value rather than load again. It
+// fills vals with those, releases their locks, and returns the keys still to load.
+func (c *Cache) freshSinceLocked(ctx context.Context, won []string, token string, vals map[string][]byte) []string {
+	if len(won) == 0 {
+		return nil
+	}
+	envs, err := c.fetch(ctx, won)
+	if err != nil {
+		return won
+	}
+	now := c.nowMs()
+	var need, done []string
+	for _, k := range won {
+		if e := envs[k]; e != nil && e.fresh(now) {
+			vals[k] = e.value()
+			c.stats.redisHits.Add(1)
+			c.putLocal(k, e, now)
+			done = append(done, k)
+		} else {
+			need = append(need, k)
+		}
+	}
+	if len(done) > 0 {
+		c.unlock(ctx, done, token)
+	}
+	return need
 }
 
 // await polls for envelopes another request is rebuilding. A key that stays stale is

@@ -273,6 +273,20 @@ func TestStampede(t *testing.T) {
 		id := m.create(t, "Cold")
 		race(t, "movie:"+strconv.Itoa(id), "Cold")
 	})
+
+	// With a fast load, a reader that saw the stale envelope can win the lock after the
+	// first rebuild already finished: it must take the fresh envelope, not load again.
+	t.Run("FastLoadStillOneLoad", func(t *testing.T) {
+		m.delay = 0
+		defer func() { m.delay = 50 * time.Millisecond }()
+		for round := 0; round < 5; round++ {
+			id := m.create(t, "New")
+			key := "movie:" + strconv.Itoa(id)
+			old, _ := json.Marshal(movieJSON{ID: id, Title: "Old"})
+			putEnvelope(t, r, key, old, clk.Now().Add(-time.Second))
+			race(t, key, "Old", "New")
+		}
+	})
 }
 
 // commandCounter counts the Redis commands a client sends, pipelined or not.
