@@ -17,7 +17,7 @@ BENCH_OUT ?= docs/BENCHMARKS.md
 GEN_STATE = { git status --porcelain --untracked-files=all -- ent graph; git diff -- ent graph; \
 	git ls-files -z --others --exclude-standard -- ent graph | xargs -0r cat; } | sha256sum
 
-.PHONY: all run build services generate check-generated lint test bench load test-cluster
+.PHONY: all run build services generate check-generated lint test bench load test-cluster cluster-up cluster-down
 
 all: build
 
@@ -55,6 +55,7 @@ lint:
 test:
 	$(MAKE) --no-print-directory services
 	$(MAKE) --no-print-directory check-generated
+	bash scripts/chromium.sh
 	$(GO) test -race -count=1 -timeout 20m ./...
 	@if [ -f scripts/fuzz.sh ]; then echo "bash scripts/fuzz.sh"; bash scripts/fuzz.sh; fi
 
@@ -72,7 +73,19 @@ bench:
 	mv $(BENCH_OUT).tmp $(BENCH_OUT)
 	@echo "bench: wrote $(BENCH_OUT)"
 
-# The premiere-night load test alone (part of `make bench`); extra flags in LOAD_ARGS.
+# The premiere-night load test alone (part of `make bench`); extra flags in LOAD_ARGS, e.g.
+# LOAD_ARGS='-duration 5m -chaos'. It starts its own private redis-server (127.0.0.1:6391)
+# and 3 instances (127.0.0.1:8081-8083) and stops them at the end; `-start=false` runs it
+# against `make cluster-up` instead.
 load:
 	$(MAKE) --no-print-directory services
 	$(GO) run ./server bench load $(LOAD_ARGS)
+
+# 3 instances on 127.0.0.1:8081-8083 over one MySQL database (seatflow_load) and a private
+# Redis (127.0.0.1:6391); pids and logs in /tmp/seatflow-cluster-up/.
+cluster-up:
+	$(MAKE) --no-print-directory services
+	bash scripts/cluster-up.sh
+
+cluster-down:
+	bash scripts/cluster-up.sh down

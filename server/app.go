@@ -119,6 +119,8 @@ func (a *App) openStores(ctx context.Context) error {
 		if a.DB, a.SQL, err = database.OpenMySQL(a.Config.MySQLDSN); err != nil {
 			return err
 		}
+		a.SQL.SetMaxOpenConns(a.Config.MySQLMaxConns)
+		a.SQL.SetMaxIdleConns(a.Config.MySQLMaxConns)
 		if a.Redis, err = openRedis(a.Config); err != nil {
 			return err
 		}

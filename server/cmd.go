@@ -40,6 +40,7 @@ commands:
   token       print a bearer token: token --sub alice --role customer|admin [--ttl 24h]
   reconcile   run the reconciler: reconcile --once (one run, report printed)
   verify      check that Redis and MySQL agree; prints every violation, exit status 1 if any
+  bench       run the benchmarks on a scratch database and print docs/BENCHMARKS.md (bench -h)
 
 Flags and SEATFLOW_* variables: seatflow serve -h`
 
@@ -86,6 +87,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 			fmt.Fprintln(stdout, "verify: Redis and MySQL agree")
 			return nil
 		})
+	case "bench":
+		return runBench(ctx, args, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -237,6 +240,7 @@ func (a *App) PrintWelcome(w io.Writer, addr net.Addr) {
 		mode = "embedded (SQLite " + a.Config.SQLitePath + " + in-process Redis)"
 	}
 	fmt.Fprintf(w, "SeatFlow is listening (%s)\n  playground: http://%s/\n  GraphQL:    http://%s/query\n", mode, host, host)
+	fmt.Fprintf(w, "  demo:       http://%s/demo\n", host)
 	if a.Config.Embedded() {
 		customer, _ := a.Auth.Issue("demo-customer", "customer", 7*24*time.Hour)
 		admin, _ := a.Auth.Issue("demo-admin", "admin", 7*24*time.Hour)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"seatflow/internal/database"
 )
 
 // Config is the server's configuration: SEATFLOW_* environment variables, each
@@ -31,6 +33,7 @@ type Config struct {
 	LoaderWait      time.Duration
 	ReconcileEvery  time.Duration
 	MaxDepth        int
+	MySQLMaxConns   int
 	HoldsPerMinute  int
 	// OrderChangesPerMinute limits payOrder, cancelOrder and extendHold per user.
 	OrderChangesPerMinute int
@@ -90,6 +93,7 @@ func ParseConfig(name string, args []string) (*Config, []string, error) {
 	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")
 	num(&c.HoldsPerMinute, "HOLDS_PER_MINUTE", 20, "holdSeats requests per user per minute (0 = no limit)")
 	num(&c.OrderChangesPerMinute, "ORDER_CHANGES_PER_MINUTE", 60, "payOrder/cancelOrder/extendHold requests per user per minute (0 = no limit)")
+	num(&c.MySQLMaxConns, "MYSQL_MAX_CONNS", database.DefaultMaxConns, "MySQL connections per instance (instances × this must stay under max_connections)")
 	num(&c.MaxDepth, "MAX_DEPTH", 12, "maximum nesting depth of a query")
 	num(&c.MaxTokens, "MAX_TOKENS", 5000, "maximum tokens the parser reads of one document")
 	maxBody := 0

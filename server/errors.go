@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"runtime/debug"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/go-sql-driver/mysql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"seatflow"
@@ -33,7 +36,16 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		if errors.As(err, &gerr) && gerr.Err == nil {
 			return gerr
 		}
-		log.ErrorContext(ctx, "internal error", "err", err, "path", graphql.GetPath(ctx).String())
+		if storeUnavailable(err) {
+			log.WarnContext(ctx, "store unavailable", "err", err, "path", graphql.GetPath(ctx).String())
+			return presentError(log)(ctx, seatflow.Errorf(seatflow.EUNAVAILABLE, "service temporarily unavailable, try again shortly"))
+		}
+		if errors.Is(err, context.Canceled) {
+			// The client went away; nobody reads this answer and nothing is wrong.
+			log.DebugContext(ctx, "request cancelled", "err", err)
+		} else {
+			log.ErrorContext(ctx, "internal error", "err", err, "path", graphql.GetPath(ctx).String())
+		}
 		return &gqlerror.Error{Message: "internal error", Path: graphql.GetPath(ctx),
 			Extensions: map[string]any{"code": seatflow.EINTERNAL}}
 	}
@@ -45,4 +57,17 @@ func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
 		log.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		return errors.New("panic in resolver")
 	}
+}
+
+// storeUnavailable reports whether err is MySQL refusing or losing connections (too many
+// connections, a dropped connection, a timeout): a retry may succeed, so the client gets
+// SERVICE_UNAVAILABLE rather than INTERNAL.
+func storeUnavailable(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1040 || me.Number == 1203 || me.Number == 1205 // too many connections, user connections, lock wait timeout
+	}
+	var ne net.Error
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne)
 }

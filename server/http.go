@@ -28,7 +28,8 @@ import (
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/query", a.cors(a.Auth.Middleware(a.guardHTTP(loaders.Middleware(a.Catalog, a.Config.LoaderWait, a.GraphQL())))))
-	mux.Handle("GET /{$}", playground.Handler("SeatFlow", "/query"))
+	mux.Handle("GET /{$}", withDemoLink(playground.Handler("SeatFlow", "/query")))
+	mux.Handle("/demo/", a.demoHandler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := a.Ready(r.Context()); err != nil {

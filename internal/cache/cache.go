@@ -250,12 +250,12 @@ func (c *Cache) rebuild(ctx context.Context, keys []string, stale map[string]*en
 		return c.load(ctx, keys, load)
 	}
 	token := redislock.Token()
-	won, lost, err := c.lock(ctx, keys, token)
+	won, lost, after, err := c.lock(ctx, keys, token)
 	if err != nil {
 		return c.load(ctx, keys, load)
 	}
 	vals := make(map[string][]byte, len(keys))
-	won = c.freshSinceLocked(ctx, won, token, vals)
+	won = c.freshSinceLocked(ctx, won, after, token, vals)
 	if len(won) > 0 {
 		loaded, err := c.load(ctx, won, load)
 		if err != nil {
@@ -287,22 +287,14 @@ func (c *Cache) rebuild(ctx context.Context, keys []string, stale map[string]*en
 	return vals, nil
 }
 
-// freshSinceLocked re-reads the envelopes of keys whose lock this request just won: a
-// request that saw the stale envelope before another one rebuilt it may win the lock after
-// that rebuild finished, and must then take the fresh value rather than load again. It
-// fills vals with those, releases their locks, and returns the keys still to load.
-func (c *Cache) freshSinceLocked(ctx context.Context, won []string, token string, vals map[string][]byte) []string {
-	if len(won) == 0 {
-		return nil
-	}
-	envs, err := c.fetch(ctx, won)
-	if err != nil {
-		return won
-	}
+// freshSinceLocked takes the keys whose lock this request won but whose envelope was
+// fresh right after the lock (see lock): it fills vals with them, releases their locks,
+// and returns the keys still to load.
+func (c *Cache) freshSinceLocked(ctx context.Context, won []string, after map[string]*envelope, token string, vals map[string][]byte) []string {
 	now := c.nowMs()
 	var need, done []string
 	for _, k := range won {
-		if e := envs[k]; e != nil && e.fresh(now) {
+		if e := after[k]; e != nil && e.fresh(now) {
 			vals[k] = e.value()
 			c.stats.redisHits.Add(1)
 			c.putLocal(k, e, now)
@@ -441,51 +433,70 @@ func (c *Cache) countNegative(v []byte) {
 	}
 }
 
-// fetch reads the envelopes of keys: one MGET, or one pipeline of GETs on a Cluster,
-// where an MGET across slots is refused. An unreadable envelope counts as missing.
+// fetch reads the envelopes of keys in one round trip; keys with no (readable) envelope
+// are absent from the result.
 func (c *Cache) fetch(ctx context.Context, keys []string) (map[string]*envelope, error) {
-	raw := make([]any, len(keys))
+	var read func() map[string]*envelope
 	err := c.redisDo(func() error {
-		if _, cluster := c.rdb.(*redis.ClusterClient); cluster {
-			cmds, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-				for _, k := range keys {
-					p.Get(ctx, c.keys.Cache(k))
-				}
-				return nil
-			})
-			if err != nil && !errors.Is(err, redis.Nil) {
-				return err
-			}
-			for i, cmd := range cmds {
-				if s, err := cmd.(*redis.StringCmd).Result(); err == nil {
-					raw[i] = s
-				}
-			}
+		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			read = c.queueReads(ctx, p, keys)
 			return nil
-		}
-		rkeys := make([]string, len(keys))
-		for i, k := range keys {
-			rkeys[i] = c.keys.Cache(k)
-		}
-		vals, err := c.rdb.MGet(ctx, rkeys...).Result()
-		copy(raw, vals)
-		return err
+		})
+		return ignoreNil(err)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read cache envelopes: %w", err)
 	}
-	out := make(map[string]*envelope, len(keys))
+	return read(), nil
+}
+
+// queueReads queues the reads of keys' envelopes on p: one MGET, or on a Cluster (which
+// refuses a cross-slot MGET) one GET per key. The returned function decodes the replies
+// once p has run.
+func (c *Cache) queueReads(ctx context.Context, p redis.Pipeliner, keys []string) func() map[string]*envelope {
+	rkeys := make([]string, len(keys))
 	for i, k := range keys {
-		s, ok := raw[i].(string)
-		if !ok {
-			continue
+		rkeys[i] = c.keys.Cache(k)
+	}
+	var raw func(i int) (string, bool)
+	if _, cluster := c.rdb.(*redis.ClusterClient); cluster {
+		cmds := make([]*redis.StringCmd, len(keys))
+		for i, rk := range rkeys {
+			cmds[i] = p.Get(ctx, rk)
 		}
-		var e envelope
-		if json.Unmarshal([]byte(s), &e) == nil {
-			out[k] = &e
+		raw = func(i int) (string, bool) { s, err := cmds[i].Result(); return s, err == nil }
+	} else {
+		cmd := p.MGet(ctx, rkeys...)
+		raw = func(i int) (string, bool) {
+			vals := cmd.Val()
+			if i >= len(vals) {
+				return "", false
+			}
+			s, ok := vals[i].(string)
+			return s, ok
 		}
 	}
-	return out, nil
+	return func() map[string]*envelope {
+		out := make(map[string]*envelope, len(keys))
+		for i, k := range keys {
+			s, ok := raw(i)
+			if !ok {
+				continue
+			}
+			var e envelope
+			if json.Unmarshal([]byte(s), &e) == nil {
+				out[k] = &e
+			}
+		}
+		return out
+	}
+}
+
+func ignoreNil(err error) error {
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	return err
 }
 
 // store writes fresh envelopes for loaded (nil = known missing) and keeps them locally.
@@ -526,30 +537,37 @@ func (c *Cache) newEnvelope(v []byte, nowMs int64) (*envelope, time.Duration) {
 	return &envelope{ExpireAt: nowMs + logical.Milliseconds(), Data: v}, max(c.cfg.PhysicalTTL, 2*logical)
 }
 
-// lock tries the rebuild lock of every key with SET NX PX, in one pipeline.
-func (c *Cache) lock(ctx context.Context, keys []string, token string) (won, lost []string, err error) {
-	var cmds []redis.Cmder
+// lock tries the rebuild lock of every key with SET NX PX and, in the same round trip and
+// after the locks, reads the envelopes again (after): a request that saw a stale envelope
+// may win a lock only after another request's rebuild finished, and must then take that
+// fresh value rather than load again. On one Redis server the pipeline keeps this order;
+// on a Cluster the lock and the envelope may live on different nodes, so there a late
+// winner can, rarely, still load twice.
+func (c *Cache) lock(ctx context.Context, keys []string, token string) (won, lost []string, after map[string]*envelope, err error) {
+	var cmds []*redis.BoolCmd
+	var read func() map[string]*envelope
 	err = c.redisDo(func() error {
-		var err error
-		cmds, err = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, k := range keys {
-				p.SetNX(ctx, c.keys.CacheLock(k), token, c.cfg.LockTTL)
+		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			cmds = make([]*redis.BoolCmd, len(keys))
+			for i, k := range keys {
+				cmds[i] = p.SetNX(ctx, c.keys.CacheLock(k), token, c.cfg.LockTTL)
 			}
+			read = c.queueReads(ctx, p, keys)
 			return nil
 		})
-		return err
+		return ignoreNil(err)
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("take rebuild locks: %w", err)
+		return nil, nil, nil, fmt.Errorf("take rebuild locks: %w", err)
 	}
 	for i, cmd := range cmds {
-		if cmd.(*redis.BoolCmd).Val() {
+		if cmd.Val() {
 			won = append(won, keys[i])
 		} else {
 			lost = append(lost, keys[i])
 		}
 	}
-	return won, lost, nil
+	return won, lost, read(), nil
 }
 
 // unlock releases the locks still held by token. EVAL rather than EVALSHA: inside a

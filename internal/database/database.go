@@ -18,7 +18,12 @@ import (
 	"seatflow/ent"
 )
 
-// OpenMySQL opens an ent client on a MySQL/MariaDB DSN (parseTime is forced on).
+// DefaultMaxConns is the connection pool size of one instance: several instances share one
+// MySQL, whose max_connections (151 by default) must cover them all.
+const DefaultMaxConns = 20
+
+// OpenMySQL opens an ent client on a MySQL/MariaDB DSN (parseTime is forced on) with a
+// pool of DefaultMaxConns connections; SetMaxOpenConns on the returned *sql.DB changes it.
 func OpenMySQL(dsn string, opts ...ent.Option) (*ent.Client, *sql.DB, error) {
 	dsn = withParam(dsn, "parseTime", "true")
 	dsn = withParam(dsn, "loc", "UTC")
@@ -26,8 +31,8 @@ func OpenMySQL(dsn string, opts ...ent.Option) (*ent.Client, *sql.DB, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open mysql: %w", err)
 	}
-	db.SetMaxOpenConns(50)
-	db.SetMaxIdleConns(50)
+	db.SetMaxOpenConns(DefaultMaxConns)
+	db.SetMaxIdleConns(DefaultMaxConns)
 	db.SetConnMaxLifetime(30 * time.Minute)
 	return open(dialect.MySQL, db, opts), db, nil
 }

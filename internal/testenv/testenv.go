@@ -187,3 +187,29 @@ func DeletePrefix(c redis.UniversalClient, prefix string) {
 		fmt.Fprintln(os.Stderr, "testenv: clean redis:", err)
 	}
 }
+
+// CreateDatabase creates an empty database on the test MySQL server, outside any test
+// (the benchmarks use it); DropDatabase removes it and DatabaseDSN names it.
+func CreateDatabase(ctx context.Context, name string) error {
+	admin, err := sql.Open("mysql", MySQLServerDSN())
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	_, err = admin.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+	return err
+}
+
+// DropDatabase drops a database CreateDatabase made.
+func DropDatabase(ctx context.Context, name string) error {
+	admin, err := sql.Open("mysql", MySQLServerDSN())
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	_, err = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name)
+	return err
+}
+
+// DatabaseDSN is the DSN of database name on the test MySQL server.
+func DatabaseDSN(name string) string { return dsnWithDB(MySQLServerDSN(), name) }
