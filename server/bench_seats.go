@@ -66,8 +66,10 @@ func benchHoldScript(ctx context.Context, b *benchEnv, w io.Writer) error {
 	const base = 900_000_000
 	showOf := func(wk, i int) int { return base + wk*100_000 + i/perShow }
 	halls := make([]*catalog.Hall, holdScriptWorkers)
+	layouts := make([]*seats.Layout, holdScriptWorkers)
 	for wk := range halls {
 		halls[wk] = hall(0)
+		layouts[wk] = seats.NewLayout(halls[wk])
 		if _, err := store.Init(ctx, showOf(wk, 0), halls[wk], nil); err != nil {
 			return err
 		}
@@ -96,7 +98,7 @@ func benchHoldScript(ctx context.Context, b *benchEnv, w io.Writer) error {
 				return err
 			}
 		}
-		return store.Hold(ctx, seats.HoldRequest{ShowtimeID: id, Hall: halls[wk], SeatIDs: []int{i%perShow + 1},
+		return store.Hold(ctx, seats.HoldRequest{ShowtimeID: id, Layout: layouts[wk], SeatIDs: []int{i%perShow + 1},
 			Token: "t" + strconv.Itoa(i), UserID: "hold-user-" + strconv.Itoa(wk), AllowGaps: true})
 	})
 	holdRate := float64(holds) / holdTook.Seconds()
@@ -113,7 +115,7 @@ func benchHoldScript(ctx context.Context, b *benchEnv, w io.Writer) error {
 		seat := []int{i%perShow + 1}
 		token := "c" + strconv.Itoa(i)
 		user := "cycle-user-" + strconv.Itoa(wk)
-		if err := store.Hold(ctx, seats.HoldRequest{ShowtimeID: id, Hall: halls[wk], SeatIDs: seat, Token: token, UserID: user, AllowGaps: true}); err != nil {
+		if err := store.Hold(ctx, seats.HoldRequest{ShowtimeID: id, Layout: layouts[wk], SeatIDs: seat, Token: token, UserID: user, AllowGaps: true}); err != nil {
 			return err
 		}
 		_, err := store.Release(ctx, id, token, user, seat)

@@ -181,6 +181,11 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		HandshakeTimeout: 10 * time.Second,
 		Subprotocols:     opts.Subprotocols,
 		CheckOrigin:      g.checkOrigin,
+		// Watchers are mostly idle: small read buffers, and write buffers borrowed from a
+		// pool only while a message is written, keep thousands of connections cheap.
+		ReadBufferSize:  1024,
+		WriteBufferSize: 4096,
+		WriteBufferPool: websocketWriteBuffers,
 	}
 	ws, err := up.Upgrade(w, r, opts.ResponseHeader)
 	if err != nil {
@@ -292,6 +297,9 @@ func (c *gorillaConn) SetReadLimit(limit int64) { c.ws.SetReadLimit(limit) }
 
 // SetReadDeadline makes reads fail after t (gqlgen's missing-pong check).
 func (c *gorillaConn) SetReadDeadline(t time.Time) error { return c.ws.SetReadDeadline(t) }
+
+// websocketWriteBuffers is shared by every connection's writes.
+var websocketWriteBuffers = &sync.Pool{}
 
 // websocketConns is a registry of open websocket connections, for shutdown.
 type websocketConns struct {

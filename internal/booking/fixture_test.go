@@ -138,3 +138,10 @@ func wantCode(t testing.TB, err error, code string) {
 		t.Fatalf("error code = %q (%v), want %q", got, err, code)
 	}
 }
+
+// copyService returns a service with the same settings as the test's, to change one.
+func (e *env) copyService() *booking.Service {
+	s := e.svc
+	return &booking.Service{DB: s.DB, Seats: s.Seats, RDB: s.RDB, Keys: s.Keys, Catalog: s.Catalog, Now: s.Now,
+		HoldTTL: s.HoldTTL, Limiter: s.Limiter, HoldRate: s.HoldRate, OrderRate: s.OrderRate}
+}

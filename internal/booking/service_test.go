@@ -119,7 +119,7 @@ func TestHoldSeatsErrors(t *testing.T) {
 		}
 	})
 	t.Run("RateLimited", func(t *testing.T) {
-		svc := *e.svc
+		svc := e.copyService()
 		svc.Limiter = redis_rate.NewLimiter(e.rdb)
 		svc.HoldRate = redis_rate.PerMinute(2)
 		for i := 0; i < 2; i++ {
@@ -137,7 +137,7 @@ func TestHoldSeatsErrors(t *testing.T) {
 	t.Run("RedisDown", func(t *testing.T) {
 		down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
 		defer down.Close()
-		svc := *e.svc
+		svc := e.copyService()
 		svc.RDB = down
 		svc.Seats = &seats.Store{RDB: down, Keys: keys.New("x")}
 		_, err := svc.HoldSeats(ctx, "u", in(e.show, "down", e.seat("B", 9), e.seat("B", 10)))

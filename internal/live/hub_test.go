@@ -80,7 +80,7 @@ func (f *fixture) startHub(t *testing.T, rdb redis.UniversalClient, opts Options
 func (f *fixture) hold(t *testing.T, seat int) string {
 	t.Helper()
 	token := testenv.RandomName("tok")
-	err := f.store.Hold(context.Background(), seats.HoldRequest{ShowtimeID: showID, Hall: f.hall,
+	err := f.store.Hold(context.Background(), seats.HoldRequest{ShowtimeID: showID, Layout: seats.NewLayout(f.hall),
 		SeatIDs: []int{seat}, Token: token, UserID: "u", AllowGaps: true})
 	if seatflow.ErrorCode(err) == seatflow.ESEATSUNAVAILABLE {
 		return ""

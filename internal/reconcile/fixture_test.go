@@ -117,7 +117,7 @@ func (e *env) hold(t testing.TB, userID string, seatIDs ...int) *booking.Order {
 // holdOrphan holds seats in Redis only, as holdSeats does before it dies: no order.
 func (e *env) holdOrphan(t testing.TB, showID int, token, userID string, seatIDs ...int) {
 	t.Helper()
-	err := e.store.Hold(context.Background(), seats.HoldRequest{ShowtimeID: showID, Hall: e.halls[showID],
+	err := e.store.Hold(context.Background(), seats.HoldRequest{ShowtimeID: showID, Layout: seats.NewLayout(e.halls[showID]),
 		SeatIDs: seatIDs, Token: token, UserID: userID, AllowGaps: true})
 	if err != nil {
 		t.Fatalf("hold orphan %v: %v", seatIDs, err)

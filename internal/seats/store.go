@@ -44,7 +44,7 @@ type Occupancy struct {
 // HoldRequest asks to hold seats of a showtime for one order.
 type HoldRequest struct {
 	ShowtimeID int
-	Hall       *catalog.Hall // the showtime's hall: the rows for the gap rule
+	Layout     *Layout // the showtime's hall: the rows for the gap rule
 	SeatIDs    []int
 	Token      string
 	UserID     string
@@ -149,7 +149,7 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 	if len(req.SeatIDs) == 0 || len(req.SeatIDs) != len(uniq(req.SeatIDs)) {
 		return seatflow.Errorf(seatflow.EINVALID, "choose one or more distinct seats")
 	}
-	rows, err := touchedRows(req.Hall, req.SeatIDs)
+	rows, err := req.Layout.touchedRows(req.SeatIDs)
 	if err != nil {
 		return err
 	}
@@ -192,34 +192,6 @@ func uniq(ids []int) map[int]bool {
 		m[id] = true
 	}
 	return m
-}
-
-// touchedRows returns, for every row holding a requested seat, the row's seat ids ordered
-// by number (unsellable ones included: they are walls for the gap rule).
-func touchedRows(hall *catalog.Hall, seatIDs []int) ([][]int, error) {
-	rowOf := make(map[int]string, len(hall.Seats))
-	for _, seat := range hall.Seats {
-		rowOf[seat.ID] = seat.Row
-	}
-	touched := map[string]bool{}
-	for _, id := range seatIDs {
-		row, ok := rowOf[id]
-		if !ok {
-			return nil, seatflow.Errorf(seatflow.EINVALID, "seat %d is not in this hall", id)
-		}
-		touched[row] = true
-	}
-	var rows [][]int
-	for _, row := range hallRows(hall) {
-		if touched[row[0].Row] {
-			r := make([]int, len(row))
-			for i, seat := range row {
-				r[i] = seat.ID
-			}
-			rows = append(rows, r)
-		}
-	}
-	return rows, nil
 }
 
 // hallRows groups the hall's seats by row, in the hall's row order, each ordered by number.

@@ -50,7 +50,7 @@ func newStore(t *testing.T, hall *catalog.Hall, occ ...seats.Occupancy) *seats.S
 
 // hold holds seats with the gap rule off (TestGapRule covers it).
 func hold(s *seats.Store, hall *catalog.Hall, token, user string, limit int, ids ...int) error {
-	return s.Hold(context.Background(), seats.HoldRequest{ShowtimeID: show, Hall: hall, SeatIDs: ids,
+	return s.Hold(context.Background(), seats.HoldRequest{ShowtimeID: show, Layout: seats.NewLayout(hall), SeatIDs: ids,
 		Token: token, UserID: user, Limit: limit, AllowGaps: true})
 }
 
@@ -260,12 +260,12 @@ func TestGapRule(t *testing.T) {
 			hall := testHall(2, 8, c.walls...)
 			s := newStore(t, hall)
 			if len(c.taken) > 0 {
-				if err := s.Hold(context.Background(), seats.HoldRequest{ShowtimeID: show, Hall: hall, SeatIDs: c.taken,
+				if err := s.Hold(context.Background(), seats.HoldRequest{ShowtimeID: show, Layout: seats.NewLayout(hall), SeatIDs: c.taken,
 					Token: "other", UserID: "other", AllowGaps: true}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			err := s.Hold(context.Background(), seats.HoldRequest{ShowtimeID: show, Hall: hall, SeatIDs: c.request,
+			err := s.Hold(context.Background(), seats.HoldRequest{ShowtimeID: show, Layout: seats.NewLayout(hall), SeatIDs: c.request,
 				Token: "t", UserID: "u", Limit: 10, AllowGaps: c.allowGaps})
 			wantCode(t, err, c.want)
 			if err != nil {
@@ -365,7 +365,7 @@ func TestTakeOver(t *testing.T) {
 	if err := hold(s, hall, "old", "u1", 6, 101, 102); err != nil {
 		t.Fatal(err)
 	}
-	err := s.Hold(context.Background(), seats.HoldRequest{ShowtimeID: show, Hall: hall, SeatIDs: []int{101, 102, 103},
+	err := s.Hold(context.Background(), seats.HoldRequest{ShowtimeID: show, Layout: seats.NewLayout(hall), SeatIDs: []int{101, 102, 103},
 		Token: "new", UserID: "u1", Limit: 3, TakeOver: "old"})
 	if err != nil {
 		t.Fatalf("takeover hold: %v", err)
@@ -465,7 +465,7 @@ func TestConcurrentHoldsOneWinnerPerSeat(t *testing.T) {
 			defer wg.Done()
 			start := 101 + i%19
 			ids := []int{start, start + 1}
-			err := s.Hold(context.Background(), seats.HoldRequest{ShowtimeID: show, Hall: hall, SeatIDs: ids,
+			err := s.Hold(context.Background(), seats.HoldRequest{ShowtimeID: show, Layout: seats.NewLayout(hall), SeatIDs: ids,
 				Token: fmt.Sprintf("t%d", i), UserID: fmt.Sprintf("u%d", i), Limit: 6, AllowGaps: true})
 			if err == nil {
 				won[i] = ids

@@ -1,0 +1,57 @@
+package seats
+
+import (
+	"seatflow"
+	"seatflow/internal/catalog"
+)
+
+// Layout is a hall's seat template prepared for holds: each seat's kind and row, and each
+// row's seat ids ordered by number (unsellable seats included: they are walls for the gap
+// rule). Halls never change once created, so a Layout is built once per hall and shared;
+// it is read-only.
+type Layout struct {
+	Hall   *catalog.Hall
+	kindOf map[int]string
+	rowOf  map[int]int
+	rows   [][]int
+}
+
+// NewLayout prepares hall for holds.
+func NewLayout(hall *catalog.Hall) *Layout {
+	l := &Layout{Hall: hall, kindOf: make(map[int]string, len(hall.Seats)), rowOf: make(map[int]int, len(hall.Seats))}
+	for i, row := range hallRows(hall) {
+		ids := make([]int, len(row))
+		for j, seat := range row {
+			ids[j] = seat.ID
+			l.rowOf[seat.ID] = i
+			l.kindOf[seat.ID] = seat.Kind
+		}
+		l.rows = append(l.rows, ids)
+	}
+	return l
+}
+
+// Kind returns the kind of a seat of the hall, and false for a seat of another hall.
+func (l *Layout) Kind(seatID int) (string, bool) {
+	k, ok := l.kindOf[seatID]
+	return k, ok
+}
+
+// touchedRows returns the rows holding a requested seat, for the gap rule.
+func (l *Layout) touchedRows(seatIDs []int) ([][]int, error) {
+	touched := map[int]bool{}
+	for _, id := range seatIDs {
+		row, ok := l.rowOf[id]
+		if !ok {
+			return nil, seatflow.Errorf(seatflow.EINVALID, "seat %d is not in this hall", id)
+		}
+		touched[row] = true
+	}
+	var rows [][]int
+	for i, row := range l.rows {
+		if touched[i] {
+			rows = append(rows, row)
+		}
+	}
+	return rows, nil
+}
