@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"seatflow/internal/database"
 )
 
 // loadOptions are the load test's flags.
@@ -403,13 +405,13 @@ func runLoad(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := ldNewCluster(o, stdout)
+	c := ldNewCluster(o, os.Stderr) // progress goes to stderr, the report to stdout
 	defer c.stopAll()
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return err
 	}
 	logf := func(format string, a ...any) {
-		fmt.Fprintf(stdout, "load %s: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
+		fmt.Fprintf(os.Stderr, "load %s: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
 	}
 	if o.Start {
 		if c.redisUp(ctx) {
@@ -440,8 +442,8 @@ func runLoad(ctx context.Context, args []string, stdout io.Writer) error {
 	app.SQL.SetMaxIdleConns(4)
 	l := logf
 	var maxConns int
-	if err := app.SQL.QueryRowContext(ctx, "SELECT @@max_connections").Scan(&maxConns); err == nil && maxConns < 50*len(o.Instances)+20 {
-		l("WARNING: MySQL max_connections=%d but each instance may open 50 connections (%d instances): expect 'Error 1040: Too many connections' under load", maxConns, len(o.Instances))
+	if err := app.SQL.QueryRowContext(ctx, "SELECT @@max_connections").Scan(&maxConns); err == nil && maxConns < database.DefaultMaxConns*len(o.Instances)+20 {
+		l("WARNING: MySQL max_connections=%d but each instance may open %d connections (%d instances): expect SERVICE_UNAVAILABLE under load", maxConns, database.DefaultMaxConns, len(o.Instances))
 	}
 	if o.Start {
 		logf("starting %d instances of %s (logs in %s)", len(o.Instances), o.Bin, o.Dir)
