@@ -38,8 +38,13 @@ const (
 	maxPaymentRef     = 191
 )
 
-// inFlightTTL bounds how long an in-flight marker can outlive a crashed request.
-const inFlightTTL = 30 * time.Second
+// Idempotency marker values and lifetimes: inFlight while the first request runs (the TTL
+// bounds how long a crashed request can block its key), then the order id for a day.
+const (
+	inFlight      = "in-flight"
+	inFlightTTL   = 30 * time.Second
+	rememberedTTL = 24 * time.Hour
+)
 
 // Catalog is what booking reads from the catalog: halls (their seat templates) and
 // showtimes. Cached reads are fine here; whether a showtime is on sale is read from MySQL.
@@ -108,33 +113,71 @@ var errNotFound = seatflow.Errorf(seatflow.ENOTFOUND, "order not found")
 
 // HoldSeats holds seats of an on-sale showtime for the user and creates a pending order.
 // The same idempotency key returns the user's first order with that key (whatever the
-// rest of the input); a duplicate arriving while the first is in flight gets IN_PROGRESS. A failure after the seats were held releases them at once
-// and is not remembered, so a retry really retries.
+// rest of the input); a duplicate arriving while the first is in flight gets IN_PROGRESS.
+// A failure after the seats were held releases them at once and is not remembered, so a
+// retry really retries.
 func (s *Service) HoldSeats(ctx context.Context, userID string, in HoldSeatsInput) (*Order, error) {
 	if err := validateHold(userID, in); err != nil {
 		return nil, err
 	}
-	if o, err := s.byIdempotencyKey(ctx, userID, in.IdempotencyKey); o != nil || err != nil {
-		return o, err
-	}
+	// The idempotency marker: "1" while the first request runs, then the id of the order it
+	// made (for a day), so a repeat finds its order without a database lookup.
 	marker := s.Keys.Idempotency(userID, in.IdempotencyKey)
-	first, err := s.RDB.SetNX(ctx, marker, "1", inFlightTTL).Result()
+	first, err := s.RDB.SetNX(ctx, marker, inFlight, inFlightTTL).Result()
 	if err != nil {
 		return nil, unavailable("hold seats: mark in flight", err)
 	}
 	if !first {
-		return nil, seatflow.Errorf(seatflow.EINPROGRESS, "the same request is already being processed")
+		return s.repeated(ctx, userID, in.IdempotencyKey, marker)
 	}
-	defer s.RDB.Del(context.WithoutCancel(ctx), marker)
-	// The first request may have finished between the lookup above and the marker.
-	if o, err := s.byIdempotencyKey(ctx, userID, in.IdempotencyKey); o != nil || err != nil {
-		return o, err
-	}
+	cleanup := context.WithoutCancel(ctx)
 	// Rate-limited after the marker, so duplicates of one request do not use up the budget.
 	if err := s.allow(ctx, userID); err != nil {
+		s.RDB.Del(cleanup, marker)
 		return nil, err
 	}
-	return s.hold(ctx, userID, in)
+	o, err := s.hold(ctx, userID, in)
+	if err != nil {
+		s.RDB.Del(cleanup, marker) // failures are not remembered: a retry really retries
+		// An order with this key older than the marker's day holds these very seats.
+		if code := seatflow.ErrorCode(err); code == seatflow.ESEATSUNAVAILABLE || code == seatflow.ELIMIT {
+			if earlier, _ := s.byIdempotencyKey(ctx, userID, in.IdempotencyKey); earlier != nil {
+				return earlier, nil
+			}
+		}
+		return nil, err
+	}
+	// One round trip: the order joins the expiry queue and the marker remembers it. A lost
+	// enqueue is caught by the reconciler's expired-order scan.
+	_, _ = s.RDB.Pipelined(cleanup, func(p redis.Pipeliner) error {
+		p.ZAdd(cleanup, s.Keys.OrdersExpiry(), redis.Z{Score: float64(o.ExpiresAt.UnixMilli()), Member: strconv.Itoa(o.ID)})
+		p.Set(cleanup, marker, strconv.Itoa(o.ID), rememberedTTL)
+		return nil
+	})
+	return o, nil
+}
+
+// repeated answers a request whose idempotency marker exists: the order the first request
+// made, or IN_PROGRESS while it still runs.
+func (s *Service) repeated(ctx context.Context, userID, key, marker string) (*Order, error) {
+	inProgress := seatflow.Errorf(seatflow.EINPROGRESS, "the same request is already being processed")
+	v, err := s.RDB.Get(ctx, marker).Result()
+	if errors.Is(err, redis.Nil) || v == inFlight {
+		return nil, inProgress
+	} else if err != nil {
+		return nil, unavailable("hold seats: read idempotency marker", err)
+	}
+	if id, err := strconv.Atoi(v); err == nil {
+		o, err := s.DB.Order.Query().Where(order.ID(id), order.UserID(userID), order.IdempotencyKey(key)).Only(ctx)
+		if err == nil {
+			return s.withSeats(ctx, o)
+		}
+	}
+	// The marker names no order of this user and key: look the key up, else it is in flight.
+	if o, err := s.byIdempotencyKey(ctx, userID, key); o != nil || err != nil {
+		return o, err
+	}
+	return nil, inProgress
 }
 
 func validateHold(userID string, in HoldSeatsInput) error {
@@ -258,8 +301,6 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 		}
 		return nil, fmt.Errorf("hold seats: %w", err)
 	}
-	// A lost enqueue is caught by the reconciler's expired-order scan.
-	_ = s.RDB.ZAdd(ctx, s.Keys.OrdersExpiry(), redis.Z{Score: float64(created.ExpiresAt.UnixMilli()), Member: strconv.Itoa(created.ID)}).Err()
 	return toOrder(created, in.SeatIDs), nil
 }
 

@@ -200,6 +200,20 @@ func TestIdempotency(t *testing.T) {
 			t.Errorf("retry after the failure: %v", err)
 		}
 	})
+	t.Run("RepeatAfterTheMarkerExpired", func(t *testing.T) {
+		o := e.mustHold(t, "u4", "old-key", e.seat("B", 5), e.seat("B", 6))
+		// The marker remembers the order for a day; past that the database answers.
+		if err := e.rdb.Del(ctx, e.store.Keys.Idempotency("u4", "old-key")).Err(); err != nil {
+			t.Fatal(err)
+		}
+		again := e.mustHold(t, "u4", "old-key", e.seat("B", 5), e.seat("B", 6))
+		if again.ID != o.ID {
+			t.Errorf("repeat returned order %d, want %d", again.ID, o.ID)
+		}
+		if got := e.count(t, "u4"); got != 2 {
+			t.Errorf("user count = %d, want 2 (one hold)", got)
+		}
+	})
 }
 
 func TestPayAndCancel(t *testing.T) {
