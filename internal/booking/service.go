@@ -262,8 +262,16 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 	}
 
 	token := uuid.NewString()
-	err = s.Seats.Hold(ctx, seats.HoldRequest{ShowtimeID: st.ID, Layout: layout, SeatIDs: in.SeatIDs, Token: token,
-		UserID: userID, Limit: st.PurchaseLimit, AllowGaps: st.AllowSeatGaps})
+	req := seats.HoldRequest{ShowtimeID: st.ID, Layout: layout, SeatIDs: in.SeatIDs, Token: token,
+		UserID: userID, Limit: st.PurchaseLimit, AllowGaps: st.AllowSeatGaps}
+	err = s.Seats.Hold(ctx, req)
+	if errors.Is(err, seats.ErrNoSeatMap) {
+		// The showtime is on sale but Redis lost its seats (a restart): rebuild them from
+		// MySQL now rather than wait for the reconciler, then try once more.
+		if _, initErr := s.InitSeats(ctx, st.ID, st.HallID); initErr == nil {
+			err = s.Seats.Hold(ctx, req)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -470,3 +470,35 @@ func TestSomeoneElsesOrderIsNotFound(t *testing.T) {
 		t.Errorf("owner's order changed: %+v", got)
 	}
 }
+
+// TestHoldRebuildsLostSeatMap: Redis lost the seat hash of an on-sale showtime (a
+// restart); the next hold rebuilds it from MySQL, with the existing orders' seats intact,
+// instead of failing until the reconciler runs.
+func TestHoldRebuildsLostSeatMap(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 2, 8, showOpts{})
+	paid := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
+	if _, err := e.svc.PayOrder(ctx, "u1", paid.ID, "p1"); err != nil {
+		t.Fatal(err)
+	}
+	pending := e.mustHold(t, "u2", "k2", e.seat("B", 1), e.seat("B", 2))
+	if err := e.rdb.Del(ctx, e.store.Keys.Seats(e.show), e.store.Keys.Limits(e.show)).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	o := e.mustHold(t, "u3", "k3", e.seat("A", 5), e.seat("A", 6))
+	if st := e.state(t, e.seat("A", 5)); st.Status != seats.StatusHeld || st.Token != o.HoldToken {
+		t.Errorf("new hold: %+v", st)
+	}
+	if st := e.state(t, e.seat("A", 1)); st.Status != seats.StatusSold || st.Token != paid.HoldToken {
+		t.Errorf("paid seat after the rebuild: %+v, want sold to %s", st, paid.HoldToken)
+	}
+	if st := e.state(t, e.seat("B", 1)); st.Status != seats.StatusHeld || st.Token != pending.HoldToken {
+		t.Errorf("pending seat after the rebuild: %+v, want held by %s", st, pending.HoldToken)
+	}
+	if got := e.count(t, "u2"); got != 2 {
+		t.Errorf("u2 count after the rebuild = %d, want 2", got)
+	}
+	_, err := e.hold("u4", "k4", e.seat("A", 1))
+	wantCode(t, err, seatflow.ESEATSUNAVAILABLE)
+}

@@ -16,6 +16,10 @@ import (
 	"seatflow/internal/keys"
 )
 
+// ErrNoSeatMap is in the chain of a Hold on a showtime whose seat hash does not exist
+// (sales never opened, or Redis lost it): the caller may build it and try again.
+var ErrNoSeatMap = errors.New("no seat map")
+
 // Store is the seat inventory of every showtime in Redis. Its methods are the only way
 // seat state changes; each runs one Lua script, so each change is atomic.
 type Store struct {
@@ -181,7 +185,7 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 		e.Extensions = map[string]any{"seatIds": res[1:2]}
 		return e
 	case "NOHASH":
-		return seatflow.Errorf(seatflow.EUNAVAILABLE, "seat map not ready, try again in a moment")
+		return fmt.Errorf("%w: %w", ErrNoSeatMap, seatflow.Errorf(seatflow.EUNAVAILABLE, "seat map not ready, try again in a moment"))
 	}
 	return fmt.Errorf("hold seats: unexpected reply %q", res)
 }
