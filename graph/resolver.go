@@ -18,11 +18,6 @@ type Resolver struct {
 	Rec     *reconcile.Reconciler
 }
 
-// notYet answers operations whose feature has not been built yet: a clear code, no fake data.
-func notYet(feature string) error {
-	return seatflow.Errorf(seatflow.ENOTIMPLEMENTED, "%s is not available yet on this server", feature)
-}
-
 // ptrs returns pointers to the elements of vs (gqlgen wants []*T for lists of objects).
 func ptrs[T any](vs []T) []*T {
 	out := make([]*T, len(vs))

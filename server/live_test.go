@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -224,4 +225,62 @@ func TestLiveLeavesNoGoroutines(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestWebsocketLimits: the per-connection subscription cap and the message size limit,
+// each triggered by a real client.
+func TestWebsocketLimits(t *testing.T) {
+	a := newTestApp(t)
+	show, _ := a.onSaleShowtime()
+	t.Run("SubscriptionsPerConnection", func(t *testing.T) {
+		c := dialWS(t, a, "graphql-transport-ws", "")
+		for i := 1; i <= 11; i++ {
+			c.send(map[string]any{"id": strconv.Itoa(i), "type": "subscribe", "payload": map[string]any{
+				"query":     `subscription($id: ID!) { seatMap(showtimeId: $id) { kind } }`,
+				"variables": map[string]any{"id": show},
+			}})
+		}
+		// Each subscription's first message: a SNAPSHOT, or the refusal of the one too many
+		// (which one it is depends on the order gqlgen starts them in).
+		first := map[any]string{}
+		for len(first) < 11 {
+			m := c.next()
+			if _, seen := first[m["id"]]; seen {
+				continue
+			}
+			raw, _ := json.Marshal(m)
+			switch {
+			case strings.Contains(string(raw), `"kind":"SNAPSHOT"`):
+				first[m["id"]] = "snapshot"
+			case strings.Contains(string(raw), "RATE_LIMITED"):
+				first[m["id"]] = "refused"
+			default:
+				t.Fatalf("unexpected message %s", raw)
+			}
+		}
+		refused := 0
+		for _, v := range first {
+			if v == "refused" {
+				refused++
+			}
+		}
+		if refused != 1 {
+			t.Fatalf("first messages %v: want 10 snapshots and 1 RATE_LIMITED", first)
+		}
+	})
+	t.Run("MessageTooLarge", func(t *testing.T) {
+		c := dialWS(t, a, "graphql-transport-ws", "")
+		big := strings.Repeat("x", 100<<10)
+		if err := c.conn.WriteJSON(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": big}}); err != nil {
+			t.Fatal(err)
+		}
+		c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		var err error
+		for err == nil {
+			_, _, err = c.conn.ReadMessage()
+		}
+		if websocket.IsCloseError(err, websocket.CloseNormalClosure) || strings.Contains(err.Error(), "timeout") {
+			t.Fatalf("an oversized message got %v, want the connection refused", err)
+		}
+	})
 }
