@@ -120,7 +120,7 @@ func (s *Service) HoldSeats(ctx context.Context, userID string, in HoldSeatsInpu
 	if err := validateHold(userID, in); err != nil {
 		return nil, err
 	}
-	// The idempotency marker: "1" while the first request runs, then the id of the order it
+	// The idempotency marker: inFlight while the first request runs, then the id of the order it
 	// made (for a day), so a repeat finds its order without a database lookup.
 	marker := s.Keys.Idempotency(userID, in.IdempotencyKey)
 	first, err := s.RDB.SetNX(ctx, marker, inFlight, inFlightTTL).Result()
@@ -264,6 +264,9 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 	token := uuid.NewString()
 	req := seats.HoldRequest{ShowtimeID: st.ID, Layout: layout, SeatIDs: in.SeatIDs, Token: token,
 		UserID: userID, Limit: st.PurchaseLimit, AllowGaps: st.AllowSeatGaps}
+	// Not cancelled with the request: a hold applied in Redis must also reach MySQL or be
+	// released below, whenever the client goes away.
+	ctx = context.WithoutCancel(ctx)
 	err = s.Seats.Hold(ctx, req)
 	if errors.Is(err, seats.ErrNoSeatMap) {
 		// The showtime is on sale but Redis lost its seats (a restart): rebuild them from
@@ -499,6 +502,11 @@ func (s *Service) PayOrder(ctx context.Context, userID string, orderID int, paym
 			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order was cancelled")
 		case o.Status == order.StatusEXPIRED && o.RefundRequired:
 			return nil, expiredErr()
+		}
+		if err := s.stillShowing(ctx, o.ShowtimeID); err != nil {
+			return nil, err
+		}
+		switch {
 		case o.Status == order.StatusEXPIRED || !o.ExpiresAt.After(now):
 			return s.payLate(ctx, o, paymentRef)
 		}
@@ -519,6 +527,7 @@ func (s *Service) PayOrder(ctx context.Context, userID string, orderID int, paym
 // afterPaid marks a paid order's seats sold. The payment is committed, so a Redis failure
 // here is not the customer's: the reconciler's paid-seat repair finishes the job.
 func (s *Service) afterPaid(ctx context.Context, orderID, showID int, token string) (*Order, error) {
+	ctx = context.WithoutCancel(ctx) // the payment is committed: finish whatever the client does
 	o, err := s.reload(ctx, orderID)
 	if err != nil {
 		return nil, err
@@ -552,6 +561,7 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, paymentRef string) 
 		return nil, err
 	}
 	token := uuid.NewString()
+	ctx = context.WithoutCancel(ctx) // a re-hold applied in Redis must reach MySQL or be released
 	// No limit and no gap rule: the customer had these seats and has paid for them.
 	err = s.Seats.Hold(ctx, seats.HoldRequest{ShowtimeID: o.ShowtimeID, Layout: layout, SeatIDs: seatIDs, Token: token,
 		UserID: o.UserID, AllowGaps: true, TakeOver: o.HoldToken})
@@ -562,8 +572,9 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, paymentRef string) 
 	}
 	now := s.now()
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		// Not if a concurrent late payment of the same order already gave up on it.
 		n, err := tx.Order.Update().Where(order.ID(o.ID), order.HoldToken(o.HoldToken),
-			order.StatusIn(order.StatusPENDING_PAYMENT, order.StatusEXPIRED)).
+			order.StatusIn(order.StatusPENDING_PAYMENT, order.StatusEXPIRED), order.RefundRequired(false)).
 			SetStatus(order.StatusPAID).SetHoldToken(token).SetPaidAt(now).SetPaymentRef(paymentRef).Save(ctx)
 		if err != nil {
 			return fmt.Errorf("mark paid: %w", err)
@@ -588,6 +599,19 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, paymentRef string) 
 		return nil, fmt.Errorf("pay order late: %w", err)
 	}
 	return s.afterPaid(ctx, o.ID, o.ShowtimeID, token)
+}
+
+// stillShowing refuses payments for a showtime that was cancelled: its seats are not for
+// sale any more, whatever the order's state.
+func (s *Service) stillShowing(ctx context.Context, showID int) error {
+	st, err := s.DB.Showtime.Query().Where(showtime.ID(showID)).Select(showtime.FieldStatus).Only(ctx)
+	if err != nil {
+		return fmt.Errorf("pay order: load showtime: %w", err)
+	}
+	if st.Status == showtime.StatusCANCELLED {
+		return seatflow.Errorf(seatflow.EINVALIDSTATE, "the showtime was cancelled; the order cannot be paid")
+	}
+	return nil
 }
 
 // refund ends an order whose seats went to someone else while its payment was on the way.

@@ -502,3 +502,23 @@ func TestHoldRebuildsLostSeatMap(t *testing.T) {
 	_, err := e.hold("u4", "k4", e.seat("A", 1))
 	wantCode(t, err, seatflow.ESEATSUNAVAILABLE)
 }
+
+// TestCancelledShowtimeTakesNoPayment: once a showtime is cancelled, its pending orders
+// cannot be paid, on time or late.
+func TestCancelledShowtimeTakesNoPayment(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 2, 8, showOpts{})
+	onTime := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
+	late := e.mustHold(t, "u2", "k2", e.seat("B", 1), e.seat("B", 2))
+	if err := e.db.Showtime.UpdateOneID(e.show).SetStatus(showtime.StatusCANCELLED).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.svc.PayOrder(ctx, "u1", onTime.ID, "p1")
+	wantCode(t, err, seatflow.EINVALIDSTATE)
+	e.clock.Advance(16 * time.Minute)
+	_, err = e.svc.PayOrder(ctx, "u2", late.ID, "p2")
+	wantCode(t, err, seatflow.EINVALIDSTATE)
+	if st := e.state(t, e.seat("A", 1)); st.Status != seats.StatusHeld {
+		t.Errorf("seat of the refused payment: %+v, want still held (until expiry)", st)
+	}
+}

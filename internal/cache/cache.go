@@ -217,7 +217,10 @@ func (c *Cache) getMany(ctx context.Context, uniq []string, got map[string][]byt
 		func() {
 			// Finish even if load panics, or the waiters would wait forever.
 			defer func() { c.flights.finish(own, vals, err) }()
-			vals, err = c.rebuild(ctx, own, stale, redisErr == nil, load)
+			// Others wait on this rebuild: it must not end because this caller went away.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.LockTTL)
+			defer cancel()
+			vals, err = c.rebuild(rctx, own, stale, redisErr == nil, load)
 		}()
 		if err != nil {
 			return err

@@ -28,9 +28,6 @@ func (k Keys) Limits(showID int) string { return k.show(showID) + ":limits" }
 // Events is the pub/sub channel of the showtime's seat-map deltas.
 func (k Keys) Events(showID int) string { return k.show(showID) + ":events" }
 
-// EventsPattern matches every showtime's events channel.
-func (k Keys) EventsPattern() string { return k.Prefix + ":{show:*}:events" }
-
 // Cache is the Redis envelope of a catalog entry; key is "KIND:ID", e.g. "movie:7".
 func (k Keys) Cache(key string) string { return k.Prefix + ":cache:" + key }
 
@@ -41,7 +38,7 @@ func (k Keys) CacheLock(key string) string { return k.Prefix + ":lock:cache:" + 
 // cache entries to drop.
 func (k Keys) CacheInvalidations() string { return k.Prefix + ":cache:invalidations" }
 
-// OrdersExpiry is the delay queue of pending orders: member hold token, score expires_at ms.
+// OrdersExpiry is the delay queue of pending orders: member order id, score expires_at ms.
 func (k Keys) OrdersExpiry() string { return k.Prefix + ":orders:expiry" }
 
 // ReconcileLock makes one reconciler run at a time across instances.
