@@ -29,7 +29,7 @@ func (r *movieResolver) Showtimes(ctx context.Context, obj *catalog.Movie, date 
 	if err != nil {
 		return nil, err
 	}
-	return r.Catalog.OnDay(present(shows), date)
+	return r.Catalog.OnDay(present(shows), date), nil
 }
 
 // HoldSeats is the resolver for the holdSeats field.
@@ -163,11 +163,11 @@ func (r *orderResolver) Seats(ctx context.Context, obj *booking.Order) ([]*catal
 	if err != nil {
 		return nil, err
 	}
-	hall, err := found(loaders.For(ctx).Hall.Load(ctx, show.HallID))
+	seats, err := loaders.For(ctx).SeatsByHall.Load(ctx, show.HallID)
 	if err != nil {
 		return nil, err
 	}
-	return ptrs(hall.SeatsByID(obj.SeatIDs)), nil
+	return ptrs(catalog.SeatsByID(seats, obj.SeatIDs)), nil
 }
 
 // Movies is the resolver for the movies field.

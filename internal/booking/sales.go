@@ -51,9 +51,7 @@ func (s *Service) CloseSales(ctx context.Context, showID int) (*catalog.Showtime
 // active orders. It holds the showtime's lock (shared with the reconciler's rebuild) so
 // two builders never interleave, and reports whether it built the hash.
 func (s *Service) InitSeats(ctx context.Context, showID, hallID int) (bool, error) {
-	lockCtx, cancel := context.WithTimeout(ctx, showLockTTL)
-	defer cancel()
-	lock, err := redislock.Acquire(lockCtx, s.RDB, s.Keys.ShowLock(showID), showLockTTL)
+	lock, err := s.LockShow(ctx, showID)
 	if err != nil {
 		return false, unavailable("lock showtime seats", err)
 	}
@@ -67,6 +65,14 @@ func (s *Service) InitSeats(ctx context.Context, showID, hallID int) (bool, erro
 		return false, err
 	}
 	return s.Seats.Init(ctx, showID, hall, occ)
+}
+
+// LockShow takes a showtime's seat lock, the one building its seat hash and the
+// reconciler's repairs share, waiting at most showLockTTL for it.
+func (s *Service) LockShow(ctx context.Context, showID int) (*redislock.Lock, error) {
+	lockCtx, cancel := context.WithTimeout(ctx, showLockTTL)
+	defer cancel()
+	return redislock.Acquire(lockCtx, s.RDB, s.Keys.ShowLock(showID), showLockTTL)
 }
 
 // ActiveOccupancy lists the seats of a showtime's PENDING_PAYMENT and PAID orders, as the

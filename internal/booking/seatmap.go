@@ -27,7 +27,7 @@ func (s *Service) BestSeats(ctx context.Context, showID, count int) ([]catalog.S
 	if err != nil {
 		return nil, err
 	}
-	hall, err := s.Catalog.Hall(ctx, st.HallID)
+	layout, err := s.layout(ctx, st.HallID)
 	if err != nil {
 		return nil, err
 	}
@@ -35,14 +35,19 @@ func (s *Service) BestSeats(ctx context.Context, showID, count int) ([]catalog.S
 	if err != nil {
 		return nil, err
 	}
-	return seats.BestSeats(hall, states, count, st.AllowSeatGaps), nil
+	return seats.BestSeats(layout.Hall, states, count, st.AllowSeatGaps), nil
 }
 
-// HallOf returns the hall (seat template) of a showtime.
+// HallOf returns the hall (seat template) of a showtime. Halls never change once created,
+// so it is the one decoded copy the hall's layout keeps: callers only read it.
 func (s *Service) HallOf(ctx context.Context, showID int) (*catalog.Hall, error) {
 	st, err := s.Catalog.Showtime(ctx, showID)
 	if err != nil {
 		return nil, err
 	}
-	return s.Catalog.Hall(ctx, st.HallID)
+	l, err := s.layout(ctx, st.HallID)
+	if err != nil {
+		return nil, err
+	}
+	return l.Hall, nil
 }

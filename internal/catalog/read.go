@@ -345,9 +345,9 @@ func toShowtime(st *ent.Showtime) *Showtime {
 }
 
 // OnDay keeps the showtimes starting on day (cinema time zone); a nil day keeps all.
-func (s *Service) OnDay(shows []*Showtime, day *string) ([]*Showtime, error) {
+func (s *Service) OnDay(shows []*Showtime, day *string) []*Showtime {
 	if day == nil {
-		return shows, nil
+		return shows
 	}
 	out := shows[:0:0]
 	for _, st := range shows {
@@ -355,7 +355,7 @@ func (s *Service) OnDay(shows []*Showtime, day *string) ([]*Showtime, error) {
 			out = append(out, st)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // OfMovie keeps the showtimes of one movie; a nil movie keeps all.

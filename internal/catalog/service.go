@@ -91,11 +91,19 @@ func (s *Service) write(ctx context.Context, fn func(tx *ent.Tx) (keys []string,
 }
 
 // SetShowtimeStatus moves a showtime from one of the from statuses to to, with a
-// conditional update, and invalidates its cache entry (open sale, close sale, cancel).
+// conditional update, and invalidates its cache entry (open sale, close sale).
 func (s *Service) SetShowtimeStatus(ctx context.Context, id int, from []string, to string) (*Showtime, error) {
+	return s.setStatus(ctx, id, from, to, false)
+}
+
+// setStatus is SetShowtimeStatus; leavesLists also invalidates the day's and the movie's
+// lists, for a status (cancelled) that takes the showtime out of them.
+func (s *Service) setStatus(ctx context.Context, id int, from []string, to string, leavesLists bool) (*Showtime, error) {
 	err := s.write(ctx, func(tx *ent.Tx) ([]string, error) {
 		st, err := tx.Showtime.Get(ctx, id)
-		if err != nil {
+		if ent.IsNotFound(err) {
+			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "showtime %d does not exist", id)
+		} else if err != nil {
 			return nil, err
 		}
 		if !contains(from, string(st.Status)) {
@@ -109,7 +117,11 @@ func (s *Service) SetShowtimeStatus(ctx context.Context, id int, from []string, 
 		if n == 0 {
 			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d changed meanwhile; try again", id)
 		}
-		return []string{showtimeKey(id)}, nil
+		keys := []string{showtimeKey(id)}
+		if leavesLists {
+			keys = append(keys, dayKey(s.dayOf(st.StartsAt)), movieShowsKey(st.MovieID))
+		}
+		return keys, nil
 	})
 	if err != nil {
 		return nil, err

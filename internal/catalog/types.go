@@ -80,16 +80,6 @@ type Price struct {
 	AmountCents int    `json:"amountCents"`
 }
 
-// PriceOf returns the price of a seat kind at the showtime and whether it has one.
-func (s *Showtime) PriceOf(kind string) (int, bool) {
-	for _, p := range s.Prices {
-		if p.Kind == kind {
-			return p.AmountCents, true
-		}
-	}
-	return 0, false
-}
-
 // MovieInput creates or replaces a movie's details.
 type MovieInput struct {
 	Title           string   `json:"title"`
@@ -130,14 +120,14 @@ type PriceInput struct {
 	AmountCents int    `json:"amountCents"`
 }
 
-// SeatsByID returns the seats of the hall with the given ids, in the hall's order.
-func (h *Hall) SeatsByID(ids []int) []Seat {
+// SeatsByID returns the seats with the given ids, in the order of seats.
+func SeatsByID(seats []Seat, ids []int) []Seat {
 	want := make(map[int]bool, len(ids))
 	for _, id := range ids {
 		want[id] = true
 	}
 	var out []Seat
-	for _, s := range h.Seats {
+	for _, s := range seats {
 		if want[s.ID] {
 			out = append(out, s)
 		}

@@ -402,32 +402,10 @@ func (s *Service) RescheduleShowtime(ctx context.Context, id int, startsAt time.
 }
 
 // CancelShowtime cancels a showtime that has not been cancelled already; it leaves the
-// day's and the movie's lists. Orders are not touched here: refunds are a payment matter.
+// day's and the movie's lists. Orders are not touched here: refunds are a payment matter
+// (and booking refuses payments for a cancelled showtime).
 func (s *Service) CancelShowtime(ctx context.Context, id int) (*Showtime, error) {
-	err := s.write(ctx, func(tx *ent.Tx) ([]string, error) {
-		st, err := tx.Showtime.Get(ctx, id)
-		if ent.IsNotFound(err) {
-			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "showtime %d does not exist", id)
-		} else if err != nil {
-			return nil, err
-		}
-		if st.Status == showtime.StatusCANCELLED {
-			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d is already cancelled", id)
-		}
-		n, err := tx.Showtime.Update().Where(showtimeIs(id, string(st.Status))).
-			SetStatus(showtime.StatusCANCELLED).SetUpdatedAt(s.now()).Save(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d changed meanwhile; try again", id)
-		}
-		return []string{showtimeKey(id), dayKey(s.dayOf(st.StartsAt)), movieShowsKey(st.MovieID)}, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return s.freshShowtime(ctx, id)
+	return s.setStatus(ctx, id, []string{ShowtimeScheduled, ShowtimeOnSale, ShowtimeClosed}, ShowtimeCancelled, true)
 }
 
 // showtimeIs matches a showtime still in the status it was read in: the conditional

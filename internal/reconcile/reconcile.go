@@ -34,10 +34,6 @@ const (
 	DefaultLockTTL      = time.Minute
 )
 
-// showLockTTL bounds how long a crashed run keeps one showtime locked; it matches the
-// lock booking.InitSeats takes, which waits about as long.
-const showLockTTL = 10 * time.Second
-
 // showPage is how many showtime ids one query of the scan reads.
 const showPage = 100
 
@@ -356,9 +352,7 @@ func (x *run) showtime(ctx context.Context, showID, hallID int) error {
 		}
 	}
 
-	lockCtx, cancel := context.WithTimeout(ctx, showLockTTL)
-	lock, err := redislock.Acquire(lockCtx, r.RDB, r.Keys.ShowLock(showID), showLockTTL)
-	cancel()
+	lock, err := r.Booking.LockShow(ctx, showID)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

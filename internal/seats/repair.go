@@ -48,8 +48,8 @@ func (s *Store) Audit(ctx context.Context, showID int) (map[int]State, map[strin
 
 // Recount sets one user's seat count of a showtime from `from` (what the caller read) to
 // `to` (0 deletes it), unless a hold or release changed it meanwhile; it reports whether
-// it wrote. Unlike SetCounts it never overwrites another user's count, so a recount
-// cannot lose a hold that raced it.
+// it wrote. It never overwrites another user's count, so a recount cannot lose a hold
+// that raced it.
 func (s *Store) Recount(ctx context.Context, showID int, userID string, from, to int) (bool, error) {
 	n, err := recountScript.Run(ctx, s.RDB, []string{s.Keys.Limits(showID)}, userID, from, to).Int()
 	if err != nil {

@@ -280,26 +280,6 @@ func (s *Store) Counts(ctx context.Context, showID int) (map[string]int, error) 
 	return counts, nil
 }
 
-// SetCounts replaces the showtime's per-user seat counts (the reconciler's limit
-// recount). The caller computes them from seat state read under the show lock; a hold
-// racing the recount can still skew one count until the next run.
-func (s *Store) SetCounts(ctx context.Context, showID int, counts map[string]int) error {
-	key := s.Keys.Limits(showID)
-	_, err := s.RDB.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, key)
-		for user, n := range counts {
-			if n > 0 {
-				p.HSet(ctx, key, user, n)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return redisErr("set seat counts", err)
-	}
-	return nil
-}
-
 // States reads every seat of the showtime's hash and the version at one instant. Seats not
 // in the map are unsellable (or the hash is missing: then the map is empty).
 func (s *Store) States(ctx context.Context, showID int) (map[int]State, int, error) {
