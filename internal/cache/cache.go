@@ -13,6 +13,7 @@ package cache
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -274,7 +275,7 @@ func (c *Cache) rebuild(ctx context.Context, keys []string, stale map[string]*en
 				c.stats.staleServed.Add(1)
 			}
 		} else {
-			c.store(ctx, loaded)
+			c.store(ctx, loaded, token)
 			c.unlock(ctx, won, token)
 			c.stats.rebuilds.Add(int64(len(won)))
 			for k, v := range loaded {
@@ -354,11 +355,11 @@ func (c *Cache) await(ctx context.Context, pending []string, stale map[string]*e
 	if len(missing) == 0 {
 		return nil
 	}
+	// Loaded without the lock, so not stored: the lock holder's rebuild will be.
 	loaded, err := c.load(ctx, missing, load)
 	if err != nil {
 		return err
 	}
-	c.store(ctx, loaded)
 	for k, v := range loaded {
 		vals[k] = v
 	}
@@ -504,9 +505,10 @@ func ignoreNil(err error) error {
 
 // store writes fresh envelopes for loaded (nil = known missing) and keeps them locally.
 // A failed write is not an error: the value is still right, the next read rebuilds.
-func (c *Cache) store(ctx context.Context, loaded map[string][]byte) {
+func (c *Cache) store(ctx context.Context, loaded map[string][]byte, token string) {
 	now := c.nowMs()
 	envs := make(map[string]*envelope, len(loaded))
+	cmds := make(map[string]*redis.Cmd, len(loaded))
 	_ = c.redisDo(func() error {
 		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for k, v := range loaded {
@@ -516,16 +518,29 @@ func (c *Cache) store(ctx context.Context, loaded map[string][]byte) {
 					continue // not JSON: serve it, but do not cache it
 				}
 				envs[k] = e
-				p.Set(ctx, c.keys.Cache(k), b, physical)
+				// EVAL, not EVALSHA: in a pipeline a NOSCRIPT reply comes too late to fall back.
+				cmds[k] = storeScript.Eval(ctx, p, []string{c.keys.CacheLock(k), c.keys.Cache(k)}, token, b, physical.Milliseconds())
 			}
 			return nil
 		})
 		return err
 	})
 	for k, e := range envs {
-		c.putLocal(k, e, now)
+		if n, err := cmds[k].Int(); err == nil && n == 1 {
+			c.putLocal(k, e, now)
+		}
 	}
 }
+
+// storeScript writes an envelope only while the writer holds the key's rebuild lock.
+//
+// KEYS[1] the lock, KEYS[2] the envelope; ARGV[1] token, ARGV[2] envelope, ARGV[3] TTL ms;
+// returns 1 if written.
+//
+//go:embed store.lua
+var storeSource string
+
+var storeScript = redis.NewScript(storeSource)
 
 // newEnvelope returns the envelope for v and its Redis TTL. A negative envelope lives
 // briefly: serving it stale buys nothing, and ids nobody asks again should not linger.

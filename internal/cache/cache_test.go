@@ -660,3 +660,41 @@ func TestDisabled(t *testing.T) {
 		t.Errorf("envelope written while disabled: %+v", e)
 	}
 }
+
+// TestRebuildRacingAnInvalidation: a rebuild reads the database, then a write commits and
+// invalidates the key before the rebuild stores its (now old) value. The old value must
+// not come back: the invalidation took the rebuild's lock, so its store is refused.
+func TestRebuildRacingAnInvalidation(t *testing.T) {
+	r := testenv.NewRedis(t)
+	m := newMovies(t)
+	clk := newClock()
+	c := New(r.Client, r.Keys, testConfig(clk))
+	id := m.create(t, "Old")
+	key := "movie:" + strconv.Itoa(id)
+
+	loaded := make(chan struct{})
+	proceed := make(chan struct{})
+	slowLoad := func(ctx context.Context, keys []string) (map[string][]byte, error) {
+		vals, err := m.load(ctx, keys) // reads "Old"
+		close(loaded)
+		<-proceed // the write and its invalidation happen here
+		return vals, err
+	}
+	got := make(chan string)
+	go func() { got <- getTitle(t, c, key, slowLoad) }()
+	<-loaded
+	m.rename(t, id, "New")
+	if err := c.Invalidate(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	close(proceed)
+	if title := <-got; title != "Old" {
+		t.Fatalf("the racing read got %q, want the value it loaded (Old)", title)
+	}
+	if e := readEnvelope(t, r, key); e != nil && title(t, e.value()) == "Old" {
+		t.Fatal("the rebuild stored the old value after the invalidation")
+	}
+	if title := getTitle(t, c, key, m.load); title != "New" {
+		t.Fatalf("next read: got %q, want New", title)
+	}
+}

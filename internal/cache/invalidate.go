@@ -34,7 +34,9 @@ func (c *Cache) Invalidate(ctx context.Context, keys ...string) error {
 		// envelope into its local cache.
 		if _, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, k := range keys {
-				p.Del(ctx, c.keys.Cache(k))
+				// The lock goes too: a rebuild in flight read the database before this
+				// write, and without its lock it cannot store the old value (store.lua).
+				p.Del(ctx, c.keys.Cache(k), c.keys.CacheLock(k))
 			}
 			return nil
 		}); err != nil {

@@ -28,11 +28,13 @@ func (k Keys) Limits(showID int) string { return k.show(showID) + ":limits" }
 // Events is the pub/sub channel of the showtime's seat-map deltas.
 func (k Keys) Events(showID int) string { return k.show(showID) + ":events" }
 
-// Cache is the Redis envelope of a catalog entry; key is "KIND:ID", e.g. "movie:7".
-func (k Keys) Cache(key string) string { return k.Prefix + ":cache:" + key }
+// Cache is the Redis envelope of a catalog entry; key is "KIND:ID", e.g. "movie:7". The
+// key is a hash tag, so the envelope and its rebuild lock share a Cluster slot and one
+// script can check the lock and write the envelope.
+func (k Keys) Cache(key string) string { return k.Prefix + ":cache:{" + key + "}" }
 
 // CacheLock is the rebuild lock of a catalog entry.
-func (k Keys) CacheLock(key string) string { return k.Prefix + ":lock:cache:" + key }
+func (k Keys) CacheLock(key string) string { return k.Prefix + ":lock:cache:{" + key + "}" }
 
 // CacheInvalidations is the channel on which instances tell each other which local
 // cache entries to drop.
