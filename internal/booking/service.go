@@ -139,10 +139,13 @@ func (s *Service) HoldSeats(ctx context.Context, userID string, in HoldSeatsInpu
 	o, err := s.hold(ctx, userID, in)
 	if err != nil {
 		s.RDB.Del(cleanup, marker) // failures are not remembered: a retry really retries
-		// An order with this key older than the marker's day holds these very seats.
+		// An order with this key older than the marker's day may hold these very seats; only
+		// a user who holds seats here can have one, so a rush of lost races costs no lookup.
 		if code := seatflow.ErrorCode(err); code == seatflow.ESEATSUNAVAILABLE || code == seatflow.ELIMIT {
-			if earlier, _ := s.byIdempotencyKey(ctx, userID, in.IdempotencyKey); earlier != nil {
-				return earlier, nil
+			if n, _ := s.Seats.Count(ctx, in.ShowtimeID, userID); n > 0 {
+				if earlier, _ := s.byIdempotencyKey(ctx, userID, in.IdempotencyKey); earlier != nil {
+					return earlier, nil
+				}
 			}
 		}
 		return nil, err

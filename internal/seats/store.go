@@ -265,6 +265,17 @@ func (s *Store) Restore(ctx context.Context, showID int, token, userID string, s
 	return n, res[1:], nil
 }
 
+// Count returns the seats one user holds or bought for the showtime.
+func (s *Store) Count(ctx context.Context, showID int, userID string) (int, error) {
+	n, err := s.RDB.HGet(ctx, s.Keys.Limits(showID), userID).Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	} else if err != nil {
+		return 0, redisErr("read seat count", err)
+	}
+	return n, nil
+}
+
 // Counts returns the showtime's per-user seat counts (held or bought), for the purchase
 // limit; users with none are absent.
 func (s *Store) Counts(ctx context.Context, showID int) (map[string]int, error) {
