@@ -100,10 +100,8 @@ func (s *Service) SetShowtimeStatus(ctx context.Context, id int, from []string, 
 // lists, for a status (cancelled) that takes the showtime out of them.
 func (s *Service) setStatus(ctx context.Context, id int, from []string, to string, leavesLists bool) (*Showtime, error) {
 	err := s.write(ctx, func(tx *ent.Tx) ([]string, error) {
-		st, err := tx.Showtime.Get(ctx, id)
-		if ent.IsNotFound(err) {
-			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "showtime %d does not exist", id)
-		} else if err != nil {
+		st, err := showtimeIn(ctx, tx, id)
+		if err != nil {
 			return nil, err
 		}
 		if !contains(from, string(st.Status)) {

@@ -371,10 +371,8 @@ func (s *Service) RescheduleShowtime(ctx context.Context, id int, startsAt time.
 		return nil, err
 	}
 	err := s.write(ctx, func(tx *ent.Tx) ([]string, error) {
-		st, err := tx.Showtime.Get(ctx, id)
-		if ent.IsNotFound(err) {
-			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "showtime %d does not exist", id)
-		} else if err != nil {
+		st, err := showtimeIn(ctx, tx, id)
+		if err != nil {
 			return nil, err
 		}
 		if st.Status != showtime.StatusSCHEDULED && st.Status != showtime.StatusON_SALE {
@@ -406,6 +404,15 @@ func (s *Service) RescheduleShowtime(ctx context.Context, id int, startsAt time.
 // (and booking refuses payments for a cancelled showtime).
 func (s *Service) CancelShowtime(ctx context.Context, id int) (*Showtime, error) {
 	return s.setStatus(ctx, id, []string{ShowtimeScheduled, ShowtimeOnSale, ShowtimeClosed}, ShowtimeCancelled, true)
+}
+
+// showtimeIn reads a showtime inside a write's transaction, NOT_FOUND when it does not exist.
+func showtimeIn(ctx context.Context, tx *ent.Tx, id int) (*ent.Showtime, error) {
+	st, err := tx.Showtime.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, seatflow.Errorf(seatflow.ENOTFOUND, "showtime %d does not exist", id)
+	}
+	return st, err
 }
 
 // showtimeIs matches a showtime still in the status it was read in: the conditional
