@@ -65,7 +65,8 @@ func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
 func storeUnavailable(err error) bool {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
-		return me.Number == 1040 || me.Number == 1203 || me.Number == 1205 // too many connections, user connections, lock wait timeout
+		// too many connections, user connections, lock wait timeout, deadlock: worth a retry
+		return me.Number == 1040 || me.Number == 1203 || me.Number == 1205 || me.Number == 1213
 	}
 	var ne net.Error
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) ||

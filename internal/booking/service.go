@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
+	"github.com/go-sql-driver/mysql"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
@@ -298,7 +299,7 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 			return fmt.Errorf("create order seats: %w", err)
 		}
 		if err := insertOccupancy(ctx, tx, created, in.SeatIDs); err != nil {
-			if ent.IsConstraintError(err) {
+			if seatTaken(err) {
 				return seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "some of these seats were just taken")
 			}
 			return err
@@ -316,6 +317,14 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 		return nil, fmt.Errorf("hold seats: %w", err)
 	}
 	return toOrder(created, in.SeatIDs), nil
+}
+
+// seatTaken reports whether inserting occupancy failed because another order has (or is
+// committing) one of the seats: the unique (showtime, seat) clash, or the deadlock MySQL
+// may resolve two such concurrent inserts with.
+func seatTaken(err error) bool {
+	var me *mysql.MySQLError
+	return ent.IsConstraintError(err) || (errors.As(err, &me) && me.Number == 1213)
 }
 
 func insertOccupancy(ctx context.Context, tx *ent.Tx, o *ent.Order, seatIDs []int) error {

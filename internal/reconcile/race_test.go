@@ -77,6 +77,9 @@ func TestRebuildDuringHoldsAndPays(t *testing.T) {
 				}
 				o, err := e.svc.HoldSeats(ctx, user, booking.HoldSeatsInput{ShowtimeID: e.show, SeatIDs: ids, IdempotencyKey: fmt.Sprint(i)})
 				outcome := seatflow.ErrorCode(err)
+				if outcome == seatflow.EINTERNAL {
+					t.Logf("internal error from a hold: %v", err)
+				}
 				if err == nil {
 					switch rng.IntN(4) {
 					case 0, 1:
@@ -102,19 +105,21 @@ func TestRebuildDuringHoldsAndPays(t *testing.T) {
 	// Meanwhile Redis keeps losing the seat hash and the reconciler rebuilds it.
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	rebuilt := 0
+	rebuilt, lost := 0, 0
 	for storm := true; storm; {
 		select {
 		case <-done:
 			storm = false
 		case <-time.After(20 * time.Millisecond):
-			e.rdb.Del(ctx, e.store.Keys.Seats(e.show))
+			lost += int(e.rdb.Del(ctx, e.store.Keys.Seats(e.show)).Val())
 			rebuilt += e.runOnce(t).HashesRebuilt
 		}
 	}
-	t.Logf("outcomes %v, hashes rebuilt %d", outcomes, rebuilt)
-	if rebuilt == 0 || outcomes["paid"] == 0 {
-		t.Fatalf("the storm did not overlap: rebuilt %d, paid %d", rebuilt, outcomes["paid"])
+	// Holds rebuild a lost hash themselves too, so the reconciler may find none to rebuild:
+	// what matters is that hashes were lost while orders were being paid.
+	t.Logf("outcomes %v, hashes lost %d, rebuilt by the reconciler %d", outcomes, lost, rebuilt)
+	if lost == 0 || outcomes["paid"] == 0 {
+		t.Fatalf("the storm did not overlap: hashes lost %d, paid %d", lost, outcomes["paid"])
 	}
 
 	// A pending hold can lose its seat to a rebuild that read MySQL just before its order
