@@ -23,6 +23,7 @@ import (
 	"seatflow/internal/keys"
 	"seatflow/internal/live"
 	"seatflow/internal/reconcile"
+	"seatflow/internal/respcache"
 	"seatflow/internal/seats"
 )
 
@@ -38,12 +39,14 @@ type App struct {
 	Auth    *auth.Authenticator
 	Catalog *catalog.Service
 	Cache   *cache.Cache
-	Seats   *seats.Store
-	Booking *booking.Service
-	Live    *live.Hub
-	Rec     *reconcile.Reconciler
-	Outbox  *cache.Outbox
-	Now     func() time.Time
+	// Responses keeps rendered catalog-only responses; nil when off.
+	Responses *respcache.Store
+	Seats     *seats.Store
+	Booking   *booking.Service
+	Live      *live.Hub
+	Rec       *reconcile.Reconciler
+	Outbox    *cache.Outbox
+	Now       func() time.Time
 
 	embeddedRedis *miniredis.Miniredis
 	closers       []func()
@@ -73,6 +76,10 @@ func (a *App) wire() error {
 	a.Auth = newAuthenticator(a.Config)
 	a.Cache = cache.New(a.Redis, a.Keys, cache.Config{LocalBytes: a.Config.LocalCacheBytes, Now: a.Now,
 		Disabled: !a.Config.CacheEnabled})
+	if a.Config.CacheEnabled && a.Config.ResponseCacheBytes > 0 {
+		a.Responses = respcache.New(a.Config.ResponseCacheBytes, a.Now, catalogFields...)
+		a.Cache.OnDrop(a.Responses.Drop)
+	}
 	a.Outbox = &cache.Outbox{DB: a.DB, Cache: a.Cache, Now: a.Now}
 	a.Catalog = &catalog.Service{DB: a.DB, Cache: a.Cache, Inval: a.Outbox, Now: a.Now, Location: loc, Log: a.Log}
 	a.Seats = &seats.Store{RDB: a.Redis, Keys: a.Keys, Now: a.Now}

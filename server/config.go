@@ -30,11 +30,13 @@ type Config struct {
 	Timezone        string
 	LocalCacheBytes int
 	CacheEnabled    bool
-	LoaderWait      time.Duration
-	ReconcileEvery  time.Duration
-	MaxDepth        int
-	MySQLMaxConns   int
-	HoldsPerMinute  int
+	// ResponseCacheBytes bounds the rendered responses of catalog-only queries (0 = off).
+	ResponseCacheBytes int
+	LoaderWait         time.Duration
+	ReconcileEvery     time.Duration
+	MaxDepth           int
+	MySQLMaxConns      int
+	HoldsPerMinute     int
 	// OrderChangesPerMinute limits payOrder, cancelOrder and extendHold per user.
 	OrderChangesPerMinute int
 	MaxTokens             int
@@ -89,6 +91,7 @@ func ParseConfig(name string, args []string) (*Config, []string, error) {
 	str(&c.Timezone, "TIMEZONE", "UTC", "the cinema's time zone (a Date is a day in it)")
 	num(&c.LocalCacheBytes, "LOCAL_CACHE_BYTES", 32<<20, "size of the in-process catalog cache")
 	boolean(&c.CacheEnabled, "CACHE", true, "serve the catalog through the two-level cache")
+	num(&c.ResponseCacheBytes, "RESPONSE_CACHE_BYTES", 16<<20, "size of the in-process cache of catalog-only query responses (0 = off; needs the catalog cache)")
 	dur(&c.LoaderWait, "LOADER_WAIT", 2*time.Millisecond, "dataloader batch window")
 	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")
 	num(&c.HoldsPerMinute, "HOLDS_PER_MINUTE", 20, "holdSeats requests per user per minute (0 = no limit)")

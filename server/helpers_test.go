@@ -121,9 +121,8 @@ func (r *gqlResponse) Code() string {
 	return c
 }
 
-// do posts a GraphQL request through the real HTTP server.
-func (a *testApp) do(token, query string, vars map[string]any) *gqlResponse {
-	a.t.Helper()
+// send posts a GraphQL request through the real HTTP server and reads the whole response.
+func (a *testApp) send(token, query string, vars map[string]any) (*http.Response, []byte, error) {
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, a.srv.URL+"/query", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -132,10 +131,20 @@ func (a *testApp) do(token, query string, vars map[string]any) *gqlResponse {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		a.t.Fatal(err)
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	raw, err := io.ReadAll(resp.Body)
+	return resp, raw, err
+}
+
+// do posts a GraphQL request through the real HTTP server.
+func (a *testApp) do(token, query string, vars map[string]any) *gqlResponse {
+	a.t.Helper()
+	resp, raw, err := a.send(token, query, vars)
+	if err != nil {
+		a.t.Fatal(err)
+	}
 	var out gqlResponse
 	if err := json.Unmarshal(raw, &out); err != nil {
 		a.t.Fatalf("response is not JSON (status %d): %s", resp.StatusCode, raw)

@@ -27,7 +27,7 @@ import (
 // playground at /, health at /healthz and /readyz, Prometheus metrics at /metrics.
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/query", a.cors(a.Auth.Middleware(a.guardHTTP(loaders.Middleware(a.Catalog, a.Config.LoaderWait, a.GraphQL())))))
+	mux.Handle("/query", a.cors(a.Auth.Middleware(a.guardHTTP(a.responseCache(loaders.Middleware(a.Catalog, a.Config.LoaderWait, a.GraphQL()))))))
 	mux.Handle("GET /{$}", withDemoLink(playground.Handler("SeatFlow", "/query")))
 	mux.Handle("/demo/", a.demoHandler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
@@ -70,9 +70,35 @@ func (a *App) GraphQL() *handler.Server {
 	srv.Use(extension.FixedComplexityLimit(a.Config.ComplexityLimit))
 	srv.Use(depthLimit{Max: a.Config.MaxDepth})
 	srv.Use(operationMetrics{})
+	if a.Responses != nil {
+		srv.Use(a.Responses.Extension())
+	}
 	srv.SetErrorPresenter(presentError(a.Log))
 	srv.SetRecoverFunc(recoverPanic(a.Log))
 	return srv
+}
+
+// catalogFields are the fields whose values come from the catalog cache alone, so a query
+// selecting nothing else can be answered from the response cache. Left out on purpose:
+// Query.movies (its page of ids is read from MySQL), every seat-state, order, admin and
+// caller-dependent field.
+var catalogFields = []string{
+	"Query.movie", "Query.showtime", "Query.showtimes",
+	"Movie.id", "Movie.title", "Movie.synopsis", "Movie.durationMinutes", "Movie.rating", "Movie.genres",
+	"Movie.posterUrl", "Movie.status", "Movie.showtimes",
+	"Showtime.id", "Showtime.movie", "Showtime.hall", "Showtime.startsAt", "Showtime.endsAt", "Showtime.status",
+	"Showtime.prices", "Showtime.currency", "Showtime.purchaseLimit", "Showtime.allowSeatGaps",
+	"Price.kind", "Price.amountCents",
+	"Hall.id", "Hall.name", "Hall.seats",
+	"Seat.id", "Seat.row", "Seat.number", "Seat.x", "Seat.y", "Seat.kind", "Seat.sellable",
+}
+
+// responseCache answers catalog-only queries from a.Responses when it is on.
+func (a *App) responseCache(next http.Handler) http.Handler {
+	if a.Responses == nil {
+		return next
+	}
+	return a.Responses.Middleware(next)
 }
 
 var (

@@ -14,9 +14,11 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
 	"sync"
 	"time"
@@ -94,6 +96,8 @@ type Cache struct {
 	stats   counters
 	// origin tags this instance's broadcasts, so it does not count its own as received.
 	origin string
+	dropMu sync.RWMutex
+	onDrop []func(keys []string)
 }
 
 // New returns a Cache over rdb with keys under k.
@@ -155,6 +159,7 @@ func (c *Cache) GetMany(ctx context.Context, keys []string, load func(ctx contex
 	got := make(map[string][]byte, len(uniq))
 	var err error
 	if c.cfg.Disabled {
+		traceOf(ctx).read(uniq, 0, true)
 		got, err = c.load(ctx, uniq, load)
 	} else {
 		err = c.getMany(ctx, uniq, got, load)
@@ -179,7 +184,8 @@ func (c *Cache) Get(ctx context.Context, key string, load func(ctx context.Conte
 }
 
 func (c *Cache) getMany(ctx context.Context, uniq []string, got map[string][]byte, load LoadFunc) error {
-	misses := c.fromLocal(uniq, got)
+	misses, until := c.fromLocal(uniq, got)
+	traceOf(ctx).read(uniq, until, len(misses) > 0)
 	if len(misses) == 0 {
 		return nil
 	}
@@ -380,29 +386,34 @@ func (c *Cache) load(ctx context.Context, keys []string, load LoadFunc) (map[str
 	return out, nil
 }
 
-// fromLocal fills got from freecache with one multi-get and returns the keys it lacks.
-// A local entry is one flag byte (1 found, 0 known missing) followed by the value.
-func (c *Cache) fromLocal(uniq []string, got map[string][]byte) []string {
+// A local entry is one flag byte (1 found, 0 known missing), the second (on the cache's
+// clock, big-endian uint32) it stops being served locally, then the value.
+const localHeader = 5
+
+// fromLocal fills got from freecache with one multi-get and returns the keys it lacks and
+// the earliest local expiry among the keys it found.
+func (c *Cache) fromLocal(uniq []string, got map[string][]byte) (misses []string, until uint32) {
 	bkeys := make([][]byte, len(uniq))
 	for i, k := range uniq {
 		bkeys[i] = []byte(k)
 	}
 	vals, errs := c.local.MultiGet(bkeys)
-	var misses []string
+	until = math.MaxUint32
 	for i, k := range uniq {
-		if errs[i] != nil || len(vals[i]) == 0 {
+		if errs[i] != nil || len(vals[i]) < localHeader {
 			misses = append(misses, k)
 			continue
 		}
 		c.stats.localHits.Add(1)
+		until = min(until, binary.BigEndian.Uint32(vals[i][1:localHeader]))
 		if vals[i][0] == 1 {
-			got[k] = vals[i][1:]
+			got[k] = vals[i][localHeader:]
 		} else {
 			got[k] = nil
 			c.stats.negativeHits.Add(1)
 		}
 	}
-	return misses
+	return misses, until
 }
 
 // putLocal keeps e locally for LocalTTL, but never past its logical expiry, so the local
@@ -414,13 +425,12 @@ func (c *Cache) putLocal(key string, e *envelope, nowMs int64) {
 		return
 	}
 	v := e.value()
-	entry := make([]byte, 0, 1+len(v))
+	entry := make([]byte, localHeader, localHeader+len(v))
 	if v != nil {
-		entry = append(entry, 1)
-		entry = append(entry, v...)
-	} else {
-		entry = append(entry, 0)
+		entry[0] = 1
 	}
+	binary.BigEndian.PutUint32(entry[1:], uint32(nowMs/1000)+uint32(secs))
+	entry = append(entry, v...)
 	// ErrLargeEntry only means the entry lives in Redis alone.
 	_ = c.local.Set([]byte(key), entry, secs)
 }
@@ -429,6 +439,14 @@ func (c *Cache) dropLocal(keys []string) {
 	for _, k := range keys {
 		c.local.Del([]byte(k))
 	}
+	c.dropped(keys)
+}
+
+// clearLocal empties the local level.
+func (c *Cache) clearLocal() {
+	c.local.Clear()
+	c.stats.localFlushes.Add(1)
+	c.dropped(nil)
 }
 
 func (c *Cache) countNegative(v []byte) {

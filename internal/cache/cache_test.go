@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -476,6 +477,31 @@ func TestCrossInstance(t *testing.T) {
 
 	a := New(r.Client, r.Keys, testConfig(clk))
 	b := New(clientB, r.Keys, testConfig(clk))
+	// What B's drop hook saw (the response cache's view): the keys, and whether the
+	// local copy was already gone when it ran.
+	var dropMu sync.Mutex
+	var drops [][]string
+	var dropBeforeLocal bool
+	b.OnDrop(func(keys []string) {
+		dropMu.Lock()
+		defer dropMu.Unlock()
+		drops = append(drops, keys)
+		for _, k := range keys {
+			if _, err := b.local.Get([]byte(k)); err == nil {
+				dropBeforeLocal = true
+			}
+		}
+	})
+	dropped := func(want []string) bool {
+		dropMu.Lock()
+		defer dropMu.Unlock()
+		for _, d := range drops {
+			if slices.Equal(d, want) {
+				return true
+			}
+		}
+		return false
+	}
 	done := make(chan struct{})
 	go func() { b.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
@@ -508,6 +534,9 @@ func TestCrossInstance(t *testing.T) {
 		if n := b.Stats().InvalidationsReceived; n != 1 {
 			t.Errorf("B invalidations received: got %d, want 1", n)
 		}
+		if !dropped([]string{key}) || dropBeforeLocal {
+			t.Errorf("B's drop hook: saw %v, ran before the local drop: %v", drops, dropBeforeLocal)
+		}
 	})
 
 	t.Run("LostSubscriptionFlushesLocal", func(t *testing.T) {
@@ -530,8 +559,52 @@ func TestCrossInstance(t *testing.T) {
 		if got := getTitle(t, b, key, m.load); got != "Newer" {
 			t.Errorf("B after resubscribing: got %q, want Newer", got)
 		}
+		if !dropped(nil) {
+			t.Errorf("B's drop hook was not told of the flush: %v", drops)
+		}
 	})
 }
+
+// TestTrace: a traced read records its keys, and only reads answered wholly by the local
+// level give an expiry, the earliest of the copies read.
+func TestTrace(t *testing.T) {
+	r := testenv.NewRedis(t)
+	m := newMovies(t)
+	clk := newClock()
+	c := New(r.Client, r.Keys, testConfig(clk))
+	id := m.create(t, "Traced")
+	key, missing := "movie:"+strconv.Itoa(id), "movie:999999999"
+	read := func() *Trace {
+		tr := &Trace{}
+		if _, err := c.GetMany(WithTrace(context.Background(), tr), []string{key, missing}, m.load); err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	if _, ok := read().Until(); ok {
+		t.Fatal("a read that went to the database gave an expiry")
+	}
+	start := clk.Now()
+	tr := read()
+	until, ok := tr.Until()
+	if !ok {
+		t.Fatal("a read answered by the local level gave no expiry")
+	}
+	// The earliest copy: the known-missing entry, kept locally no longer than NegativeTTL.
+	cfg := testConfig(clk).withDefaults()
+	if want := start.Add(min(cfg.LocalTTL, cfg.NegativeTTL)); until.After(want) || until.Before(want.Add(-time.Second)) {
+		t.Errorf("until = %v, want the negative entry's end %v", until, want)
+	}
+	if got := tr.Keys(); !slices.Equal(sorted(got), sorted([]string{key, missing})) {
+		t.Errorf("keys = %v", got)
+	}
+	c.dropLocal([]string{key})
+	if _, ok := read().Until(); ok {
+		t.Fatal("a read of a dropped key gave an expiry")
+	}
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
 
 // killPubSub cuts the pub/sub connections of the client named name (and only those: other
 // tests share the server).

@@ -82,8 +82,7 @@ func (c *Cache) Run(ctx context.Context) {
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" {
-				c.local.Clear()
-				c.stats.localFlushes.Add(1)
+				c.clearLocal()
 			}
 		case *redis.Message:
 			var inv invalidation
