@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"strings"
 	"time"
@@ -206,6 +207,10 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
+	}
+	if cfg.DebugAddr != "" {
+		// net/http/pprof registered its handlers on the default mux, which nothing else uses.
+		go func() { log.Error("debug listener", "err", http.ListenAndServe(cfg.DebugAddr, http.DefaultServeMux)) }()
 	}
 	srv := &http.Server{
 		Handler:           a.Handler(),

@@ -18,6 +18,7 @@ type Config struct {
 	Addr            string
 	MySQLDSN        string
 	RedisURL        string
+	DebugAddr       string
 	RedisCluster    string
 	RedisPrefix     string
 	SQLitePath      string
@@ -77,6 +78,7 @@ func ParseConfig(name string, args []string) (*Config, []string, error) {
 		fs.BoolVar(p, flagName(key), envBool(key, def), usage+" ($SEATFLOW_"+key+")")
 	}
 	str(&c.Addr, "ADDR", ":8080", "listen address")
+	str(&c.DebugAddr, "DEBUG_ADDR", "", "address of the Go profiler (/debug/pprof/); empty = off; never expose it publicly")
 	str(&c.MySQLDSN, "MYSQL_DSN", "", "MySQL/MariaDB DSN, e.g. root@tcp(127.0.0.1:3306)/seatflow; empty = embedded SQLite")
 	str(&c.RedisURL, "REDIS_URL", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty = embedded Redis")
 	str(&c.RedisCluster, "REDIS_CLUSTER", "", "Redis Cluster nodes host:port,...")

@@ -51,7 +51,7 @@ func (s *Store) Audit(ctx context.Context, showID int) (map[int]State, map[strin
 // it wrote. It never overwrites another user's count, so a recount cannot lose a hold
 // that raced it.
 func (s *Store) Recount(ctx context.Context, showID int, userID string, from, to int) (bool, error) {
-	n, err := recountScript.Run(ctx, s.RDB, []string{s.Keys.Limits(showID)}, userID, from, to).Int()
+	n, err := s.run(ctx, recountScript, []string{s.Keys.Limits(showID)}, userID, from, to).Int()
 	if err != nil {
 		return false, redisErr("recount seats", err)
 	}

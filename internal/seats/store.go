@@ -27,6 +27,8 @@ type Store struct {
 	Keys keys.Keys
 	// Now is the clock (HELD_AT of new holds); time.Now when nil.
 	Now func() time.Time
+
+	batch batcher
 }
 
 // State is a seat's raw state in Redis, with the token for the reconciler.
@@ -130,7 +132,7 @@ func (s *Store) Init(ctx context.Context, showID int, hall *catalog.Hall, occ []
 	for _, u := range users {
 		args = append(args, u, counts[u])
 	}
-	created, err := initScript.Run(ctx, s.RDB, s.showKeys(showID, true), args...).Int()
+	created, err := s.run(ctx, initScript, s.showKeys(showID, true), args...).Int()
 	if err != nil {
 		return false, redisErr("init seats", err)
 	}
@@ -160,6 +162,7 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 	gaps := "0"
 	if req.AllowGaps {
 		gaps = "1"
+		rows = nil // the rows are only for the gap rule: not sent, not parsed
 	}
 	args := []any{s.now().UnixMilli(), req.Token, req.UserID, req.Limit, gaps, req.TakeOver, len(req.SeatIDs)}
 	args = append(args, ids(req.SeatIDs)...)
@@ -167,7 +170,7 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 		args = append(args, len(row))
 		args = append(args, ids(row)...)
 	}
-	res, err := holdScript.Run(ctx, s.RDB, s.showKeys(req.ShowtimeID, true), args...).StringSlice()
+	res, err := s.run(ctx, holdScript, s.showKeys(req.ShowtimeID, true), args...).StringSlice()
 	if err != nil {
 		return redisErr("hold seats", err)
 	}
@@ -225,7 +228,7 @@ func (s *Store) Confirm(ctx context.Context, showID int, token string, seatIDs [
 		return 0, nil
 	}
 	args := append([]any{token}, ids(seatIDs)...)
-	n, err := confirmScript.Run(ctx, s.RDB, s.showKeys(showID, false), args...).Int()
+	n, err := s.run(ctx, confirmScript, s.showKeys(showID, false), args...).Int()
 	if err != nil {
 		return 0, redisErr("confirm seats", err)
 	}
@@ -241,7 +244,7 @@ func (s *Store) Release(ctx context.Context, showID int, token, userID string, s
 		return 0, nil
 	}
 	args := append([]any{token, userID}, ids(seatIDs)...)
-	n, err := releaseScript.Run(ctx, s.RDB, s.showKeys(showID, true), args...).Int()
+	n, err := s.run(ctx, releaseScript, s.showKeys(showID, true), args...).Int()
 	if err != nil {
 		return 0, redisErr("release seats", err)
 	}
@@ -257,7 +260,7 @@ func (s *Store) Restore(ctx context.Context, showID int, token, userID string, s
 		return 0, nil, nil
 	}
 	args := append([]any{token, userID}, ids(seatIDs)...)
-	res, err := restoreScript.Run(ctx, s.RDB, s.showKeys(showID, true), args...).StringSlice()
+	res, err := s.run(ctx, restoreScript, s.showKeys(showID, true), args...).StringSlice()
 	if err != nil {
 		return 0, nil, redisErr("restore seats", err)
 	}
@@ -294,7 +297,7 @@ func (s *Store) Counts(ctx context.Context, showID int) (map[string]int, error) 
 // States reads every seat of the showtime's hash and the version at one instant. Seats not
 // in the map are unsellable (or the hash is missing: then the map is empty).
 func (s *Store) States(ctx context.Context, showID int) (map[int]State, int, error) {
-	res, err := snapshotScript.Run(ctx, s.RDB, []string{s.Keys.Seats(showID), s.Keys.Version(showID)}).Slice()
+	res, err := s.run(ctx, snapshotScript, []string{s.Keys.Seats(showID), s.Keys.Version(showID)}).Slice()
 	if err != nil {
 		return nil, 0, redisErr("read seats", err)
 	}

@@ -14,9 +14,6 @@
 --
 -- Returns {"OK", version} | {"UNAVAILABLE", seat id, ...} | {"LIMIT", user's count}
 --       | {"GAP", stranded seat id} | {"NOHASH"} when the showtime has no seat hash.
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  return {'NOHASH'}
-end
 local now, token, user = ARGV[1], ARGV[2], ARGV[3]
 local limit = tonumber(ARGV[4])
 local allowGaps = ARGV[5] == '1'
@@ -38,6 +35,8 @@ for i = 1, n do
   local v = redis.call('HGET', KEYS[1], id)
   if v == '0' then
     fresh = fresh + 1
+  elseif not v and redis.call('EXISTS', KEYS[1]) == 0 then
+    return {'NOHASH'} -- checked only here: a missing field is rare, a missing hash rarer
   elseif not ownedByTakeover(v) then
     conflicts[#conflicts + 1] = id
   end
@@ -47,9 +46,11 @@ if #conflicts > 0 then
   return conflicts
 end
 
-local count = tonumber(redis.call('HGET', KEYS[3], user) or '0')
-if limit > 0 and count + fresh > limit then
-  return {'LIMIT', tostring(count)}
+if limit > 0 then
+  local count = tonumber(redis.call('HGET', KEYS[3], user) or '0')
+  if count + fresh > limit then
+    return {'LIMIT', tostring(count)}
+  end
 end
 
 -- Gap rule: after taking the seats, no free seat may sit alone between taken seats, walls

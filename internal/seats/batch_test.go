@@ -1,0 +1,97 @@
+package seats
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"seatflow/internal/testenv"
+)
+
+// echoScript answers with its argument after appending it to a list, so a test sees both
+// that each caller got its own reply and which calls reached Redis.
+var echoScript = redis.NewScript(`redis.call('RPUSH', KEYS[1], ARGV[1]) return ARGV[1]`)
+
+func TestBatchedScriptCalls(t *testing.T) {
+	r := testenv.NewRedis(t)
+	s := &Store{RDB: r.Client, Keys: r.Keys}
+	list := r.Keys.Prefix + ":batch-test"
+	ctx := context.Background()
+
+	call := func(n int) []error {
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got, err := s.run(ctx, echoScript, []string{list}, strconv.Itoa(i)).Text()
+				if err == nil && got != strconv.Itoa(i) {
+					err = fmt.Errorf("call %d got the reply %q", i, got)
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		return errs
+	}
+	t.Run("EachCallerItsOwnReply", func(t *testing.T) {
+		for _, err := range call(300) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := r.Client.LLen(ctx, list).Val(); n != 300 {
+			t.Fatalf("%d calls reached Redis, want 300", n)
+		}
+		if b := &s.batch; b.inflight != 0 || len(b.queue) != 0 {
+			t.Fatalf("after the calls: %d round trips counted in flight, %d calls queued", b.inflight, len(b.queue))
+		}
+	})
+	t.Run("ScriptCacheFlushed", func(t *testing.T) {
+		// Redis forgets its scripts on a restart or failover: batched EVALSHA gets NOSCRIPT
+		// and each such call goes again with its source.
+		if err := r.Client.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range call(100) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	t.Run("CancelledWhileQueuedIsNotSent", func(t *testing.T) {
+		r.Client.Del(ctx, list)
+		b := &s.batch
+		b.mu.Lock()
+		b.inflight = maxInflight // every round trip busy: the next calls queue
+		b.mu.Unlock()
+		cancelled, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- s.run(cancelled, echoScript, []string{list}, "cancelled").Err() }()
+		for queued := false; !queued; {
+			b.mu.Lock()
+			queued = len(b.queue) == 1
+			b.mu.Unlock()
+		}
+		cancel()
+		// A call leads one of the busy round trips and takes the queue along.
+		s.lead(&scriptCall{ctx: ctx, script: echoScript, keys: []string{list}, args: []any{"live"}})
+		if err := <-done; err != context.Canceled {
+			t.Fatalf("the cancelled call returned %v", err)
+		}
+		if got := r.Client.LRange(ctx, list, 0, -1).Val(); len(got) != 1 || got[0] != "live" {
+			t.Fatalf("Redis saw %v, want only the live call", got)
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.inflight != maxInflight-1 || len(b.queue) != 0 {
+			t.Fatalf("after the round trip: %d in flight (want %d), %d queued", b.inflight, maxInflight-1, len(b.queue))
+		}
+		b.inflight = 0
+	})
+}
