@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,7 +63,7 @@ type WebsocketConfig struct {
 // websocketTransport returns gqlgen's websocket transport over gorilla/websocket with
 // authentication, timeouts, keep-alives for both protocols, the origin check, a read
 // limit and the per-connection subscription cap.
-func websocketTransport(cfg WebsocketConfig) transport.Websocket {
+func websocketTransport(cfg WebsocketConfig) graphql.Transport {
 	if cfg.InitTimeout <= 0 {
 		cfg.InitTimeout = 10 * time.Second
 	}
@@ -80,16 +83,64 @@ func websocketTransport(cfg WebsocketConfig) transport.Websocket {
 		cfg.Conns = openWebsockets
 	}
 	readLimit := cfg.ReadLimit
-	return transport.Websocket{
+	base := transport.Websocket{
 		Implementation: gorillaWebsocket{checkOrigin: originChecker(cfg.AllowedOrigins), conns: cfg.Conns,
 			initTimeout: cfg.InitTimeout},
-		InitFunc:              websocketInit(cfg.Auth, cfg.MaxSubscriptions),
-		InitTimeout:           cfg.InitTimeout,
-		KeepAlivePingInterval: cfg.KeepAlive,
-		PingPongInterval:      cfg.PingPong,
-		PayloadReadLimit:      &readLimit,
+		InitFunc:         websocketInit(cfg.Auth, cfg.MaxSubscriptions),
+		InitTimeout:      cfg.InitTimeout,
+		PayloadReadLimit: &readLimit,
 	}
+	// One keep-alive goroutine per connection, the one its protocol calls for: gqlgen runs
+	// a goroutine for each interval that is set.
+	graphqlWS, transportWS := base, base
+	graphqlWS.KeepAlivePingInterval = cfg.KeepAlive
+	transportWS.PingPongInterval = cfg.PingPong
+	return websocketByProtocol{graphqlWS: graphqlWS, transportWS: transportWS}
 }
+
+// websocketByProtocol hands a connection to the transport configured for the protocol it
+// will speak: the first of the client's subprotocols that gqlgen knows, as the upgrade
+// negotiates it; graphql-ws when the client names neither.
+type websocketByProtocol struct{ graphqlWS, transportWS transport.Websocket }
+
+var _ graphql.Transport = websocketByProtocol{}
+
+func (t websocketByProtocol) Supports(r *http.Request) bool { return t.graphqlWS.Supports(r) }
+
+// Do serves the connection on a goroutine of its own and returns once it is upgraded, so
+// the goroutine net/http served the handshake on ends and takes its buffers (8 KiB) and
+// its stack with it: a watcher that stays for hours costs only what the websocket needs.
+// The connection's context keeps the request's values but not its cancellation, which
+// net/http triggers when this handler returns; closing the socket (the client, the
+// server's shutdown or a failed write) is what ends it.
+func (t websocketByProtocol) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	ws := t.graphqlWS
+	for _, p := range websocket.Subprotocols(r) {
+		if p == "graphql-transport-ws" {
+			ws = t.transportWS
+			break
+		} else if p == "graphql-ws" {
+			break
+		}
+	}
+	upgraded := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(upgraded) }) }
+	ctx := context.WithValue(context.WithoutCancel(r.Context()), upgradedKey{}, release)
+	go func() {
+		defer release() // a refused handshake was answered on w before this
+		defer func() {
+			// net/http recovered the handler's panics; this goroutine is no longer its.
+			if p := recover(); p != nil {
+				slog.Error("websocket connection panicked", "panic", p, "stack", string(debug.Stack()))
+			}
+		}()
+		ws.Do(w, r.WithContext(ctx), exec)
+	}()
+	<-upgraded
+}
+
+type upgradedKey struct{}
 
 // websocketInit authenticates connection_init and caps the connection's subscriptions.
 // gqlgen closes with the code set by transport.WithWebsocketCloseCode on the context
@@ -190,6 +241,10 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 	ws, err := up.Upgrade(w, r, opts.ResponseHeader)
 	if err != nil {
 		return nil, err
+	}
+	// The handshake is done: the handler may return (websocketByProtocol.Do).
+	if release, ok := r.Context().Value(upgradedKey{}).(func()); ok {
+		release()
 	}
 	c := &gorillaConn{ws: ws, conns: g.conns}
 	// Answer a client's close frame once, and not after our own.

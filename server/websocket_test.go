@@ -212,3 +212,40 @@ func TestWebsocketUnansweredConnectionsAreDropped(t *testing.T) {
 		t.Errorf("open connections: got %d, want 0", got)
 	}
 }
+
+// TestWebsocketKeepAlives: each protocol gets its own keep-alive, and only that one
+// (gqlgen runs a goroutine per configured interval).
+func TestWebsocketKeepAlives(t *testing.T) {
+	gql := testserver.New()
+	gql.AddTransport(websocketTransport(WebsocketConfig{KeepAlive: 50 * time.Millisecond, PingPong: 50 * time.Millisecond,
+		Conns: &websocketConns{}}))
+	srv := httptest.NewServer(gql)
+	t.Cleanup(srv.Close)
+	for protocol, want := range map[string]struct{ keepAlive, never string }{
+		"graphql-ws":           {"ka", "ping"},
+		"graphql-transport-ws": {"ping", "pong"},
+	} {
+		c, _, err := dialWebsocket(t, srv, protocol, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WriteJSON(wsMessage{Type: "connection_init"}); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		for seen[want.keepAlive] < 3 {
+			var m wsMessage
+			if err := c.ReadJSON(&m); err != nil {
+				t.Fatalf("%s: %v (seen %v)", protocol, err, seen)
+			}
+			seen[m.Type]++
+			if m.Type == "ping" {
+				_ = c.WriteJSON(wsMessage{Type: "pong"})
+			}
+		}
+		if seen[want.never] > 0 {
+			t.Errorf("%s: got %d %q messages besides its keep-alive %q", protocol, seen[want.never], want.never, want.keepAlive)
+		}
+	}
+}
