@@ -37,6 +37,8 @@ const (
 	confirmTimeout = 10 * time.Second
 	// retryDelay is the pause between attempts to read a resync snapshot.
 	retryDelay = time.Second
+	// slowPoll is how often a resync looks whether a slow client has caught up.
+	slowPoll = 10 * time.Millisecond
 )
 
 // Options tunes a Hub.
@@ -82,14 +84,22 @@ type show struct {
 	isReady   bool
 }
 
-// watcher is one subscription: deltas wait in buf; a resync reason asks for a SNAPSHOT.
+// watcher is one subscription. Its channel is the one the subscription reads: the hub
+// puts events in it without ever blocking, and only under h.mu, so no goroutine per
+// watcher is needed. While a snapshot is being read for it (resyncing), deltas wait in
+// pending, the newest Buffer of them.
 type watcher struct {
-	show *show
-	buf  chan *seats.SeatMapEvent
-	kick chan struct{} // wakes the watcher when a resync is requested
+	show    *show
+	ctx     context.Context
+	ch      chan *seats.SeatMapEvent
+	release func() // gives the connection's subscription slot back; safe to call twice
 
-	mu     sync.Mutex
-	resync string
+	// Guarded by the hub's mu.
+	last      int // version of the last event put in ch
+	resyncing bool
+	reason    string
+	pending   []*seats.SeatMapEvent
+	closed    bool
 }
 
 // NewHub returns a hub reading deltas through rdb and snapshots through store.
@@ -128,6 +138,12 @@ func (h *Hub) Run(ctx context.Context) error {
 		h.mu.Lock()
 		h.ps = nil
 		h.ended = true
+		for _, s := range h.shows {
+			for w := range s.watchers {
+				h.closeWatcher(w)
+			}
+		}
+		h.shows = map[string]*show{}
 		h.mu.Unlock()
 		close(h.done)
 		_ = ps.Close()
@@ -176,7 +192,7 @@ func (h *Hub) confirm(channel string) {
 		return
 	}
 	for w := range s.watchers {
-		w.requestSnapshot(ReasonReconnect)
+		h.startResync(w, ReasonReconnect)
 	}
 }
 
@@ -195,19 +211,38 @@ func (h *Hub) deliver(channel, payload string) {
 		// fresh snapshot rather than guessed at.
 		h.log.Warn("live: unreadable seat-map delta", "channel", channel, "err", err)
 		for w := range s.watchers {
-			w.requestSnapshot(ReasonGap)
+			h.startResync(w, ReasonGap)
 		}
 		return
 	}
 	ev := s.deltaEvent(d)
 	for w := range s.watchers {
-		select {
-		case w.buf <- ev:
-		default:
-			if w.requestSnapshot(ReasonSlow) {
-				slowSubscribers.Inc()
-			}
+		h.offer(w, ev)
+	}
+}
+
+// offer puts a delta in the watcher's channel if it is the next version; an older one is
+// dropped, a newer one (a gap) or a full channel (a slow client) starts a resync. h.mu is
+// held.
+func (h *Hub) offer(w *watcher, ev *seats.SeatMapEvent) {
+	if w.resyncing {
+		if len(w.pending) == h.buffer {
+			w.pending = append(w.pending[:0], w.pending[1:]...) // keep the newest
 		}
+		w.pending = append(w.pending, ev)
+		return
+	}
+	switch {
+	case ev.Version <= w.last:
+	case ev.Version > w.last+1:
+		h.startResync(w, ReasonGap)
+	case len(w.ch) == cap(w.ch): // the client is not keeping up
+		slowSubscribers.Inc()
+		h.startResync(w, ReasonSlow)
+	default: // room, and only the hub sends: this does not block
+		w.last = ev.Version
+		deltasDelivered.Inc()
+		w.ch <- ev
 	}
 }
 
@@ -240,16 +275,16 @@ func (s *show) deltaEvent(d seats.Delta) *seats.SeatMapEvent {
 
 // Watch subscribes to the live seat map of a showtime: the channel first carries a
 // SNAPSHOT of every seat of hall, then DELTA events in version order, and a fresh SNAPSHOT
-// whenever a delta may have been missed. It closes when ctx ends (or the hub stops). At
+// whenever a delta may have been missed. It closes when ctx ends or the hub stops. At
 // most the number of subscriptions allowed by LimitSubscriptions may be open under ctx.
 func (h *Hub) Watch(ctx context.Context, showID int, hall *catalog.Hall) (<-chan *seats.SeatMapEvent, error) {
 	release, err := acquireSubscription(ctx)
 	if err != nil {
 		return nil, err
 	}
-	// Register first, wait for Redis to confirm, then read the snapshot: a change made
-	// after the snapshot is then always in the watcher's buffer.
-	w, err := h.join(ctx, showID, hall)
+	// Register first (deltas wait in pending), wait for Redis to confirm, then read the
+	// snapshot: a change made after the snapshot is then always among the pending deltas.
+	w, err := h.join(ctx, showID, hall, release)
 	if err != nil {
 		release()
 		return nil, err
@@ -257,18 +292,17 @@ func (h *Hub) Watch(ctx context.Context, showID int, hall *catalog.Hall) (<-chan
 	ev, err := h.ready(ctx, w)
 	if err != nil {
 		h.leave(w)
-		release()
 		return nil, err
 	}
-	out := make(chan *seats.SeatMapEvent, 1)
-	out <- ev
-	snapshotsSent.WithLabelValues(ReasonInitial).Inc()
-	go h.serve(ctx, w, out, ev.Version, release)
-	return out, nil
+	h.mu.Lock()
+	h.settle(w, ev, ReasonInitial)
+	h.mu.Unlock()
+	context.AfterFunc(ctx, func() { h.leave(w) })
+	return w.ch, nil
 }
 
 // join registers a watcher, subscribing to the show's channel if it is the first one.
-func (h *Hub) join(ctx context.Context, showID int, hall *catalog.Hall) (*watcher, error) {
+func (h *Hub) join(ctx context.Context, showID int, hall *catalog.Hall, release func()) (*watcher, error) {
 	select {
 	case <-h.started:
 	case <-ctx.Done():
@@ -300,7 +334,9 @@ func (h *Hub) join(ctx context.Context, showID int, hall *catalog.Hall) (*watche
 			h.log.Warn("live: subscribe", "channel", channel, "err", err)
 		}
 	}
-	w := &watcher{show: s, buf: make(chan *seats.SeatMapEvent, h.buffer), kick: make(chan struct{}, 1)}
+	var once sync.Once
+	w := &watcher{show: s, ctx: ctx, ch: make(chan *seats.SeatMapEvent, h.buffer),
+		release: func() { once.Do(release) }, resyncing: true, reason: ReasonInitial}
 	s.watchers[w] = struct{}{}
 	activeSubscriptions.Inc()
 	return w, nil
@@ -319,20 +355,19 @@ func (h *Hub) ready(ctx context.Context, w *watcher) (*seats.SeatMapEvent, error
 	case <-timer.C:
 		return nil, seatflow.Errorf(seatflow.EUNAVAILABLE, "live seat map not available, try again in a moment")
 	}
-	w.takeResync() // the snapshot below covers whatever was asked before it
 	return h.snapshot(ctx, w.show)
 }
 
-// leave unregisters a watcher, unsubscribing from the show's channel after the last one.
+// leave unregisters a watcher (its subscription ended), unsubscribing from the show's
+// channel after the last one.
 func (h *Hub) leave(w *watcher) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := w.show
-	if _, ok := s.watchers[w]; !ok {
+	if w.closed {
 		return
 	}
-	delete(s.watchers, w)
-	activeSubscriptions.Dec()
+	h.closeWatcher(w)
+	s := w.show
 	if len(s.watchers) > 0 || h.shows[s.channel] != s {
 		return
 	}
@@ -345,78 +380,99 @@ func (h *Hub) leave(w *watcher) {
 	}
 }
 
-// serve forwards one watcher's events until its ctx ends or the hub stops.
-func (h *Hub) serve(ctx context.Context, w *watcher, out chan<- *seats.SeatMapEvent, last int, release func()) {
-	// Unregister and give the slot back before the channel closes, so a client that sees
-	// the end may subscribe again at once.
-	defer close(out)
-	defer release()
-	defer h.leave(w)
-	for {
-		var ev *seats.SeatMapEvent
-		select {
-		case <-ctx.Done():
-			return
-		case <-h.done:
-			return
-		case <-w.kick:
-		case ev = <-w.buf:
-		}
-		// A pending resync goes first: the delta at hand is then judged against the
-		// fresh snapshot's version.
-		if reason := w.takeResync(); reason != "" {
-			if !h.resync(ctx, w, out, reason, &last) {
-				return
-			}
-		}
-		if ev == nil || ev.Version <= last {
-			continue
-		}
-		if ev.Version > last+1 {
-			if !h.resync(ctx, w, out, ReasonGap, &last) {
-				return
-			}
-			continue
-		}
-		if !h.send(ctx, out, ev) {
-			return
-		}
-		last = ev.Version
-		deltasDelivered.Inc()
-	}
+// closeWatcher takes a watcher out of its show, closes its channel and gives its
+// subscription slot back; h.mu is held.
+func (h *Hub) closeWatcher(w *watcher) {
+	w.closed = true
+	delete(w.show.watchers, w)
+	activeSubscriptions.Dec()
+	// The slot goes back before the channel closes, so a client that sees the end may
+	// subscribe again at once.
+	w.release()
+	close(w.ch)
 }
 
-// resync sends a fresh snapshot, retrying while Redis is unreachable. The buffered deltas
-// are dropped first: the snapshot, read after them, contains them all.
-func (h *Hub) resync(ctx context.Context, w *watcher, out chan<- *seats.SeatMapEvent, reason string, last *int) bool {
+// startResync marks a watcher as waiting for a fresh snapshot and reads it on a goroutine
+// that lives only until the snapshot is in; h.mu is held.
+func (h *Hub) startResync(w *watcher, reason string) {
+	if w.resyncing || w.closed {
+		return
+	}
+	w.resyncing, w.reason, w.pending = true, reason, nil
+	go h.resync(w)
+}
+
+// resync waits until the watcher's client has taken something from a full channel (a
+// slow client gets its snapshot when it catches up), reads the snapshot, retrying while
+// Redis is unreachable, and puts it in place of the deltas still waiting.
+func (h *Hub) resync(w *watcher) {
+	for len(w.ch) == cap(w.ch) {
+		if !h.pause(w, slowPoll) {
+			return
+		}
+	}
 	for {
-		w.takeResync()
-		w.drain()
-		ev, err := h.snapshot(ctx, w.show)
+		ev, err := h.snapshot(w.ctx, w.show)
 		if err == nil {
-			snapshotsSent.WithLabelValues(reason).Inc()
-			*last = ev.Version
-			return h.send(ctx, out, ev)
+			h.mu.Lock()
+			if !w.closed {
+				drain(w.ch) // superseded by the snapshot
+				h.settle(w, ev, w.reason)
+			}
+			h.mu.Unlock()
+			return
 		}
-		h.log.Warn("live: read seat-map snapshot", "showtime", w.show.id, "reason", reason, "err", err)
-		select {
-		case <-ctx.Done():
-			return false
-		case <-h.done:
-			return false
-		case <-time.After(retryDelay):
+		h.log.Warn("live: read seat-map snapshot", "showtime", w.show.id, "reason", w.reason, "err", err)
+		if !h.pause(w, retryDelay) {
+			return
 		}
 	}
 }
 
-func (h *Hub) send(ctx context.Context, out chan<- *seats.SeatMapEvent, ev *seats.SeatMapEvent) bool {
+// pause waits d unless the watcher's subscription or the hub ends first.
+func (h *Hub) pause(w *watcher, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
-	case out <- ev:
-		return true
-	case <-ctx.Done():
+	case <-w.ctx.Done():
 		return false
 	case <-h.done:
 		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// settle puts a snapshot in the watcher's (empty) channel and then the deltas that came
+// while it was read, those newer than it; h.mu is held.
+func (h *Hub) settle(w *watcher, ev *seats.SeatMapEvent, reason string) {
+	if w.closed {
+		return
+	}
+	if len(w.ch) == cap(w.ch) { // cannot happen (it was drained, only the hub sends); were it to, read again
+		w.resyncing = false
+		h.startResync(w, reason)
+		return
+	}
+	snapshotsSent.WithLabelValues(reason).Inc() // counted before the client can see it
+	w.ch <- ev
+	w.last = ev.Version
+	w.resyncing = false
+	pending := w.pending
+	w.pending = nil
+	for _, d := range pending {
+		h.offer(w, d)
+	}
+}
+
+// drain empties ch without blocking: the client may be taking from it at the same time.
+func drain(ch chan *seats.SeatMapEvent) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
 	}
 }
 
@@ -427,38 +483,4 @@ func (h *Hub) snapshot(ctx context.Context, s *show) (*seats.SeatMapEvent, error
 		return nil, fmt.Errorf("live seat map: %w", err)
 	}
 	return &seats.SeatMapEvent{Kind: seats.EventSnapshot, ShowtimeID: s.id, Version: m.Version, Seats: m.Seats}, nil
-}
-
-// requestSnapshot asks the watcher for a fresh snapshot and wakes it; it reports whether
-// no snapshot had been asked for yet.
-func (w *watcher) requestSnapshot(reason string) bool {
-	w.mu.Lock()
-	first := w.resync == ""
-	if first {
-		w.resync = reason
-	}
-	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
-	return first
-}
-
-func (w *watcher) takeResync() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	r := w.resync
-	w.resync = ""
-	return r
-}
-
-func (w *watcher) drain() {
-	for {
-		select {
-		case <-w.buf:
-		default:
-			return
-		}
-	}
 }

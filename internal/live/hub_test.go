@@ -527,3 +527,37 @@ func TestWatchersEndWhenHubStops(t *testing.T) {
 	}
 	noGoroutineLeft(t, before)
 }
+
+// TestVersionGapResyncs: a delta whose predecessor never arrived (the version moved on by
+// two) is not applied; the watcher gets a fresh SNAPSHOT instead, and then deltas again.
+func TestVersionGapResyncs(t *testing.T) {
+	f := newFixture(t, 1, 6)
+	h, _ := f.startHub(t, f.rdb, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := h.Watch(ctx, showID, f.hall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := next(t, ch)
+	gaps := counterValue(snapshotsSent.WithLabelValues(ReasonGap))
+	if err := f.rdb.Incr(ctx, f.red.Keys.Version(showID)).Err(); err != nil { // a change nobody published
+		t.Fatal(err)
+	}
+	if f.hold(t, 1) == "" {
+		t.Fatal("seat 1 not held")
+	}
+	ev := next(t, ch)
+	if ev.Kind != seats.EventSnapshot || ev.Version != snap.Version+2 {
+		t.Fatalf("after a gap: %s v%d, want SNAPSHOT v%d", ev.Kind, ev.Version, snap.Version+2)
+	}
+	if got := counterValue(snapshotsSent.WithLabelValues(ReasonGap)) - gaps; got != 1 {
+		t.Errorf("gap snapshots: got %v, want 1", got)
+	}
+	if f.hold(t, 3) == "" {
+		t.Fatal("seat 3 not held")
+	}
+	if ev := next(t, ch); ev.Kind != seats.EventDelta || ev.Version != snap.Version+3 {
+		t.Fatalf("after the resync: %s v%d, want DELTA v%d", ev.Kind, ev.Version, snap.Version+3)
+	}
+}

@@ -2,6 +2,7 @@ package seats
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -57,30 +58,47 @@ func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, ar
 }
 
 // lead sends c with whatever is queued, then hands its round-trip slot to the first call
-// queued meanwhile, or gives it back.
+// queued meanwhile, or gives it back. The calls it took along are answered even if the
+// round trip panics.
 func (s *Store) lead(c *scriptCall) {
 	b := &s.batch
 	b.mu.Lock()
 	n := min(len(b.queue), maxBatch-1)
 	batch := append([]*scriptCall{c}, b.queue[:n]...)
-	b.queue = b.queue[n:]
+	b.queue = b.popped(n)
 	b.mu.Unlock()
 
-	s.exec(batch)
-	for _, o := range batch[1:] {
-		o.wake <- false
-	}
-
-	b.mu.Lock()
-	if len(b.queue) == 0 {
-		b.inflight--
+	defer func() {
+		for _, o := range batch {
+			if o.cmd == nil { // exec panicked before it got to o
+				o.cmd = redis.NewCmd(o.ctx)
+				o.cmd.SetErr(errors.New("seat script batch failed"))
+			}
+		}
+		for _, o := range batch[1:] {
+			o.wake <- false
+		}
+		b.mu.Lock()
+		if len(b.queue) == 0 {
+			b.inflight--
+			b.mu.Unlock()
+			return
+		}
+		next := b.queue[0]
+		b.queue = b.popped(1)
 		b.mu.Unlock()
-		return
+		next.wake <- true
+	}()
+	s.exec(batch)
+}
+
+// popped is the queue without its first n calls, in a fresh slice, so the calls taken do
+// not stay reachable from the queue's array; mu is held.
+func (b *batcher) popped(n int) []*scriptCall {
+	if n >= len(b.queue) {
+		return nil
 	}
-	next := b.queue[0]
-	b.queue = b.queue[1:]
-	b.mu.Unlock()
-	next.wake <- true
+	return append([]*scriptCall(nil), b.queue[n:]...)
 }
 
 func (s *Store) exec(batch []*scriptCall) {
