@@ -49,28 +49,21 @@ func benchHoldScript(ctx context.Context, b *benchEnv, w io.Writer) error {
 	defer rdb.Close()
 	store := &seats.Store{RDB: rdb, Keys: k}
 
-	// Showtimes that exist only in Redis (ids far above MySQL's), 10 rows × 50 seats each;
-	// each worker takes the seats of its own showtimes in turn, opening the next one when
-	// it has taken them all, so every hold succeeds.
+	// Showtimes that exist only in Redis (ids far above MySQL's), 10 rows × 50 seats each,
+	// all built before the clock starts: hold n takes seat n of them in turn, so every hold
+	// succeeds and the timed loop runs holds only.
 	const rows, perRow = 10, 50
 	perShow := rows * perRow
-	hall := func(showID int) *catalog.Hall {
-		h := &catalog.Hall{ID: showID}
-		for r := 0; r < rows; r++ {
-			for n := 1; n <= perRow; n++ {
-				h.Seats = append(h.Seats, catalog.Seat{ID: r*perRow + n, Row: rowLabel(r), Number: n, Kind: "STANDARD", Sellable: true})
-			}
+	hall := &catalog.Hall{ID: 1}
+	for r := 0; r < rows; r++ {
+		for n := 1; n <= perRow; n++ {
+			hall.Seats = append(hall.Seats, catalog.Seat{ID: r*perRow + n, Row: rowLabel(r), Number: n, Kind: "STANDARD", Sellable: true})
 		}
-		return h
 	}
+	layout := seats.NewLayout(hall)
 	const base = 900_000_000
-	showOf := func(wk, i int) int { return base + wk*100_000 + i/perShow }
-	halls := make([]*catalog.Hall, holdScriptWorkers)
-	layouts := make([]*seats.Layout, holdScriptWorkers)
-	for wk := range halls {
-		halls[wk] = hall(0)
-		layouts[wk] = seats.NewLayout(halls[wk])
-		if _, err := store.Init(ctx, showOf(wk, 0), halls[wk], nil); err != nil {
+	for show := 0; show*perShow < b.Opt.HoldOps; show++ {
+		if _, err := store.Init(ctx, base+show, hall, nil); err != nil {
 			return err
 		}
 	}
@@ -88,18 +81,13 @@ func benchHoldScript(ctx context.Context, b *benchEnv, w io.Writer) error {
 
 	// Holds alone, at most HoldOps of them, for at most the run's duration.
 	var total atomic.Int64
-	holds, _, holdErrs, holdTook := runFor(ctx, holdScriptWorkers, b.Opt.Duration, func(ctx context.Context, wk, i int) error {
-		if total.Add(1) > int64(b.Opt.HoldOps) {
+	holds, _, holdErrs, holdTook := runFor(ctx, holdScriptWorkers, b.Opt.Duration, func(ctx context.Context, wk, _ int) error {
+		n := int(total.Add(1)) - 1
+		if n >= b.Opt.HoldOps {
 			return errBenchStop
 		}
-		id := showOf(wk, i)
-		if i > 0 && i%perShow == 0 {
-			if _, err := store.Init(ctx, id, halls[wk], nil); err != nil {
-				return err
-			}
-		}
-		return store.Hold(ctx, seats.HoldRequest{ShowtimeID: id, Layout: layouts[wk], SeatIDs: []int{i%perShow + 1},
-			Token: "t" + strconv.Itoa(i), UserID: "hold-user-" + strconv.Itoa(wk), AllowGaps: true})
+		return store.Hold(ctx, seats.HoldRequest{ShowtimeID: base + n/perShow, Layout: layout, SeatIDs: []int{n%perShow + 1},
+			Token: "t" + strconv.Itoa(n), UserID: "hold-user-" + strconv.Itoa(wk), AllowGaps: true})
 	})
 	holdRate := float64(holds) / holdTook.Seconds()
 	progress("bench:   hold: %d holds in %s = %.0f/s (%d failed)", holds, holdTook.Round(time.Millisecond), holdRate, sumErrors(holdErrs))
@@ -118,8 +106,8 @@ func benchHoldScript(ctx context.Context, b *benchEnv, w io.Writer) error {
 	progress("bench:   one-HSET script through go-redis: %.0f/s (%d failed)", plainRate, sumErrors(plainErrs))
 
 	// Hold + release cycles, one showtime per worker.
-	for wk := range halls {
-		if _, err := store.Init(ctx, base+50_000+wk, halls[wk], nil); err != nil {
+	for wk := 0; wk < holdScriptWorkers; wk++ {
+		if _, err := store.Init(ctx, base+50_000+wk, hall, nil); err != nil {
 			return err
 		}
 	}
@@ -128,7 +116,7 @@ func benchHoldScript(ctx context.Context, b *benchEnv, w io.Writer) error {
 		seat := []int{i%perShow + 1}
 		token := "c" + strconv.Itoa(i)
 		user := "cycle-user-" + strconv.Itoa(wk)
-		if err := store.Hold(ctx, seats.HoldRequest{ShowtimeID: id, Layout: layouts[wk], SeatIDs: seat, Token: token, UserID: user, AllowGaps: true}); err != nil {
+		if err := store.Hold(ctx, seats.HoldRequest{ShowtimeID: id, Layout: layout, SeatIDs: seat, Token: token, UserID: user, AllowGaps: true}); err != nil {
 			return err
 		}
 		_, err := store.Release(ctx, id, token, user, seat)
@@ -146,7 +134,7 @@ func benchHoldScript(ctx context.Context, b *benchEnv, w io.Writer) error {
 	failures := sumErrors(holdErrs)
 	ratio := holdRate / evalRate
 	fmt.Fprintf(w, "\n## 3. Hold script vs redis-benchmark (issue 4)\n\n")
-	fmt.Fprintf(w, "`seats.Store.Hold` (the `hold` Lua script by EVALSHA through go-redis, calls that arrive while two round trips are under way sent together in one pipeline: purchase limit, version bump and PUBLISH of the delta; gaps allowed) from %d goroutines, one seat per hold, %d holds in %s on showtimes of %d seats that exist only in Redis, so every hold succeeds. Baseline in the same run: `redis-benchmark -q -n %d -c %d EVALSHA <sha of %q> 1 key field value` against the same Redis, run just before and just after the holds (%.0f and %.0f req/s; their mean is the baseline).\n",
+	fmt.Fprintf(w, "`seats.Store.Hold` (the `hold` Lua script by EVALSHA through go-redis, calls that arrive while two round trips are under way sent together in one pipeline: purchase limit, version bump and PUBLISH of the delta; gaps allowed) from %d goroutines, one seat per hold, %d holds in %s on showtimes of %d seats that exist only in Redis, built before the clock starts, so every hold succeeds. Baseline in the same run: `redis-benchmark -q -n %d -c %d EVALSHA <sha of %q> 1 key field value` against the same Redis, run just before and just after the holds (%.0f and %.0f req/s; their mean is the baseline).\n",
 		holdScriptWorkers, holds, holdTook.Round(time.Millisecond), perShow, b.Opt.HoldOps, redisBenchClients, oneHSET, evalBefore, evalAfter)
 	table(w, []string{"measure", "ops/s", "ratio to EVALSHA", "target", "result", "errors"}, [][]string{
 		{"redis-benchmark EVALSHA one HSET (-c 8), mean", fmt.Sprintf("%.0f", evalRate), "1.00", "", "", "0"},
