@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -59,6 +61,18 @@ func TestResponseCache(t *testing.T) {
 		t.Fatalf("a hit cost %d SQL statements", n)
 	}
 
+	t.Run("OtherContentTypeIsNotAnswered", func(t *testing.T) {
+		// A cross-site form post (no preflight) must meet gqlgen's refusal, not a hit.
+		body, _ := json.Marshal(map[string]any{"query": pickerQ, "variables": vars})
+		resp, err := http.Post(a.srv.URL+"/query", "text/plain", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK || resp.Header.Get("X-Response-Cache") != "" {
+			t.Fatalf("text/plain POST of a cached query: status %d, cache %q", resp.StatusCode, resp.Header.Get("X-Response-Cache"))
+		}
+	})
 	t.Run("WriteThroughTheAPIDropsIt", func(t *testing.T) {
 		a.must(a.admin, `mutation($id: ID!) { updateMovie(id: $id, input: {title: "Memo 2", durationMinutes: 90}) { id } }`, map[string]any{"id": movie}, nil)
 		body, hit := a.rawPost("", pickerQ, vars)

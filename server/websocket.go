@@ -83,61 +83,51 @@ func websocketTransport(cfg WebsocketConfig) graphql.Transport {
 		cfg.Conns = openWebsockets
 	}
 	readLimit := cfg.ReadLimit
-	base := transport.Websocket{
+	return detachedWebsocket{transport.Websocket{
 		Implementation: gorillaWebsocket{checkOrigin: originChecker(cfg.AllowedOrigins), conns: cfg.Conns,
 			initTimeout: cfg.InitTimeout},
-		InitFunc:         websocketInit(cfg.Auth, cfg.MaxSubscriptions),
-		InitTimeout:      cfg.InitTimeout,
-		PayloadReadLimit: &readLimit,
-	}
-	// One keep-alive goroutine per connection, the one its protocol calls for: gqlgen runs
-	// a goroutine for each interval that is set.
-	graphqlWS, transportWS := base, base
-	graphqlWS.KeepAlivePingInterval = cfg.KeepAlive
-	transportWS.PingPongInterval = cfg.PingPong
-	return websocketByProtocol{graphqlWS: graphqlWS, transportWS: transportWS}
+		InitFunc:    websocketInit(cfg.Auth, cfg.MaxSubscriptions),
+		InitTimeout: cfg.InitTimeout,
+		// gqlgen runs each for its own protocol only: ka for graphql-ws, ping for
+		// graphql-transport-ws.
+		KeepAlivePingInterval: cfg.KeepAlive,
+		PingPongInterval:      cfg.PingPong,
+		PayloadReadLimit:      &readLimit,
+	}}
 }
 
-// websocketByProtocol hands a connection to the transport configured for the protocol it
-// will speak: the first of the client's subprotocols that gqlgen knows, as the upgrade
-// negotiates it; graphql-ws when the client names neither.
-type websocketByProtocol struct{ graphqlWS, transportWS transport.Websocket }
+// detachedWebsocket is gqlgen's websocket transport, run off net/http's goroutine.
+type detachedWebsocket struct{ transport.Websocket }
 
-var _ graphql.Transport = websocketByProtocol{}
-
-func (t websocketByProtocol) Supports(r *http.Request) bool { return t.graphqlWS.Supports(r) }
+var _ graphql.Transport = detachedWebsocket{}
 
 // Do serves the connection on a goroutine of its own and returns once it is upgraded, so
 // the goroutine net/http served the handshake on ends and takes its buffers (8 KiB) and
 // its stack with it: a watcher that stays for hours costs only what the websocket needs.
 // The connection's context keeps the request's values but not its cancellation, which
 // net/http triggers when this handler returns; closing the socket (the client, the
-// server's shutdown or a failed write) is what ends it.
-func (t websocketByProtocol) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	ws := t.graphqlWS
-	for _, p := range websocket.Subprotocols(r) {
-		if p == "graphql-transport-ws" {
-			ws = t.transportWS
-			break
-		} else if p == "graphql-ws" {
-			break
-		}
-	}
+// server's shutdown through the connection registry, a failed write) is what ends it.
+func (t detachedWebsocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	upgraded := make(chan struct{})
 	var once sync.Once
 	release := func() { once.Do(func() { close(upgraded) }) }
+	var panicked atomic.Bool
 	ctx := context.WithValue(context.WithoutCancel(r.Context()), upgradedKey{}, release)
 	go func() {
 		defer release() // a refused handshake was answered on w before this
 		defer func() {
 			// net/http recovered the handler's panics; this goroutine is no longer its.
 			if p := recover(); p != nil {
+				panicked.Store(true)
 				slog.Error("websocket connection panicked", "panic", p, "stack", string(debug.Stack()))
 			}
 		}()
-		ws.Do(w, r.WithContext(ctx), exec)
+		t.Websocket.Do(w, r.WithContext(ctx), exec)
 	}()
 	<-upgraded
+	if panicked.Load() {
+		panic(http.ErrAbortHandler) // before the upgrade: net/http drops the connection
+	}
 }
 
 type upgradedKey struct{}

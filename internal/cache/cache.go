@@ -96,8 +96,12 @@ type Cache struct {
 	stats   counters
 	// origin tags this instance's broadcasts, so it does not count its own as received.
 	origin string
+	// dropMu orders local drops against local puts: drops counts the drops, and a put of a
+	// value read before a drop is refused (putLocal).
 	dropMu sync.RWMutex
+	drops  uint64
 	onDrop []func(keys []string)
+	hookMu sync.RWMutex
 }
 
 // New returns a Cache over rdb with keys under k.
@@ -184,6 +188,7 @@ func (c *Cache) Get(ctx context.Context, key string, load func(ctx context.Conte
 }
 
 func (c *Cache) getMany(ctx context.Context, uniq []string, got map[string][]byte, load LoadFunc) error {
+	since := c.dropGen() // before any read below: a drop after it keeps their values out of the local level
 	misses, until := c.fromLocal(uniq, got)
 	traceOf(ctx).read(uniq, until, len(misses) > 0)
 	if len(misses) == 0 {
@@ -205,7 +210,7 @@ func (c *Cache) getMany(ctx context.Context, uniq []string, got map[string][]byt
 				got[k] = e.value()
 				c.stats.redisHits.Add(1)
 				c.countNegative(got[k])
-				c.putLocal(k, e, now)
+				c.putLocal(k, e, now, since)
 			default:
 				need = append(need, k)
 				stale[k] = e
@@ -227,7 +232,7 @@ func (c *Cache) getMany(ctx context.Context, uniq []string, got map[string][]byt
 			// Others wait on this rebuild: it must not end because this caller went away.
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.LockTTL)
 			defer cancel()
-			vals, err = c.rebuild(rctx, own, stale, redisErr == nil, load)
+			vals, err = c.rebuild(rctx, own, stale, redisErr == nil, load, since)
 		}()
 		if err != nil {
 			return err
@@ -253,7 +258,7 @@ func (c *Cache) getMany(ctx context.Context, uniq []string, got map[string][]byt
 // rebuild resolves keys that are stale or missing in Redis. The request that wins a key's
 // lock loads it and writes both levels; the others wait for the fresh envelope and serve
 // the stale one if it does not come in time.
-func (c *Cache) rebuild(ctx context.Context, keys []string, stale map[string]*envelope, redisUp bool, load LoadFunc) (map[string][]byte, error) {
+func (c *Cache) rebuild(ctx context.Context, keys []string, stale map[string]*envelope, redisUp bool, load LoadFunc, since uint64) (map[string][]byte, error) {
 	if !redisUp {
 		// No lock and no write without Redis; nor a local copy, because the broadcast that
 		// would drop it cannot reach this instance either.
@@ -265,7 +270,7 @@ func (c *Cache) rebuild(ctx context.Context, keys []string, stale map[string]*en
 		return c.load(ctx, keys, load)
 	}
 	vals := make(map[string][]byte, len(keys))
-	won = c.freshSinceLocked(ctx, won, after, token, vals)
+	won = c.freshSinceLocked(ctx, won, after, token, vals, since)
 	if len(won) > 0 {
 		loaded, err := c.load(ctx, won, load)
 		if err != nil {
@@ -281,7 +286,7 @@ func (c *Cache) rebuild(ctx context.Context, keys []string, stale map[string]*en
 				c.stats.staleServed.Add(1)
 			}
 		} else {
-			c.store(ctx, loaded, token)
+			c.store(ctx, loaded, token, since)
 			c.unlock(ctx, won, token)
 			c.stats.rebuilds.Add(int64(len(won)))
 			for k, v := range loaded {
@@ -290,7 +295,7 @@ func (c *Cache) rebuild(ctx context.Context, keys []string, stale map[string]*en
 		}
 	}
 	if len(lost) > 0 {
-		if err := c.await(ctx, lost, stale, load, vals); err != nil {
+		if err := c.await(ctx, lost, stale, load, vals, since); err != nil {
 			return nil, err
 		}
 	}
@@ -300,14 +305,14 @@ func (c *Cache) rebuild(ctx context.Context, keys []string, stale map[string]*en
 // freshSinceLocked takes the keys whose lock this request won but whose envelope was
 // fresh right after the lock (see lock): it fills vals with them, releases their locks,
 // and returns the keys still to load.
-func (c *Cache) freshSinceLocked(ctx context.Context, won []string, after map[string]*envelope, token string, vals map[string][]byte) []string {
+func (c *Cache) freshSinceLocked(ctx context.Context, won []string, after map[string]*envelope, token string, vals map[string][]byte, since uint64) []string {
 	now := c.nowMs()
 	var need, done []string
 	for _, k := range won {
 		if e := after[k]; e != nil && e.fresh(now) {
 			vals[k] = e.value()
 			c.stats.redisHits.Add(1)
-			c.putLocal(k, e, now)
+			c.putLocal(k, e, now, since)
 			done = append(done, k)
 		} else {
 			need = append(need, k)
@@ -321,7 +326,7 @@ func (c *Cache) freshSinceLocked(ctx context.Context, won []string, after map[st
 
 // await polls for envelopes another request is rebuilding. A key that stays stale is
 // served stale; a key that stays missing is loaded here rather than failing the read.
-func (c *Cache) await(ctx context.Context, pending []string, stale map[string]*envelope, load LoadFunc, vals map[string][]byte) error {
+func (c *Cache) await(ctx context.Context, pending []string, stale map[string]*envelope, load LoadFunc, vals map[string][]byte, since uint64) error {
 	for i := 0; i < c.cfg.PollTries && len(pending) > 0; i++ {
 		if !sleep(ctx, c.cfg.PollInterval) {
 			break
@@ -338,7 +343,7 @@ func (c *Cache) await(ctx context.Context, pending []string, stale map[string]*e
 				vals[k] = e.value()
 				c.stats.redisHits.Add(1)
 				c.countNegative(vals[k])
-				c.putLocal(k, e, now)
+				c.putLocal(k, e, now, since)
 				continue
 			}
 			if e != nil {
@@ -417,8 +422,10 @@ func (c *Cache) fromLocal(uniq []string, got map[string][]byte) (misses []string
 }
 
 // putLocal keeps e locally for LocalTTL, but never past its logical expiry, so the local
-// level never serves what Redis would call stale.
-func (c *Cache) putLocal(key string, e *envelope, nowMs int64) {
+// level never serves what Redis would call stale; and not at all if a local drop happened
+// since the read that produced e began (since = dropGen then): an envelope read from Redis
+// just before an invalidation deleted it must not come back after the broadcast's drop.
+func (c *Cache) putLocal(key string, e *envelope, nowMs int64, since uint64) {
 	ttl := min(c.cfg.LocalTTL, time.Duration(e.ExpireAt-nowMs)*time.Millisecond)
 	secs := int(ttl / time.Second)
 	if secs < 1 {
@@ -431,20 +438,38 @@ func (c *Cache) putLocal(key string, e *envelope, nowMs int64) {
 	}
 	binary.BigEndian.PutUint32(entry[1:], uint32(nowMs/1000)+uint32(secs))
 	entry = append(entry, v...)
+	c.dropMu.RLock()
+	defer c.dropMu.RUnlock()
+	if c.drops != since {
+		return
+	}
 	// ErrLargeEntry only means the entry lives in Redis alone.
 	_ = c.local.Set([]byte(key), entry, secs)
 }
 
+// dropGen is the count of local drops so far.
+func (c *Cache) dropGen() uint64 {
+	c.dropMu.RLock()
+	defer c.dropMu.RUnlock()
+	return c.drops
+}
+
 func (c *Cache) dropLocal(keys []string) {
+	c.dropMu.Lock()
 	for _, k := range keys {
 		c.local.Del([]byte(k))
 	}
+	c.drops++
+	c.dropMu.Unlock()
 	c.dropped(keys)
 }
 
 // clearLocal empties the local level.
 func (c *Cache) clearLocal() {
+	c.dropMu.Lock()
 	c.local.Clear()
+	c.drops++
+	c.dropMu.Unlock()
 	c.stats.localFlushes.Add(1)
 	c.dropped(nil)
 }
@@ -523,7 +548,7 @@ func ignoreNil(err error) error {
 
 // store writes fresh envelopes for loaded (nil = known missing) and keeps them locally.
 // A failed write is not an error: the value is still right, the next read rebuilds.
-func (c *Cache) store(ctx context.Context, loaded map[string][]byte, token string) {
+func (c *Cache) store(ctx context.Context, loaded map[string][]byte, token string, since uint64) {
 	now := c.nowMs()
 	envs := make(map[string]*envelope, len(loaded))
 	cmds := make(map[string]*redis.Cmd, len(loaded))
@@ -545,7 +570,7 @@ func (c *Cache) store(ctx context.Context, loaded map[string][]byte, token strin
 	})
 	for k, e := range envs {
 		if n, err := cmds[k].Int(); err == nil && n == 1 {
-			c.putLocal(k, e, now)
+			c.putLocal(k, e, now, since)
 		}
 	}
 }

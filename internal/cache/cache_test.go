@@ -771,3 +771,24 @@ func TestRebuildRacingAnInvalidation(t *testing.T) {
 		t.Fatalf("next read: got %q, want New", title)
 	}
 }
+
+// TestLocalPutAfterDropIsRefused: a value read from Redis just before an invalidation
+// deleted it must not enter the local level after the invalidation's local drop (the
+// broadcast can arrive while the read is still on its way back).
+func TestLocalPutAfterDropIsRefused(t *testing.T) {
+	r := testenv.NewRedis(t)
+	clk := newClock()
+	c := New(r.Client, r.Keys, testConfig(clk))
+	now := clk.Now().UnixMilli()
+	old := &envelope{ExpireAt: now + time.Hour.Milliseconds(), Data: json.RawMessage(`{"title":"Old"}`)}
+	since := c.dropGen() // the read begins
+	c.dropLocal([]string{"movie:1"})
+	c.putLocal("movie:1", old, now, since) // and its answer lands after the drop
+	if _, err := c.local.Get([]byte("movie:1")); err == nil {
+		t.Fatal("a value read before the drop entered the local level after it")
+	}
+	c.putLocal("movie:1", old, now, c.dropGen())
+	if _, err := c.local.Get([]byte("movie:1")); err != nil {
+		t.Fatal("a value read after the drop was not kept")
+	}
+}

@@ -77,14 +77,14 @@ func (t *Trace) Until() (until time.Time, ok bool) {
 // was flushed. It runs after the drop, so whatever fn forgets can no longer be rebuilt from
 // the dropped copies.
 func (c *Cache) OnDrop(fn func(keys []string)) {
-	c.dropMu.Lock()
-	defer c.dropMu.Unlock()
+	c.hookMu.Lock()
+	defer c.hookMu.Unlock()
 	c.onDrop = append(c.onDrop, fn)
 }
 
 func (c *Cache) dropped(keys []string) {
-	c.dropMu.RLock()
-	defer c.dropMu.RUnlock()
+	c.hookMu.RLock()
+	defer c.hookMu.RUnlock()
 	for _, fn := range c.onDrop {
 		fn(keys)
 	}

@@ -98,6 +98,7 @@ type watcher struct {
 	last      int // version of the last event put in ch
 	resyncing bool
 	reason    string
+	again     string // a resync asked for while one was under way: done after it
 	pending   []*seats.SeatMapEvent
 	closed    bool
 }
@@ -395,7 +396,15 @@ func (h *Hub) closeWatcher(w *watcher) {
 // startResync marks a watcher as waiting for a fresh snapshot and reads it on a goroutine
 // that lives only until the snapshot is in; h.mu is held.
 func (h *Hub) startResync(w *watcher, reason string) {
-	if w.resyncing || w.closed {
+	if w.closed {
+		return
+	}
+	if w.resyncing {
+		// The snapshot under way may have been read before what prompted this (a lost
+		// pub/sub connection, an unreadable delta): read another one after it.
+		if w.again == "" {
+			w.again = reason
+		}
 		return
 	}
 	w.resyncing, w.reason, w.pending = true, reason, nil
@@ -460,6 +469,11 @@ func (h *Hub) settle(w *watcher, ev *seats.SeatMapEvent, reason string) {
 	w.resyncing = false
 	pending := w.pending
 	w.pending = nil
+	if again := w.again; again != "" {
+		w.again = ""
+		h.startResync(w, again)
+		return
+	}
 	for _, d := range pending {
 		h.offer(w, d)
 	}

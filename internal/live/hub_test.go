@@ -561,3 +561,34 @@ func TestVersionGapResyncs(t *testing.T) {
 		t.Fatalf("after the resync: %s v%d, want DELTA v%d", ev.Kind, ev.Version, snap.Version+3)
 	}
 }
+
+// TestResyncAskedDuringResync: a resync asked for while one is under way (its snapshot may
+// predate what prompted it) is not dropped: a second SNAPSHOT follows the first.
+func TestResyncAskedDuringResync(t *testing.T) {
+	f := newFixture(t, 1, 6)
+	h, _ := f.startHub(t, f.rdb, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := h.Watch(ctx, showID, f.hall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next(t, ch)
+	reconnects := counterValue(snapshotsSent.WithLabelValues(ReasonReconnect))
+	h.mu.Lock()
+	for _, s := range h.shows {
+		for w := range s.watchers {
+			h.startResync(w, ReasonGap)       // its snapshot cannot settle while we hold the lock
+			h.startResync(w, ReasonReconnect) // so this one comes during it
+		}
+	}
+	h.mu.Unlock()
+	for i := 0; i < 2; i++ {
+		if ev := next(t, ch); ev.Kind != seats.EventSnapshot {
+			t.Fatalf("event %d: %s, want SNAPSHOT", i+1, ev.Kind)
+		}
+	}
+	if got := counterValue(snapshotsSent.WithLabelValues(ReasonReconnect)) - reconnects; got != 1 {
+		t.Errorf("reconnect snapshots: got %v, want 1", got)
+	}
+}

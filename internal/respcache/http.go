@@ -61,8 +61,9 @@ func (s *Store) Middleware(next http.Handler) http.Handler {
 }
 
 // requestKey identifies a request by everything its response can depend on once the
-// caller is authenticated: method, Accept (the response's media type) and the GraphQL
-// request itself (query, operation name, variables, extensions), byte for byte.
+// caller is authenticated: method, Content-Type (gqlgen refuses all but JSON bodies),
+// Accept (the response's media type) and the GraphQL request itself (query, operation
+// name, variables, extensions), byte for byte.
 func requestKey(r *http.Request) (string, bool) {
 	if r.Header.Get("Upgrade") != "" {
 		return "", false
@@ -85,7 +86,7 @@ func requestKey(r *http.Request) (string, bool) {
 	default:
 		return "", false
 	}
-	return r.Method + "\n" + r.Header.Get("Accept") + "\n" + req, true
+	return r.Method + "\n" + r.Header.Get("Content-Type") + "\n" + r.Header.Get("Accept") + "\n" + req, true
 }
 
 type errReader struct{ err error }

@@ -3,6 +3,7 @@ package seats
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -36,9 +37,13 @@ type scriptCall struct {
 }
 
 // run runs script like script.Run (EVALSHA, then EVAL if Redis lacks the script), batched
-// with the calls of other goroutines. A call whose ctx ends while it waits in the queue is
-// not sent; once sent, it completes.
+// with the calls of other goroutines. A call whose ctx ends while it waits in the queue
+// leaves it unsent; once sent, it completes. On Redis Cluster calls are not batched: a
+// pipeline waits for every node it touches, and one slow node would hold up the others.
 func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	if _, single := s.RDB.(*redis.Client); !single {
+		return script.Run(ctx, s.RDB, keys, args...)
+	}
 	c := &scriptCall{ctx: ctx, script: script, keys: keys, args: args}
 	b := &s.batch
 	b.mu.Lock()
@@ -51,8 +56,25 @@ func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, ar
 	c.wake = make(chan bool, 1)
 	b.queue = append(b.queue, c)
 	b.mu.Unlock()
-	if <-c.wake {
-		s.lead(c)
+	select {
+	case lead := <-c.wake:
+		if lead {
+			s.lead(c)
+		}
+	case <-ctx.Done():
+		b.mu.Lock()
+		if i := slices.Index(b.queue, c); i >= 0 {
+			b.queue = slices.Delete(b.queue, i, i+1)
+			b.mu.Unlock()
+			cmd := redis.NewCmd(ctx)
+			cmd.SetErr(ctx.Err())
+			return cmd
+		}
+		b.mu.Unlock()
+		// Already taken: its answer, or its turn to lead, is on the way.
+		if <-c.wake {
+			s.lead(c)
+		}
 	}
 	return c.cmd
 }
