@@ -531,14 +531,8 @@ func TestWatchersEndWhenHubStops(t *testing.T) {
 // TestVersionGapResyncs: a delta whose predecessor never arrived (the version moved on by
 // two) is not applied; the watcher gets a fresh SNAPSHOT instead, and then deltas again.
 func TestVersionGapResyncs(t *testing.T) {
-	f := newFixture(t, 1, 6)
-	h, _ := f.startHub(t, f.rdb, Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch, err := h.Watch(ctx, showID, f.hall)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _, ch := watchOne(t)
+	ctx := t.Context()
 	snap := next(t, ch)
 	gaps := counterValue(snapshotsSent.WithLabelValues(ReasonGap))
 	if err := f.rdb.Incr(ctx, f.red.Keys.Version(showID)).Err(); err != nil { // a change nobody published
@@ -565,14 +559,7 @@ func TestVersionGapResyncs(t *testing.T) {
 // TestResyncAskedDuringResync: a resync asked for while one is under way (its snapshot may
 // predate what prompted it) is not dropped: a second SNAPSHOT follows the first.
 func TestResyncAskedDuringResync(t *testing.T) {
-	f := newFixture(t, 1, 6)
-	h, _ := f.startHub(t, f.rdb, Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch, err := h.Watch(ctx, showID, f.hall)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, h, ch := watchOne(t)
 	next(t, ch)
 	reconnects := counterValue(snapshotsSent.WithLabelValues(ReasonReconnect))
 	h.mu.Lock()
@@ -591,4 +578,16 @@ func TestResyncAskedDuringResync(t *testing.T) {
 	if got := counterValue(snapshotsSent.WithLabelValues(ReasonReconnect)) - reconnects; got != 1 {
 		t.Errorf("reconnect snapshots: got %v, want 1", got)
 	}
+}
+
+// watchOne starts a hub on a 6-seat showtime and one watcher of it, until the test ends.
+func watchOne(t *testing.T) (*fixture, *Hub, <-chan *seats.SeatMapEvent) {
+	t.Helper()
+	f := newFixture(t, 1, 6)
+	h, _ := f.startHub(t, f.rdb, Options{})
+	ch, err := h.Watch(t.Context(), showID, f.hall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, h, ch
 }
