@@ -192,8 +192,46 @@ func (h *Hub) confirm(channel string) {
 		close(s.confirmed)
 		return
 	}
+	// The connection was restored: deltas may have been lost. One snapshot serves every
+	// watcher of the show (a watcher already resyncing reads another after its own).
+	var ws []*watcher
 	for w := range s.watchers {
-		h.startResync(w, ReasonReconnect)
+		if w.resyncing {
+			h.startResync(w, ReasonReconnect)
+			continue
+		}
+		w.resyncing, w.reason, w.pending = true, ReasonReconnect, nil
+		ws = append(ws, w)
+	}
+	if len(ws) > 0 {
+		go h.resyncShow(s, ws)
+	}
+}
+
+// resyncShow reads one snapshot of a show, retrying while Redis is unreachable, and puts
+// it in place of the waiting deltas of each of ws (watchers marked resyncing for it).
+func (h *Hub) resyncShow(s *show, ws []*watcher) {
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), confirmTimeout)
+		ev, err := h.snapshot(ctx, s)
+		cancel()
+		if err == nil {
+			h.mu.Lock()
+			for _, w := range ws {
+				if !w.closed {
+					drain(w.ch) // superseded by the snapshot
+					h.settle(w, ev, ReasonReconnect)
+				}
+			}
+			h.mu.Unlock()
+			return
+		}
+		h.log.Warn("live: read seat-map snapshot", "showtime", s.id, "reason", ReasonReconnect, "err", err)
+		select {
+		case <-h.done:
+			return
+		case <-time.After(retryDelay):
+		}
 	}
 }
 

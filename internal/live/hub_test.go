@@ -435,6 +435,11 @@ func TestDroppedPubSubConnectionResyncs(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := next(t, ch)
+	ch2, err := h.Watch(ctx, showID, f.hall) // a second watcher of the same show
+	if err != nil {
+		t.Fatal(err)
+	}
+	next(t, ch2)
 	reconnectsBefore := counterValue(snapshotsSent.WithLabelValues(ReasonReconnect))
 
 	// Kill the hub's pub/sub connection, then change a seat: the delta may be lost.
@@ -466,8 +471,16 @@ func TestDroppedPubSubConnectionResyncs(t *testing.T) {
 	if ev.Kind != seats.EventSnapshot {
 		t.Fatalf("after reconnect: got %s v%d, want SNAPSHOT", ev.Kind, ev.Version)
 	}
-	if got := counterValue(snapshotsSent.WithLabelValues(ReasonReconnect)) - reconnectsBefore; got < 1 {
-		t.Errorf("reconnect snapshots: got %v, want ≥ 1", got)
+	if got := counterValue(snapshotsSent.WithLabelValues(ReasonReconnect)) - reconnectsBefore; got < 2 {
+		t.Errorf("reconnect snapshots: got %v, want ≥ 2 (one per watcher)", got)
+	}
+	ev2 := next(t, ch2)
+	if ev2.Kind == seats.EventDelta {
+		ev2 = next(t, ch2)
+	}
+	if ev2 != ev {
+		t.Errorf("the two watchers got different snapshots (%s v%d, %s v%d): want one read for the show",
+			ev.Kind, ev.Version, ev2.Kind, ev2.Version)
 	}
 	f.hold(t, 4)
 	want, version := f.realMap(t)
@@ -477,6 +490,10 @@ func TestDroppedPubSubConnectionResyncs(t *testing.T) {
 	}
 	cancel()
 	for range ch {
+	}
+	for range ch2 {
+	}
+	for range ch2 {
 	}
 	stop()
 	noGoroutineLeft(t, before)
