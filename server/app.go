@@ -74,12 +74,12 @@ func (a *App) wire() error {
 		return err
 	}
 	a.Auth = newAuthenticator(a.Config)
-	a.Cache = cache.New(a.Redis, a.Keys, cache.Config{LocalBytes: a.Config.LocalCacheBytes, Now: a.Now,
-		Disabled: !a.Config.CacheEnabled})
+	cacheCfg := cache.Config{LocalBytes: a.Config.LocalCacheBytes, Now: a.Now, Disabled: !a.Config.CacheEnabled}
 	if a.Config.CacheEnabled && a.Config.ResponseCacheBytes > 0 {
 		a.Responses = respcache.New(a.Config.ResponseCacheBytes, a.Now, catalogFields...)
-		a.Cache.OnDrop(a.Responses.Drop)
+		cacheCfg.OnDrop = a.Responses.Drop
 	}
+	a.Cache = cache.New(a.Redis, a.Keys, cacheCfg)
 	a.Outbox = &cache.Outbox{DB: a.DB, Cache: a.Cache, Now: a.Now}
 	a.Catalog = &catalog.Service{DB: a.DB, Cache: a.Cache, Inval: a.Outbox, Now: a.Now, Location: loc, Log: a.Log}
 	a.Seats = &seats.Store{RDB: a.Redis, Keys: a.Keys, Now: a.Now}

@@ -47,6 +47,11 @@ type Config struct {
 	Now            func() time.Time
 	// Disabled sends every read straight to the loader (benchmarks: what the cache buys).
 	Disabled bool
+	// OnDrop runs after keys are dropped from the local level (this instance's own
+	// invalidations and those broadcast by others); keys is nil when the whole local level
+	// was flushed. It runs after the drop, so whatever it forgets can no longer be rebuilt
+	// from the dropped copies (the response cache's hook).
+	OnDrop func(keys []string)
 }
 
 func (cfg Config) withDefaults() Config {
@@ -100,8 +105,6 @@ type Cache struct {
 	// value read before a drop is refused (putLocal).
 	dropMu sync.RWMutex
 	drops  uint64
-	onDrop []func(keys []string)
-	hookMu sync.RWMutex
 }
 
 // New returns a Cache over rdb with keys under k.
@@ -472,6 +475,13 @@ func (c *Cache) clearLocal() {
 	c.dropMu.Unlock()
 	c.stats.localFlushes.Add(1)
 	c.dropped(nil)
+}
+
+// dropped tells the OnDrop hook, after the local drop.
+func (c *Cache) dropped(keys []string) {
+	if c.cfg.OnDrop != nil {
+		c.cfg.OnDrop(keys)
+	}
 }
 
 func (c *Cache) countNegative(v []byte) {

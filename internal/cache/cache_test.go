@@ -476,13 +476,14 @@ func TestCrossInstance(t *testing.T) {
 	defer clientB.Close()
 
 	a := New(r.Client, r.Keys, testConfig(clk))
-	b := New(clientB, r.Keys, testConfig(clk))
 	// What B's drop hook saw (the response cache's view): the keys, and whether the
 	// local copy was already gone when it ran.
 	var dropMu sync.Mutex
 	var drops [][]string
 	var dropBeforeLocal bool
-	b.OnDrop(func(keys []string) {
+	var b *Cache
+	cfgB := testConfig(clk)
+	cfgB.OnDrop = func(keys []string) {
 		dropMu.Lock()
 		defer dropMu.Unlock()
 		drops = append(drops, keys)
@@ -491,7 +492,8 @@ func TestCrossInstance(t *testing.T) {
 				dropBeforeLocal = true
 			}
 		}
-	})
+	}
+	b = New(clientB, r.Keys, cfgB)
 	dropped := func(want []string) bool {
 		dropMu.Lock()
 		defer dropMu.Unlock()

@@ -71,21 +71,3 @@ func (t *Trace) Until() (until time.Time, ok bool) {
 	}
 	return time.Unix(int64(t.until), 0), true
 }
-
-// OnDrop registers fn to run after keys are dropped from the local level (this instance's
-// own invalidations and those broadcast by others); keys is nil when the whole local level
-// was flushed. It runs after the drop, so whatever fn forgets can no longer be rebuilt from
-// the dropped copies.
-func (c *Cache) OnDrop(fn func(keys []string)) {
-	c.hookMu.Lock()
-	defer c.hookMu.Unlock()
-	c.onDrop = append(c.onDrop, fn)
-}
-
-func (c *Cache) dropped(keys []string) {
-	c.hookMu.RLock()
-	defer c.hookMu.RUnlock()
-	for _, fn := range c.onDrop {
-		fn(keys)
-	}
-}

@@ -98,7 +98,7 @@ func (e errReader) Read([]byte) (int, error) {
 	return 0, io.EOF
 }
 
-// capture passes a response through and keeps a copy of up to MaxEntry bytes.
+// capture passes a response through and keeps a copy of up to maxEntry bytes.
 type capture struct {
 	http.ResponseWriter
 	status int
@@ -118,7 +118,7 @@ func (c *capture) Write(p []byte) (int, error) {
 		c.status = http.StatusOK
 	}
 	if !c.over {
-		if c.buf.Len()+len(p) > MaxEntry {
+		if c.buf.Len()+len(p) > maxEntry {
 			c.over = true
 			c.buf = bytes.Buffer{}
 		} else {

@@ -8,7 +8,7 @@
 // level (cache.Trace). It is tagged with those cache keys and lives until the earliest of
 // their local expiries; dropping any of the keys locally (this instance's own invalidation,
 // another instance's broadcast, the flush after a lost subscription) drops it too
-// (cache.OnDrop). So the response cache is a memo of the local level: never staler, never
+// (cache.Config.OnDrop). So the response cache is a memo of the local level: never staler, never
 // longer lived.
 //
 // A drop racing a request that read the old value before the drop is caught by a
@@ -26,9 +26,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
-// Limits of a Store: entries beyond MaxEntry bytes are not kept.
+// Limits of a Store: entries beyond maxEntry bytes are not kept.
 const (
-	MaxEntry   = 256 << 10
+	maxEntry   = 256 << 10
 	maxEntries = 1 << 16
 )
 
@@ -122,7 +122,7 @@ func (s *Store) generation() uint64 {
 
 // put keeps e unless a drop happened since gen was read.
 func (s *Store) put(key string, gen uint64, e *entry) bool {
-	if len(e.body) > MaxEntry || len(e.body) > s.maxBytes {
+	if len(e.body) > maxEntry || len(e.body) > s.maxBytes {
 		return false
 	}
 	s.mu.Lock()
@@ -165,13 +165,6 @@ func (s *Store) Drop(keys []string) {
 	n -= s.lru.Len()
 	s.drops.Add(int64(n))
 	metricDrops.Add(float64(n))
-}
-
-// Len returns how many responses the store holds.
-func (s *Store) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lru.Len()
 }
 
 // Stats returns the store's counters.

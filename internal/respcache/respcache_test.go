@@ -26,8 +26,8 @@ func TestStore(t *testing.T) {
 			t.Fatal("an untagged response was dropped")
 		}
 		s.Drop(nil)
-		if s.Len() != 0 {
-			t.Fatalf("%d responses left after a flush", s.Len())
+		if s.lru.Len() != 0 {
+			t.Fatalf("%d responses left after a flush", s.lru.Len())
 		}
 	})
 	t.Run("DropWhileBuildingStopsThePut", func(t *testing.T) {
@@ -56,8 +56,8 @@ func TestStore(t *testing.T) {
 		for _, k := range []string{"1", "2", "3"} {
 			s.put(k, s.generation(), entryOf(big, later, "movie:"+k))
 		}
-		if _, ok := s.get("1"); ok || s.Len() != 2 || s.bytes != 800 {
-			t.Fatalf("after 1200 bytes into 1024: len %d, bytes %d, oldest kept %v", s.Len(), s.bytes, ok)
+		if _, ok := s.get("1"); ok || s.lru.Len() != 2 || s.bytes != 800 {
+			t.Fatalf("after 1200 bytes into 1024: len %d, bytes %d, oldest kept %v", s.lru.Len(), s.bytes, ok)
 		}
 		s.put("3", s.generation(), entryOf("short", later, "movie:9"))
 		if s.bytes != 405 || len(s.byTag["movie:3"]) != 0 || len(s.byTag["movie:9"]) != 1 {
