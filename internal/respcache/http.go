@@ -43,7 +43,7 @@ func (s *Store) Middleware(next http.Handler) http.Handler {
 		trace := &cache.Trace{}
 		gen := s.generation() // before the first cache read: a drop after it stops the put
 		ctx := cache.WithTrace(context.WithValue(r.Context(), pendingKey{}, p), trace)
-		c := &capture{ResponseWriter: w}
+		c := &capture{ResponseWriter: w, p: p}
 		next.ServeHTTP(c, r.WithContext(ctx))
 		if !p.catalogOnly.Load() {
 			return
@@ -98,9 +98,11 @@ func (e errReader) Read([]byte) (int, error) {
 	return 0, io.EOF
 }
 
-// capture passes a response through and keeps a copy of up to maxEntry bytes.
+// capture passes a response through and keeps a copy of up to maxEntry bytes, only of a
+// catalog-only query's: the operation is known to be one before its response is written.
 type capture struct {
 	http.ResponseWriter
+	p      *pending
 	status int
 	buf    bytes.Buffer
 	over   bool
@@ -117,7 +119,7 @@ func (c *capture) Write(p []byte) (int, error) {
 	if c.status == 0 {
 		c.status = http.StatusOK
 	}
-	if !c.over {
+	if !c.over && c.p.catalogOnly.Load() {
 		if c.buf.Len()+len(p) > maxEntry {
 			c.over = true
 			c.buf = bytes.Buffer{}
