@@ -37,15 +37,20 @@ func (l *Layout) Kind(seatID int) (string, bool) {
 	return k, ok
 }
 
-// touchedRows returns the rows holding a requested seat, for the gap rule.
-func (l *Layout) touchedRows(seatIDs []int) ([][]int, error) {
-	touched := map[int]bool{}
+// gapRows checks that every requested seat is in the hall and returns the rows holding
+// one, which the gap rule needs; none when gaps are allowed.
+func (l *Layout) gapRows(seatIDs []int, allowGaps bool) ([][]int, error) {
 	for _, id := range seatIDs {
-		row, ok := l.rowOf[id]
-		if !ok {
+		if _, ok := l.rowOf[id]; !ok {
 			return nil, seatflow.Errorf(seatflow.EINVALID, "seat %d is not in this hall", id)
 		}
-		touched[row] = true
+	}
+	if allowGaps {
+		return nil, nil
+	}
+	touched := map[int]bool{}
+	for _, id := range seatIDs {
+		touched[l.rowOf[id]] = true
 	}
 	var rows [][]int
 	for i, row := range l.rows {

@@ -155,14 +155,13 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 	if len(req.SeatIDs) == 0 || len(req.SeatIDs) != len(uniq(req.SeatIDs)) {
 		return seatflow.Errorf(seatflow.EINVALID, "choose one or more distinct seats")
 	}
-	rows, err := req.Layout.touchedRows(req.SeatIDs)
+	rows, err := req.Layout.gapRows(req.SeatIDs, req.AllowGaps)
 	if err != nil {
 		return err
 	}
 	gaps := "0"
 	if req.AllowGaps {
 		gaps = "1"
-		rows = nil // the rows are only for the gap rule: not sent, not parsed
 	}
 	args := []any{s.now().UnixMilli(), req.Token, req.UserID, req.Limit, gaps, req.TakeOver, len(req.SeatIDs)}
 	args = append(args, ids(req.SeatIDs)...)
