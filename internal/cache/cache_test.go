@@ -83,6 +83,16 @@ func (m *movies) rename(t *testing.T, id int, title string) {
 
 func newMovies(t *testing.T) *movies { return &movies{db: testenv.MySQL(t)} }
 
+// newTestCache is one cache instance over a fresh Redis prefix, with its movies table and
+// clock.
+func newTestCache(t *testing.T) (*Cache, *movies, *testenv.Redis, *testenv.Clock) {
+	t.Helper()
+	r := testenv.NewRedis(t)
+	m := newMovies(t)
+	clk := newClock()
+	return New(r.Client, r.Keys, testConfig(clk)), m, r, clk
+}
+
 func testConfig(clk *testenv.Clock) Config {
 	return Config{LocalBytes: 1 << 20, Now: clk.Now}
 }
@@ -133,10 +143,7 @@ func readEnvelope(t *testing.T, r *testenv.Redis, key string) *envelope {
 }
 
 func TestReadPath(t *testing.T) {
-	r := testenv.NewRedis(t)
-	m := newMovies(t)
-	clk := newClock()
-	c := New(r.Client, r.Keys, testConfig(clk))
+	c, m, r, clk := newTestCache(t)
 	id := m.create(t, "Old")
 	key := "movie:" + strconv.Itoa(id)
 
@@ -412,10 +419,7 @@ func TestBatching(t *testing.T) {
 }
 
 func TestNegativeCache(t *testing.T) {
-	r := testenv.NewRedis(t)
-	m := newMovies(t)
-	clk := newClock()
-	c := New(r.Client, r.Keys, testConfig(clk))
+	c, m, _, _ := newTestCache(t)
 	// A fresh database numbers its first movie 1: look it up before it exists.
 	const key = "movie:1"
 	queries := m.db.Queries.Count()
@@ -570,10 +574,7 @@ func TestCrossInstance(t *testing.T) {
 // TestTrace: a traced read records its keys, and only reads answered wholly by the local
 // level give an expiry, the earliest of the copies read.
 func TestTrace(t *testing.T) {
-	r := testenv.NewRedis(t)
-	m := newMovies(t)
-	clk := newClock()
-	c := New(r.Client, r.Keys, testConfig(clk))
+	c, m, _, clk := newTestCache(t)
 	id := m.create(t, "Traced")
 	key, missing := "movie:"+strconv.Itoa(id), "movie:999999999"
 	read := func() *Trace {
@@ -740,10 +741,7 @@ func TestDisabled(t *testing.T) {
 // invalidates the key before the rebuild stores its (now old) value. The old value must
 // not come back: the invalidation took the rebuild's lock, so its store is refused.
 func TestRebuildRacingAnInvalidation(t *testing.T) {
-	r := testenv.NewRedis(t)
-	m := newMovies(t)
-	clk := newClock()
-	c := New(r.Client, r.Keys, testConfig(clk))
+	c, m, r, _ := newTestCache(t)
 	id := m.create(t, "Old")
 	key := "movie:" + strconv.Itoa(id)
 
