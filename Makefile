@@ -7,7 +7,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 GO ?= go
 BIN := bin/seatflow
 # Packages for test-cluster: the seat, order, cache, live, reconcile and API suites.
-CLUSTER_PKGS ?= ./internal/seats ./internal/booking ./internal/cache ./internal/live ./internal/reconcile ./server
+CLUSTER_PKGS ?= ./internal/seats ./internal/booking ./internal/cache ./internal/live ./internal/reconcile ./internal/app
 CLUSTER_NODES := 127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103
 BENCH_OUT ?= docs/BENCHMARKS.md
 
@@ -69,7 +69,8 @@ test-cluster:
 bench:
 	$(MAKE) --no-print-directory services
 	@mkdir -p $(dir $(BENCH_OUT))
-	$(GO) run ./server bench > $(BENCH_OUT).tmp
+	$(GO) build -o $(BIN) ./server
+	$(GO) run ./cmd/seatflow-bench -server $(BIN) > $(BENCH_OUT).tmp
 	mv $(BENCH_OUT).tmp $(BENCH_OUT)
 	@echo "bench: wrote $(BENCH_OUT)"
 
@@ -79,7 +80,8 @@ bench:
 # against `make cluster-up` instead.
 load:
 	$(MAKE) --no-print-directory services
-	$(GO) run ./server bench load $(LOAD_ARGS)
+	$(GO) build -o $(BIN) ./server
+	$(GO) run ./cmd/seatflow-bench -server $(BIN) load $(LOAD_ARGS)
 
 # 3 instances on 127.0.0.1:8081-8083 over one MySQL database (seatflow_load) and a private
 # Redis (127.0.0.1:6391); pids and logs in /tmp/seatflow-cluster-up/.

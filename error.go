@@ -1,5 +1,8 @@
-// Package seatflow holds what every layer of SeatFlow shares: the one application error
-// type and its codes. Domain packages live under internal/, the API under graph/.
+// Package seatflow is SeatFlow's domain: the types every layer shares (movies, halls and
+// their seats, showtimes, orders, seat maps, with their typed statuses and the changes a
+// status may make) and the one application error type with its codes. It imports nothing
+// of the project: storage (ent), transport (GraphQL) and services depend on it, never the
+// other way round.
 package seatflow
 
 import (
@@ -25,6 +28,12 @@ const (
 	EINTERNAL         = "INTERNAL"
 )
 
+// Messages of the codes whose wording never depends on the case: one wording each.
+const (
+	unavailableMessage = "service temporarily unavailable, try again shortly"
+	internalMessage    = "internal error"
+)
+
 // Error is an error a client may see: a code from the list above and a message a
 // front-end developer can show. Anything that is not an *Error is INTERNAL and its
 // text never leaves the server.
@@ -42,6 +51,12 @@ func (e *Error) Error() string {
 // Errorf returns an *Error with the given code and formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Unavailable wraps cause, a store failing or refusing work (a retry may succeed), as
+// SERVICE_UNAVAILABLE; op names what failed, for the log. The cause stays in the chain.
+func Unavailable(op string, cause error) error {
+	return fmt.Errorf("%s: %w: %w", op, &Error{Code: EUNAVAILABLE, Message: unavailableMessage}, cause)
 }
 
 // ErrorCode returns the code of the first *Error in err's chain, INTERNAL for any other
@@ -65,5 +80,5 @@ func ErrorMessage(err error) string {
 	} else if errors.As(err, &e) {
 		return e.Message
 	}
-	return "internal error"
+	return internalMessage
 }

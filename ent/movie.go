@@ -5,6 +5,7 @@ package ent
 import (
 	"encoding/json"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/movie"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ type Movie struct {
 	// PosterURL holds the value of the "poster_url" field.
 	PosterURL string `json:"poster_url,omitempty"`
 	// Status holds the value of the "status" field.
-	Status movie.Status `json:"status,omitempty"`
+	Status seatflow.MovieStatus `json:"status,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -136,7 +137,7 @@ func (_m *Movie) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
-				_m.Status = movie.Status(value.String)
+				_m.Status = seatflow.MovieStatus(value.String)
 			}
 		case movie.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/movie"
 	"seatflow/ent/showtime"
 	"time"
@@ -84,13 +85,13 @@ func (_c *MovieCreate) SetNillablePosterURL(v *string) *MovieCreate {
 }
 
 // SetStatus sets the "status" field.
-func (_c *MovieCreate) SetStatus(v movie.Status) *MovieCreate {
+func (_c *MovieCreate) SetStatus(v seatflow.MovieStatus) *MovieCreate {
 	_c.mutation.SetStatus(v)
 	return _c
 }
 
 // SetNillableStatus sets the "status" field if the given value is not nil.
-func (_c *MovieCreate) SetNillableStatus(v *movie.Status) *MovieCreate {
+func (_c *MovieCreate) SetNillableStatus(v *seatflow.MovieStatus) *MovieCreate {
 	if v != nil {
 		_c.SetStatus(*v)
 	}
@@ -444,7 +445,7 @@ func (u *MovieUpsert) UpdatePosterURL() *MovieUpsert {
 }
 
 // SetStatus sets the "status" field.
-func (u *MovieUpsert) SetStatus(v movie.Status) *MovieUpsert {
+func (u *MovieUpsert) SetStatus(v seatflow.MovieStatus) *MovieUpsert {
 	u.Set(movie.FieldStatus, v)
 	return u
 }
@@ -611,7 +612,7 @@ func (u *MovieUpsertOne) UpdatePosterURL() *MovieUpsertOne {
 }
 
 // SetStatus sets the "status" field.
-func (u *MovieUpsertOne) SetStatus(v movie.Status) *MovieUpsertOne {
+func (u *MovieUpsertOne) SetStatus(v seatflow.MovieStatus) *MovieUpsertOne {
 	return u.Update(func(s *MovieUpsert) {
 		s.SetStatus(v)
 	})
@@ -948,7 +949,7 @@ func (u *MovieUpsertBulk) UpdatePosterURL() *MovieUpsertBulk {
 }
 
 // SetStatus sets the "status" field.
-func (u *MovieUpsertBulk) SetStatus(v movie.Status) *MovieUpsertBulk {
+func (u *MovieUpsertBulk) SetStatus(v seatflow.MovieStatus) *MovieUpsertBulk {
 	return u.Update(func(s *MovieUpsert) {
 		s.SetStatus(v)
 	})

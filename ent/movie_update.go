@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/movie"
 	"seatflow/ent/predicate"
 	"seatflow/ent/showtime"
@@ -126,13 +127,13 @@ func (_u *MovieUpdate) SetNillablePosterURL(v *string) *MovieUpdate {
 }
 
 // SetStatus sets the "status" field.
-func (_u *MovieUpdate) SetStatus(v movie.Status) *MovieUpdate {
+func (_u *MovieUpdate) SetStatus(v seatflow.MovieStatus) *MovieUpdate {
 	_u.mutation.SetStatus(v)
 	return _u
 }
 
 // SetNillableStatus sets the "status" field if the given value is not nil.
-func (_u *MovieUpdate) SetNillableStatus(v *movie.Status) *MovieUpdate {
+func (_u *MovieUpdate) SetNillableStatus(v *seatflow.MovieStatus) *MovieUpdate {
 	if v != nil {
 		_u.SetStatus(*v)
 	}
@@ -459,13 +460,13 @@ func (_u *MovieUpdateOne) SetNillablePosterURL(v *string) *MovieUpdateOne {
 }
 
 // SetStatus sets the "status" field.
-func (_u *MovieUpdateOne) SetStatus(v movie.Status) *MovieUpdateOne {
+func (_u *MovieUpdateOne) SetStatus(v seatflow.MovieStatus) *MovieUpdateOne {
 	_u.mutation.SetStatus(v)
 	return _u
 }
 
 // SetNillableStatus sets the "status" field if the given value is not nil.
-func (_u *MovieUpdateOne) SetNillableStatus(v *movie.Status) *MovieUpdateOne {
+func (_u *MovieUpdateOne) SetNillableStatus(v *seatflow.MovieStatus) *MovieUpdateOne {
 	if v != nil {
 		_u.SetStatus(*v)
 	}

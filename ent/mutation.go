@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/cacheoutbox"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
@@ -1085,7 +1086,7 @@ type MovieMutation struct {
 	genres           *[]string
 	appendgenres     []string
 	poster_url       *string
-	status           *movie.Status
+	status           *seatflow.MovieStatus
 	created_at       *time.Time
 	updated_at       *time.Time
 	clearedFields    map[string]struct{}
@@ -1461,12 +1462,12 @@ func (m *MovieMutation) ResetPosterURL() {
 }
 
 // SetStatus sets the "status" field.
-func (m *MovieMutation) SetStatus(value movie.Status) {
-	m.status = &value
+func (m *MovieMutation) SetStatus(ss seatflow.MovieStatus) {
+	m.status = &ss
 }
 
 // Status returns the value of the "status" field in the mutation.
-func (m *MovieMutation) Status() (r movie.Status, exists bool) {
+func (m *MovieMutation) Status() (r seatflow.MovieStatus, exists bool) {
 	v := m.status
 	if v == nil {
 		return
@@ -1477,7 +1478,7 @@ func (m *MovieMutation) Status() (r movie.Status, exists bool) {
 // OldStatus returns the old "status" field's value of the Movie entity.
 // If the Movie object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *MovieMutation) OldStatus(ctx context.Context) (v movie.Status, err error) {
+func (m *MovieMutation) OldStatus(ctx context.Context) (v seatflow.MovieStatus, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
 	}
@@ -1789,7 +1790,7 @@ func (m *MovieMutation) SetField(name string, value ent.Value) error {
 		m.SetPosterURL(v)
 		return nil
 	case movie.FieldStatus:
-		v, ok := value.(movie.Status)
+		v, ok := value.(seatflow.MovieStatus)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
@@ -2008,7 +2009,7 @@ type OrderMutation struct {
 	addshowtime_id   *int
 	hold_token       *string
 	idempotency_key  *string
-	status           *order.Status
+	status           *seatflow.OrderStatus
 	amount_cents     *int
 	addamount_cents  *int
 	currency         *string
@@ -2292,12 +2293,12 @@ func (m *OrderMutation) ResetIdempotencyKey() {
 }
 
 // SetStatus sets the "status" field.
-func (m *OrderMutation) SetStatus(o order.Status) {
-	m.status = &o
+func (m *OrderMutation) SetStatus(ss seatflow.OrderStatus) {
+	m.status = &ss
 }
 
 // Status returns the value of the "status" field in the mutation.
-func (m *OrderMutation) Status() (r order.Status, exists bool) {
+func (m *OrderMutation) Status() (r seatflow.OrderStatus, exists bool) {
 	v := m.status
 	if v == nil {
 		return
@@ -2308,7 +2309,7 @@ func (m *OrderMutation) Status() (r order.Status, exists bool) {
 // OldStatus returns the old "status" field's value of the Order entity.
 // If the Order object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *OrderMutation) OldStatus(ctx context.Context) (v order.Status, err error) {
+func (m *OrderMutation) OldStatus(ctx context.Context) (v seatflow.OrderStatus, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
 	}
@@ -2907,7 +2908,7 @@ func (m *OrderMutation) SetField(name string, value ent.Value) error {
 		m.SetIdempotencyKey(v)
 		return nil
 	case order.FieldStatus:
-		v, ok := value.(order.Status)
+		v, ok := value.(seatflow.OrderStatus)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
@@ -4684,7 +4685,7 @@ type SeatMutation struct {
 	addx          *int
 	y             *int
 	addy          *int
-	kind          *seat.Kind
+	kind          *seatflow.SeatKind
 	sellable      *bool
 	clearedFields map[string]struct{}
 	hall          *int
@@ -5033,12 +5034,12 @@ func (m *SeatMutation) ResetY() {
 }
 
 // SetKind sets the "kind" field.
-func (m *SeatMutation) SetKind(s seat.Kind) {
-	m.kind = &s
+func (m *SeatMutation) SetKind(sk seatflow.SeatKind) {
+	m.kind = &sk
 }
 
 // Kind returns the value of the "kind" field in the mutation.
-func (m *SeatMutation) Kind() (r seat.Kind, exists bool) {
+func (m *SeatMutation) Kind() (r seatflow.SeatKind, exists bool) {
 	v := m.kind
 	if v == nil {
 		return
@@ -5049,7 +5050,7 @@ func (m *SeatMutation) Kind() (r seat.Kind, exists bool) {
 // OldKind returns the old "kind" field's value of the Seat entity.
 // If the Seat object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *SeatMutation) OldKind(ctx context.Context) (v seat.Kind, err error) {
+func (m *SeatMutation) OldKind(ctx context.Context) (v seatflow.SeatKind, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldKind is only allowed on UpdateOne operations")
 	}
@@ -5277,7 +5278,7 @@ func (m *SeatMutation) SetField(name string, value ent.Value) error {
 		m.SetY(v)
 		return nil
 	case seat.FieldKind:
-		v, ok := value.(seat.Kind)
+		v, ok := value.(seatflow.SeatKind)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
@@ -6042,11 +6043,11 @@ type ShowtimeMutation struct {
 	id                *int
 	starts_at         *time.Time
 	ends_at           *time.Time
-	status            *showtime.Status
+	status            *seatflow.ShowtimeStatus
 	purchase_limit    *int
 	addpurchase_limit *int
 	allow_seat_gaps   *bool
-	prices            *map[string]int
+	prices            *map[seatflow.SeatKind]int
 	currency          *string
 	created_at        *time.Time
 	updated_at        *time.Time
@@ -6303,12 +6304,12 @@ func (m *ShowtimeMutation) ResetEndsAt() {
 }
 
 // SetStatus sets the "status" field.
-func (m *ShowtimeMutation) SetStatus(s showtime.Status) {
-	m.status = &s
+func (m *ShowtimeMutation) SetStatus(ss seatflow.ShowtimeStatus) {
+	m.status = &ss
 }
 
 // Status returns the value of the "status" field in the mutation.
-func (m *ShowtimeMutation) Status() (r showtime.Status, exists bool) {
+func (m *ShowtimeMutation) Status() (r seatflow.ShowtimeStatus, exists bool) {
 	v := m.status
 	if v == nil {
 		return
@@ -6319,7 +6320,7 @@ func (m *ShowtimeMutation) Status() (r showtime.Status, exists bool) {
 // OldStatus returns the old "status" field's value of the Showtime entity.
 // If the Showtime object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ShowtimeMutation) OldStatus(ctx context.Context) (v showtime.Status, err error) {
+func (m *ShowtimeMutation) OldStatus(ctx context.Context) (v seatflow.ShowtimeStatus, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
 	}
@@ -6431,12 +6432,12 @@ func (m *ShowtimeMutation) ResetAllowSeatGaps() {
 }
 
 // SetPrices sets the "prices" field.
-func (m *ShowtimeMutation) SetPrices(value map[string]int) {
-	m.prices = &value
+func (m *ShowtimeMutation) SetPrices(mk map[seatflow.SeatKind]int) {
+	m.prices = &mk
 }
 
 // Prices returns the value of the "prices" field in the mutation.
-func (m *ShowtimeMutation) Prices() (r map[string]int, exists bool) {
+func (m *ShowtimeMutation) Prices() (r map[seatflow.SeatKind]int, exists bool) {
 	v := m.prices
 	if v == nil {
 		return
@@ -6447,7 +6448,7 @@ func (m *ShowtimeMutation) Prices() (r map[string]int, exists bool) {
 // OldPrices returns the old "prices" field's value of the Showtime entity.
 // If the Showtime object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ShowtimeMutation) OldPrices(ctx context.Context) (v map[string]int, err error) {
+func (m *ShowtimeMutation) OldPrices(ctx context.Context) (v map[seatflow.SeatKind]int, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldPrices is only allowed on UpdateOne operations")
 	}
@@ -6795,7 +6796,7 @@ func (m *ShowtimeMutation) SetField(name string, value ent.Value) error {
 		m.SetEndsAt(v)
 		return nil
 	case showtime.FieldStatus:
-		v, ok := value.(showtime.Status)
+		v, ok := value.(seatflow.ShowtimeStatus)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
@@ -6816,7 +6817,7 @@ func (m *ShowtimeMutation) SetField(name string, value ent.Value) error {
 		m.SetAllowSeatGaps(v)
 		return nil
 	case showtime.FieldPrices:
-		v, ok := value.(map[string]int)
+		v, ok := value.(map[seatflow.SeatKind]int)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}

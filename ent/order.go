@@ -4,6 +4,7 @@ package ent
 
 import (
 	"fmt"
+	"seatflow"
 	"seatflow/ent/order"
 	"strings"
 	"time"
@@ -26,7 +27,7 @@ type Order struct {
 	// IdempotencyKey holds the value of the "idempotency_key" field.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 	// Status holds the value of the "status" field.
-	Status order.Status `json:"status,omitempty"`
+	Status seatflow.OrderStatus `json:"status,omitempty"`
 	// AmountCents holds the value of the "amount_cents" field.
 	AmountCents int `json:"amount_cents,omitempty"`
 	// Currency holds the value of the "currency" field.
@@ -138,7 +139,7 @@ func (_m *Order) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
-				_m.Status = order.Status(value.String)
+				_m.Status = seatflow.OrderStatus(value.String)
 			}
 		case order.FieldAmountCents:
 			if value, ok := values[i].(*sql.NullInt64); !ok {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/seatoccupancy"
@@ -49,13 +50,13 @@ func (_c *OrderCreate) SetIdempotencyKey(v string) *OrderCreate {
 }
 
 // SetStatus sets the "status" field.
-func (_c *OrderCreate) SetStatus(v order.Status) *OrderCreate {
+func (_c *OrderCreate) SetStatus(v seatflow.OrderStatus) *OrderCreate {
 	_c.mutation.SetStatus(v)
 	return _c
 }
 
 // SetNillableStatus sets the "status" field if the given value is not nil.
-func (_c *OrderCreate) SetNillableStatus(v *order.Status) *OrderCreate {
+func (_c *OrderCreate) SetNillableStatus(v *seatflow.OrderStatus) *OrderCreate {
 	if v != nil {
 		_c.SetStatus(*v)
 	}
@@ -496,7 +497,7 @@ func (u *OrderUpsert) UpdateIdempotencyKey() *OrderUpsert {
 }
 
 // SetStatus sets the "status" field.
-func (u *OrderUpsert) SetStatus(v order.Status) *OrderUpsert {
+func (u *OrderUpsert) SetStatus(v seatflow.OrderStatus) *OrderUpsert {
 	u.Set(order.FieldStatus, v)
 	return u
 }
@@ -706,7 +707,7 @@ func (u *OrderUpsertOne) UpdateIdempotencyKey() *OrderUpsertOne {
 }
 
 // SetStatus sets the "status" field.
-func (u *OrderUpsertOne) SetStatus(v order.Status) *OrderUpsertOne {
+func (u *OrderUpsertOne) SetStatus(v seatflow.OrderStatus) *OrderUpsertOne {
 	return u.Update(func(s *OrderUpsert) {
 		s.SetStatus(v)
 	})
@@ -1099,7 +1100,7 @@ func (u *OrderUpsertBulk) UpdateIdempotencyKey() *OrderUpsertBulk {
 }
 
 // SetStatus sets the "status" field.
-func (u *OrderUpsertBulk) SetStatus(v order.Status) *OrderUpsertBulk {
+func (u *OrderUpsertBulk) SetStatus(v seatflow.OrderStatus) *OrderUpsertBulk {
 	return u.Update(func(s *OrderUpsert) {
 		s.SetStatus(v)
 	})

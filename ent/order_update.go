@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/predicate"
@@ -94,13 +95,13 @@ func (_u *OrderUpdate) SetNillableIdempotencyKey(v *string) *OrderUpdate {
 }
 
 // SetStatus sets the "status" field.
-func (_u *OrderUpdate) SetStatus(v order.Status) *OrderUpdate {
+func (_u *OrderUpdate) SetStatus(v seatflow.OrderStatus) *OrderUpdate {
 	_u.mutation.SetStatus(v)
 	return _u
 }
 
 // SetNillableStatus sets the "status" field if the given value is not nil.
-func (_u *OrderUpdate) SetNillableStatus(v *order.Status) *OrderUpdate {
+func (_u *OrderUpdate) SetNillableStatus(v *seatflow.OrderStatus) *OrderUpdate {
 	if v != nil {
 		_u.SetStatus(*v)
 	}
@@ -585,13 +586,13 @@ func (_u *OrderUpdateOne) SetNillableIdempotencyKey(v *string) *OrderUpdateOne {
 }
 
 // SetStatus sets the "status" field.
-func (_u *OrderUpdateOne) SetStatus(v order.Status) *OrderUpdateOne {
+func (_u *OrderUpdateOne) SetStatus(v seatflow.OrderStatus) *OrderUpdateOne {
 	_u.mutation.SetStatus(v)
 	return _u
 }
 
 // SetNillableStatus sets the "status" field if the given value is not nil.
-func (_u *OrderUpdateOne) SetNillableStatus(v *order.Status) *OrderUpdateOne {
+func (_u *OrderUpdateOne) SetNillableStatus(v *seatflow.OrderStatus) *OrderUpdateOne {
 	if v != nil {
 		_u.SetStatus(*v)
 	}

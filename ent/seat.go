@@ -4,6 +4,7 @@ package ent
 
 import (
 	"fmt"
+	"seatflow"
 	"seatflow/ent/hall"
 	"seatflow/ent/seat"
 	"strings"
@@ -28,7 +29,7 @@ type Seat struct {
 	// Y holds the value of the "y" field.
 	Y int `json:"y,omitempty"`
 	// Kind holds the value of the "kind" field.
-	Kind seat.Kind `json:"kind,omitempty"`
+	Kind seatflow.SeatKind `json:"kind,omitempty"`
 	// Sellable holds the value of the "sellable" field.
 	Sellable bool `json:"sellable,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
@@ -123,7 +124,7 @@ func (_m *Seat) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field kind", values[i])
 			} else if value.Valid {
-				_m.Kind = seat.Kind(value.String)
+				_m.Kind = seatflow.SeatKind(value.String)
 			}
 		case seat.FieldSellable:
 			if value, ok := values[i].(*sql.NullBool); !ok {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/hall"
 	"seatflow/ent/seat"
 
@@ -53,13 +54,13 @@ func (_c *SeatCreate) SetY(v int) *SeatCreate {
 }
 
 // SetKind sets the "kind" field.
-func (_c *SeatCreate) SetKind(v seat.Kind) *SeatCreate {
+func (_c *SeatCreate) SetKind(v seatflow.SeatKind) *SeatCreate {
 	_c.mutation.SetKind(v)
 	return _c
 }
 
 // SetNillableKind sets the "kind" field if the given value is not nil.
-func (_c *SeatCreate) SetNillableKind(v *seat.Kind) *SeatCreate {
+func (_c *SeatCreate) SetNillableKind(v *seatflow.SeatKind) *SeatCreate {
 	if v != nil {
 		_c.SetKind(*v)
 	}
@@ -370,7 +371,7 @@ func (u *SeatUpsert) AddY(v int) *SeatUpsert {
 }
 
 // SetKind sets the "kind" field.
-func (u *SeatUpsert) SetKind(v seat.Kind) *SeatUpsert {
+func (u *SeatUpsert) SetKind(v seatflow.SeatKind) *SeatUpsert {
 	u.Set(seat.FieldKind, v)
 	return u
 }
@@ -525,7 +526,7 @@ func (u *SeatUpsertOne) UpdateY() *SeatUpsertOne {
 }
 
 // SetKind sets the "kind" field.
-func (u *SeatUpsertOne) SetKind(v seat.Kind) *SeatUpsertOne {
+func (u *SeatUpsertOne) SetKind(v seatflow.SeatKind) *SeatUpsertOne {
 	return u.Update(func(s *SeatUpsert) {
 		s.SetKind(v)
 	})
@@ -848,7 +849,7 @@ func (u *SeatUpsertBulk) UpdateY() *SeatUpsertBulk {
 }
 
 // SetKind sets the "kind" field.
-func (u *SeatUpsertBulk) SetKind(v seat.Kind) *SeatUpsertBulk {
+func (u *SeatUpsertBulk) SetKind(v seatflow.SeatKind) *SeatUpsertBulk {
 	return u.Update(func(s *SeatUpsert) {
 		s.SetKind(v)
 	})

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/hall"
 	"seatflow/ent/predicate"
 	"seatflow/ent/seat"
@@ -120,13 +121,13 @@ func (_u *SeatUpdate) AddY(v int) *SeatUpdate {
 }
 
 // SetKind sets the "kind" field.
-func (_u *SeatUpdate) SetKind(v seat.Kind) *SeatUpdate {
+func (_u *SeatUpdate) SetKind(v seatflow.SeatKind) *SeatUpdate {
 	_u.mutation.SetKind(v)
 	return _u
 }
 
 // SetNillableKind sets the "kind" field if the given value is not nil.
-func (_u *SeatUpdate) SetNillableKind(v *seat.Kind) *SeatUpdate {
+func (_u *SeatUpdate) SetNillableKind(v *seatflow.SeatKind) *SeatUpdate {
 	if v != nil {
 		_u.SetKind(*v)
 	}
@@ -393,13 +394,13 @@ func (_u *SeatUpdateOne) AddY(v int) *SeatUpdateOne {
 }
 
 // SetKind sets the "kind" field.
-func (_u *SeatUpdateOne) SetKind(v seat.Kind) *SeatUpdateOne {
+func (_u *SeatUpdateOne) SetKind(v seatflow.SeatKind) *SeatUpdateOne {
 	_u.mutation.SetKind(v)
 	return _u
 }
 
 // SetNillableKind sets the "kind" field if the given value is not nil.
-func (_u *SeatUpdateOne) SetNillableKind(v *seat.Kind) *SeatUpdateOne {
+func (_u *SeatUpdateOne) SetNillableKind(v *seatflow.SeatKind) *SeatUpdateOne {
 	if v != nil {
 		_u.SetKind(*v)
 	}

@@ -5,6 +5,7 @@ package ent
 import (
 	"encoding/json"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/showtime"
@@ -29,13 +30,13 @@ type Showtime struct {
 	// EndsAt holds the value of the "ends_at" field.
 	EndsAt time.Time `json:"ends_at,omitempty"`
 	// Status holds the value of the "status" field.
-	Status showtime.Status `json:"status,omitempty"`
+	Status seatflow.ShowtimeStatus `json:"status,omitempty"`
 	// PurchaseLimit holds the value of the "purchase_limit" field.
 	PurchaseLimit int `json:"purchase_limit,omitempty"`
 	// AllowSeatGaps holds the value of the "allow_seat_gaps" field.
 	AllowSeatGaps bool `json:"allow_seat_gaps,omitempty"`
 	// Prices holds the value of the "prices" field.
-	Prices map[string]int `json:"prices,omitempty"`
+	Prices map[seatflow.SeatKind]int `json:"prices,omitempty"`
 	// Currency holds the value of the "currency" field.
 	Currency string `json:"currency,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -145,7 +146,7 @@ func (_m *Showtime) assignValues(columns []string, values []any) error {
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field status", values[i])
 			} else if value.Valid {
-				_m.Status = showtime.Status(value.String)
+				_m.Status = seatflow.ShowtimeStatus(value.String)
 			}
 		case showtime.FieldPurchaseLimit:
 			if value, ok := values[i].(*sql.NullInt64); !ok {

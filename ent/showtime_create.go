@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/showtime"
@@ -49,13 +50,13 @@ func (_c *ShowtimeCreate) SetEndsAt(v time.Time) *ShowtimeCreate {
 }
 
 // SetStatus sets the "status" field.
-func (_c *ShowtimeCreate) SetStatus(v showtime.Status) *ShowtimeCreate {
+func (_c *ShowtimeCreate) SetStatus(v seatflow.ShowtimeStatus) *ShowtimeCreate {
 	_c.mutation.SetStatus(v)
 	return _c
 }
 
 // SetNillableStatus sets the "status" field if the given value is not nil.
-func (_c *ShowtimeCreate) SetNillableStatus(v *showtime.Status) *ShowtimeCreate {
+func (_c *ShowtimeCreate) SetNillableStatus(v *seatflow.ShowtimeStatus) *ShowtimeCreate {
 	if v != nil {
 		_c.SetStatus(*v)
 	}
@@ -91,7 +92,7 @@ func (_c *ShowtimeCreate) SetNillableAllowSeatGaps(v *bool) *ShowtimeCreate {
 }
 
 // SetPrices sets the "prices" field.
-func (_c *ShowtimeCreate) SetPrices(v map[string]int) *ShowtimeCreate {
+func (_c *ShowtimeCreate) SetPrices(v map[seatflow.SeatKind]int) *ShowtimeCreate {
 	_c.mutation.SetPrices(v)
 	return _c
 }
@@ -439,7 +440,7 @@ func (u *ShowtimeUpsert) UpdateEndsAt() *ShowtimeUpsert {
 }
 
 // SetStatus sets the "status" field.
-func (u *ShowtimeUpsert) SetStatus(v showtime.Status) *ShowtimeUpsert {
+func (u *ShowtimeUpsert) SetStatus(v seatflow.ShowtimeStatus) *ShowtimeUpsert {
 	u.Set(showtime.FieldStatus, v)
 	return u
 }
@@ -481,7 +482,7 @@ func (u *ShowtimeUpsert) UpdateAllowSeatGaps() *ShowtimeUpsert {
 }
 
 // SetPrices sets the "prices" field.
-func (u *ShowtimeUpsert) SetPrices(v map[string]int) *ShowtimeUpsert {
+func (u *ShowtimeUpsert) SetPrices(v map[seatflow.SeatKind]int) *ShowtimeUpsert {
 	u.Set(showtime.FieldPrices, v)
 	return u
 }
@@ -618,7 +619,7 @@ func (u *ShowtimeUpsertOne) UpdateEndsAt() *ShowtimeUpsertOne {
 }
 
 // SetStatus sets the "status" field.
-func (u *ShowtimeUpsertOne) SetStatus(v showtime.Status) *ShowtimeUpsertOne {
+func (u *ShowtimeUpsertOne) SetStatus(v seatflow.ShowtimeStatus) *ShowtimeUpsertOne {
 	return u.Update(func(s *ShowtimeUpsert) {
 		s.SetStatus(v)
 	})
@@ -667,7 +668,7 @@ func (u *ShowtimeUpsertOne) UpdateAllowSeatGaps() *ShowtimeUpsertOne {
 }
 
 // SetPrices sets the "prices" field.
-func (u *ShowtimeUpsertOne) SetPrices(v map[string]int) *ShowtimeUpsertOne {
+func (u *ShowtimeUpsertOne) SetPrices(v map[seatflow.SeatKind]int) *ShowtimeUpsertOne {
 	return u.Update(func(s *ShowtimeUpsert) {
 		s.SetPrices(v)
 	})
@@ -976,7 +977,7 @@ func (u *ShowtimeUpsertBulk) UpdateEndsAt() *ShowtimeUpsertBulk {
 }
 
 // SetStatus sets the "status" field.
-func (u *ShowtimeUpsertBulk) SetStatus(v showtime.Status) *ShowtimeUpsertBulk {
+func (u *ShowtimeUpsertBulk) SetStatus(v seatflow.ShowtimeStatus) *ShowtimeUpsertBulk {
 	return u.Update(func(s *ShowtimeUpsert) {
 		s.SetStatus(v)
 	})
@@ -1025,7 +1026,7 @@ func (u *ShowtimeUpsertBulk) UpdateAllowSeatGaps() *ShowtimeUpsertBulk {
 }
 
 // SetPrices sets the "prices" field.
-func (u *ShowtimeUpsertBulk) SetPrices(v map[string]int) *ShowtimeUpsertBulk {
+func (u *ShowtimeUpsertBulk) SetPrices(v map[seatflow.SeatKind]int) *ShowtimeUpsertBulk {
 	return u.Update(func(s *ShowtimeUpsert) {
 		s.SetPrices(v)
 	})

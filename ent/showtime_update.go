@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/predicate"
@@ -87,13 +88,13 @@ func (_u *ShowtimeUpdate) SetNillableEndsAt(v *time.Time) *ShowtimeUpdate {
 }
 
 // SetStatus sets the "status" field.
-func (_u *ShowtimeUpdate) SetStatus(v showtime.Status) *ShowtimeUpdate {
+func (_u *ShowtimeUpdate) SetStatus(v seatflow.ShowtimeStatus) *ShowtimeUpdate {
 	_u.mutation.SetStatus(v)
 	return _u
 }
 
 // SetNillableStatus sets the "status" field if the given value is not nil.
-func (_u *ShowtimeUpdate) SetNillableStatus(v *showtime.Status) *ShowtimeUpdate {
+func (_u *ShowtimeUpdate) SetNillableStatus(v *seatflow.ShowtimeStatus) *ShowtimeUpdate {
 	if v != nil {
 		_u.SetStatus(*v)
 	}
@@ -136,7 +137,7 @@ func (_u *ShowtimeUpdate) SetNillableAllowSeatGaps(v *bool) *ShowtimeUpdate {
 }
 
 // SetPrices sets the "prices" field.
-func (_u *ShowtimeUpdate) SetPrices(v map[string]int) *ShowtimeUpdate {
+func (_u *ShowtimeUpdate) SetPrices(v map[seatflow.SeatKind]int) *ShowtimeUpdate {
 	_u.mutation.SetPrices(v)
 	return _u
 }
@@ -423,13 +424,13 @@ func (_u *ShowtimeUpdateOne) SetNillableEndsAt(v *time.Time) *ShowtimeUpdateOne 
 }
 
 // SetStatus sets the "status" field.
-func (_u *ShowtimeUpdateOne) SetStatus(v showtime.Status) *ShowtimeUpdateOne {
+func (_u *ShowtimeUpdateOne) SetStatus(v seatflow.ShowtimeStatus) *ShowtimeUpdateOne {
 	_u.mutation.SetStatus(v)
 	return _u
 }
 
 // SetNillableStatus sets the "status" field if the given value is not nil.
-func (_u *ShowtimeUpdateOne) SetNillableStatus(v *showtime.Status) *ShowtimeUpdateOne {
+func (_u *ShowtimeUpdateOne) SetNillableStatus(v *seatflow.ShowtimeStatus) *ShowtimeUpdateOne {
 	if v != nil {
 		_u.SetStatus(*v)
 	}
@@ -472,7 +473,7 @@ func (_u *ShowtimeUpdateOne) SetNillableAllowSeatGaps(v *bool) *ShowtimeUpdateOn
 }
 
 // SetPrices sets the "prices" field.
-func (_u *ShowtimeUpdateOne) SetPrices(v map[string]int) *ShowtimeUpdateOne {
+func (_u *ShowtimeUpdateOne) SetPrices(v map[seatflow.SeatKind]int) *ShowtimeUpdateOne {
 	_u.mutation.SetPrices(v)
 	return _u
 }

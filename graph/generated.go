@@ -7,11 +7,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"seatflow"
 	"seatflow/graph/model"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
 	"seatflow/internal/reconcile"
-	"seatflow/internal/seats"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -86,7 +86,7 @@ type ComplexityRoot struct {
 		PayOrder           func(childComplexity int, orderID int, paymentRef string) int
 		RescheduleShowtime func(childComplexity int, id int, startsAt time.Time) int
 		RunReconcile       func(childComplexity int) int
-		SetMovieStatus     func(childComplexity int, id int, status string) int
+		SetMovieStatus     func(childComplexity int, id int, status seatflow.MovieStatus) int
 		UpdateMovie        func(childComplexity int, id int, input catalog.MovieInput) int
 	}
 
@@ -118,7 +118,7 @@ type ComplexityRoot struct {
 	Query struct {
 		BestSeats     func(childComplexity int, showtimeID int, count int) int
 		Movie         func(childComplexity int, id int) int
-		Movies        func(childComplexity int, first *int, after *string, status *string) int
+		Movies        func(childComplexity int, first *int, after *string, status *seatflow.MovieStatus) int
 		MyOrders      func(childComplexity int) int
 		Order         func(childComplexity int, id int) int
 		ReconcileRuns func(childComplexity int, first *int) int
@@ -192,47 +192,47 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type MovieResolver interface {
-	Showtimes(ctx context.Context, obj *catalog.Movie, date *string) ([]*catalog.Showtime, error)
+	Showtimes(ctx context.Context, obj *seatflow.Movie, date *string) ([]*seatflow.Showtime, error)
 }
 type MutationResolver interface {
-	HoldSeats(ctx context.Context, input booking.HoldSeatsInput) (*booking.Order, error)
-	ExtendHold(ctx context.Context, orderID int) (*booking.Order, error)
-	PayOrder(ctx context.Context, orderID int, paymentRef string) (*booking.Order, error)
-	CancelOrder(ctx context.Context, orderID int) (*booking.Order, error)
-	CreateMovie(ctx context.Context, input catalog.MovieInput) (*catalog.Movie, error)
-	UpdateMovie(ctx context.Context, id int, input catalog.MovieInput) (*catalog.Movie, error)
-	SetMovieStatus(ctx context.Context, id int, status string) (*catalog.Movie, error)
-	CreateHall(ctx context.Context, input catalog.HallInput) (*catalog.Hall, error)
-	CreateShowtime(ctx context.Context, input catalog.ShowtimeInput) (*catalog.Showtime, error)
-	RescheduleShowtime(ctx context.Context, id int, startsAt time.Time) (*catalog.Showtime, error)
-	OpenSales(ctx context.Context, showtimeID int) (*catalog.Showtime, error)
-	CloseSales(ctx context.Context, showtimeID int) (*catalog.Showtime, error)
-	CancelShowtime(ctx context.Context, id int) (*catalog.Showtime, error)
+	HoldSeats(ctx context.Context, input booking.HoldSeatsInput) (*seatflow.Order, error)
+	ExtendHold(ctx context.Context, orderID int) (*seatflow.Order, error)
+	PayOrder(ctx context.Context, orderID int, paymentRef string) (*seatflow.Order, error)
+	CancelOrder(ctx context.Context, orderID int) (*seatflow.Order, error)
+	CreateMovie(ctx context.Context, input catalog.MovieInput) (*seatflow.Movie, error)
+	UpdateMovie(ctx context.Context, id int, input catalog.MovieInput) (*seatflow.Movie, error)
+	SetMovieStatus(ctx context.Context, id int, status seatflow.MovieStatus) (*seatflow.Movie, error)
+	CreateHall(ctx context.Context, input catalog.HallInput) (*seatflow.Hall, error)
+	CreateShowtime(ctx context.Context, input catalog.ShowtimeInput) (*seatflow.Showtime, error)
+	RescheduleShowtime(ctx context.Context, id int, startsAt time.Time) (*seatflow.Showtime, error)
+	OpenSales(ctx context.Context, showtimeID int) (*seatflow.Showtime, error)
+	CloseSales(ctx context.Context, showtimeID int) (*seatflow.Showtime, error)
+	CancelShowtime(ctx context.Context, id int) (*seatflow.Showtime, error)
 	RunReconcile(ctx context.Context) (*reconcile.Report, error)
 }
 type OrderResolver interface {
-	Showtime(ctx context.Context, obj *booking.Order) (*catalog.Showtime, error)
-	Seats(ctx context.Context, obj *booking.Order) ([]*catalog.Seat, error)
+	Showtime(ctx context.Context, obj *seatflow.Order) (*seatflow.Showtime, error)
+	Seats(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Seat, error)
 }
 type QueryResolver interface {
-	Movies(ctx context.Context, first *int, after *string, status *string) (*model.MovieConnection, error)
-	Movie(ctx context.Context, id int) (*catalog.Movie, error)
-	Showtime(ctx context.Context, id int) (*catalog.Showtime, error)
-	Showtimes(ctx context.Context, date string, movieID *int) ([]*catalog.Showtime, error)
-	SeatMap(ctx context.Context, showtimeID int) (*seats.SeatMap, error)
-	BestSeats(ctx context.Context, showtimeID int, count int) ([]*catalog.Seat, error)
-	MyOrders(ctx context.Context) ([]*booking.Order, error)
-	Order(ctx context.Context, id int) (*booking.Order, error)
+	Movies(ctx context.Context, first *int, after *string, status *seatflow.MovieStatus) (*model.MovieConnection, error)
+	Movie(ctx context.Context, id int) (*seatflow.Movie, error)
+	Showtime(ctx context.Context, id int) (*seatflow.Showtime, error)
+	Showtimes(ctx context.Context, date string, movieID *int) ([]*seatflow.Showtime, error)
+	SeatMap(ctx context.Context, showtimeID int) (*seatflow.SeatMap, error)
+	BestSeats(ctx context.Context, showtimeID int, count int) ([]*seatflow.Seat, error)
+	MyOrders(ctx context.Context) ([]*seatflow.Order, error)
+	Order(ctx context.Context, id int) (*seatflow.Order, error)
 	ReconcileRuns(ctx context.Context, first *int) ([]*reconcile.Report, error)
 }
 type ShowtimeResolver interface {
-	Movie(ctx context.Context, obj *catalog.Showtime) (*catalog.Movie, error)
-	Hall(ctx context.Context, obj *catalog.Showtime) (*catalog.Hall, error)
+	Movie(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Movie, error)
+	Hall(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Hall, error)
 
-	SeatMap(ctx context.Context, obj *catalog.Showtime) (*seats.SeatMap, error)
+	SeatMap(ctx context.Context, obj *seatflow.Showtime) (*seatflow.SeatMap, error)
 }
 type SubscriptionResolver interface {
-	SeatMap(ctx context.Context, showtimeID int) (<-chan *seats.SeatMapEvent, error)
+	SeatMap(ctx context.Context, showtimeID int) (<-chan *seatflow.SeatMapEvent, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -501,7 +501,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.SetMovieStatus(childComplexity, args["id"].(int), args["status"].(string)), true
+		return e.ComplexityRoot.Mutation.SetMovieStatus(childComplexity, args["id"].(int), args["status"].(seatflow.MovieStatus)), true
 	case "Mutation.updateMovie":
 		if e.ComplexityRoot.Mutation.UpdateMovie == nil {
 			break
@@ -646,7 +646,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Movies(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*string)), true
+		return e.ComplexityRoot.Query.Movies(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*seatflow.MovieStatus)), true
 	case "Query.myOrders":
 		if e.ComplexityRoot.Query.MyOrders == nil {
 			break
@@ -1063,6 +1063,13 @@ var sources = []*ast.Source{
 # NOT_ON_SALE, ORDER_EXPIRED, INVALID_STATE, RATE_LIMITED, SERVICE_UNAVAILABLE,
 # INTERNAL; and, from the query limits, COMPLEXITY_LIMIT_EXCEEDED, DEPTH_LIMIT_EXCEEDED.
 
+"""
+The field's value comes from the catalog (movies, halls, showtimes) through its cache and
+nothing else. A query that selects only such fields may be answered from the server's
+response cache; seat state, orders and anything that depends on the caller never carry it.
+"""
+directive @catalog on FIELD_DEFINITION
+
 "RFC 3339 date-time, e.g. 2026-12-01T19:30:00Z."
 scalar Time
 "A calendar day in the cinema's time zone, YYYY-MM-DD."
@@ -1071,10 +1078,10 @@ scalar Date
 type Query {
   "Movies ordered by id, as a Relay cursor connection. first defaults to 20, at most 100."
   movies(first: Int, after: String, status: MovieStatus): MovieConnection!
-  movie(id: ID!): Movie
-  showtime(id: ID!): Showtime
+  movie(id: ID!): Movie @catalog
+  showtime(id: ID!): Showtime @catalog
   "Showtimes starting on the given day (cinema time zone), ordered by start time."
-  showtimes(date: Date!, movieId: ID): [Showtime!]!
+  showtimes(date: Date!, movieId: ID): [Showtime!]! @catalog
   "Live state of every seat of a showtime; never cached."
   seatMap(showtimeId: ID!): SeatMap!
   "The best count adjacent free seats, as close to the centre of the hall as possible."
@@ -1165,16 +1172,16 @@ input HoldSeatsInput {
 }
 
 type Movie {
-  id: ID!
-  title: String!
-  synopsis: String!
-  durationMinutes: Int!
-  rating: String!
-  genres: [String!]!
-  posterUrl: String!
-  status: MovieStatus!
+  id: ID! @catalog
+  title: String! @catalog
+  synopsis: String! @catalog
+  durationMinutes: Int! @catalog
+  rating: String! @catalog
+  genres: [String!]! @catalog
+  posterUrl: String! @catalog
+  status: MovieStatus! @catalog
   "Showtimes of this movie, on one day when date is given, ordered by start time."
-  showtimes(date: Date): [Showtime!]!
+  showtimes(date: Date): [Showtime!]! @catalog
 }
 
 type MovieConnection {
@@ -1196,39 +1203,39 @@ type PageInfo {
 }
 
 type Hall {
-  id: ID!
-  name: String!
-  seats: [Seat!]!
+  id: ID! @catalog
+  name: String! @catalog
+  seats: [Seat!]! @catalog
 }
 
 type Seat {
-  id: ID!
-  row: String!
-  number: Int!
-  x: Int!
-  y: Int!
-  kind: SeatKind!
+  id: ID! @catalog
+  row: String! @catalog
+  number: Int! @catalog
+  x: Int! @catalog
+  y: Int! @catalog
+  kind: SeatKind! @catalog
   "False for seats that can never be sold (broken, kept for staff)."
-  sellable: Boolean!
+  sellable: Boolean! @catalog
 }
 
 type Showtime {
-  id: ID!
-  movie: Movie!
-  hall: Hall!
-  startsAt: Time!
-  endsAt: Time!
-  status: ShowtimeStatus!
-  prices: [Price!]!
-  currency: String!
-  purchaseLimit: Int!
-  allowSeatGaps: Boolean!
+  id: ID! @catalog
+  movie: Movie! @catalog
+  hall: Hall! @catalog
+  startsAt: Time! @catalog
+  endsAt: Time! @catalog
+  status: ShowtimeStatus! @catalog
+  prices: [Price!]! @catalog
+  currency: String! @catalog
+  purchaseLimit: Int! @catalog
+  allowSeatGaps: Boolean! @catalog
   seatMap: SeatMap!
 }
 
 type Price {
-  kind: SeatKind!
-  amountCents: Int!
+  kind: SeatKind! @catalog
+  amountCents: Int! @catalog
 }
 
 type SeatMap {
@@ -1816,8 +1823,8 @@ func (ec *executionContext) field_Mutation_setMovieStatus_args(ctx context.Conte
 	}
 	args["id"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNMovieStatus2string(ctx, v)
+		func(ctx context.Context, v any) (seatflow.MovieStatus, error) {
+			return ec.unmarshalNMovieStatus2seatflowᚐMovieStatus(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1918,8 +1925,8 @@ func (ec *executionContext) field_Query_movies_args(ctx context.Context, rawArgs
 	}
 	args["after"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
-		func(ctx context.Context, v any) (*string, error) {
-			return ec.unmarshalOMovieStatus2ᚖstring(ctx, v)
+		func(ctx context.Context, v any) (*seatflow.MovieStatus, error) {
+			return ec.unmarshalOMovieStatus2ᚖseatflowᚐMovieStatus(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2094,7 +2101,7 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _Hall_id(ctx context.Context, field graphql.CollectedField, obj *catalog.Hall) (ret graphql.Marshaler) {
+func (ec *executionContext) _Hall_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Hall) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2117,7 +2124,7 @@ func (ec *executionContext) fieldContext_Hall_id(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("Hall", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Hall_name(ctx context.Context, field graphql.CollectedField, obj *catalog.Hall) (ret graphql.Marshaler) {
+func (ec *executionContext) _Hall_name(ctx context.Context, field graphql.CollectedField, obj *seatflow.Hall) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2140,7 +2147,7 @@ func (ec *executionContext) fieldContext_Hall_name(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Hall", field, false, false, "String")
 }
 
-func (ec *executionContext) _Hall_seats(ctx context.Context, field graphql.CollectedField, obj *catalog.Hall) (ret graphql.Marshaler) {
+func (ec *executionContext) _Hall_seats(ctx context.Context, field graphql.CollectedField, obj *seatflow.Hall) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2152,8 +2159,8 @@ func (ec *executionContext) _Hall_seats(ctx context.Context, field graphql.Colle
 			return obj.Seats, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []catalog.Seat) graphql.Marshaler {
-			return ec.marshalNSeat2ᚕseatflowᚋinternalᚋcatalogᚐSeatᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []seatflow.Seat) graphql.Marshaler {
+			return ec.marshalNSeat2ᚕseatflowᚐSeatᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2172,7 +2179,7 @@ func (ec *executionContext) fieldContext_Hall_seats(_ context.Context, field gra
 	return fc, nil
 }
 
-func (ec *executionContext) _Movie_id(ctx context.Context, field graphql.CollectedField, obj *catalog.Movie) (ret graphql.Marshaler) {
+func (ec *executionContext) _Movie_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Movie) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2195,7 +2202,7 @@ func (ec *executionContext) fieldContext_Movie_id(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Movie", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Movie_title(ctx context.Context, field graphql.CollectedField, obj *catalog.Movie) (ret graphql.Marshaler) {
+func (ec *executionContext) _Movie_title(ctx context.Context, field graphql.CollectedField, obj *seatflow.Movie) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2218,7 +2225,7 @@ func (ec *executionContext) fieldContext_Movie_title(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Movie", field, false, false, "String")
 }
 
-func (ec *executionContext) _Movie_synopsis(ctx context.Context, field graphql.CollectedField, obj *catalog.Movie) (ret graphql.Marshaler) {
+func (ec *executionContext) _Movie_synopsis(ctx context.Context, field graphql.CollectedField, obj *seatflow.Movie) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2241,7 +2248,7 @@ func (ec *executionContext) fieldContext_Movie_synopsis(_ context.Context, field
 	return graphql.NewScalarFieldContext("Movie", field, false, false, "String")
 }
 
-func (ec *executionContext) _Movie_durationMinutes(ctx context.Context, field graphql.CollectedField, obj *catalog.Movie) (ret graphql.Marshaler) {
+func (ec *executionContext) _Movie_durationMinutes(ctx context.Context, field graphql.CollectedField, obj *seatflow.Movie) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2264,7 +2271,7 @@ func (ec *executionContext) fieldContext_Movie_durationMinutes(_ context.Context
 	return graphql.NewScalarFieldContext("Movie", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Movie_rating(ctx context.Context, field graphql.CollectedField, obj *catalog.Movie) (ret graphql.Marshaler) {
+func (ec *executionContext) _Movie_rating(ctx context.Context, field graphql.CollectedField, obj *seatflow.Movie) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2287,7 +2294,7 @@ func (ec *executionContext) fieldContext_Movie_rating(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Movie", field, false, false, "String")
 }
 
-func (ec *executionContext) _Movie_genres(ctx context.Context, field graphql.CollectedField, obj *catalog.Movie) (ret graphql.Marshaler) {
+func (ec *executionContext) _Movie_genres(ctx context.Context, field graphql.CollectedField, obj *seatflow.Movie) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2310,7 +2317,7 @@ func (ec *executionContext) fieldContext_Movie_genres(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Movie", field, false, false, "String")
 }
 
-func (ec *executionContext) _Movie_posterUrl(ctx context.Context, field graphql.CollectedField, obj *catalog.Movie) (ret graphql.Marshaler) {
+func (ec *executionContext) _Movie_posterUrl(ctx context.Context, field graphql.CollectedField, obj *seatflow.Movie) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2333,7 +2340,7 @@ func (ec *executionContext) fieldContext_Movie_posterUrl(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Movie", field, false, false, "String")
 }
 
-func (ec *executionContext) _Movie_status(ctx context.Context, field graphql.CollectedField, obj *catalog.Movie) (ret graphql.Marshaler) {
+func (ec *executionContext) _Movie_status(ctx context.Context, field graphql.CollectedField, obj *seatflow.Movie) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2345,8 +2352,8 @@ func (ec *executionContext) _Movie_status(ctx context.Context, field graphql.Col
 			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNMovieStatus2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.MovieStatus) graphql.Marshaler {
+			return ec.marshalNMovieStatus2seatflowᚐMovieStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2356,7 +2363,7 @@ func (ec *executionContext) fieldContext_Movie_status(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Movie", field, false, false, "MovieStatus")
 }
 
-func (ec *executionContext) _Movie_showtimes(ctx context.Context, field graphql.CollectedField, obj *catalog.Movie) (ret graphql.Marshaler) {
+func (ec *executionContext) _Movie_showtimes(ctx context.Context, field graphql.CollectedField, obj *seatflow.Movie) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -2369,8 +2376,8 @@ func (ec *executionContext) _Movie_showtimes(ctx context.Context, field graphql.
 			return ec.Resolvers.Movie().Showtimes(ctx, obj, fc.Args["date"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.Showtime) graphql.Marshaler {
-			return ec.marshalNShowtime2ᚕᚖseatflowᚋinternalᚋcatalogᚐShowtimeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalNShowtime2ᚕᚖseatflowᚐShowtimeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2522,8 +2529,8 @@ func (ec *executionContext) _MovieEdge_node(ctx context.Context, field graphql.C
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Movie) graphql.Marshaler {
-			return ec.marshalNMovie2ᚖseatflowᚋinternalᚋcatalogᚐMovie(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Movie) graphql.Marshaler {
+			return ec.marshalNMovie2ᚖseatflowᚐMovie(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2555,8 +2562,8 @@ func (ec *executionContext) _Mutation_holdSeats(ctx context.Context, field graph
 			return ec.Resolvers.Mutation().HoldSeats(ctx, fc.Args["input"].(booking.HoldSeatsInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *booking.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖseatflowᚋinternalᚋbookingᚐOrder(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖseatflowᚐOrder(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2599,8 +2606,8 @@ func (ec *executionContext) _Mutation_extendHold(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().ExtendHold(ctx, fc.Args["orderId"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *booking.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖseatflowᚋinternalᚋbookingᚐOrder(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖseatflowᚐOrder(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2643,8 +2650,8 @@ func (ec *executionContext) _Mutation_payOrder(ctx context.Context, field graphq
 			return ec.Resolvers.Mutation().PayOrder(ctx, fc.Args["orderId"].(int), fc.Args["paymentRef"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *booking.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖseatflowᚋinternalᚋbookingᚐOrder(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖseatflowᚐOrder(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2687,8 +2694,8 @@ func (ec *executionContext) _Mutation_cancelOrder(ctx context.Context, field gra
 			return ec.Resolvers.Mutation().CancelOrder(ctx, fc.Args["orderId"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *booking.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖseatflowᚋinternalᚋbookingᚐOrder(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖseatflowᚐOrder(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2731,8 +2738,8 @@ func (ec *executionContext) _Mutation_createMovie(ctx context.Context, field gra
 			return ec.Resolvers.Mutation().CreateMovie(ctx, fc.Args["input"].(catalog.MovieInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Movie) graphql.Marshaler {
-			return ec.marshalNMovie2ᚖseatflowᚋinternalᚋcatalogᚐMovie(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Movie) graphql.Marshaler {
+			return ec.marshalNMovie2ᚖseatflowᚐMovie(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2775,8 +2782,8 @@ func (ec *executionContext) _Mutation_updateMovie(ctx context.Context, field gra
 			return ec.Resolvers.Mutation().UpdateMovie(ctx, fc.Args["id"].(int), fc.Args["input"].(catalog.MovieInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Movie) graphql.Marshaler {
-			return ec.marshalNMovie2ᚖseatflowᚋinternalᚋcatalogᚐMovie(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Movie) graphql.Marshaler {
+			return ec.marshalNMovie2ᚖseatflowᚐMovie(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2816,11 +2823,11 @@ func (ec *executionContext) _Mutation_setMovieStatus(ctx context.Context, field 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().SetMovieStatus(ctx, fc.Args["id"].(int), fc.Args["status"].(string))
+			return ec.Resolvers.Mutation().SetMovieStatus(ctx, fc.Args["id"].(int), fc.Args["status"].(seatflow.MovieStatus))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Movie) graphql.Marshaler {
-			return ec.marshalNMovie2ᚖseatflowᚋinternalᚋcatalogᚐMovie(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Movie) graphql.Marshaler {
+			return ec.marshalNMovie2ᚖseatflowᚐMovie(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2863,8 +2870,8 @@ func (ec *executionContext) _Mutation_createHall(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().CreateHall(ctx, fc.Args["input"].(catalog.HallInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Hall) graphql.Marshaler {
-			return ec.marshalNHall2ᚖseatflowᚋinternalᚋcatalogᚐHall(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Hall) graphql.Marshaler {
+			return ec.marshalNHall2ᚖseatflowᚐHall(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2907,8 +2914,8 @@ func (ec *executionContext) _Mutation_createShowtime(ctx context.Context, field 
 			return ec.Resolvers.Mutation().CreateShowtime(ctx, fc.Args["input"].(catalog.ShowtimeInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Showtime) graphql.Marshaler {
-			return ec.marshalNShowtime2ᚖseatflowᚋinternalᚋcatalogᚐShowtime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalNShowtime2ᚖseatflowᚐShowtime(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2951,8 +2958,8 @@ func (ec *executionContext) _Mutation_rescheduleShowtime(ctx context.Context, fi
 			return ec.Resolvers.Mutation().RescheduleShowtime(ctx, fc.Args["id"].(int), fc.Args["startsAt"].(time.Time))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Showtime) graphql.Marshaler {
-			return ec.marshalNShowtime2ᚖseatflowᚋinternalᚋcatalogᚐShowtime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalNShowtime2ᚖseatflowᚐShowtime(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2995,8 +3002,8 @@ func (ec *executionContext) _Mutation_openSales(ctx context.Context, field graph
 			return ec.Resolvers.Mutation().OpenSales(ctx, fc.Args["showtimeId"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Showtime) graphql.Marshaler {
-			return ec.marshalNShowtime2ᚖseatflowᚋinternalᚋcatalogᚐShowtime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalNShowtime2ᚖseatflowᚐShowtime(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3039,8 +3046,8 @@ func (ec *executionContext) _Mutation_closeSales(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().CloseSales(ctx, fc.Args["showtimeId"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Showtime) graphql.Marshaler {
-			return ec.marshalNShowtime2ᚖseatflowᚋinternalᚋcatalogᚐShowtime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalNShowtime2ᚖseatflowᚐShowtime(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3083,8 +3090,8 @@ func (ec *executionContext) _Mutation_cancelShowtime(ctx context.Context, field 
 			return ec.Resolvers.Mutation().CancelShowtime(ctx, fc.Args["id"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Showtime) graphql.Marshaler {
-			return ec.marshalNShowtime2ᚖseatflowᚋinternalᚋcatalogᚐShowtime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalNShowtime2ᚖseatflowᚐShowtime(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3146,7 +3153,7 @@ func (ec *executionContext) fieldContext_Mutation_runReconcile(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _Order_id(ctx context.Context, field graphql.CollectedField, obj *booking.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3169,7 +3176,7 @@ func (ec *executionContext) fieldContext_Order_id(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Order", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Order_showtime(ctx context.Context, field graphql.CollectedField, obj *booking.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_showtime(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3181,8 +3188,8 @@ func (ec *executionContext) _Order_showtime(ctx context.Context, field graphql.C
 			return ec.Resolvers.Order().Showtime(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Showtime) graphql.Marshaler {
-			return ec.marshalNShowtime2ᚖseatflowᚋinternalᚋcatalogᚐShowtime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalNShowtime2ᚖseatflowᚐShowtime(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3201,7 +3208,7 @@ func (ec *executionContext) fieldContext_Order_showtime(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Order_seats(ctx context.Context, field graphql.CollectedField, obj *booking.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_seats(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3213,8 +3220,8 @@ func (ec *executionContext) _Order_seats(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Order().Seats(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.Seat) graphql.Marshaler {
-			return ec.marshalNSeat2ᚕᚖseatflowᚋinternalᚋcatalogᚐSeatᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Seat) graphql.Marshaler {
+			return ec.marshalNSeat2ᚕᚖseatflowᚐSeatᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3233,7 +3240,7 @@ func (ec *executionContext) fieldContext_Order_seats(_ context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *booking.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3245,8 +3252,8 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNOrderStatus2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.OrderStatus) graphql.Marshaler {
+			return ec.marshalNOrderStatus2seatflowᚐOrderStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3256,7 +3263,7 @@ func (ec *executionContext) fieldContext_Order_status(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Order", field, false, false, "OrderStatus")
 }
 
-func (ec *executionContext) _Order_amountCents(ctx context.Context, field graphql.CollectedField, obj *booking.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_amountCents(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3279,7 +3286,7 @@ func (ec *executionContext) fieldContext_Order_amountCents(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Order", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.CollectedField, obj *booking.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_currency(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3302,7 +3309,7 @@ func (ec *executionContext) fieldContext_Order_currency(_ context.Context, field
 	return graphql.NewScalarFieldContext("Order", field, false, false, "String")
 }
 
-func (ec *executionContext) _Order_expiresAt(ctx context.Context, field graphql.CollectedField, obj *booking.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_expiresAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3325,7 +3332,7 @@ func (ec *executionContext) fieldContext_Order_expiresAt(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Order", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Order_paidAt(ctx context.Context, field graphql.CollectedField, obj *booking.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_paidAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3348,7 +3355,7 @@ func (ec *executionContext) fieldContext_Order_paidAt(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Order", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.CollectedField, obj *booking.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_createdAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3371,7 +3378,7 @@ func (ec *executionContext) fieldContext_Order_createdAt(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Order", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Order_refundRequired(ctx context.Context, field graphql.CollectedField, obj *booking.Order) (ret graphql.Marshaler) {
+func (ec *executionContext) _Order_refundRequired(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3486,7 +3493,7 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
-func (ec *executionContext) _Price_kind(ctx context.Context, field graphql.CollectedField, obj *catalog.Price) (ret graphql.Marshaler) {
+func (ec *executionContext) _Price_kind(ctx context.Context, field graphql.CollectedField, obj *seatflow.Price) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3498,8 +3505,8 @@ func (ec *executionContext) _Price_kind(ctx context.Context, field graphql.Colle
 			return obj.Kind, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNSeatKind2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.SeatKind) graphql.Marshaler {
+			return ec.marshalNSeatKind2seatflowᚐSeatKind(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3509,7 +3516,7 @@ func (ec *executionContext) fieldContext_Price_kind(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Price", field, false, false, "SeatKind")
 }
 
-func (ec *executionContext) _Price_amountCents(ctx context.Context, field graphql.CollectedField, obj *catalog.Price) (ret graphql.Marshaler) {
+func (ec *executionContext) _Price_amountCents(ctx context.Context, field graphql.CollectedField, obj *seatflow.Price) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3542,7 +3549,7 @@ func (ec *executionContext) _Query_movies(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Movies(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*string))
+			return ec.Resolvers.Query().Movies(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*seatflow.MovieStatus))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.MovieConnection) graphql.Marshaler {
@@ -3589,8 +3596,8 @@ func (ec *executionContext) _Query_movie(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Query().Movie(ctx, fc.Args["id"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Movie) graphql.Marshaler {
-			return ec.marshalOMovie2ᚖseatflowᚋinternalᚋcatalogᚐMovie(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Movie) graphql.Marshaler {
+			return ec.marshalOMovie2ᚖseatflowᚐMovie(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3633,8 +3640,8 @@ func (ec *executionContext) _Query_showtime(ctx context.Context, field graphql.C
 			return ec.Resolvers.Query().Showtime(ctx, fc.Args["id"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Showtime) graphql.Marshaler {
-			return ec.marshalOShowtime2ᚖseatflowᚋinternalᚋcatalogᚐShowtime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalOShowtime2ᚖseatflowᚐShowtime(ctx, selections, v)
 		},
 		true,
 		false,
@@ -3677,8 +3684,8 @@ func (ec *executionContext) _Query_showtimes(ctx context.Context, field graphql.
 			return ec.Resolvers.Query().Showtimes(ctx, fc.Args["date"].(string), fc.Args["movieId"].(*int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.Showtime) graphql.Marshaler {
-			return ec.marshalNShowtime2ᚕᚖseatflowᚋinternalᚋcatalogᚐShowtimeᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalNShowtime2ᚕᚖseatflowᚐShowtimeᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3721,8 +3728,8 @@ func (ec *executionContext) _Query_seatMap(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Query().SeatMap(ctx, fc.Args["showtimeId"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *seats.SeatMap) graphql.Marshaler {
-			return ec.marshalNSeatMap2ᚖseatflowᚋinternalᚋseatsᚐSeatMap(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.SeatMap) graphql.Marshaler {
+			return ec.marshalNSeatMap2ᚖseatflowᚐSeatMap(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3765,8 +3772,8 @@ func (ec *executionContext) _Query_bestSeats(ctx context.Context, field graphql.
 			return ec.Resolvers.Query().BestSeats(ctx, fc.Args["showtimeId"].(int), fc.Args["count"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*catalog.Seat) graphql.Marshaler {
-			return ec.marshalNSeat2ᚕᚖseatflowᚋinternalᚋcatalogᚐSeatᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Seat) graphql.Marshaler {
+			return ec.marshalNSeat2ᚕᚖseatflowᚐSeatᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3808,8 +3815,8 @@ func (ec *executionContext) _Query_myOrders(ctx context.Context, field graphql.C
 			return ec.Resolvers.Query().MyOrders(ctx)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*booking.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚕᚖseatflowᚋinternalᚋbookingᚐOrderᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚕᚖseatflowᚐOrderᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3841,8 +3848,8 @@ func (ec *executionContext) _Query_order(ctx context.Context, field graphql.Coll
 			return ec.Resolvers.Query().Order(ctx, fc.Args["id"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *booking.Order) graphql.Marshaler {
-			return ec.marshalOOrder2ᚖseatflowᚋinternalᚋbookingᚐOrder(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Order) graphql.Marshaler {
+			return ec.marshalOOrder2ᚖseatflowᚐOrder(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4199,7 +4206,7 @@ func (ec *executionContext) fieldContext_ReconcileReport_showtimeIds(_ context.C
 	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Seat_id(ctx context.Context, field graphql.CollectedField, obj *catalog.Seat) (ret graphql.Marshaler) {
+func (ec *executionContext) _Seat_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Seat) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4222,7 +4229,7 @@ func (ec *executionContext) fieldContext_Seat_id(_ context.Context, field graphq
 	return graphql.NewScalarFieldContext("Seat", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Seat_row(ctx context.Context, field graphql.CollectedField, obj *catalog.Seat) (ret graphql.Marshaler) {
+func (ec *executionContext) _Seat_row(ctx context.Context, field graphql.CollectedField, obj *seatflow.Seat) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4245,7 +4252,7 @@ func (ec *executionContext) fieldContext_Seat_row(_ context.Context, field graph
 	return graphql.NewScalarFieldContext("Seat", field, false, false, "String")
 }
 
-func (ec *executionContext) _Seat_number(ctx context.Context, field graphql.CollectedField, obj *catalog.Seat) (ret graphql.Marshaler) {
+func (ec *executionContext) _Seat_number(ctx context.Context, field graphql.CollectedField, obj *seatflow.Seat) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4268,7 +4275,7 @@ func (ec *executionContext) fieldContext_Seat_number(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Seat", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Seat_x(ctx context.Context, field graphql.CollectedField, obj *catalog.Seat) (ret graphql.Marshaler) {
+func (ec *executionContext) _Seat_x(ctx context.Context, field graphql.CollectedField, obj *seatflow.Seat) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4291,7 +4298,7 @@ func (ec *executionContext) fieldContext_Seat_x(_ context.Context, field graphql
 	return graphql.NewScalarFieldContext("Seat", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Seat_y(ctx context.Context, field graphql.CollectedField, obj *catalog.Seat) (ret graphql.Marshaler) {
+func (ec *executionContext) _Seat_y(ctx context.Context, field graphql.CollectedField, obj *seatflow.Seat) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4314,7 +4321,7 @@ func (ec *executionContext) fieldContext_Seat_y(_ context.Context, field graphql
 	return graphql.NewScalarFieldContext("Seat", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Seat_kind(ctx context.Context, field graphql.CollectedField, obj *catalog.Seat) (ret graphql.Marshaler) {
+func (ec *executionContext) _Seat_kind(ctx context.Context, field graphql.CollectedField, obj *seatflow.Seat) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4326,8 +4333,8 @@ func (ec *executionContext) _Seat_kind(ctx context.Context, field graphql.Collec
 			return obj.Kind, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNSeatKind2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.SeatKind) graphql.Marshaler {
+			return ec.marshalNSeatKind2seatflowᚐSeatKind(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4337,7 +4344,7 @@ func (ec *executionContext) fieldContext_Seat_kind(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Seat", field, false, false, "SeatKind")
 }
 
-func (ec *executionContext) _Seat_sellable(ctx context.Context, field graphql.CollectedField, obj *catalog.Seat) (ret graphql.Marshaler) {
+func (ec *executionContext) _Seat_sellable(ctx context.Context, field graphql.CollectedField, obj *seatflow.Seat) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4360,7 +4367,7 @@ func (ec *executionContext) fieldContext_Seat_sellable(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Seat", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _SeatMap_showtimeId(ctx context.Context, field graphql.CollectedField, obj *seats.SeatMap) (ret graphql.Marshaler) {
+func (ec *executionContext) _SeatMap_showtimeId(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMap) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4383,7 +4390,7 @@ func (ec *executionContext) fieldContext_SeatMap_showtimeId(_ context.Context, f
 	return graphql.NewScalarFieldContext("SeatMap", field, false, false, "ID")
 }
 
-func (ec *executionContext) _SeatMap_version(ctx context.Context, field graphql.CollectedField, obj *seats.SeatMap) (ret graphql.Marshaler) {
+func (ec *executionContext) _SeatMap_version(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMap) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4406,7 +4413,7 @@ func (ec *executionContext) fieldContext_SeatMap_version(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("SeatMap", field, false, false, "Int")
 }
 
-func (ec *executionContext) _SeatMap_available(ctx context.Context, field graphql.CollectedField, obj *seats.SeatMap) (ret graphql.Marshaler) {
+func (ec *executionContext) _SeatMap_available(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMap) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4429,7 +4436,7 @@ func (ec *executionContext) fieldContext_SeatMap_available(_ context.Context, fi
 	return graphql.NewScalarFieldContext("SeatMap", field, false, false, "Int")
 }
 
-func (ec *executionContext) _SeatMap_seats(ctx context.Context, field graphql.CollectedField, obj *seats.SeatMap) (ret graphql.Marshaler) {
+func (ec *executionContext) _SeatMap_seats(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMap) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4441,8 +4448,8 @@ func (ec *executionContext) _SeatMap_seats(ctx context.Context, field graphql.Co
 			return obj.Seats, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []seats.SeatState) graphql.Marshaler {
-			return ec.marshalNSeatState2ᚕseatflowᚋinternalᚋseatsᚐSeatStateᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []seatflow.SeatState) graphql.Marshaler {
+			return ec.marshalNSeatState2ᚕseatflowᚐSeatStateᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4461,7 +4468,7 @@ func (ec *executionContext) fieldContext_SeatMap_seats(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _SeatMapEvent_kind(ctx context.Context, field graphql.CollectedField, obj *seats.SeatMapEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _SeatMapEvent_kind(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMapEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4473,8 +4480,8 @@ func (ec *executionContext) _SeatMapEvent_kind(ctx context.Context, field graphq
 			return obj.Kind, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNSeatMapEventKind2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.SeatMapEventKind) graphql.Marshaler {
+			return ec.marshalNSeatMapEventKind2seatflowᚐSeatMapEventKind(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4484,7 +4491,7 @@ func (ec *executionContext) fieldContext_SeatMapEvent_kind(_ context.Context, fi
 	return graphql.NewScalarFieldContext("SeatMapEvent", field, false, false, "SeatMapEventKind")
 }
 
-func (ec *executionContext) _SeatMapEvent_showtimeId(ctx context.Context, field graphql.CollectedField, obj *seats.SeatMapEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _SeatMapEvent_showtimeId(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMapEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4507,7 +4514,7 @@ func (ec *executionContext) fieldContext_SeatMapEvent_showtimeId(_ context.Conte
 	return graphql.NewScalarFieldContext("SeatMapEvent", field, false, false, "ID")
 }
 
-func (ec *executionContext) _SeatMapEvent_version(ctx context.Context, field graphql.CollectedField, obj *seats.SeatMapEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _SeatMapEvent_version(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMapEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4530,7 +4537,7 @@ func (ec *executionContext) fieldContext_SeatMapEvent_version(_ context.Context,
 	return graphql.NewScalarFieldContext("SeatMapEvent", field, false, false, "Int")
 }
 
-func (ec *executionContext) _SeatMapEvent_seats(ctx context.Context, field graphql.CollectedField, obj *seats.SeatMapEvent) (ret graphql.Marshaler) {
+func (ec *executionContext) _SeatMapEvent_seats(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMapEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4542,8 +4549,8 @@ func (ec *executionContext) _SeatMapEvent_seats(ctx context.Context, field graph
 			return obj.Seats, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []seats.SeatState) graphql.Marshaler {
-			return ec.marshalNSeatState2ᚕseatflowᚋinternalᚋseatsᚐSeatStateᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []seatflow.SeatState) graphql.Marshaler {
+			return ec.marshalNSeatState2ᚕseatflowᚐSeatStateᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4562,7 +4569,7 @@ func (ec *executionContext) fieldContext_SeatMapEvent_seats(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _SeatState_seat(ctx context.Context, field graphql.CollectedField, obj *seats.SeatState) (ret graphql.Marshaler) {
+func (ec *executionContext) _SeatState_seat(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatState) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4574,8 +4581,8 @@ func (ec *executionContext) _SeatState_seat(ctx context.Context, field graphql.C
 			return obj.Seat, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v catalog.Seat) graphql.Marshaler {
-			return ec.marshalNSeat2seatflowᚋinternalᚋcatalogᚐSeat(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.Seat) graphql.Marshaler {
+			return ec.marshalNSeat2seatflowᚐSeat(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4594,7 +4601,7 @@ func (ec *executionContext) fieldContext_SeatState_seat(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _SeatState_status(ctx context.Context, field graphql.CollectedField, obj *seats.SeatState) (ret graphql.Marshaler) {
+func (ec *executionContext) _SeatState_status(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatState) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4606,8 +4613,8 @@ func (ec *executionContext) _SeatState_status(ctx context.Context, field graphql
 			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNSeatStatus2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.SeatStatus) graphql.Marshaler {
+			return ec.marshalNSeatStatus2seatflowᚐSeatStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4617,7 +4624,7 @@ func (ec *executionContext) fieldContext_SeatState_status(_ context.Context, fie
 	return graphql.NewScalarFieldContext("SeatState", field, false, false, "SeatStatus")
 }
 
-func (ec *executionContext) _Showtime_id(ctx context.Context, field graphql.CollectedField, obj *catalog.Showtime) (ret graphql.Marshaler) {
+func (ec *executionContext) _Showtime_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4640,7 +4647,7 @@ func (ec *executionContext) fieldContext_Showtime_id(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Showtime", field, false, false, "ID")
 }
 
-func (ec *executionContext) _Showtime_movie(ctx context.Context, field graphql.CollectedField, obj *catalog.Showtime) (ret graphql.Marshaler) {
+func (ec *executionContext) _Showtime_movie(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4652,8 +4659,8 @@ func (ec *executionContext) _Showtime_movie(ctx context.Context, field graphql.C
 			return ec.Resolvers.Showtime().Movie(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Movie) graphql.Marshaler {
-			return ec.marshalNMovie2ᚖseatflowᚋinternalᚋcatalogᚐMovie(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Movie) graphql.Marshaler {
+			return ec.marshalNMovie2ᚖseatflowᚐMovie(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4672,7 +4679,7 @@ func (ec *executionContext) fieldContext_Showtime_movie(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Showtime_hall(ctx context.Context, field graphql.CollectedField, obj *catalog.Showtime) (ret graphql.Marshaler) {
+func (ec *executionContext) _Showtime_hall(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4684,8 +4691,8 @@ func (ec *executionContext) _Showtime_hall(ctx context.Context, field graphql.Co
 			return ec.Resolvers.Showtime().Hall(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *catalog.Hall) graphql.Marshaler {
-			return ec.marshalNHall2ᚖseatflowᚋinternalᚋcatalogᚐHall(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Hall) graphql.Marshaler {
+			return ec.marshalNHall2ᚖseatflowᚐHall(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4704,7 +4711,7 @@ func (ec *executionContext) fieldContext_Showtime_hall(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _Showtime_startsAt(ctx context.Context, field graphql.CollectedField, obj *catalog.Showtime) (ret graphql.Marshaler) {
+func (ec *executionContext) _Showtime_startsAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4727,7 +4734,7 @@ func (ec *executionContext) fieldContext_Showtime_startsAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Showtime", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Showtime_endsAt(ctx context.Context, field graphql.CollectedField, obj *catalog.Showtime) (ret graphql.Marshaler) {
+func (ec *executionContext) _Showtime_endsAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4750,7 +4757,7 @@ func (ec *executionContext) fieldContext_Showtime_endsAt(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Showtime", field, false, false, "Time")
 }
 
-func (ec *executionContext) _Showtime_status(ctx context.Context, field graphql.CollectedField, obj *catalog.Showtime) (ret graphql.Marshaler) {
+func (ec *executionContext) _Showtime_status(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4762,8 +4769,8 @@ func (ec *executionContext) _Showtime_status(ctx context.Context, field graphql.
 			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNShowtimeStatus2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.ShowtimeStatus) graphql.Marshaler {
+			return ec.marshalNShowtimeStatus2seatflowᚐShowtimeStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4773,7 +4780,7 @@ func (ec *executionContext) fieldContext_Showtime_status(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Showtime", field, false, false, "ShowtimeStatus")
 }
 
-func (ec *executionContext) _Showtime_prices(ctx context.Context, field graphql.CollectedField, obj *catalog.Showtime) (ret graphql.Marshaler) {
+func (ec *executionContext) _Showtime_prices(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4785,8 +4792,8 @@ func (ec *executionContext) _Showtime_prices(ctx context.Context, field graphql.
 			return obj.Prices, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []catalog.Price) graphql.Marshaler {
-			return ec.marshalNPrice2ᚕseatflowᚋinternalᚋcatalogᚐPriceᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []seatflow.Price) graphql.Marshaler {
+			return ec.marshalNPrice2ᚕseatflowᚐPriceᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4805,7 +4812,7 @@ func (ec *executionContext) fieldContext_Showtime_prices(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _Showtime_currency(ctx context.Context, field graphql.CollectedField, obj *catalog.Showtime) (ret graphql.Marshaler) {
+func (ec *executionContext) _Showtime_currency(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4828,7 +4835,7 @@ func (ec *executionContext) fieldContext_Showtime_currency(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Showtime", field, false, false, "String")
 }
 
-func (ec *executionContext) _Showtime_purchaseLimit(ctx context.Context, field graphql.CollectedField, obj *catalog.Showtime) (ret graphql.Marshaler) {
+func (ec *executionContext) _Showtime_purchaseLimit(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4851,7 +4858,7 @@ func (ec *executionContext) fieldContext_Showtime_purchaseLimit(_ context.Contex
 	return graphql.NewScalarFieldContext("Showtime", field, false, false, "Int")
 }
 
-func (ec *executionContext) _Showtime_allowSeatGaps(ctx context.Context, field graphql.CollectedField, obj *catalog.Showtime) (ret graphql.Marshaler) {
+func (ec *executionContext) _Showtime_allowSeatGaps(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4874,7 +4881,7 @@ func (ec *executionContext) fieldContext_Showtime_allowSeatGaps(_ context.Contex
 	return graphql.NewScalarFieldContext("Showtime", field, false, false, "Boolean")
 }
 
-func (ec *executionContext) _Showtime_seatMap(ctx context.Context, field graphql.CollectedField, obj *catalog.Showtime) (ret graphql.Marshaler) {
+func (ec *executionContext) _Showtime_seatMap(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4886,8 +4893,8 @@ func (ec *executionContext) _Showtime_seatMap(ctx context.Context, field graphql
 			return ec.Resolvers.Showtime().SeatMap(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *seats.SeatMap) graphql.Marshaler {
-			return ec.marshalNSeatMap2ᚖseatflowᚋinternalᚋseatsᚐSeatMap(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.SeatMap) graphql.Marshaler {
+			return ec.marshalNSeatMap2ᚖseatflowᚐSeatMap(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4919,8 +4926,8 @@ func (ec *executionContext) _Subscription_seatMap(ctx context.Context, field gra
 			return ec.Resolvers.Subscription().SeatMap(ctx, fc.Args["showtimeId"].(int))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *seats.SeatMapEvent) graphql.Marshaler {
-			return ec.marshalNSeatMapEvent2ᚖseatflowᚋinternalᚋseatsᚐSeatMapEvent(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.SeatMapEvent) graphql.Marshaler {
+			return ec.marshalNSeatMapEvent2ᚖseatflowᚐSeatMapEvent(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6106,7 +6113,7 @@ func (ec *executionContext) unmarshalInputHallRowInput(ctx context.Context, obj 
 			it.Seats = data
 		case "kind":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
-			data, err := ec.unmarshalOSeatKind2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOSeatKind2ᚖseatflowᚐSeatKind(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -6288,7 +6295,7 @@ func (ec *executionContext) unmarshalInputPriceInput(ctx context.Context, obj an
 		switch k {
 		case "kind":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
-			data, err := ec.unmarshalNSeatKind2string(ctx, v)
+			data, err := ec.unmarshalNSeatKind2seatflowᚐSeatKind(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -6404,7 +6411,7 @@ func UnmarshalShowtimeInput(ctx context.Context, raw any) (catalog.ShowtimeInput
 
 var hallImplementors = []string{"Hall"}
 
-func (ec *executionContext) _Hall(ctx context.Context, sel ast.SelectionSet, obj *catalog.Hall) graphql.Marshaler {
+func (ec *executionContext) _Hall(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Hall) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, hallImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6447,7 +6454,7 @@ func (ec *executionContext) _Hall(ctx context.Context, sel ast.SelectionSet, obj
 
 var movieImplementors = []string{"Movie"}
 
-func (ec *executionContext) _Movie(ctx context.Context, sel ast.SelectionSet, obj *catalog.Movie) graphql.Marshaler {
+func (ec *executionContext) _Movie(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Movie) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, movieImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6736,7 +6743,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 var orderImplementors = []string{"Order"}
 
-func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *booking.Order) graphql.Marshaler {
+func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Order) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -6864,7 +6871,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 
 var priceImplementors = []string{"Price"}
 
-func (ec *executionContext) _Price(ctx context.Context, sel ast.SelectionSet, obj *catalog.Price) graphql.Marshaler {
+func (ec *executionContext) _Price(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Price) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, priceImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7079,7 +7086,7 @@ func (ec *executionContext) _ReconcileReport(ctx context.Context, sel ast.Select
 
 var seatImplementors = []string{"Seat"}
 
-func (ec *executionContext) _Seat(ctx context.Context, sel ast.SelectionSet, obj *catalog.Seat) graphql.Marshaler {
+func (ec *executionContext) _Seat(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Seat) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, seatImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7142,7 +7149,7 @@ func (ec *executionContext) _Seat(ctx context.Context, sel ast.SelectionSet, obj
 
 var seatMapImplementors = []string{"SeatMap"}
 
-func (ec *executionContext) _SeatMap(ctx context.Context, sel ast.SelectionSet, obj *seats.SeatMap) graphql.Marshaler {
+func (ec *executionContext) _SeatMap(ctx context.Context, sel ast.SelectionSet, obj *seatflow.SeatMap) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, seatMapImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7190,7 +7197,7 @@ func (ec *executionContext) _SeatMap(ctx context.Context, sel ast.SelectionSet, 
 
 var seatMapEventImplementors = []string{"SeatMapEvent"}
 
-func (ec *executionContext) _SeatMapEvent(ctx context.Context, sel ast.SelectionSet, obj *seats.SeatMapEvent) graphql.Marshaler {
+func (ec *executionContext) _SeatMapEvent(ctx context.Context, sel ast.SelectionSet, obj *seatflow.SeatMapEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, seatMapEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7238,7 +7245,7 @@ func (ec *executionContext) _SeatMapEvent(ctx context.Context, sel ast.Selection
 
 var seatStateImplementors = []string{"SeatState"}
 
-func (ec *executionContext) _SeatState(ctx context.Context, sel ast.SelectionSet, obj *seats.SeatState) graphql.Marshaler {
+func (ec *executionContext) _SeatState(ctx context.Context, sel ast.SelectionSet, obj *seatflow.SeatState) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, seatStateImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7276,7 +7283,7 @@ func (ec *executionContext) _SeatState(ctx context.Context, sel ast.SelectionSet
 
 var showtimeImplementors = []string{"Showtime"}
 
-func (ec *executionContext) _Showtime(ctx context.Context, sel ast.SelectionSet, obj *catalog.Showtime) graphql.Marshaler {
+func (ec *executionContext) _Showtime(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Showtime) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, showtimeImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -7770,7 +7777,7 @@ func (ec *executionContext) marshalNDate2string(ctx context.Context, sel ast.Sel
 	return res
 }
 
-func (ec *executionContext) marshalNHall2ᚖseatflowᚋinternalᚋcatalogᚐHall(ctx context.Context, sel ast.SelectionSet, v *catalog.Hall) graphql.Marshaler {
+func (ec *executionContext) marshalNHall2ᚖseatflowᚐHall(ctx context.Context, sel ast.SelectionSet, v *seatflow.Hall) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Hall!")
 		return graphql.Null
@@ -7864,7 +7871,7 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
-func (ec *executionContext) marshalNMovie2ᚖseatflowᚋinternalᚋcatalogᚐMovie(ctx context.Context, sel ast.SelectionSet, v *catalog.Movie) graphql.Marshaler {
+func (ec *executionContext) marshalNMovie2ᚖseatflowᚐMovie(ctx context.Context, sel ast.SelectionSet, v *seatflow.Movie) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Movie!")
 		return graphql.Null
@@ -7909,25 +7916,37 @@ func (ec *executionContext) unmarshalNMovieInput2seatflowᚋinternalᚋcatalog�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNMovieStatus2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNMovieStatus2seatflowᚐMovieStatus(ctx context.Context, v any) (seatflow.MovieStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNMovieStatus2seatflowᚐMovieStatus[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNMovieStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNMovieStatus2seatflowᚐMovieStatus(ctx context.Context, sel ast.SelectionSet, v seatflow.MovieStatus) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := graphql.MarshalString(marshalNMovieStatus2seatflowᚐMovieStatus[v])
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "MovieStatus!")
 	}
 	return res
 }
 
-func (ec *executionContext) marshalNOrder2ᚕᚖseatflowᚋinternalᚋbookingᚐOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*booking.Order) graphql.Marshaler {
+var (
+	unmarshalNMovieStatus2seatflowᚐMovieStatus = map[string]seatflow.MovieStatus{
+		"LISTED":   seatflow.MovieListed,
+		"DELISTED": seatflow.MovieDelisted,
+	}
+	marshalNMovieStatus2seatflowᚐMovieStatus = map[seatflow.MovieStatus]string{
+		seatflow.MovieListed:   "LISTED",
+		seatflow.MovieDelisted: "DELISTED",
+	}
+)
+
+func (ec *executionContext) marshalNOrder2ᚕᚖseatflowᚐOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.Order) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNOrder2ᚖseatflowᚋinternalᚋbookingᚐOrder(ctx, sel, v[i])
+		return ec.marshalNOrder2ᚖseatflowᚐOrder(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -7939,7 +7958,7 @@ func (ec *executionContext) marshalNOrder2ᚕᚖseatflowᚋinternalᚋbookingᚐ
 	return ret
 }
 
-func (ec *executionContext) marshalNOrder2ᚖseatflowᚋinternalᚋbookingᚐOrder(ctx context.Context, sel ast.SelectionSet, v *booking.Order) graphql.Marshaler {
+func (ec *executionContext) marshalNOrder2ᚖseatflowᚐOrder(ctx context.Context, sel ast.SelectionSet, v *seatflow.Order) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Order!")
 		return graphql.Null
@@ -7947,19 +7966,35 @@ func (ec *executionContext) marshalNOrder2ᚖseatflowᚋinternalᚋbookingᚐOrd
 	return ec._Order(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNOrderStatus2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNOrderStatus2seatflowᚐOrderStatus(ctx context.Context, v any) (seatflow.OrderStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNOrderStatus2seatflowᚐOrderStatus[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNOrderStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNOrderStatus2seatflowᚐOrderStatus(ctx context.Context, sel ast.SelectionSet, v seatflow.OrderStatus) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := graphql.MarshalString(marshalNOrderStatus2seatflowᚐOrderStatus[v])
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "OrderStatus!")
 	}
 	return res
 }
+
+var (
+	unmarshalNOrderStatus2seatflowᚐOrderStatus = map[string]seatflow.OrderStatus{
+		"PENDING_PAYMENT": seatflow.OrderPending,
+		"PAID":            seatflow.OrderPaid,
+		"CANCELLED":       seatflow.OrderCancelled,
+		"EXPIRED":         seatflow.OrderExpired,
+	}
+	marshalNOrderStatus2seatflowᚐOrderStatus = map[seatflow.OrderStatus]string{
+		seatflow.OrderPending:   "PENDING_PAYMENT",
+		seatflow.OrderPaid:      "PAID",
+		seatflow.OrderCancelled: "CANCELLED",
+		seatflow.OrderExpired:   "EXPIRED",
+	}
+)
 
 func (ec *executionContext) marshalNPageInfo2ᚖseatflowᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
 	if v == nil {
@@ -7969,15 +8004,15 @@ func (ec *executionContext) marshalNPageInfo2ᚖseatflowᚋgraphᚋmodelᚐPageI
 	return ec._PageInfo(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPrice2seatflowᚋinternalᚋcatalogᚐPrice(ctx context.Context, sel ast.SelectionSet, v catalog.Price) graphql.Marshaler {
+func (ec *executionContext) marshalNPrice2seatflowᚐPrice(ctx context.Context, sel ast.SelectionSet, v seatflow.Price) graphql.Marshaler {
 	return ec._Price(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNPrice2ᚕseatflowᚋinternalᚋcatalogᚐPriceᚄ(ctx context.Context, sel ast.SelectionSet, v []catalog.Price) graphql.Marshaler {
+func (ec *executionContext) marshalNPrice2ᚕseatflowᚐPriceᚄ(ctx context.Context, sel ast.SelectionSet, v []seatflow.Price) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNPrice2seatflowᚋinternalᚋcatalogᚐPrice(ctx, sel, v[i])
+		return ec.marshalNPrice2seatflowᚐPrice(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -8032,15 +8067,15 @@ func (ec *executionContext) marshalNReconcileReport2ᚖseatflowᚋinternalᚋrec
 	return ec._ReconcileReport(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSeat2seatflowᚋinternalᚋcatalogᚐSeat(ctx context.Context, sel ast.SelectionSet, v catalog.Seat) graphql.Marshaler {
+func (ec *executionContext) marshalNSeat2seatflowᚐSeat(ctx context.Context, sel ast.SelectionSet, v seatflow.Seat) graphql.Marshaler {
 	return ec._Seat(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNSeat2ᚕseatflowᚋinternalᚋcatalogᚐSeatᚄ(ctx context.Context, sel ast.SelectionSet, v []catalog.Seat) graphql.Marshaler {
+func (ec *executionContext) marshalNSeat2ᚕseatflowᚐSeatᚄ(ctx context.Context, sel ast.SelectionSet, v []seatflow.Seat) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSeat2seatflowᚋinternalᚋcatalogᚐSeat(ctx, sel, v[i])
+		return ec.marshalNSeat2seatflowᚐSeat(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -8052,11 +8087,11 @@ func (ec *executionContext) marshalNSeat2ᚕseatflowᚋinternalᚋcatalogᚐSeat
 	return ret
 }
 
-func (ec *executionContext) marshalNSeat2ᚕᚖseatflowᚋinternalᚋcatalogᚐSeatᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.Seat) graphql.Marshaler {
+func (ec *executionContext) marshalNSeat2ᚕᚖseatflowᚐSeatᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.Seat) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSeat2ᚖseatflowᚋinternalᚋcatalogᚐSeat(ctx, sel, v[i])
+		return ec.marshalNSeat2ᚖseatflowᚐSeat(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -8068,7 +8103,7 @@ func (ec *executionContext) marshalNSeat2ᚕᚖseatflowᚋinternalᚋcatalogᚐS
 	return ret
 }
 
-func (ec *executionContext) marshalNSeat2ᚖseatflowᚋinternalᚋcatalogᚐSeat(ctx context.Context, sel ast.SelectionSet, v *catalog.Seat) graphql.Marshaler {
+func (ec *executionContext) marshalNSeat2ᚖseatflowᚐSeat(ctx context.Context, sel ast.SelectionSet, v *seatflow.Seat) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Seat!")
 		return graphql.Null
@@ -8076,21 +8111,35 @@ func (ec *executionContext) marshalNSeat2ᚖseatflowᚋinternalᚋcatalogᚐSeat
 	return ec._Seat(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNSeatKind2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNSeatKind2seatflowᚐSeatKind(ctx context.Context, v any) (seatflow.SeatKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNSeatKind2seatflowᚐSeatKind[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNSeatKind2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNSeatKind2seatflowᚐSeatKind(ctx context.Context, sel ast.SelectionSet, v seatflow.SeatKind) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := graphql.MarshalString(marshalNSeatKind2seatflowᚐSeatKind[v])
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "SeatKind!")
 	}
 	return res
 }
 
-func (ec *executionContext) marshalNSeatMap2ᚖseatflowᚋinternalᚋseatsᚐSeatMap(ctx context.Context, sel ast.SelectionSet, v *seats.SeatMap) graphql.Marshaler {
+var (
+	unmarshalNSeatKind2seatflowᚐSeatKind = map[string]seatflow.SeatKind{
+		"STANDARD":   seatflow.SeatStandard,
+		"PREMIUM":    seatflow.SeatPremium,
+		"ACCESSIBLE": seatflow.SeatAccessible,
+	}
+	marshalNSeatKind2seatflowᚐSeatKind = map[seatflow.SeatKind]string{
+		seatflow.SeatStandard:   "STANDARD",
+		seatflow.SeatPremium:    "PREMIUM",
+		seatflow.SeatAccessible: "ACCESSIBLE",
+	}
+)
+
+func (ec *executionContext) marshalNSeatMap2ᚖseatflowᚐSeatMap(ctx context.Context, sel ast.SelectionSet, v *seatflow.SeatMap) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "SeatMap!")
 		return graphql.Null
@@ -8098,7 +8147,7 @@ func (ec *executionContext) marshalNSeatMap2ᚖseatflowᚋinternalᚋseatsᚐSea
 	return ec._SeatMap(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSeatMapEvent2ᚖseatflowᚋinternalᚋseatsᚐSeatMapEvent(ctx context.Context, sel ast.SelectionSet, v *seats.SeatMapEvent) graphql.Marshaler {
+func (ec *executionContext) marshalNSeatMapEvent2ᚖseatflowᚐSeatMapEvent(ctx context.Context, sel ast.SelectionSet, v *seatflow.SeatMapEvent) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "SeatMapEvent!")
 		return graphql.Null
@@ -8106,29 +8155,41 @@ func (ec *executionContext) marshalNSeatMapEvent2ᚖseatflowᚋinternalᚋseats�
 	return ec._SeatMapEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNSeatMapEventKind2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNSeatMapEventKind2seatflowᚐSeatMapEventKind(ctx context.Context, v any) (seatflow.SeatMapEventKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNSeatMapEventKind2seatflowᚐSeatMapEventKind[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNSeatMapEventKind2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNSeatMapEventKind2seatflowᚐSeatMapEventKind(ctx context.Context, sel ast.SelectionSet, v seatflow.SeatMapEventKind) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := graphql.MarshalString(marshalNSeatMapEventKind2seatflowᚐSeatMapEventKind[v])
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "SeatMapEventKind!")
 	}
 	return res
 }
 
-func (ec *executionContext) marshalNSeatState2seatflowᚋinternalᚋseatsᚐSeatState(ctx context.Context, sel ast.SelectionSet, v seats.SeatState) graphql.Marshaler {
+var (
+	unmarshalNSeatMapEventKind2seatflowᚐSeatMapEventKind = map[string]seatflow.SeatMapEventKind{
+		"SNAPSHOT": seatflow.EventSnapshot,
+		"DELTA":    seatflow.EventDelta,
+	}
+	marshalNSeatMapEventKind2seatflowᚐSeatMapEventKind = map[seatflow.SeatMapEventKind]string{
+		seatflow.EventSnapshot: "SNAPSHOT",
+		seatflow.EventDelta:    "DELTA",
+	}
+)
+
+func (ec *executionContext) marshalNSeatState2seatflowᚐSeatState(ctx context.Context, sel ast.SelectionSet, v seatflow.SeatState) graphql.Marshaler {
 	return ec._SeatState(ctx, sel, &v)
 }
 
-func (ec *executionContext) marshalNSeatState2ᚕseatflowᚋinternalᚋseatsᚐSeatStateᚄ(ctx context.Context, sel ast.SelectionSet, v []seats.SeatState) graphql.Marshaler {
+func (ec *executionContext) marshalNSeatState2ᚕseatflowᚐSeatStateᚄ(ctx context.Context, sel ast.SelectionSet, v []seatflow.SeatState) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSeatState2seatflowᚋinternalᚋseatsᚐSeatState(ctx, sel, v[i])
+		return ec.marshalNSeatState2seatflowᚐSeatState(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -8140,25 +8201,41 @@ func (ec *executionContext) marshalNSeatState2ᚕseatflowᚋinternalᚋseatsᚐS
 	return ret
 }
 
-func (ec *executionContext) unmarshalNSeatStatus2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNSeatStatus2seatflowᚐSeatStatus(ctx context.Context, v any) (seatflow.SeatStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNSeatStatus2seatflowᚐSeatStatus[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNSeatStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNSeatStatus2seatflowᚐSeatStatus(ctx context.Context, sel ast.SelectionSet, v seatflow.SeatStatus) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := graphql.MarshalString(marshalNSeatStatus2seatflowᚐSeatStatus[v])
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "SeatStatus!")
 	}
 	return res
 }
 
-func (ec *executionContext) marshalNShowtime2ᚕᚖseatflowᚋinternalᚋcatalogᚐShowtimeᚄ(ctx context.Context, sel ast.SelectionSet, v []*catalog.Showtime) graphql.Marshaler {
+var (
+	unmarshalNSeatStatus2seatflowᚐSeatStatus = map[string]seatflow.SeatStatus{
+		"AVAILABLE":   seatflow.SeatAvailable,
+		"HELD":        seatflow.SeatHeld,
+		"SOLD":        seatflow.SeatSold,
+		"UNAVAILABLE": seatflow.SeatUnavailable,
+	}
+	marshalNSeatStatus2seatflowᚐSeatStatus = map[seatflow.SeatStatus]string{
+		seatflow.SeatAvailable:   "AVAILABLE",
+		seatflow.SeatHeld:        "HELD",
+		seatflow.SeatSold:        "SOLD",
+		seatflow.SeatUnavailable: "UNAVAILABLE",
+	}
+)
+
+func (ec *executionContext) marshalNShowtime2ᚕᚖseatflowᚐShowtimeᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.Showtime) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNShowtime2ᚖseatflowᚋinternalᚋcatalogᚐShowtime(ctx, sel, v[i])
+		return ec.marshalNShowtime2ᚖseatflowᚐShowtime(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -8170,7 +8247,7 @@ func (ec *executionContext) marshalNShowtime2ᚕᚖseatflowᚋinternalᚋcatalog
 	return ret
 }
 
-func (ec *executionContext) marshalNShowtime2ᚖseatflowᚋinternalᚋcatalogᚐShowtime(ctx context.Context, sel ast.SelectionSet, v *catalog.Showtime) graphql.Marshaler {
+func (ec *executionContext) marshalNShowtime2ᚖseatflowᚐShowtime(ctx context.Context, sel ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Showtime!")
 		return graphql.Null
@@ -8183,19 +8260,35 @@ func (ec *executionContext) unmarshalNShowtimeInput2seatflowᚋinternalᚋcatalo
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNShowtimeStatus2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNShowtimeStatus2seatflowᚐShowtimeStatus(ctx context.Context, v any) (seatflow.ShowtimeStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNShowtimeStatus2seatflowᚐShowtimeStatus[tmp]
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNShowtimeStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNShowtimeStatus2seatflowᚐShowtimeStatus(ctx context.Context, sel ast.SelectionSet, v seatflow.ShowtimeStatus) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := graphql.MarshalString(marshalNShowtimeStatus2seatflowᚐShowtimeStatus[v])
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ShowtimeStatus!")
 	}
 	return res
 }
+
+var (
+	unmarshalNShowtimeStatus2seatflowᚐShowtimeStatus = map[string]seatflow.ShowtimeStatus{
+		"SCHEDULED": seatflow.ShowtimeScheduled,
+		"ON_SALE":   seatflow.ShowtimeOnSale,
+		"CLOSED":    seatflow.ShowtimeClosed,
+		"CANCELLED": seatflow.ShowtimeCancelled,
+	}
+	marshalNShowtimeStatus2seatflowᚐShowtimeStatus = map[seatflow.ShowtimeStatus]string{
+		seatflow.ShowtimeScheduled: "SCHEDULED",
+		seatflow.ShowtimeOnSale:    "ON_SALE",
+		seatflow.ShowtimeClosed:    "CLOSED",
+		seatflow.ShowtimeCancelled: "CANCELLED",
+	}
+)
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
@@ -8515,57 +8608,83 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
-func (ec *executionContext) marshalOMovie2ᚖseatflowᚋinternalᚋcatalogᚐMovie(ctx context.Context, sel ast.SelectionSet, v *catalog.Movie) graphql.Marshaler {
+func (ec *executionContext) marshalOMovie2ᚖseatflowᚐMovie(ctx context.Context, sel ast.SelectionSet, v *seatflow.Movie) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Movie(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOMovieStatus2ᚖstring(ctx context.Context, v any) (*string, error) {
+func (ec *executionContext) unmarshalOMovieStatus2ᚖseatflowᚐMovieStatus(ctx context.Context, v any) (*seatflow.MovieStatus, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOMovieStatus2ᚖseatflowᚐMovieStatus[tmp]
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOMovieStatus2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+func (ec *executionContext) marshalOMovieStatus2ᚖseatflowᚐMovieStatus(ctx context.Context, sel ast.SelectionSet, v *seatflow.MovieStatus) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := graphql.MarshalString(marshalOMovieStatus2ᚖseatflowᚐMovieStatus[*v])
 	return res
 }
 
-func (ec *executionContext) marshalOOrder2ᚖseatflowᚋinternalᚋbookingᚐOrder(ctx context.Context, sel ast.SelectionSet, v *booking.Order) graphql.Marshaler {
+var (
+	unmarshalOMovieStatus2ᚖseatflowᚐMovieStatus = map[string]seatflow.MovieStatus{
+		"LISTED":   seatflow.MovieListed,
+		"DELISTED": seatflow.MovieDelisted,
+	}
+	marshalOMovieStatus2ᚖseatflowᚐMovieStatus = map[seatflow.MovieStatus]string{
+		seatflow.MovieListed:   "LISTED",
+		seatflow.MovieDelisted: "DELISTED",
+	}
+)
+
+func (ec *executionContext) marshalOOrder2ᚖseatflowᚐOrder(ctx context.Context, sel ast.SelectionSet, v *seatflow.Order) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Order(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOSeatKind2ᚖstring(ctx context.Context, v any) (*string, error) {
+func (ec *executionContext) unmarshalOSeatKind2ᚖseatflowᚐSeatKind(ctx context.Context, v any) (*seatflow.SeatKind, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOSeatKind2ᚖseatflowᚐSeatKind[tmp]
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOSeatKind2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+func (ec *executionContext) marshalOSeatKind2ᚖseatflowᚐSeatKind(ctx context.Context, sel ast.SelectionSet, v *seatflow.SeatKind) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := graphql.MarshalString(marshalOSeatKind2ᚖseatflowᚐSeatKind[*v])
 	return res
 }
 
-func (ec *executionContext) marshalOShowtime2ᚖseatflowᚋinternalᚋcatalogᚐShowtime(ctx context.Context, sel ast.SelectionSet, v *catalog.Showtime) graphql.Marshaler {
+var (
+	unmarshalOSeatKind2ᚖseatflowᚐSeatKind = map[string]seatflow.SeatKind{
+		"STANDARD":   seatflow.SeatStandard,
+		"PREMIUM":    seatflow.SeatPremium,
+		"ACCESSIBLE": seatflow.SeatAccessible,
+	}
+	marshalOSeatKind2ᚖseatflowᚐSeatKind = map[seatflow.SeatKind]string{
+		seatflow.SeatStandard:   "STANDARD",
+		seatflow.SeatPremium:    "PREMIUM",
+		seatflow.SeatAccessible: "ACCESSIBLE",
+	}
+)
+
+func (ec *executionContext) marshalOShowtime2ᚖseatflowᚐShowtime(ctx context.Context, sel ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -8,12 +8,16 @@ import (
 	"seatflow/internal/catalog"
 	"seatflow/internal/live"
 	"seatflow/internal/reconcile"
+	"seatflow/internal/sales"
+	"seatflow/internal/seats"
 )
 
 // Resolver is the root resolver: the services the API needs.
 type Resolver struct {
 	Catalog *catalog.Service
 	Booking *booking.Service
+	Sales   *sales.Service
+	Maps    *seats.Maps
 	Live    *live.Hub
 	Rec     *reconcile.Reconciler
 }

@@ -14,13 +14,12 @@ import (
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
 	"seatflow/internal/reconcile"
-	"seatflow/internal/seats"
 	"seatflow/loaders"
 	"time"
 )
 
 // Showtimes is the resolver for the showtimes field.
-func (r *movieResolver) Showtimes(ctx context.Context, obj *catalog.Movie, date *string) ([]*catalog.Showtime, error) {
+func (r *movieResolver) Showtimes(ctx context.Context, obj *seatflow.Movie, date *string) ([]*seatflow.Showtime, error) {
 	ids, err := loaders.For(ctx).ShowtimesByMovie.Load(ctx, obj.ID)
 	if err != nil {
 		return nil, err
@@ -33,7 +32,7 @@ func (r *movieResolver) Showtimes(ctx context.Context, obj *catalog.Movie, date 
 }
 
 // HoldSeats is the resolver for the holdSeats field.
-func (r *mutationResolver) HoldSeats(ctx context.Context, input booking.HoldSeatsInput) (*booking.Order, error) {
+func (r *mutationResolver) HoldSeats(ctx context.Context, input booking.HoldSeatsInput) (*seatflow.Order, error) {
 	u, err := auth.RequireUser(ctx)
 	if err != nil {
 		return nil, err
@@ -42,7 +41,7 @@ func (r *mutationResolver) HoldSeats(ctx context.Context, input booking.HoldSeat
 }
 
 // ExtendHold is the resolver for the extendHold field.
-func (r *mutationResolver) ExtendHold(ctx context.Context, orderID int) (*booking.Order, error) {
+func (r *mutationResolver) ExtendHold(ctx context.Context, orderID int) (*seatflow.Order, error) {
 	u, err := auth.RequireUser(ctx)
 	if err != nil {
 		return nil, err
@@ -51,7 +50,7 @@ func (r *mutationResolver) ExtendHold(ctx context.Context, orderID int) (*bookin
 }
 
 // PayOrder is the resolver for the payOrder field.
-func (r *mutationResolver) PayOrder(ctx context.Context, orderID int, paymentRef string) (*booking.Order, error) {
+func (r *mutationResolver) PayOrder(ctx context.Context, orderID int, paymentRef string) (*seatflow.Order, error) {
 	u, err := auth.RequireUser(ctx)
 	if err != nil {
 		return nil, err
@@ -60,7 +59,7 @@ func (r *mutationResolver) PayOrder(ctx context.Context, orderID int, paymentRef
 }
 
 // CancelOrder is the resolver for the cancelOrder field.
-func (r *mutationResolver) CancelOrder(ctx context.Context, orderID int) (*booking.Order, error) {
+func (r *mutationResolver) CancelOrder(ctx context.Context, orderID int) (*seatflow.Order, error) {
 	u, err := auth.RequireUser(ctx)
 	if err != nil {
 		return nil, err
@@ -69,7 +68,7 @@ func (r *mutationResolver) CancelOrder(ctx context.Context, orderID int) (*booki
 }
 
 // CreateMovie is the resolver for the createMovie field.
-func (r *mutationResolver) CreateMovie(ctx context.Context, input catalog.MovieInput) (*catalog.Movie, error) {
+func (r *mutationResolver) CreateMovie(ctx context.Context, input catalog.MovieInput) (*seatflow.Movie, error) {
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
@@ -77,7 +76,7 @@ func (r *mutationResolver) CreateMovie(ctx context.Context, input catalog.MovieI
 }
 
 // UpdateMovie is the resolver for the updateMovie field.
-func (r *mutationResolver) UpdateMovie(ctx context.Context, id int, input catalog.MovieInput) (*catalog.Movie, error) {
+func (r *mutationResolver) UpdateMovie(ctx context.Context, id int, input catalog.MovieInput) (*seatflow.Movie, error) {
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
@@ -85,7 +84,7 @@ func (r *mutationResolver) UpdateMovie(ctx context.Context, id int, input catalo
 }
 
 // SetMovieStatus is the resolver for the setMovieStatus field.
-func (r *mutationResolver) SetMovieStatus(ctx context.Context, id int, status string) (*catalog.Movie, error) {
+func (r *mutationResolver) SetMovieStatus(ctx context.Context, id int, status seatflow.MovieStatus) (*seatflow.Movie, error) {
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
@@ -93,7 +92,7 @@ func (r *mutationResolver) SetMovieStatus(ctx context.Context, id int, status st
 }
 
 // CreateHall is the resolver for the createHall field.
-func (r *mutationResolver) CreateHall(ctx context.Context, input catalog.HallInput) (*catalog.Hall, error) {
+func (r *mutationResolver) CreateHall(ctx context.Context, input catalog.HallInput) (*seatflow.Hall, error) {
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
@@ -101,7 +100,7 @@ func (r *mutationResolver) CreateHall(ctx context.Context, input catalog.HallInp
 }
 
 // CreateShowtime is the resolver for the createShowtime field.
-func (r *mutationResolver) CreateShowtime(ctx context.Context, input catalog.ShowtimeInput) (*catalog.Showtime, error) {
+func (r *mutationResolver) CreateShowtime(ctx context.Context, input catalog.ShowtimeInput) (*seatflow.Showtime, error) {
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
@@ -109,7 +108,7 @@ func (r *mutationResolver) CreateShowtime(ctx context.Context, input catalog.Sho
 }
 
 // RescheduleShowtime is the resolver for the rescheduleShowtime field.
-func (r *mutationResolver) RescheduleShowtime(ctx context.Context, id int, startsAt time.Time) (*catalog.Showtime, error) {
+func (r *mutationResolver) RescheduleShowtime(ctx context.Context, id int, startsAt time.Time) (*seatflow.Showtime, error) {
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
@@ -117,23 +116,23 @@ func (r *mutationResolver) RescheduleShowtime(ctx context.Context, id int, start
 }
 
 // OpenSales is the resolver for the openSales field.
-func (r *mutationResolver) OpenSales(ctx context.Context, showtimeID int) (*catalog.Showtime, error) {
+func (r *mutationResolver) OpenSales(ctx context.Context, showtimeID int) (*seatflow.Showtime, error) {
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
-	return r.Booking.OpenSales(ctx, showtimeID)
+	return r.Sales.OpenSales(ctx, showtimeID)
 }
 
 // CloseSales is the resolver for the closeSales field.
-func (r *mutationResolver) CloseSales(ctx context.Context, showtimeID int) (*catalog.Showtime, error) {
+func (r *mutationResolver) CloseSales(ctx context.Context, showtimeID int) (*seatflow.Showtime, error) {
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
-	return r.Booking.CloseSales(ctx, showtimeID)
+	return r.Sales.CloseSales(ctx, showtimeID)
 }
 
 // CancelShowtime is the resolver for the cancelShowtime field.
-func (r *mutationResolver) CancelShowtime(ctx context.Context, id int) (*catalog.Showtime, error) {
+func (r *mutationResolver) CancelShowtime(ctx context.Context, id int) (*seatflow.Showtime, error) {
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
@@ -153,12 +152,12 @@ func (r *mutationResolver) RunReconcile(ctx context.Context) (*reconcile.Report,
 }
 
 // Showtime is the resolver for the showtime field.
-func (r *orderResolver) Showtime(ctx context.Context, obj *booking.Order) (*catalog.Showtime, error) {
+func (r *orderResolver) Showtime(ctx context.Context, obj *seatflow.Order) (*seatflow.Showtime, error) {
 	return found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
 }
 
 // Seats is the resolver for the seats field.
-func (r *orderResolver) Seats(ctx context.Context, obj *booking.Order) ([]*catalog.Seat, error) {
+func (r *orderResolver) Seats(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Seat, error) {
 	show, err := found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
 	if err != nil {
 		return nil, err
@@ -167,11 +166,11 @@ func (r *orderResolver) Seats(ctx context.Context, obj *booking.Order) ([]*catal
 	if err != nil {
 		return nil, err
 	}
-	return ptrs(catalog.SeatsByID(seats, obj.SeatIDs)), nil
+	return ptrs(seatflow.SeatsByID(seats, obj.SeatIDs)), nil
 }
 
 // Movies is the resolver for the movies field.
-func (r *queryResolver) Movies(ctx context.Context, first *int, after *string, status *string) (*model.MovieConnection, error) {
+func (r *queryResolver) Movies(ctx context.Context, first *int, after *string, status *seatflow.MovieStatus) (*model.MovieConnection, error) {
 	page, err := r.Catalog.ListMovies(ctx, first, after, status)
 	if err != nil {
 		return nil, err
@@ -188,17 +187,17 @@ func (r *queryResolver) Movies(ctx context.Context, first *int, after *string, s
 }
 
 // Movie is the resolver for the movie field.
-func (r *queryResolver) Movie(ctx context.Context, id int) (*catalog.Movie, error) {
+func (r *queryResolver) Movie(ctx context.Context, id int) (*seatflow.Movie, error) {
 	return loaders.For(ctx).Movie.Load(ctx, id)
 }
 
 // Showtime is the resolver for the showtime field.
-func (r *queryResolver) Showtime(ctx context.Context, id int) (*catalog.Showtime, error) {
+func (r *queryResolver) Showtime(ctx context.Context, id int) (*seatflow.Showtime, error) {
 	return loaders.For(ctx).Showtime.Load(ctx, id)
 }
 
 // Showtimes is the resolver for the showtimes field.
-func (r *queryResolver) Showtimes(ctx context.Context, date string, movieID *int) ([]*catalog.Showtime, error) {
+func (r *queryResolver) Showtimes(ctx context.Context, date string, movieID *int) ([]*seatflow.Showtime, error) {
 	ids, err := r.Catalog.ShowtimeIDsOnDays(ctx, []string{date})
 	if err != nil {
 		return nil, err
@@ -211,18 +210,18 @@ func (r *queryResolver) Showtimes(ctx context.Context, date string, movieID *int
 }
 
 // SeatMap is the resolver for the seatMap field.
-func (r *queryResolver) SeatMap(ctx context.Context, showtimeID int) (*seats.SeatMap, error) {
-	return r.Booking.SeatMap(ctx, showtimeID)
+func (r *queryResolver) SeatMap(ctx context.Context, showtimeID int) (*seatflow.SeatMap, error) {
+	return r.Maps.SeatMap(ctx, showtimeID)
 }
 
 // BestSeats is the resolver for the bestSeats field.
-func (r *queryResolver) BestSeats(ctx context.Context, showtimeID int, count int) ([]*catalog.Seat, error) {
-	best, err := r.Booking.BestSeats(ctx, showtimeID, count)
+func (r *queryResolver) BestSeats(ctx context.Context, showtimeID int, count int) ([]*seatflow.Seat, error) {
+	best, err := r.Maps.BestSeats(ctx, showtimeID, count)
 	return ptrs(best), err
 }
 
 // MyOrders is the resolver for the myOrders field.
-func (r *queryResolver) MyOrders(ctx context.Context) ([]*booking.Order, error) {
+func (r *queryResolver) MyOrders(ctx context.Context) ([]*seatflow.Order, error) {
 	u, err := auth.RequireUser(ctx)
 	if err != nil {
 		return nil, err
@@ -231,7 +230,7 @@ func (r *queryResolver) MyOrders(ctx context.Context) ([]*booking.Order, error) 
 }
 
 // Order is the resolver for the order field.
-func (r *queryResolver) Order(ctx context.Context, id int) (*booking.Order, error) {
+func (r *queryResolver) Order(ctx context.Context, id int) (*seatflow.Order, error) {
 	u, err := auth.RequireUser(ctx)
 	if err != nil {
 		return nil, err
@@ -255,23 +254,23 @@ func (r *queryResolver) ReconcileRuns(ctx context.Context, first *int) ([]*recon
 }
 
 // Movie is the resolver for the movie field.
-func (r *showtimeResolver) Movie(ctx context.Context, obj *catalog.Showtime) (*catalog.Movie, error) {
+func (r *showtimeResolver) Movie(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Movie, error) {
 	return found(loaders.For(ctx).Movie.Load(ctx, obj.MovieID))
 }
 
 // Hall is the resolver for the hall field.
-func (r *showtimeResolver) Hall(ctx context.Context, obj *catalog.Showtime) (*catalog.Hall, error) {
+func (r *showtimeResolver) Hall(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Hall, error) {
 	return found(loaders.For(ctx).Hall.Load(ctx, obj.HallID))
 }
 
 // SeatMap is the resolver for the seatMap field.
-func (r *showtimeResolver) SeatMap(ctx context.Context, obj *catalog.Showtime) (*seats.SeatMap, error) {
-	return r.Booking.SeatMap(ctx, obj.ID)
+func (r *showtimeResolver) SeatMap(ctx context.Context, obj *seatflow.Showtime) (*seatflow.SeatMap, error) {
+	return r.Maps.SeatMap(ctx, obj.ID)
 }
 
 // SeatMap is the resolver for the seatMap field.
-func (r *subscriptionResolver) SeatMap(ctx context.Context, showtimeID int) (<-chan *seats.SeatMapEvent, error) {
-	hall, err := r.Booking.HallOf(ctx, showtimeID)
+func (r *subscriptionResolver) SeatMap(ctx context.Context, showtimeID int) (<-chan *seatflow.SeatMapEvent, error) {
+	hall, err := r.Maps.HallOf(ctx, showtimeID)
 	if err != nil {
 		return nil, err
 	}

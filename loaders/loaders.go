@@ -9,25 +9,25 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/vikstrous/dataloadgen"
+	"seatflow"
 
-	"seatflow/internal/catalog"
+	"github.com/vikstrous/dataloadgen"
 )
 
 // Reader is what the loaders read from: the catalog's batched, key-ordered reads.
 type Reader interface {
-	Movies(ctx context.Context, ids []int) ([]*catalog.Movie, error)
-	Halls(ctx context.Context, ids []int) ([]*catalog.Hall, error)
-	Showtimes(ctx context.Context, ids []int) ([]*catalog.Showtime, error)
+	Movies(ctx context.Context, ids []int) ([]*seatflow.Movie, error)
+	Halls(ctx context.Context, ids []int) ([]*seatflow.Hall, error)
+	Showtimes(ctx context.Context, ids []int) ([]*seatflow.Showtime, error)
 	ShowtimeIDsOfMovies(ctx context.Context, movieIDs []int) ([][]int, error)
 }
 
 // Loaders are one request's dataloaders.
 type Loaders struct {
-	Movie            *dataloadgen.Loader[int, *catalog.Movie]
-	Hall             *dataloadgen.Loader[int, *catalog.Hall]
-	SeatsByHall      *dataloadgen.Loader[int, []catalog.Seat]
-	Showtime         *dataloadgen.Loader[int, *catalog.Showtime]
+	Movie            *dataloadgen.Loader[int, *seatflow.Movie]
+	Hall             *dataloadgen.Loader[int, *seatflow.Hall]
+	SeatsByHall      *dataloadgen.Loader[int, []seatflow.Seat]
+	Showtime         *dataloadgen.Loader[int, *seatflow.Showtime]
 	ShowtimesByMovie *dataloadgen.Loader[int, []int]
 }
 
@@ -43,9 +43,9 @@ func New(r Reader, wait time.Duration) *Loaders {
 		Movie:    dataloadgen.NewLoader(inOrder(r.Movies), opt),
 		Hall:     dataloadgen.NewLoader(inOrder(r.Halls), opt),
 		Showtime: dataloadgen.NewLoader(inOrder(r.Showtimes), opt),
-		SeatsByHall: dataloadgen.NewLoader(inOrder(func(ctx context.Context, ids []int) ([][]catalog.Seat, error) {
+		SeatsByHall: dataloadgen.NewLoader(inOrder(func(ctx context.Context, ids []int) ([][]seatflow.Seat, error) {
 			halls, err := r.Halls(ctx, ids)
-			seats := make([][]catalog.Seat, len(halls))
+			seats := make([][]seatflow.Seat, len(halls))
 			for i, h := range halls {
 				if h != nil {
 					seats[i] = h.Seats

@@ -6,5 +6,5 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 t="${FUZZTIME:-15s}"
 for target in FuzzGraphQL FuzzHoldInput; do
 	echo "fuzz: $target for $t"
-	go test -run '^$' -fuzz "^${target}\$" -fuzztime "$t" ./server
+	go test -run '^$' -fuzz "^${target}\$" -fuzztime "$t" ./internal/app
 done

@@ -6,31 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	_ "net/http/pprof"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/gorilla/websocket"
-
+	"seatflow/internal/app"
+	"seatflow/internal/cli"
 	"seatflow/internal/reconcile"
 )
-
-// usageError is a mistake in the command line (exit status 2).
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
-
-func exitCode(err error) int {
-	var u usageError
-	if errors.As(err, &u) {
-		return 2
-	}
-	return 1
-}
 
 const usage = `usage: seatflow [command] [flags]
 
@@ -41,7 +26,6 @@ commands:
   token       print a bearer token: token --sub alice --role customer|admin [--ttl 24h]
   reconcile   run the reconciler: reconcile --once (one run, report printed)
   verify      check that Redis and MySQL agree; prints every violation, exit status 1 if any
-  bench       run the benchmarks on a scratch database and print docs/BENCHMARKS.md (bench -h)
 
 Flags and SEATFLOW_* variables: seatflow serve -h`
 
@@ -55,13 +39,13 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 	case "serve":
 		return runServe(ctx, args, stdout)
 	case "migrate":
-		return withApp(ctx, "migrate", args, func(a *App) error {
+		return withApp(ctx, "migrate", args, func(a *app.App) error {
 			fmt.Fprintln(stdout, "schema is up to date")
 			return nil
 		})
 	case "seed-demo":
-		return withApp(ctx, "seed-demo", args, func(a *App) error {
-			seeded, err := a.SeedDemo(ctx)
+		return withApp(ctx, "seed-demo", args, func(a *app.App) error {
+			seeded, err := a.Seeder().Seed(ctx)
 			if err == nil && !seeded {
 				fmt.Fprintln(stdout, "the catalog already has movies; nothing seeded")
 			} else if err == nil {
@@ -74,7 +58,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 	case "reconcile":
 		return runReconcile(ctx, args, stdout)
 	case "verify":
-		return withApp(ctx, "verify", args, func(a *App) error {
+		return withApp(ctx, "verify", args, func(a *app.App) error {
 			violations, err := reconcile.Verify(ctx, a.DB, a.Seats)
 			if err != nil {
 				return err
@@ -88,30 +72,20 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 			fmt.Fprintln(stdout, "verify: Redis and MySQL agree")
 			return nil
 		})
-	case "bench":
-		return runBench(ctx, args, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
 	}
-	return usageError{fmt.Sprintf("unknown command %q\n%s", cmd, usage)}
-}
-
-func newLogger(level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	return cli.UsageError{Msg: fmt.Sprintf("unknown command %q\n%s", cmd, usage)}
 }
 
 // withApp opens the app (which migrates), runs fn and closes it.
-func withApp(ctx context.Context, name string, args []string, fn func(*App) error) error {
-	cfg, _, err := ParseConfig(name, args)
+func withApp(ctx context.Context, name string, args []string, fn func(*app.App) error) error {
+	cfg, _, err := app.ParseConfig(name, args)
 	if err != nil {
 		return err
 	}
-	a, err := Open(ctx, cfg, newLogger(cfg.LogLevel))
+	a, err := app.Open(ctx, cfg, cli.Logger(cfg.LogLevel))
 	if err != nil {
 		return err
 	}
@@ -130,9 +104,9 @@ func runReconcile(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	if !once {
-		return usageError{"usage: seatflow reconcile --once (the server runs it on a schedule)"}
+		return cli.UsageError{Msg: "usage: seatflow reconcile --once (the server runs it on a schedule)"}
 	}
-	return withApp(ctx, "reconcile", rest, func(a *App) error {
+	return withApp(ctx, "reconcile", rest, func(a *app.App) error {
 		rep, err := a.Rec.RunOnce(ctx)
 		if errors.Is(err, reconcile.ErrBusy) {
 			fmt.Fprintln(stdout, "another instance is reconciling; nothing done")
@@ -152,7 +126,7 @@ func runToken(args []string, stdout io.Writer) error {
 		switch args[i] {
 		case "--sub", "-sub", "--role", "-role", "--ttl", "-ttl":
 			if i+1 >= len(args) {
-				return usageError{args[i] + " needs a value"}
+				return cli.UsageError{Msg: args[i] + " needs a value"}
 			}
 			switch strings.TrimLeft(args[i], "-") {
 			case "sub":
@@ -162,7 +136,7 @@ func runToken(args []string, stdout io.Writer) error {
 			case "ttl":
 				d, err := time.ParseDuration(args[i+1])
 				if err != nil {
-					return usageError{"--ttl: " + err.Error()}
+					return cli.UsageError{Msg: "--ttl: " + err.Error()}
 				}
 				ttl = d
 			}
@@ -171,36 +145,36 @@ func runToken(args []string, stdout io.Writer) error {
 			rest = append(rest, args[i])
 		}
 	}
-	cfg, _, err := ParseConfig("token", rest)
+	cfg, _, err := app.ParseConfig("token", rest)
 	if err != nil {
 		return err
 	}
 	if sub == "" || role == "" {
-		return usageError{"usage: seatflow token --sub USER --role customer|admin [--ttl 24h]"}
+		return cli.UsageError{Msg: "usage: seatflow token --sub USER --role customer|admin [--ttl 24h]"}
 	}
-	a := newAuthenticator(cfg)
+	a := app.NewAuthenticator(cfg)
 	tok, err := a.Issue(sub, role, ttl)
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	fmt.Fprintln(stdout, tok)
 	return nil
 }
 
 func runServe(ctx context.Context, args []string, stdout io.Writer) error {
-	cfg, _, err := ParseConfig("serve", args)
+	cfg, _, err := app.ParseConfig("serve", args)
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg.LogLevel)
-	a, err := Open(ctx, cfg, log)
+	log := cli.Logger(cfg.LogLevel)
+	a, err := app.Open(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
 	a.Start(ctx)
 	if cfg.Embedded() {
-		if _, err := a.SeedDemo(ctx); err != nil {
+		if _, err := a.Seeder().Seed(ctx); err != nil {
 			return err
 		}
 	}
@@ -212,43 +186,6 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		// net/http/pprof registered its handlers on the default mux, which nothing else uses.
 		go func() { log.Error("debug listener", "err", http.ListenAndServe(cfg.DebugAddr, http.DefaultServeMux)) }()
 	}
-	srv := &http.Server{
-		Handler:           a.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
 	a.PrintWelcome(stdout, ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	closeAllWebsockets(websocket.CloseGoingAway, "server shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	return srv.Shutdown(shutdownCtx)
-}
-
-// PrintWelcome prints where the server listens and, in embedded mode, demo tokens.
-func (a *App) PrintWelcome(w io.Writer, addr net.Addr) {
-	host := addr.String()
-	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
-		host = fmt.Sprintf("localhost:%d", tcp.Port)
-	}
-	mode := "MySQL + Redis"
-	if a.Config.Embedded() {
-		mode = "embedded (SQLite " + a.Config.SQLitePath + " + in-process Redis)"
-	}
-	fmt.Fprintf(w, "SeatFlow is listening (%s)\n  playground: http://%s/\n  GraphQL:    http://%s/query\n", mode, host, host)
-	fmt.Fprintf(w, "  demo:       http://%s/demo\n", host)
-	if a.Config.Embedded() {
-		customer, _ := a.Auth.Issue("demo-customer", "customer", 7*24*time.Hour)
-		admin, _ := a.Auth.Issue("demo-admin", "admin", 7*24*time.Hour)
-		fmt.Fprintf(w, "  customer token: %s\n  admin token:    %s\n  (send as header  Authorization: Bearer <token>)\n", customer, admin)
-	}
+	return a.Serve(ctx, ln)
 }

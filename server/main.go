@@ -1,5 +1,5 @@
 // Command server is SeatFlow's one binary: the API server and its operator subcommands
-// (serve, migrate, seed-demo, token, reconcile, bench). main only hands off to Main.
+// (serve, migrate, seed-demo, token, reconcile, verify). main only hands off to Run.
 package main
 
 import (
@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"seatflow/internal/cli"
 )
 
 func main() {
@@ -15,6 +17,6 @@ func main() {
 	defer stop()
 	if err := Run(ctx, os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "seatflow:", err)
-		os.Exit(exitCode(err))
+		os.Exit(cli.ExitCode(err))
 	}
 }

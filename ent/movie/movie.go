@@ -4,6 +4,7 @@ package movie
 
 import (
 	"fmt"
+	"seatflow"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -86,26 +87,12 @@ var (
 	PosterURLValidator func(string) error
 )
 
-// Status defines the type for the "status" enum field.
-type Status string
-
-// StatusLISTED is the default value of the Status enum.
-const DefaultStatus = StatusLISTED
-
-// Status values.
-const (
-	StatusLISTED   Status = "LISTED"
-	StatusDELISTED Status = "DELISTED"
-)
-
-func (s Status) String() string {
-	return string(s)
-}
+const DefaultStatus seatflow.MovieStatus = "LISTED"
 
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
-func StatusValidator(s Status) error {
+func StatusValidator(s seatflow.MovieStatus) error {
 	switch s {
-	case StatusLISTED, StatusDELISTED:
+	case "LISTED", "DELISTED":
 		return nil
 	default:
 		return fmt.Errorf("movie: invalid enum value for status field: %q", s)

@@ -3,6 +3,7 @@
 package movie
 
 import (
+	"seatflow"
 	"seatflow/ent/predicate"
 	"time"
 
@@ -401,23 +402,33 @@ func PosterURLContainsFold(v string) predicate.Movie {
 }
 
 // StatusEQ applies the EQ predicate on the "status" field.
-func StatusEQ(v Status) predicate.Movie {
-	return predicate.Movie(sql.FieldEQ(FieldStatus, v))
+func StatusEQ(v seatflow.MovieStatus) predicate.Movie {
+	vc := v
+	return predicate.Movie(sql.FieldEQ(FieldStatus, vc))
 }
 
 // StatusNEQ applies the NEQ predicate on the "status" field.
-func StatusNEQ(v Status) predicate.Movie {
-	return predicate.Movie(sql.FieldNEQ(FieldStatus, v))
+func StatusNEQ(v seatflow.MovieStatus) predicate.Movie {
+	vc := v
+	return predicate.Movie(sql.FieldNEQ(FieldStatus, vc))
 }
 
 // StatusIn applies the In predicate on the "status" field.
-func StatusIn(vs ...Status) predicate.Movie {
-	return predicate.Movie(sql.FieldIn(FieldStatus, vs...))
+func StatusIn(vs ...seatflow.MovieStatus) predicate.Movie {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Movie(sql.FieldIn(FieldStatus, v...))
 }
 
 // StatusNotIn applies the NotIn predicate on the "status" field.
-func StatusNotIn(vs ...Status) predicate.Movie {
-	return predicate.Movie(sql.FieldNotIn(FieldStatus, vs...))
+func StatusNotIn(vs ...seatflow.MovieStatus) predicate.Movie {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Movie(sql.FieldNotIn(FieldStatus, v...))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

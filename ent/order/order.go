@@ -4,6 +4,7 @@ package order
 
 import (
 	"fmt"
+	"seatflow"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -106,28 +107,12 @@ var (
 	DefaultRefundRequired bool
 )
 
-// Status defines the type for the "status" enum field.
-type Status string
-
-// StatusPENDING_PAYMENT is the default value of the Status enum.
-const DefaultStatus = StatusPENDING_PAYMENT
-
-// Status values.
-const (
-	StatusPENDING_PAYMENT Status = "PENDING_PAYMENT"
-	StatusPAID            Status = "PAID"
-	StatusCANCELLED       Status = "CANCELLED"
-	StatusEXPIRED         Status = "EXPIRED"
-)
-
-func (s Status) String() string {
-	return string(s)
-}
+const DefaultStatus seatflow.OrderStatus = "PENDING_PAYMENT"
 
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
-func StatusValidator(s Status) error {
+func StatusValidator(s seatflow.OrderStatus) error {
 	switch s {
-	case StatusPENDING_PAYMENT, StatusPAID, StatusCANCELLED, StatusEXPIRED:
+	case "PENDING_PAYMENT", "PAID", "CANCELLED", "EXPIRED":
 		return nil
 	default:
 		return fmt.Errorf("order: invalid enum value for status field: %q", s)

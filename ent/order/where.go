@@ -3,6 +3,7 @@
 package order
 
 import (
+	"seatflow"
 	"seatflow/ent/predicate"
 	"time"
 
@@ -346,23 +347,33 @@ func IdempotencyKeyContainsFold(v string) predicate.Order {
 }
 
 // StatusEQ applies the EQ predicate on the "status" field.
-func StatusEQ(v Status) predicate.Order {
-	return predicate.Order(sql.FieldEQ(FieldStatus, v))
+func StatusEQ(v seatflow.OrderStatus) predicate.Order {
+	vc := v
+	return predicate.Order(sql.FieldEQ(FieldStatus, vc))
 }
 
 // StatusNEQ applies the NEQ predicate on the "status" field.
-func StatusNEQ(v Status) predicate.Order {
-	return predicate.Order(sql.FieldNEQ(FieldStatus, v))
+func StatusNEQ(v seatflow.OrderStatus) predicate.Order {
+	vc := v
+	return predicate.Order(sql.FieldNEQ(FieldStatus, vc))
 }
 
 // StatusIn applies the In predicate on the "status" field.
-func StatusIn(vs ...Status) predicate.Order {
-	return predicate.Order(sql.FieldIn(FieldStatus, vs...))
+func StatusIn(vs ...seatflow.OrderStatus) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Order(sql.FieldIn(FieldStatus, v...))
 }
 
 // StatusNotIn applies the NotIn predicate on the "status" field.
-func StatusNotIn(vs ...Status) predicate.Order {
-	return predicate.Order(sql.FieldNotIn(FieldStatus, vs...))
+func StatusNotIn(vs ...seatflow.OrderStatus) predicate.Order {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Order(sql.FieldNotIn(FieldStatus, v...))
 }
 
 // AmountCentsEQ applies the EQ predicate on the "amount_cents" field.

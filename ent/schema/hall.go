@@ -5,6 +5,8 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+
+	"seatflow"
 )
 
 // Hall is a screen room; its seats are the template every showtime's seat map starts from.
@@ -34,7 +36,7 @@ func (Seat) Fields() []ent.Field {
 		field.Int("number").Positive(),
 		field.Int("x"),
 		field.Int("y"),
-		field.Enum("kind").Values("STANDARD", "PREMIUM", "ACCESSIBLE").Default("STANDARD"),
+		field.Enum("kind").GoType(seatflow.SeatStandard).Default(string(seatflow.SeatStandard)),
 		field.Bool("sellable").Default(true),
 	}
 }

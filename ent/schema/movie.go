@@ -4,6 +4,8 @@ import (
 	"entgo.io/ent"
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
+
+	"seatflow"
 )
 
 // Movie is a film the cinema lists.
@@ -17,7 +19,7 @@ func (Movie) Fields() []ent.Field {
 		field.String("rating").Default("").MaxLen(20),
 		field.JSON("genres", []string{}).Optional(),
 		field.String("poster_url").Default("").MaxLen(500),
-		field.Enum("status").Values("LISTED", "DELISTED").Default("LISTED"),
+		field.Enum("status").GoType(seatflow.MovieListed).Default(string(seatflow.MovieListed)),
 		field.Time("created_at").SchemaType(datetime6).Immutable(),
 		field.Time("updated_at").SchemaType(datetime6),
 	}

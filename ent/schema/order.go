@@ -5,6 +5,8 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+
+	"seatflow"
 )
 
 // Order is a customer's hold on seats of one showtime, later paid, cancelled or expired.
@@ -17,7 +19,7 @@ func (Order) Fields() []ent.Field {
 		// hold_token marks the order's seats in Redis (`1|TOKEN|...`, `2|TOKEN`).
 		field.String("hold_token").NotEmpty().MaxLen(64).Unique(),
 		field.String("idempotency_key").NotEmpty().MaxLen(128),
-		field.Enum("status").Values("PENDING_PAYMENT", "PAID", "CANCELLED", "EXPIRED").Default("PENDING_PAYMENT"),
+		field.Enum("status").GoType(seatflow.OrderPending).Default(string(seatflow.OrderPending)),
 		field.Int("amount_cents").NonNegative(),
 		field.String("currency").Default("USD").MaxLen(3),
 		field.Time("expires_at").SchemaType(datetime6),

@@ -5,6 +5,8 @@ import (
 	"entgo.io/ent/schema/edge"
 	"entgo.io/ent/schema/field"
 	"entgo.io/ent/schema/index"
+
+	"seatflow"
 )
 
 // Showtime is one screening of a movie in a hall.
@@ -16,11 +18,11 @@ func (Showtime) Fields() []ent.Field {
 		field.Int("hall_id"),
 		field.Time("starts_at").SchemaType(datetime6),
 		field.Time("ends_at").SchemaType(datetime6),
-		field.Enum("status").Values("SCHEDULED", "ON_SALE", "CLOSED", "CANCELLED").Default("SCHEDULED"),
+		field.Enum("status").GoType(seatflow.ShowtimeScheduled).Default(string(seatflow.ShowtimeScheduled)),
 		field.Int("purchase_limit").Default(6).Positive(),
 		field.Bool("allow_seat_gaps").Default(false),
 		// prices maps a seat kind (STANDARD, PREMIUM, ACCESSIBLE) to its price in cents.
-		field.JSON("prices", map[string]int{}),
+		field.JSON("prices", map[seatflow.SeatKind]int{}),
 		field.String("currency").Default("USD").MaxLen(3),
 		field.Time("created_at").SchemaType(datetime6).Immutable(),
 		field.Time("updated_at").SchemaType(datetime6),

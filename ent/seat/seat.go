@@ -4,6 +4,7 @@ package seat
 
 import (
 	"fmt"
+	"seatflow"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -72,27 +73,12 @@ var (
 	DefaultSellable bool
 )
 
-// Kind defines the type for the "kind" enum field.
-type Kind string
-
-// KindSTANDARD is the default value of the Kind enum.
-const DefaultKind = KindSTANDARD
-
-// Kind values.
-const (
-	KindSTANDARD   Kind = "STANDARD"
-	KindPREMIUM    Kind = "PREMIUM"
-	KindACCESSIBLE Kind = "ACCESSIBLE"
-)
-
-func (k Kind) String() string {
-	return string(k)
-}
+const DefaultKind seatflow.SeatKind = "STANDARD"
 
 // KindValidator is a validator for the "kind" field enum values. It is called by the builders before save.
-func KindValidator(k Kind) error {
+func KindValidator(k seatflow.SeatKind) error {
 	switch k {
-	case KindSTANDARD, KindPREMIUM, KindACCESSIBLE:
+	case "STANDARD", "PREMIUM", "ACCESSIBLE":
 		return nil
 	default:
 		return fmt.Errorf("seat: invalid enum value for kind field: %q", k)

@@ -3,6 +3,7 @@
 package seat
 
 import (
+	"seatflow"
 	"seatflow/ent/predicate"
 
 	"entgo.io/ent/dialect/sql"
@@ -290,23 +291,33 @@ func YLTE(v int) predicate.Seat {
 }
 
 // KindEQ applies the EQ predicate on the "kind" field.
-func KindEQ(v Kind) predicate.Seat {
-	return predicate.Seat(sql.FieldEQ(FieldKind, v))
+func KindEQ(v seatflow.SeatKind) predicate.Seat {
+	vc := v
+	return predicate.Seat(sql.FieldEQ(FieldKind, vc))
 }
 
 // KindNEQ applies the NEQ predicate on the "kind" field.
-func KindNEQ(v Kind) predicate.Seat {
-	return predicate.Seat(sql.FieldNEQ(FieldKind, v))
+func KindNEQ(v seatflow.SeatKind) predicate.Seat {
+	vc := v
+	return predicate.Seat(sql.FieldNEQ(FieldKind, vc))
 }
 
 // KindIn applies the In predicate on the "kind" field.
-func KindIn(vs ...Kind) predicate.Seat {
-	return predicate.Seat(sql.FieldIn(FieldKind, vs...))
+func KindIn(vs ...seatflow.SeatKind) predicate.Seat {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Seat(sql.FieldIn(FieldKind, v...))
 }
 
 // KindNotIn applies the NotIn predicate on the "kind" field.
-func KindNotIn(vs ...Kind) predicate.Seat {
-	return predicate.Seat(sql.FieldNotIn(FieldKind, vs...))
+func KindNotIn(vs ...seatflow.SeatKind) predicate.Seat {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Seat(sql.FieldNotIn(FieldKind, v...))
 }
 
 // SellableEQ applies the EQ predicate on the "sellable" field.

@@ -4,6 +4,7 @@ package showtime
 
 import (
 	"fmt"
+	"seatflow"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -97,28 +98,12 @@ var (
 	CurrencyValidator func(string) error
 )
 
-// Status defines the type for the "status" enum field.
-type Status string
-
-// StatusSCHEDULED is the default value of the Status enum.
-const DefaultStatus = StatusSCHEDULED
-
-// Status values.
-const (
-	StatusSCHEDULED Status = "SCHEDULED"
-	StatusON_SALE   Status = "ON_SALE"
-	StatusCLOSED    Status = "CLOSED"
-	StatusCANCELLED Status = "CANCELLED"
-)
-
-func (s Status) String() string {
-	return string(s)
-}
+const DefaultStatus seatflow.ShowtimeStatus = "SCHEDULED"
 
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
-func StatusValidator(s Status) error {
+func StatusValidator(s seatflow.ShowtimeStatus) error {
 	switch s {
-	case StatusSCHEDULED, StatusON_SALE, StatusCLOSED, StatusCANCELLED:
+	case "SCHEDULED", "ON_SALE", "CLOSED", "CANCELLED":
 		return nil
 	default:
 		return fmt.Errorf("showtime: invalid enum value for status field: %q", s)

@@ -3,6 +3,7 @@
 package showtime
 
 import (
+	"seatflow"
 	"seatflow/ent/predicate"
 	"time"
 
@@ -221,23 +222,33 @@ func EndsAtLTE(v time.Time) predicate.Showtime {
 }
 
 // StatusEQ applies the EQ predicate on the "status" field.
-func StatusEQ(v Status) predicate.Showtime {
-	return predicate.Showtime(sql.FieldEQ(FieldStatus, v))
+func StatusEQ(v seatflow.ShowtimeStatus) predicate.Showtime {
+	vc := v
+	return predicate.Showtime(sql.FieldEQ(FieldStatus, vc))
 }
 
 // StatusNEQ applies the NEQ predicate on the "status" field.
-func StatusNEQ(v Status) predicate.Showtime {
-	return predicate.Showtime(sql.FieldNEQ(FieldStatus, v))
+func StatusNEQ(v seatflow.ShowtimeStatus) predicate.Showtime {
+	vc := v
+	return predicate.Showtime(sql.FieldNEQ(FieldStatus, vc))
 }
 
 // StatusIn applies the In predicate on the "status" field.
-func StatusIn(vs ...Status) predicate.Showtime {
-	return predicate.Showtime(sql.FieldIn(FieldStatus, vs...))
+func StatusIn(vs ...seatflow.ShowtimeStatus) predicate.Showtime {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Showtime(sql.FieldIn(FieldStatus, v...))
 }
 
 // StatusNotIn applies the NotIn predicate on the "status" field.
-func StatusNotIn(vs ...Status) predicate.Showtime {
-	return predicate.Showtime(sql.FieldNotIn(FieldStatus, vs...))
+func StatusNotIn(vs ...seatflow.ShowtimeStatus) predicate.Showtime {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Showtime(sql.FieldNotIn(FieldStatus, v...))
 }
 
 // PurchaseLimitEQ applies the EQ predicate on the "purchase_limit" field.

@@ -3,7 +3,7 @@
 package model
 
 import (
-	"seatflow/internal/catalog"
+	"seatflow"
 )
 
 type MovieConnection struct {
@@ -13,8 +13,8 @@ type MovieConnection struct {
 }
 
 type MovieEdge struct {
-	Cursor string         `json:"cursor"`
-	Node   *catalog.Movie `json:"node"`
+	Cursor string          `json:"cursor"`
+	Node   *seatflow.Movie `json:"node"`
 }
 
 type Mutation struct {

@@ -10,10 +10,9 @@ import (
 
 	"seatflow"
 	"seatflow/ent"
-	"seatflow/ent/seat"
-	"seatflow/ent/showtime"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
+	"seatflow/internal/sales"
 	"seatflow/internal/seats"
 	"seatflow/internal/testenv"
 )
@@ -26,14 +25,15 @@ type env struct {
 	store *seats.Store
 	rdb   redis.UniversalClient
 	clock *testenv.Clock
-	hall  *catalog.Hall
+	cat   *catalog.Service
+	hall  *seatflow.Hall
 	show  int
 }
 
 type showOpts struct {
 	limit     int
 	allowGaps bool
-	status    showtime.Status
+	status    seatflow.ShowtimeStatus
 }
 
 func newEnv(t testing.TB, rows, perRow int, opts showOpts) *env {
@@ -43,50 +43,32 @@ func newEnv(t testing.TB, rows, perRow int, opts showOpts) *env {
 	clk := testenv.NewClock(time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC))
 	store := &seats.Store{RDB: r.Client, Keys: r.Keys, Now: clk.Now}
 	e := &env{db: db, store: store, rdb: r.Client, clock: clk}
-	e.svc = &booking.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys, Catalog: &catalog.Service{DB: db, Now: clk.Now}, Now: clk.Now}
+	cat := &catalog.Service{DB: db, Now: clk.Now}
+	e.svc = &booking.Service{DB: db, Seats: store, Layouts: &seats.Layouts{Halls: cat},
+		Hashes: &sales.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now},
+		RDB:    r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now}
+	e.cat = cat
 	e.show, e.hall = e.addShowtime(t, rows, perRow, opts)
 	return e
 }
 
-// addShowtime creates a movie, a hall and a showtime; an on-sale showtime gets its seat hash.
-func (e *env) addShowtime(t testing.TB, rows, perRow int, opts showOpts) (int, *catalog.Hall) {
+// addShowtime creates a movie, a hall (row A PREMIUM) and a showtime; an on-sale
+// showtime gets its seat hash.
+func (e *env) addShowtime(t testing.TB, rows, perRow int, opts showOpts) (int, *seatflow.Hall) {
 	t.Helper()
 	ctx := context.Background()
-	now := e.clock.Now()
-	m := e.db.Movie.Create().SetTitle("Film").SetDurationMin(100).SetCreatedAt(now).SetUpdatedAt(now).SaveX(ctx)
-	h := e.db.Hall.Create().SetName("Hall").SetCreatedAt(now).SaveX(ctx)
-	var bulk []*ent.SeatCreate
-	for r := 0; r < rows; r++ {
-		kind := seat.KindSTANDARD
-		if r == 0 {
-			kind = seat.KindPREMIUM
-		}
-		for n := 1; n <= perRow; n++ {
-			bulk = append(bulk, e.db.Seat.Create().SetHallID(h.ID).SetRowLabel(string(rune('A'+r))).SetNumber(n).
-				SetX(n*10).SetY(r*10).SetKind(kind))
-		}
-	}
-	e.db.Seat.CreateBulk(bulk...).SaveX(ctx)
-	if opts.limit == 0 {
-		opts.limit = 6
-	}
-	if opts.status == "" {
-		opts.status = showtime.StatusON_SALE
-	}
-	st := e.db.Showtime.Create().SetMovieID(m.ID).SetHallID(h.ID).SetStartsAt(now.Add(time.Hour)).
-		SetEndsAt(now.Add(3 * time.Hour)).SetStatus(opts.status).SetPurchaseLimit(opts.limit).
-		SetAllowSeatGaps(opts.allowGaps).SetPrices(map[string]int{"STANDARD": 1000, "PREMIUM": 1500}).
-		SetCurrency("EUR").SetCreatedAt(now).SetUpdatedAt(now).SaveX(ctx)
-	hall, err := e.svc.Catalog.Hall(ctx, h.ID)
+	showID, hallID := testenv.Showtime(t, e.db, e.clock.Now(), testenv.ShowtimeSpec{Rows: rows, PerRow: perRow,
+		PremiumFirstRow: true, Status: opts.status, Limit: opts.limit, AllowGaps: opts.allowGaps})
+	hall, err := e.cat.Hall(ctx, hallID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.status == showtime.StatusON_SALE {
-		if _, err := e.store.Init(ctx, st.ID, hall, nil); err != nil {
+	if opts.status == "" || opts.status == seatflow.ShowtimeOnSale {
+		if _, err := e.store.Init(ctx, showID, hall, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return st.ID, hall
+	return showID, hall
 }
 
 // seat returns the id of seat number n of row ("A", "B", ...).
@@ -99,11 +81,11 @@ func (e *env) seat(row string, n int) int {
 	panic(fmt.Sprintf("no seat %s%d", row, n))
 }
 
-func (e *env) hold(userID, key string, seatIDs ...int) (*booking.Order, error) {
+func (e *env) hold(userID, key string, seatIDs ...int) (*seatflow.Order, error) {
 	return e.svc.HoldSeats(context.Background(), userID, booking.HoldSeatsInput{ShowtimeID: e.show, SeatIDs: seatIDs, IdempotencyKey: key})
 }
 
-func (e *env) mustHold(t testing.TB, userID, key string, seatIDs ...int) *booking.Order {
+func (e *env) mustHold(t testing.TB, userID, key string, seatIDs ...int) *seatflow.Order {
 	t.Helper()
 	o, err := e.hold(userID, key, seatIDs...)
 	if err != nil {
@@ -142,6 +124,6 @@ func wantCode(t testing.TB, err error, code string) {
 // copyService returns a service with the same settings as the test's, to change one.
 func (e *env) copyService() *booking.Service {
 	s := e.svc
-	return &booking.Service{DB: s.DB, Seats: s.Seats, RDB: s.RDB, Keys: s.Keys, Catalog: s.Catalog, Now: s.Now,
-		HoldTTL: s.HoldTTL, Limiter: s.Limiter, HoldRate: s.HoldRate, OrderRate: s.OrderRate}
+	c := *s
+	return &c
 }

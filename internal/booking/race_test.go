@@ -10,8 +10,6 @@ import (
 	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
-	"seatflow/internal/booking"
-	"seatflow/internal/seats"
 )
 
 // TestNoOversellUnderRace races 500 buyers for a 60-seat showtime (random 1–4 seats each,
@@ -70,13 +68,13 @@ func raceOnce(t *testing.T, seed uint64, allowGaps bool) {
 		t.Errorf("nobody bought anything")
 	}
 
-	active := e.db.Order.Query().Where(order.StatusIn(order.StatusPENDING_PAYMENT, order.StatusPAID)).AllX(ctx)
-	ownerOf := map[int]int{}     // seat → active order
-	tokenOf := map[int]string{}  // active order → token
-	perUser := map[string]int{}  // user → active seats
-	statusOf := map[int]string{} // active order → status
+	active := e.db.Order.Query().Where(order.StatusIn(seatflow.OrderPending, seatflow.OrderPaid)).AllX(ctx)
+	ownerOf := map[int]int{}                   // seat → active order
+	tokenOf := map[int]string{}                // active order → token
+	perUser := map[string]int{}                // user → active seats
+	statusOf := map[int]seatflow.OrderStatus{} // active order → status
 	for _, o := range active {
-		tokenOf[o.ID], statusOf[o.ID] = o.HoldToken, string(o.Status)
+		tokenOf[o.ID], statusOf[o.ID] = o.HoldToken, o.Status
 		for _, os := range e.db.OrderSeat.Query().Where(orderseat.OrderID(o.ID)).AllX(ctx) {
 			if prev, ok := ownerOf[os.SeatID]; ok {
 				t.Errorf("seat %d in two active orders: %d and %d", os.SeatID, prev, o.ID)
@@ -103,7 +101,7 @@ func raceOnce(t *testing.T, seed uint64, allowGaps bool) {
 		st, id := states[s.ID], s.ID
 		o, owned := ownerOf[id]
 		switch {
-		case st.Status == seats.StatusAvailable:
+		case st.Status == seatflow.SeatAvailable:
 			if owned || occupied[id] != 0 {
 				t.Errorf("free seat %d has active order %d / occupancy %d", id, o, occupied[id])
 			}
@@ -111,9 +109,9 @@ func raceOnce(t *testing.T, seed uint64, allowGaps bool) {
 			t.Errorf("seat %d is %s with no active order", id, st.Status)
 		case st.Token != tokenOf[o]:
 			t.Errorf("seat %d token %s, its order %d has %s", id, st.Token, o, tokenOf[o])
-		case statusOf[o] == booking.OrderPaid && st.Status != seats.StatusSold:
+		case statusOf[o] == seatflow.OrderPaid && st.Status != seatflow.SeatSold:
 			t.Errorf("seat %d of paid order %d is %s", id, o, st.Status)
-		case statusOf[o] == booking.OrderPending && st.Status != seats.StatusHeld:
+		case statusOf[o] == seatflow.OrderPending && st.Status != seatflow.SeatHeld:
 			t.Errorf("seat %d of pending order %d is %s", id, o, st.Status)
 		}
 	}

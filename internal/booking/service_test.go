@@ -14,7 +14,6 @@ import (
 	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/ent/seatoccupancy"
-	"seatflow/ent/showtime"
 	"seatflow/internal/booking"
 	"seatflow/internal/keys"
 	"seatflow/internal/seats"
@@ -26,7 +25,7 @@ func TestHoldSeats(t *testing.T) {
 	a4, b4, b5 := e.seat("A", 4), e.seat("B", 4), e.seat("B", 5)
 	o := e.mustHold(t, "u1", "k1", a4, b4, b5)
 
-	if o.Status != booking.OrderPending || o.AmountCents != 1500+2*1000 || o.Currency != "EUR" || o.UserID != "u1" {
+	if o.Status != seatflow.OrderPending || o.AmountCents != 1500+2*1000 || o.Currency != "EUR" || o.UserID != "u1" {
 		t.Errorf("order = %+v, want pending, 3500 EUR", o)
 	}
 	if want := e.clock.Now().Add(booking.DefaultHoldTTL); o.ExpiresAt == nil || !o.ExpiresAt.Equal(want) {
@@ -36,7 +35,7 @@ func TestHoldSeats(t *testing.T) {
 		t.Errorf("seatIds = %v", o.SeatIDs)
 	}
 	for _, id := range o.SeatIDs {
-		if st := e.state(t, id); st.Status != seats.StatusHeld || st.Token != o.HoldToken {
+		if st := e.state(t, id); st.Status != seatflow.SeatHeld || st.Token != o.HoldToken {
 			t.Errorf("seat %d = %+v, want held by the order's token", id, st)
 		}
 	}
@@ -64,7 +63,7 @@ func TestHoldSeatsErrors(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, 3, 10, showOpts{limit: 4})
 	otherShow, otherHall := e.addShowtime(t, 1, 4, showOpts{})
-	scheduled, _ := e.addShowtime(t, 1, 4, showOpts{status: showtime.StatusSCHEDULED})
+	scheduled, _ := e.addShowtime(t, 1, 4, showOpts{status: seatflow.ShowtimeScheduled})
 	e.mustHold(t, "holder", "k", e.seat("C", 1), e.seat("C", 2))
 
 	many := make([]int, 11)
@@ -152,7 +151,7 @@ func TestIdempotency(t *testing.T) {
 
 	t.Run("ConcurrentDuplicatesMakeOneOrder", func(t *testing.T) {
 		var wg sync.WaitGroup
-		orders := make([]*booking.Order, 20)
+		orders := make([]*seatflow.Order, 20)
 		errs := make([]error, 20)
 		for i := range 20 {
 			wg.Add(1)
@@ -222,16 +221,16 @@ func TestPayAndCancel(t *testing.T) {
 	t.Run("PaySellsSeats", func(t *testing.T) {
 		o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
 		paid, err := e.svc.PayOrder(ctx, "u1", o.ID, "pay-1")
-		if err != nil || paid.Status != booking.OrderPaid || paid.PaidAt == nil {
+		if err != nil || paid.Status != seatflow.OrderPaid || paid.PaidAt == nil {
 			t.Fatalf("PayOrder = %+v, %v", paid, err)
 		}
 		for _, id := range o.SeatIDs {
-			if st := e.state(t, id); st.Status != seats.StatusSold || st.Token != o.HoldToken {
+			if st := e.state(t, id); st.Status != seatflow.SeatSold || st.Token != o.HoldToken {
 				t.Errorf("seat %d = %+v, want sold", id, st)
 			}
 		}
 		again, err := e.svc.PayOrder(ctx, "u1", o.ID, "pay-1")
-		if err != nil || again.ID != o.ID || again.Status != booking.OrderPaid {
+		if err != nil || again.ID != o.ID || again.Status != seatflow.OrderPaid {
 			t.Errorf("pay again with the same ref = %+v, %v", again, err)
 		}
 		_, err = e.svc.PayOrder(ctx, "u1", o.ID, "pay-2")
@@ -244,11 +243,11 @@ func TestPayAndCancel(t *testing.T) {
 	t.Run("CancelFreesSeats", func(t *testing.T) {
 		o := e.mustHold(t, "u2", "k1", e.seat("B", 1), e.seat("B", 2))
 		c, err := e.svc.CancelOrder(ctx, "u2", o.ID)
-		if err != nil || c.Status != booking.OrderCancelled {
+		if err != nil || c.Status != seatflow.OrderCancelled {
 			t.Fatalf("CancelOrder = %+v, %v", c, err)
 		}
 		for _, id := range o.SeatIDs {
-			if st := e.state(t, id); st.Status != seats.StatusAvailable {
+			if st := e.state(t, id); st.Status != seatflow.SeatAvailable {
 				t.Errorf("seat %d = %+v, want available", id, st)
 			}
 		}
@@ -308,7 +307,7 @@ func TestExpiry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Status == booking.OrderExpired {
+		if got.Status == seatflow.OrderExpired {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -319,7 +318,7 @@ func TestExpiry(t *testing.T) {
 	cancel()
 	<-done
 	for _, id := range o.SeatIDs {
-		if st := e.state(t, id); st.Status != seats.StatusAvailable {
+		if st := e.state(t, id); st.Status != seatflow.SeatAvailable {
 			t.Errorf("seat %d = %+v, want available", id, st)
 		}
 	}
@@ -354,13 +353,13 @@ func TestHoldWhoseTransactionFailsLeavesNoSeatHeld(t *testing.T) {
 	// MySQL believes a3 is taken while Redis says it is free (drift).
 	now := e.clock.Now()
 	ghost := e.db.Order.Create().SetUserID("ghost").SetShowtimeID(e.show).SetHoldToken("ghost").SetIdempotencyKey("g").
-		SetStatus(order.StatusPAID).SetAmountCents(0).SetExpiresAt(now).SetCreatedAt(now).SaveX(ctx)
+		SetStatus(seatflow.OrderPaid).SetAmountCents(0).SetExpiresAt(now).SetCreatedAt(now).SaveX(ctx)
 	e.db.SeatOccupancy.Create().SetShowtimeID(e.show).SetSeatID(a3).SetOrderID(ghost.ID).SaveX(ctx)
 
 	_, err := e.hold("u1", "k1", a3, a4)
 	wantCode(t, err, seatflow.ESEATSUNAVAILABLE)
 	for _, id := range []int{a3, a4} {
-		if st := e.state(t, id); st.Status != seats.StatusAvailable {
+		if st := e.state(t, id); st.Status != seatflow.SeatAvailable {
 			t.Errorf("seat %d = %+v, want available", id, st)
 		}
 	}
@@ -382,11 +381,11 @@ func TestLatePayment(t *testing.T) {
 			t.Fatalf("ExpireDue = %d, %v", n, err)
 		}
 		paid, err := e.svc.PayOrder(ctx, "u1", o.ID, "late")
-		if err != nil || paid.Status != booking.OrderPaid || paid.RefundRequired {
+		if err != nil || paid.Status != seatflow.OrderPaid || paid.RefundRequired {
 			t.Fatalf("late PayOrder = %+v, %v", paid, err)
 		}
 		for _, id := range o.SeatIDs {
-			if st := e.state(t, id); st.Status != seats.StatusSold || st.Token != paid.HoldToken {
+			if st := e.state(t, id); st.Status != seatflow.SeatSold || st.Token != paid.HoldToken {
 				t.Errorf("seat %d = %+v, want sold to %s", id, st, paid.HoldToken)
 			}
 		}
@@ -402,7 +401,7 @@ func TestLatePayment(t *testing.T) {
 		o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
 		e.clock.Advance(16 * time.Minute)
 		paid, err := e.svc.PayOrder(ctx, "u1", o.ID, "late")
-		if err != nil || paid.Status != booking.OrderPaid {
+		if err != nil || paid.Status != seatflow.OrderPaid {
 			t.Fatalf("late PayOrder = %+v, %v", paid, err)
 		}
 		// The worker's claim now finds a paid order; the old token's release frees nothing.
@@ -413,7 +412,7 @@ func TestLatePayment(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, id := range o.SeatIDs {
-			if st := e.state(t, id); st.Status != seats.StatusSold {
+			if st := e.state(t, id); st.Status != seatflow.SeatSold {
 				t.Errorf("seat %d = %+v, want sold", id, st)
 			}
 		}
@@ -432,13 +431,13 @@ func TestLatePayment(t *testing.T) {
 		_, err := e.svc.PayOrder(ctx, "u1", o.ID, "late")
 		wantCode(t, err, seatflow.EORDEREXPIRED)
 		got, _ := e.svc.Order(ctx, "u1", o.ID)
-		if got.Status != booking.OrderExpired || !got.RefundRequired {
+		if got.Status != seatflow.OrderExpired || !got.RefundRequired {
 			t.Errorf("order = %+v, want EXPIRED with refundRequired", got)
 		}
 		if st := e.state(t, e.seat("A", 1)); st.Token != other.HoldToken {
 			t.Errorf("other buyer's seat = %+v", st)
 		}
-		if st := e.state(t, e.seat("A", 2)); st.Status != seats.StatusAvailable {
+		if st := e.state(t, e.seat("A", 2)); st.Status != seatflow.SeatAvailable {
 			t.Errorf("seat A2 = %+v, want available (nothing half-taken)", st)
 		}
 		if got := e.count(t, "u1"); got != 0 {
@@ -466,7 +465,7 @@ func TestSomeoneElsesOrderIsNotFound(t *testing.T) {
 	if mine, err := e.svc.MyOrders(ctx, "thief"); err != nil || len(mine) != 0 {
 		t.Errorf("MyOrders(thief) = %v, %v", mine, err)
 	}
-	if got, _ := e.svc.Order(ctx, "owner", o.ID); got == nil || got.Status != booking.OrderPending {
+	if got, _ := e.svc.Order(ctx, "owner", o.ID); got == nil || got.Status != seatflow.OrderPending {
 		t.Errorf("owner's order changed: %+v", got)
 	}
 }
@@ -487,13 +486,13 @@ func TestHoldRebuildsLostSeatMap(t *testing.T) {
 	}
 
 	o := e.mustHold(t, "u3", "k3", e.seat("A", 5), e.seat("A", 6))
-	if st := e.state(t, e.seat("A", 5)); st.Status != seats.StatusHeld || st.Token != o.HoldToken {
+	if st := e.state(t, e.seat("A", 5)); st.Status != seatflow.SeatHeld || st.Token != o.HoldToken {
 		t.Errorf("new hold: %+v", st)
 	}
-	if st := e.state(t, e.seat("A", 1)); st.Status != seats.StatusSold || st.Token != paid.HoldToken {
+	if st := e.state(t, e.seat("A", 1)); st.Status != seatflow.SeatSold || st.Token != paid.HoldToken {
 		t.Errorf("paid seat after the rebuild: %+v, want sold to %s", st, paid.HoldToken)
 	}
-	if st := e.state(t, e.seat("B", 1)); st.Status != seats.StatusHeld || st.Token != pending.HoldToken {
+	if st := e.state(t, e.seat("B", 1)); st.Status != seatflow.SeatHeld || st.Token != pending.HoldToken {
 		t.Errorf("pending seat after the rebuild: %+v, want held by %s", st, pending.HoldToken)
 	}
 	if got := e.count(t, "u2"); got != 2 {
@@ -510,7 +509,7 @@ func TestCancelledShowtimeTakesNoPayment(t *testing.T) {
 	e := newEnv(t, 2, 8, showOpts{})
 	onTime := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
 	late := e.mustHold(t, "u2", "k2", e.seat("B", 1), e.seat("B", 2))
-	if err := e.db.Showtime.UpdateOneID(e.show).SetStatus(showtime.StatusCANCELLED).Exec(ctx); err != nil {
+	if err := e.db.Showtime.UpdateOneID(e.show).SetStatus(seatflow.ShowtimeCancelled).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.svc.PayOrder(ctx, "u1", onTime.ID, "p1")
@@ -518,7 +517,7 @@ func TestCancelledShowtimeTakesNoPayment(t *testing.T) {
 	e.clock.Advance(16 * time.Minute)
 	_, err = e.svc.PayOrder(ctx, "u2", late.ID, "p2")
 	wantCode(t, err, seatflow.EINVALIDSTATE)
-	if st := e.state(t, e.seat("A", 1)); st.Status != seats.StatusHeld {
+	if st := e.state(t, e.seat("A", 1)); st.Status != seatflow.SeatHeld {
 		t.Errorf("seat of the refused payment: %+v, want still held (until expiry)", st)
 	}
 }

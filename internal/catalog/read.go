@@ -14,6 +14,7 @@ import (
 	"seatflow/ent/movie"
 	"seatflow/ent/seat"
 	"seatflow/ent/showtime"
+	"seatflow/internal/database"
 )
 
 // Cache keys of catalog entries. Lists hold ids only, so a status change of a showtime
@@ -26,17 +27,17 @@ func movieShowsKey(id int) string           { return "showtimes:movie:" + strcon
 func (s *Service) dayOf(t time.Time) string { return t.In(s.loc()).Format(time.DateOnly) }
 
 // Movies returns the movies with ids, in the order of ids; nil where one does not exist.
-func (s *Service) Movies(ctx context.Context, ids []int) ([]*Movie, error) {
+func (s *Service) Movies(ctx context.Context, ids []int) ([]*seatflow.Movie, error) {
 	return getMany(ctx, s, ids, movieKey, s.loadMovies)
 }
 
 // Halls returns the halls with ids (with their seats), in order; nil where missing.
-func (s *Service) Halls(ctx context.Context, ids []int) ([]*Hall, error) {
+func (s *Service) Halls(ctx context.Context, ids []int) ([]*seatflow.Hall, error) {
 	return getMany(ctx, s, ids, hallKey, s.loadHalls)
 }
 
 // Showtimes returns the showtimes with ids, in order; nil where missing.
-func (s *Service) Showtimes(ctx context.Context, ids []int) ([]*Showtime, error) {
+func (s *Service) Showtimes(ctx context.Context, ids []int) ([]*seatflow.Showtime, error) {
 	return getMany(ctx, s, ids, showtimeKey, s.loadShowtimes)
 }
 
@@ -55,17 +56,17 @@ func (s *Service) ShowtimeIDsOfMovies(ctx context.Context, movieIDs []int) ([][]
 }
 
 // Movie returns one movie, or NOT_FOUND.
-func (s *Service) Movie(ctx context.Context, id int) (*Movie, error) {
+func (s *Service) Movie(ctx context.Context, id int) (*seatflow.Movie, error) {
 	return one(s.Movies(ctx, []int{id}))("movie", id)
 }
 
 // Hall returns one hall with its seats, or NOT_FOUND.
-func (s *Service) Hall(ctx context.Context, id int) (*Hall, error) {
+func (s *Service) Hall(ctx context.Context, id int) (*seatflow.Hall, error) {
 	return one(s.Halls(ctx, []int{id}))("hall", id)
 }
 
 // Showtime returns one showtime, or NOT_FOUND.
-func (s *Service) Showtime(ctx context.Context, id int) (*Showtime, error) {
+func (s *Service) Showtime(ctx context.Context, id int) (*seatflow.Showtime, error) {
 	return one(s.Showtimes(ctx, []int{id}))("showtime", id)
 }
 
@@ -148,33 +149,33 @@ func getMany[K comparable, V any](ctx context.Context, s *Service, ids []K, keyO
 	return out, nil
 }
 
-func (s *Service) loadMovies(ctx context.Context, ids []int) (map[int]*Movie, error) {
+func (s *Service) loadMovies(ctx context.Context, ids []int) (map[int]*seatflow.Movie, error) {
 	rows, err := s.DB.Movie.Query().Where(movie.IDIn(ids...)).All(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("load movies: %w", err)
+		return nil, fmt.Errorf("load movies: %w", database.Classify(err))
 	}
-	out := make(map[int]*Movie, len(rows))
+	out := make(map[int]*seatflow.Movie, len(rows))
 	for _, m := range rows {
 		out[m.ID] = toMovie(m)
 	}
 	return out, nil
 }
 
-func (s *Service) loadHalls(ctx context.Context, ids []int) (map[int]*Hall, error) {
+func (s *Service) loadHalls(ctx context.Context, ids []int) (map[int]*seatflow.Hall, error) {
 	return hallsFrom(ctx, s.DB, ids)
 }
 
 // hallsFrom loads halls with their seats through db, which may be a transaction's client.
-func hallsFrom(ctx context.Context, db *ent.Client, ids []int) (map[int]*Hall, error) {
+func hallsFrom(ctx context.Context, db *ent.Client, ids []int) (map[int]*seatflow.Hall, error) {
 	rows, err := db.Hall.Query().Where(hallIDIn(ids)).
 		WithSeats(func(q *ent.SeatQuery) { q.Order(ent.Asc(seat.FieldY), ent.Asc(seat.FieldX), ent.Asc(seat.FieldID)) }).
 		All(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("load halls: %w", err)
+		return nil, fmt.Errorf("load halls: %w", database.Classify(err))
 	}
-	out := make(map[int]*Hall, len(rows))
+	out := make(map[int]*seatflow.Hall, len(rows))
 	for _, h := range rows {
-		hall := &Hall{ID: h.ID, Name: h.Name, Seats: make([]Seat, len(h.Edges.Seats))}
+		hall := &seatflow.Hall{ID: h.ID, Name: h.Name, Seats: make([]seatflow.Seat, len(h.Edges.Seats))}
 		for i, st := range h.Edges.Seats {
 			hall.Seats[i] = toSeat(st)
 		}
@@ -183,12 +184,12 @@ func hallsFrom(ctx context.Context, db *ent.Client, ids []int) (map[int]*Hall, e
 	return out, nil
 }
 
-func (s *Service) loadShowtimes(ctx context.Context, ids []int) (map[int]*Showtime, error) {
+func (s *Service) loadShowtimes(ctx context.Context, ids []int) (map[int]*seatflow.Showtime, error) {
 	rows, err := s.DB.Showtime.Query().Where(showtime.IDIn(ids...)).All(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("load showtimes: %w", err)
+		return nil, fmt.Errorf("load showtimes: %w", database.Classify(err))
 	}
-	out := make(map[int]*Showtime, len(rows))
+	out := make(map[int]*seatflow.Showtime, len(rows))
 	for _, st := range rows {
 		out[st.ID] = toShowtime(st)
 	}
@@ -213,11 +214,11 @@ func (s *Service) loadDays(ctx context.Context, days []string) (map[string]*[]in
 		out[d] = &[]int{}
 	}
 	rows, err := s.DB.Showtime.Query().
-		Where(showtime.StartsAtGTE(from.UTC()), showtime.StartsAtLT(to.UTC()), showtime.StatusNEQ(showtime.StatusCANCELLED)).
+		Where(showtime.StartsAtGTE(from.UTC()), showtime.StartsAtLT(to.UTC()), showtime.StatusNEQ(seatflow.ShowtimeCancelled)).
 		Order(ent.Asc(showtime.FieldStartsAt), ent.Asc(showtime.FieldID)).
 		Select(showtime.FieldID, showtime.FieldStartsAt).All(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("load showtimes by day: %w", err)
+		return nil, fmt.Errorf("load showtimes by day: %w", database.Classify(err))
 	}
 	for _, st := range rows {
 		if l, ok := out[s.dayOf(st.StartsAt)]; ok {
@@ -233,11 +234,11 @@ func (s *Service) loadMovieShows(ctx context.Context, movieIDs []int) (map[int]*
 		out[id] = &[]int{}
 	}
 	rows, err := s.DB.Showtime.Query().
-		Where(showtime.MovieIDIn(movieIDs...), showtime.StatusNEQ(showtime.StatusCANCELLED)).
+		Where(showtime.MovieIDIn(movieIDs...), showtime.StatusNEQ(seatflow.ShowtimeCancelled)).
 		Order(ent.Asc(showtime.FieldStartsAt), ent.Asc(showtime.FieldID)).
 		Select(showtime.FieldID, showtime.FieldMovieID).All(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("load showtimes by movie: %w", err)
+		return nil, fmt.Errorf("load showtimes by movie: %w", database.Classify(err))
 	}
 	for _, st := range rows {
 		*out[st.MovieID] = append(*out[st.MovieID], st.ID)
@@ -247,7 +248,7 @@ func (s *Service) loadMovieShows(ctx context.Context, movieIDs []int) (map[int]*
 
 // MoviePage is one page of the movies connection.
 type MoviePage struct {
-	Movies      []*Movie
+	Movies      []*seatflow.Movie
 	HasNext     bool
 	HasPrevious bool
 	TotalCount  int
@@ -275,7 +276,7 @@ func parseMovieCursor(c string) (int, error) {
 
 // ListMovies returns a page of movies ordered by id, after the given cursor, optionally
 // only those with a status. The page's ids come from MySQL; the movies from the cache.
-func (s *Service) ListMovies(ctx context.Context, first *int, after *string, status *string) (*MoviePage, error) {
+func (s *Service) ListMovies(ctx context.Context, first *int, after *string, status *seatflow.MovieStatus) (*MoviePage, error) {
 	n := DefaultPageSize
 	if first != nil {
 		n = *first
@@ -292,15 +293,15 @@ func (s *Service) ListMovies(ctx context.Context, first *int, after *string, sta
 	}
 	q := s.DB.Movie.Query()
 	if status != nil {
-		q = q.Where(movie.StatusEQ(movie.Status(*status)))
+		q = q.Where(movie.StatusEQ(*status))
 	}
 	total, err := q.Clone().Count(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("count movies: %w", err)
+		return nil, fmt.Errorf("count movies: %w", database.Classify(err))
 	}
 	ids, err := q.Where(movie.IDGT(afterID)).Order(ent.Asc(movie.FieldID)).Limit(n + 1).IDs(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list movies: %w", err)
+		return nil, fmt.Errorf("list movies: %w", database.Classify(err))
 	}
 	page := &MoviePage{TotalCount: total, HasPrevious: afterID > 0}
 	if len(ids) > n {
@@ -318,34 +319,34 @@ func (s *Service) ListMovies(ctx context.Context, first *int, after *string, sta
 	return page, nil
 }
 
-func toMovie(m *ent.Movie) *Movie {
+func toMovie(m *ent.Movie) *seatflow.Movie {
 	genres := m.Genres
 	if genres == nil {
 		genres = []string{}
 	}
-	return &Movie{ID: m.ID, Title: m.Title, Synopsis: m.Synopsis, DurationMinutes: m.DurationMin,
-		Rating: m.Rating, Genres: genres, PosterURL: m.PosterURL, Status: string(m.Status)}
+	return &seatflow.Movie{ID: m.ID, Title: m.Title, Synopsis: m.Synopsis, DurationMinutes: m.DurationMin,
+		Rating: m.Rating, Genres: genres, PosterURL: m.PosterURL, Status: m.Status}
 }
 
-func toSeat(s *ent.Seat) Seat {
-	return Seat{ID: s.ID, HallID: s.HallID, Row: s.RowLabel, Number: s.Number, X: s.X, Y: s.Y,
-		Kind: string(s.Kind), Sellable: s.Sellable}
+func toSeat(s *ent.Seat) seatflow.Seat {
+	return seatflow.Seat{ID: s.ID, HallID: s.HallID, Row: s.RowLabel, Number: s.Number, X: s.X, Y: s.Y,
+		Kind: s.Kind, Sellable: s.Sellable}
 }
 
-func toShowtime(st *ent.Showtime) *Showtime {
-	out := &Showtime{ID: st.ID, MovieID: st.MovieID, HallID: st.HallID, StartsAt: st.StartsAt.UTC(),
-		EndsAt: st.EndsAt.UTC(), Status: string(st.Status), PurchaseLimit: st.PurchaseLimit,
+func toShowtime(st *ent.Showtime) *seatflow.Showtime {
+	out := &seatflow.Showtime{ID: st.ID, MovieID: st.MovieID, HallID: st.HallID, StartsAt: st.StartsAt.UTC(),
+		EndsAt: st.EndsAt.UTC(), Status: st.Status, PurchaseLimit: st.PurchaseLimit,
 		AllowSeatGaps: st.AllowSeatGaps, Currency: st.Currency}
-	for _, kind := range SeatKinds {
+	for _, kind := range seatflow.SeatKinds {
 		if cents, ok := st.Prices[kind]; ok {
-			out.Prices = append(out.Prices, Price{Kind: kind, AmountCents: cents})
+			out.Prices = append(out.Prices, seatflow.Price{Kind: kind, AmountCents: cents})
 		}
 	}
 	return out
 }
 
 // OnDay keeps the showtimes starting on day (cinema time zone); a nil day keeps all.
-func (s *Service) OnDay(shows []*Showtime, day *string) []*Showtime {
+func (s *Service) OnDay(shows []*seatflow.Showtime, day *string) []*seatflow.Showtime {
 	if day == nil {
 		return shows
 	}
@@ -359,7 +360,7 @@ func (s *Service) OnDay(shows []*Showtime, day *string) []*Showtime {
 }
 
 // OfMovie keeps the showtimes of one movie; a nil movie keeps all.
-func OfMovie(shows []*Showtime, movieID *int) []*Showtime {
+func OfMovie(shows []*seatflow.Showtime, movieID *int) []*seatflow.Showtime {
 	if movieID == nil {
 		return shows
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"seatflow"
 	"seatflow/ent"
 	"seatflow/ent/hall"
 	"seatflow/ent/predicate"
+	"seatflow/internal/database"
 )
 
 // ByteCache is the two-level catalog cache (package cache): values are JSON bytes, a nil
@@ -69,7 +69,7 @@ func (s *Service) write(ctx context.Context, fn func(tx *ent.Tx) (keys []string,
 	keys, err := fn(tx)
 	if err != nil {
 		_ = tx.Rollback()
-		return entError(err)
+		return database.Classify(err)
 	}
 	outboxID := 0
 	if s.Inval != nil && len(keys) > 0 {
@@ -79,7 +79,7 @@ func (s *Service) write(ctx context.Context, fn func(tx *ent.Tx) (keys []string,
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", entError(err))
+		return fmt.Errorf("commit: %w", database.Classify(err))
 	}
 	if outboxID != 0 {
 		// The write is done; a failed delivery is replayed by the outbox relay.
@@ -90,25 +90,26 @@ func (s *Service) write(ctx context.Context, fn func(tx *ent.Tx) (keys []string,
 	return nil
 }
 
-// SetShowtimeStatus moves a showtime from one of the from statuses to to, with a
-// conditional update, and invalidates its cache entry (open sale, close sale).
-func (s *Service) SetShowtimeStatus(ctx context.Context, id int, from []string, to string) (*Showtime, error) {
-	return s.setStatus(ctx, id, from, to, false)
+// SetShowtimeStatus moves a showtime to status to, if its status may change to it
+// (ShowtimeStatus.CanMoveTo), with a conditional update, and invalidates its cache entry
+// (open sale, close sale).
+func (s *Service) SetShowtimeStatus(ctx context.Context, id int, to seatflow.ShowtimeStatus) (*seatflow.Showtime, error) {
+	return s.setStatus(ctx, id, to, false)
 }
 
 // setStatus is SetShowtimeStatus; leavesLists also invalidates the day's and the movie's
 // lists, for a status (cancelled) that takes the showtime out of them.
-func (s *Service) setStatus(ctx context.Context, id int, from []string, to string, leavesLists bool) (*Showtime, error) {
+func (s *Service) setStatus(ctx context.Context, id int, to seatflow.ShowtimeStatus, leavesLists bool) (*seatflow.Showtime, error) {
 	err := s.write(ctx, func(tx *ent.Tx) ([]string, error) {
 		st, err := showtimeIn(ctx, tx, id)
 		if err != nil {
 			return nil, err
 		}
-		if !contains(from, string(st.Status)) {
+		if !st.Status.CanMoveTo(to) {
 			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d is %s", id, st.Status)
 		}
-		n, err := tx.Showtime.Update().Where(showtimeIs(id, string(st.Status))).
-			SetStatus(statusOf(to)).SetUpdatedAt(s.now()).Save(ctx)
+		n, err := tx.Showtime.Update().Where(showtimeIs(id, st.Status)).
+			SetStatus(to).SetUpdatedAt(s.now()).Save(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -124,40 +125,17 @@ func (s *Service) setStatus(ctx context.Context, id int, from []string, to strin
 	if err != nil {
 		return nil, err
 	}
-	return s.freshShowtime(ctx, id)
+	return s.FreshShowtime(ctx, id)
 }
 
-// freshShowtime reads a showtime from MySQL, bypassing the cache: what a write returns
-// must be what it wrote.
-func (s *Service) freshShowtime(ctx context.Context, id int) (*Showtime, error) {
+// FreshShowtime reads a showtime from MySQL, bypassing the cache: what a write returns
+// must be what it wrote, and whether a showtime is on sale must be current.
+func (s *Service) FreshShowtime(ctx context.Context, id int) (*seatflow.Showtime, error) {
 	st, err := s.DB.Showtime.Get(ctx, id)
 	if err != nil {
-		return nil, entError(err)
+		return nil, database.Classify(err)
 	}
 	return toShowtime(st), nil
 }
 
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 func hallIDIn(ids []int) predicate.Hall { return hall.IDIn(ids...) }
-
-// entError turns ent's not-found and constraint errors into client errors at the package
-// edge; everything else stays an internal error.
-func entError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case ent.IsNotFound(err):
-		return seatflow.Errorf(seatflow.ENOTFOUND, "%s", strings.TrimPrefix(err.Error(), "ent: "))
-	case ent.IsValidationError(err):
-		return seatflow.Errorf(seatflow.EINVALID, "%s", err.Error())
-	}
-	return err
-}

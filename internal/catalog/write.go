@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -10,9 +11,7 @@ import (
 
 	"seatflow"
 	"seatflow/ent"
-	"seatflow/ent/movie"
 	"seatflow/ent/predicate"
-	"seatflow/ent/seat"
 	"seatflow/ent/showtime"
 )
 
@@ -73,7 +72,7 @@ func deref(s *string) string {
 }
 
 // CreateMovie adds a listed movie.
-func (s *Service) CreateMovie(ctx context.Context, in MovieInput) (*Movie, error) {
+func (s *Service) CreateMovie(ctx context.Context, in MovieInput) (*seatflow.Movie, error) {
 	if err := validateMovie(&in); err != nil {
 		return nil, err
 	}
@@ -97,7 +96,7 @@ func (s *Service) CreateMovie(ctx context.Context, in MovieInput) (*Movie, error
 
 // UpdateMovie replaces a movie's details. Its showtimes keep their times: a new duration
 // applies to showtimes created or rescheduled afterwards.
-func (s *Service) UpdateMovie(ctx context.Context, id int, in MovieInput) (*Movie, error) {
+func (s *Service) UpdateMovie(ctx context.Context, id int, in MovieInput) (*seatflow.Movie, error) {
 	if err := validateMovie(&in); err != nil {
 		return nil, err
 	}
@@ -119,13 +118,13 @@ func (s *Service) UpdateMovie(ctx context.Context, id int, in MovieInput) (*Movi
 
 // SetMovieStatus lists or delists a movie. A delisted movie gets no new showtimes; its
 // existing ones stay as they are.
-func (s *Service) SetMovieStatus(ctx context.Context, id int, status string) (*Movie, error) {
-	if status != MovieListed && status != MovieDelisted {
+func (s *Service) SetMovieStatus(ctx context.Context, id int, status seatflow.MovieStatus) (*seatflow.Movie, error) {
+	if !status.Valid() {
 		return nil, invalid("status must be LISTED or DELISTED")
 	}
 	var updated *ent.Movie
 	err := s.write(ctx, func(tx *ent.Tx) (keys []string, err error) {
-		updated, err = tx.Movie.UpdateOneID(id).SetStatus(movie.Status(status)).SetUpdatedAt(s.now()).Save(ctx)
+		updated, err = tx.Movie.UpdateOneID(id).SetStatus(status).SetUpdatedAt(s.now()).Save(ctx)
 		if ent.IsNotFound(err) {
 			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "movie %d does not exist", id)
 		}
@@ -146,7 +145,7 @@ func nonNil(g []string) []string {
 
 // validateHall checks a hall layout and returns its seats, laid out front to back with
 // shorter rows centred: y is the row index, x the seat's column.
-func validateHall(in *HallInput) ([]Seat, error) {
+func validateHall(in *HallInput) ([]seatflow.Seat, error) {
 	in.Name = strings.TrimSpace(in.Name)
 	switch {
 	case in.Name == "" || utf8.RuneCountInString(in.Name) > 100:
@@ -181,7 +180,7 @@ func validateHall(in *HallInput) ([]Seat, error) {
 			}
 			seen[n] = true
 		}
-		if r.Kind != nil && !contains(SeatKinds, *r.Kind) {
+		if r.Kind != nil && !r.Kind.Valid() {
 			return nil, invalid("row %s: unknown seat kind %q", r.Label, *r.Kind)
 		}
 		widest = max(widest, r.Seats)
@@ -190,9 +189,9 @@ func validateHall(in *HallInput) ([]Seat, error) {
 	if total > maxHallSeats {
 		return nil, invalid("a hall has at most %d seats", maxHallSeats)
 	}
-	var seats []Seat
+	var seats []seatflow.Seat
 	for y, r := range in.Rows {
-		kind := SeatStandard
+		kind := seatflow.SeatStandard
 		if r.Kind != nil {
 			kind = *r.Kind
 		}
@@ -202,7 +201,7 @@ func validateHall(in *HallInput) ([]Seat, error) {
 		}
 		offset := (widest - r.Seats) / 2
 		for n := 1; n <= r.Seats; n++ {
-			seats = append(seats, Seat{Row: r.Label, Number: n, X: offset + n - 1, Y: y, Kind: kind, Sellable: !unsellable[n]})
+			seats = append(seats, seatflow.Seat{Row: r.Label, Number: n, X: offset + n - 1, Y: y, Kind: kind, Sellable: !unsellable[n]})
 		}
 	}
 	if sellable := countSellable(seats); sellable == 0 {
@@ -211,7 +210,7 @@ func validateHall(in *HallInput) ([]Seat, error) {
 	return seats, nil
 }
 
-func countSellable(seats []Seat) int {
+func countSellable(seats []seatflow.Seat) int {
 	n := 0
 	for _, st := range seats {
 		if st.Sellable {
@@ -222,7 +221,7 @@ func countSellable(seats []Seat) int {
 }
 
 // CreateHall adds a hall with its seat layout.
-func (s *Service) CreateHall(ctx context.Context, in HallInput) (*Hall, error) {
+func (s *Service) CreateHall(ctx context.Context, in HallInput) (*seatflow.Hall, error) {
 	seats, err := validateHall(&in)
 	if err != nil {
 		return nil, err
@@ -237,7 +236,7 @@ func (s *Service) CreateHall(ctx context.Context, in HallInput) (*Hall, error) {
 		builders := make([]*ent.SeatCreate, len(seats))
 		for i, st := range seats {
 			builders[i] = tx.Seat.Create().SetHallID(h.ID).SetRowLabel(st.Row).SetNumber(st.Number).
-				SetX(st.X).SetY(st.Y).SetKind(seat.Kind(st.Kind)).SetSellable(st.Sellable)
+				SetX(st.X).SetY(st.Y).SetKind(st.Kind).SetSellable(st.Sellable)
 		}
 		if err := tx.Seat.CreateBulk(builders...).Exec(ctx); err != nil {
 			return nil, err
@@ -255,10 +254,10 @@ func (s *Service) CreateHall(ctx context.Context, in HallInput) (*Hall, error) {
 }
 
 // validatePrices checks that every seat kind of the hall has exactly one price.
-func validatePrices(prices []PriceInput, hall *Hall) (map[string]int, error) {
-	out := make(map[string]int, len(prices))
+func validatePrices(prices []PriceInput, hall *seatflow.Hall) (map[seatflow.SeatKind]int, error) {
+	out := make(map[seatflow.SeatKind]int, len(prices))
 	for _, p := range prices {
-		if !contains(SeatKinds, p.Kind) {
+		if !p.Kind.Valid() {
 			return nil, invalid("unknown seat kind %q", p.Kind)
 		}
 		if _, dup := out[p.Kind]; dup {
@@ -271,8 +270,8 @@ func validatePrices(prices []PriceInput, hall *Hall) (map[string]int, error) {
 	}
 	var missing []string
 	for _, st := range hall.Seats {
-		if _, ok := out[st.Kind]; !ok && st.Sellable && !contains(missing, st.Kind) {
-			missing = append(missing, st.Kind)
+		if _, ok := out[st.Kind]; !ok && st.Sellable && !slices.Contains(missing, string(st.Kind)) {
+			missing = append(missing, string(st.Kind))
 		}
 	}
 	if len(missing) > 0 {
@@ -296,7 +295,7 @@ func (s *Service) checkStart(startsAt time.Time) error {
 func checkHallFree(ctx context.Context, tx *ent.Tx, hallID int, start, end time.Time, except int) error {
 	clash, err := tx.Showtime.Query().Where(
 		showtime.HallID(hallID), showtime.IDNEQ(except),
-		showtime.StatusNEQ(showtime.StatusCANCELLED),
+		showtime.StatusNEQ(seatflow.ShowtimeCancelled),
 		showtime.StartsAtLT(end), showtime.EndsAtGT(start),
 	).First(ctx)
 	if ent.IsNotFound(err) {
@@ -309,7 +308,7 @@ func checkHallFree(ctx context.Context, tx *ent.Tx, hallID int, start, end time.
 }
 
 // CreateShowtime schedules a showtime; it is SCHEDULED until sales open.
-func (s *Service) CreateShowtime(ctx context.Context, in ShowtimeInput) (*Showtime, error) {
+func (s *Service) CreateShowtime(ctx context.Context, in ShowtimeInput) (*seatflow.Showtime, error) {
 	limit := defaultPurchase
 	if in.PurchaseLimit != nil {
 		limit = *in.PurchaseLimit
@@ -328,7 +327,7 @@ func (s *Service) CreateShowtime(ctx context.Context, in ShowtimeInput) (*Showti
 		} else if err != nil {
 			return nil, err
 		}
-		if m.Status != movie.StatusLISTED {
+		if m.Status != seatflow.MovieListed {
 			return nil, invalid("movie %d is delisted: list it before scheduling showtimes", m.ID)
 		}
 		halls, err := hallsFrom(ctx, tx.Client(), []int{in.HallID})
@@ -361,12 +360,12 @@ func (s *Service) CreateShowtime(ctx context.Context, in ShowtimeInput) (*Showti
 	if err != nil {
 		return nil, err
 	}
-	return s.freshShowtime(ctx, id)
+	return s.FreshShowtime(ctx, id)
 }
 
 // RescheduleShowtime moves a showtime that has not closed; the day it left and the day it
 // moved to are both invalidated, so neither lists a stale copy.
-func (s *Service) RescheduleShowtime(ctx context.Context, id int, startsAt time.Time) (*Showtime, error) {
+func (s *Service) RescheduleShowtime(ctx context.Context, id int, startsAt time.Time) (*seatflow.Showtime, error) {
 	if err := s.checkStart(startsAt); err != nil {
 		return nil, err
 	}
@@ -375,7 +374,7 @@ func (s *Service) RescheduleShowtime(ctx context.Context, id int, startsAt time.
 		if err != nil {
 			return nil, err
 		}
-		if st.Status != showtime.StatusSCHEDULED && st.Status != showtime.StatusON_SALE {
+		if st.Status != seatflow.ShowtimeScheduled && st.Status != seatflow.ShowtimeOnSale {
 			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d is %s and cannot be rescheduled", id, st.Status)
 		}
 		start := startsAt.UTC()
@@ -383,7 +382,7 @@ func (s *Service) RescheduleShowtime(ctx context.Context, id int, startsAt time.
 		if err := checkHallFree(ctx, tx, st.HallID, start, end, id); err != nil {
 			return nil, err
 		}
-		n, err := tx.Showtime.Update().Where(showtimeIs(id, string(st.Status))).
+		n, err := tx.Showtime.Update().Where(showtimeIs(id, st.Status)).
 			SetStartsAt(start).SetEndsAt(end).SetUpdatedAt(s.now()).Save(ctx)
 		if err != nil {
 			return nil, err
@@ -396,14 +395,14 @@ func (s *Service) RescheduleShowtime(ctx context.Context, id int, startsAt time.
 	if err != nil {
 		return nil, err
 	}
-	return s.freshShowtime(ctx, id)
+	return s.FreshShowtime(ctx, id)
 }
 
 // CancelShowtime cancels a showtime that has not been cancelled already; it leaves the
 // day's and the movie's lists. Orders are not touched here: refunds are a payment matter
 // (and booking refuses payments for a cancelled showtime).
-func (s *Service) CancelShowtime(ctx context.Context, id int) (*Showtime, error) {
-	return s.setStatus(ctx, id, []string{ShowtimeScheduled, ShowtimeOnSale, ShowtimeClosed}, ShowtimeCancelled, true)
+func (s *Service) CancelShowtime(ctx context.Context, id int) (*seatflow.Showtime, error) {
+	return s.setStatus(ctx, id, seatflow.ShowtimeCancelled, true)
 }
 
 // showtimeIn reads a showtime inside a write's transaction, NOT_FOUND when it does not exist.
@@ -417,8 +416,6 @@ func showtimeIn(ctx context.Context, tx *ent.Tx, id int) (*ent.Showtime, error) 
 
 // showtimeIs matches a showtime still in the status it was read in: the conditional
 // update that makes status changes safe without row locks.
-func showtimeIs(id int, status string) predicate.Showtime {
-	return showtime.And(showtime.ID(id), showtime.StatusEQ(statusOf(status)))
+func showtimeIs(id int, status seatflow.ShowtimeStatus) predicate.Showtime {
+	return showtime.And(showtime.ID(id), showtime.StatusEQ(status))
 }
-
-func statusOf(s string) showtime.Status { return showtime.Status(s) }

@@ -18,7 +18,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
-	"seatflow/internal/catalog"
 	"seatflow/internal/keys"
 	"seatflow/internal/seats"
 )
@@ -77,7 +76,7 @@ type Hub struct {
 type show struct {
 	id        int
 	channel   string
-	hall      *catalog.Hall
+	hall      *seatflow.Hall
 	index     map[int]int // seat id → position in hall.Seats
 	watchers  map[*watcher]struct{}
 	confirmed chan struct{} // closed at the first subscribe confirmation
@@ -91,7 +90,7 @@ type show struct {
 type watcher struct {
 	show    *show
 	ctx     context.Context
-	ch      chan *seats.SeatMapEvent
+	ch      chan *seatflow.SeatMapEvent
 	release func() // gives the connection's subscription slot back; safe to call twice
 
 	// Guarded by the hub's mu.
@@ -99,7 +98,7 @@ type watcher struct {
 	resyncing bool
 	reason    string
 	again     string // a resync asked for while one was under way: done after it
-	pending   []*seats.SeatMapEvent
+	pending   []*seatflow.SeatMapEvent
 	closed    bool
 }
 
@@ -263,7 +262,7 @@ func (h *Hub) deliver(channel, payload string) {
 // offer puts a delta in the watcher's channel if it is the next version; an older one is
 // dropped, a newer one (a gap) or a full channel (a slow client) starts a resync. h.mu is
 // held.
-func (h *Hub) offer(w *watcher, ev *seats.SeatMapEvent) {
+func (h *Hub) offer(w *watcher, ev *seatflow.SeatMapEvent) {
 	if w.resyncing {
 		if len(w.pending) == h.buffer {
 			w.pending = append(w.pending[:0], w.pending[1:]...) // keep the newest
@@ -287,9 +286,9 @@ func (h *Hub) offer(w *watcher, ev *seats.SeatMapEvent) {
 
 // deltaEvent turns a delta into the event clients see: the changed seats with their full
 // template. The event is shared read-only by every watcher of the show.
-func (s *show) deltaEvent(d seats.Delta) *seats.SeatMapEvent {
-	ev := &seats.SeatMapEvent{Kind: seats.EventDelta, ShowtimeID: s.id, Version: d.Version,
-		Seats: make([]seats.SeatState, 0, len(d.Changes))}
+func (s *show) deltaEvent(d seats.Delta) *seatflow.SeatMapEvent {
+	ev := &seatflow.SeatMapEvent{Kind: seatflow.EventDelta, ShowtimeID: s.id, Version: d.Version,
+		Seats: make([]seatflow.SeatState, 0, len(d.Changes))}
 	for _, c := range d.Changes {
 		id, err := strconv.Atoi(c.SeatID)
 		if err != nil {
@@ -303,11 +302,11 @@ func (s *show) deltaEvent(d seats.Delta) *seats.SeatMapEvent {
 		status := c.Status
 		switch {
 		case !seat.Sellable:
-			status = seats.StatusUnavailable
-		case status != seats.StatusAvailable && status != seats.StatusHeld && status != seats.StatusSold:
-			status = seats.StatusHeld // never offer a seat of unknown state as free
+			status = seatflow.SeatUnavailable
+		case status != seatflow.SeatAvailable && status != seatflow.SeatHeld && status != seatflow.SeatSold:
+			status = seatflow.SeatHeld // never offer a seat of unknown state as free
 		}
-		ev.Seats = append(ev.Seats, seats.SeatState{Seat: seat, Status: status})
+		ev.Seats = append(ev.Seats, seatflow.SeatState{Seat: seat, Status: status})
 	}
 	return ev
 }
@@ -316,7 +315,7 @@ func (s *show) deltaEvent(d seats.Delta) *seats.SeatMapEvent {
 // SNAPSHOT of every seat of hall, then DELTA events in version order, and a fresh SNAPSHOT
 // whenever a delta may have been missed. It closes when ctx ends or the hub stops. At
 // most the number of subscriptions allowed by LimitSubscriptions may be open under ctx.
-func (h *Hub) Watch(ctx context.Context, showID int, hall *catalog.Hall) (<-chan *seats.SeatMapEvent, error) {
+func (h *Hub) Watch(ctx context.Context, showID int, hall *seatflow.Hall) (<-chan *seatflow.SeatMapEvent, error) {
 	release, err := acquireSubscription(ctx)
 	if err != nil {
 		return nil, err
@@ -341,7 +340,7 @@ func (h *Hub) Watch(ctx context.Context, showID int, hall *catalog.Hall) (<-chan
 }
 
 // join registers a watcher, subscribing to the show's channel if it is the first one.
-func (h *Hub) join(ctx context.Context, showID int, hall *catalog.Hall, release func()) (*watcher, error) {
+func (h *Hub) join(ctx context.Context, showID int, hall *seatflow.Hall, release func()) (*watcher, error) {
 	select {
 	case <-h.started:
 	case <-ctx.Done():
@@ -374,7 +373,7 @@ func (h *Hub) join(ctx context.Context, showID int, hall *catalog.Hall, release 
 		}
 	}
 	var once sync.Once
-	w := &watcher{show: s, ctx: ctx, ch: make(chan *seats.SeatMapEvent, h.buffer),
+	w := &watcher{show: s, ctx: ctx, ch: make(chan *seatflow.SeatMapEvent, h.buffer),
 		release: func() { once.Do(release) }, resyncing: true, reason: ReasonInitial}
 	s.watchers[w] = struct{}{}
 	activeSubscriptions.Inc()
@@ -382,7 +381,7 @@ func (h *Hub) join(ctx context.Context, showID int, hall *catalog.Hall, release 
 }
 
 // ready waits until the show's subscription is confirmed and reads the first snapshot.
-func (h *Hub) ready(ctx context.Context, w *watcher) (*seats.SeatMapEvent, error) {
+func (h *Hub) ready(ctx context.Context, w *watcher) (*seatflow.SeatMapEvent, error) {
 	timer := time.NewTimer(confirmTimeout)
 	defer timer.Stop()
 	select {
@@ -492,7 +491,7 @@ func (h *Hub) pause(w *watcher, d time.Duration) bool {
 
 // settle puts a snapshot in the watcher's (empty) channel and then the deltas that came
 // while it was read, those newer than it; h.mu is held.
-func (h *Hub) settle(w *watcher, ev *seats.SeatMapEvent, reason string) {
+func (h *Hub) settle(w *watcher, ev *seatflow.SeatMapEvent, reason string) {
 	if w.closed {
 		return
 	}
@@ -518,7 +517,7 @@ func (h *Hub) settle(w *watcher, ev *seats.SeatMapEvent, reason string) {
 }
 
 // drain empties ch without blocking: the client may be taking from it at the same time.
-func drain(ch chan *seats.SeatMapEvent) {
+func drain(ch chan *seatflow.SeatMapEvent) {
 	for {
 		select {
 		case <-ch:
@@ -529,10 +528,10 @@ func drain(ch chan *seats.SeatMapEvent) {
 }
 
 // snapshot reads every seat of the show and the version at one instant.
-func (h *Hub) snapshot(ctx context.Context, s *show) (*seats.SeatMapEvent, error) {
+func (h *Hub) snapshot(ctx context.Context, s *show) (*seatflow.SeatMapEvent, error) {
 	m, err := h.store.Map(ctx, s.id, s.hall)
 	if err != nil {
 		return nil, fmt.Errorf("live seat map: %w", err)
 	}
-	return &seats.SeatMapEvent{Kind: seats.EventSnapshot, ShowtimeID: s.id, Version: m.Version, Seats: m.Seats}, nil
+	return &seatflow.SeatMapEvent{Kind: seatflow.EventSnapshot, ShowtimeID: s.id, Version: m.Version, Seats: m.Seats}, nil
 }

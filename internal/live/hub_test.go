@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +18,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
-	"seatflow/internal/catalog"
 	"seatflow/internal/seats"
 	"seatflow/internal/testenv"
 )
@@ -25,13 +25,13 @@ import (
 const showID = 7
 
 // testHall is rows × perRow seats with ids 1..n; seat 2 is unsellable.
-func testHall(rows, perRow int) *catalog.Hall {
-	h := &catalog.Hall{ID: 1, Name: "Hall 1"}
+func testHall(rows, perRow int) *seatflow.Hall {
+	h := &seatflow.Hall{ID: 1, Name: "Hall 1"}
 	id := 1
 	for r := 0; r < rows; r++ {
 		for n := 1; n <= perRow; n++ {
-			h.Seats = append(h.Seats, catalog.Seat{ID: id, HallID: 1, Row: string(rune('A' + r)), Number: n,
-				X: n, Y: r, Kind: catalog.SeatStandard, Sellable: id != 2})
+			h.Seats = append(h.Seats, seatflow.Seat{ID: id, HallID: 1, Row: string(rune('A' + r)), Number: n,
+				X: n, Y: r, Kind: seatflow.SeatStandard, Sellable: id != 2})
 			id++
 		}
 	}
@@ -41,7 +41,7 @@ func testHall(rows, perRow int) *catalog.Hall {
 type fixture struct {
 	rdb   redis.UniversalClient
 	store *seats.Store
-	hall  *catalog.Hall
+	hall  *seatflow.Hall
 	red   *testenv.Redis
 }
 
@@ -99,19 +99,19 @@ func (f *fixture) release(t *testing.T, seat int, token string) {
 	}
 }
 
-func (f *fixture) realMap(t *testing.T) (map[int]string, int) {
+func (f *fixture) realMap(t *testing.T) (map[int]seatflow.SeatStatus, int) {
 	t.Helper()
 	m, err := f.store.Map(context.Background(), showID, f.hall)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return applyEvent(nil, &seats.SeatMapEvent{Kind: seats.EventSnapshot, Version: m.Version, Seats: m.Seats}), m.Version
+	return applyEvent(nil, &seatflow.SeatMapEvent{Kind: seatflow.EventSnapshot, Version: m.Version, Seats: m.Seats}), m.Version
 }
 
 // applyEvent applies an event to a client-side map, as a front end would.
-func applyEvent(m map[int]string, ev *seats.SeatMapEvent) map[int]string {
-	if ev.Kind == seats.EventSnapshot || m == nil {
-		m = map[int]string{}
+func applyEvent(m map[int]seatflow.SeatStatus, ev *seatflow.SeatMapEvent) map[int]seatflow.SeatStatus {
+	if ev.Kind == seatflow.EventSnapshot || m == nil {
+		m = map[int]seatflow.SeatStatus{}
 	}
 	for _, s := range ev.Seats {
 		m[s.Seat.ID] = s.Status
@@ -119,7 +119,7 @@ func applyEvent(m map[int]string, ev *seats.SeatMapEvent) map[int]string {
 	return m
 }
 
-func next(t *testing.T, ch <-chan *seats.SeatMapEvent) *seats.SeatMapEvent {
+func next(t *testing.T, ch <-chan *seatflow.SeatMapEvent) *seatflow.SeatMapEvent {
 	t.Helper()
 	select {
 	case ev, ok := <-ch:
@@ -135,12 +135,12 @@ func next(t *testing.T, ch <-chan *seats.SeatMapEvent) *seats.SeatMapEvent {
 
 // follow reads events until the client's map reaches version, checking that every DELTA
 // follows the previous version by exactly one.
-func follow(t *testing.T, ch <-chan *seats.SeatMapEvent, m map[int]string, last, version int) (map[int]string, int, []string) {
+func follow(t *testing.T, ch <-chan *seatflow.SeatMapEvent, m map[int]seatflow.SeatStatus, last, version int) (map[int]seatflow.SeatStatus, int, []seatflow.SeatMapEventKind) {
 	t.Helper()
-	var kinds []string
+	var kinds []seatflow.SeatMapEventKind
 	for last < version {
 		ev := next(t, ch)
-		if ev.Kind == seats.EventDelta && ev.Version != last+1 {
+		if ev.Kind == seatflow.EventDelta && ev.Version != last+1 {
 			t.Fatalf("DELTA version %d after version %d: a change was skipped", ev.Version, last)
 		}
 		m, last = applyEvent(m, ev), ev.Version
@@ -180,14 +180,14 @@ func TestSnapshotThenDelta(t *testing.T) {
 	}
 
 	snap := next(t, ch)
-	if snap.Kind != seats.EventSnapshot || snap.ShowtimeID != showID || len(snap.Seats) != len(f.hall.Seats) {
+	if snap.Kind != seatflow.EventSnapshot || snap.ShowtimeID != showID || len(snap.Seats) != len(f.hall.Seats) {
 		t.Fatalf("first event: got %s show %d with %d seats, want SNAPSHOT of show %d with %d seats",
 			snap.Kind, snap.ShowtimeID, len(snap.Seats), showID, len(f.hall.Seats))
 	}
 	for _, s := range snap.Seats {
-		want := seats.StatusAvailable
+		want := seatflow.SeatAvailable
 		if s.Seat.ID == 2 {
-			want = seats.StatusUnavailable
+			want = seatflow.SeatUnavailable
 		}
 		if s.Status != want {
 			t.Errorf("seat %d: got %s, want %s", s.Seat.ID, s.Status, want)
@@ -196,10 +196,10 @@ func TestSnapshotThenDelta(t *testing.T) {
 
 	f.hold(t, 4)
 	ev := next(t, ch)
-	if ev.Kind != seats.EventDelta || ev.Version != snap.Version+1 {
+	if ev.Kind != seatflow.EventDelta || ev.Version != snap.Version+1 {
 		t.Fatalf("after a hold: got %s v%d, want DELTA v%d", ev.Kind, ev.Version, snap.Version+1)
 	}
-	want := seats.SeatState{Seat: f.hall.Seats[3], Status: seats.StatusHeld}
+	want := seatflow.SeatState{Seat: f.hall.Seats[3], Status: seatflow.SeatHeld}
 	if len(ev.Seats) != 1 || ev.Seats[0] != want {
 		t.Fatalf("delta seats: got %+v, want [%+v]", ev.Seats, want)
 	}
@@ -228,11 +228,11 @@ func TestTwoInstancesBothSeeAChange(t *testing.T) {
 	va, vb := next(t, chA).Version, next(t, chB).Version
 	f.hold(t, 5)
 	for name, c := range map[string]struct {
-		ch <-chan *seats.SeatMapEvent
+		ch <-chan *seatflow.SeatMapEvent
 		v  int
 	}{"A": {chA, va}, "B": {chB, vb}} {
 		ev := next(t, c.ch)
-		if ev.Kind != seats.EventDelta || ev.Version != c.v+1 || ev.Seats[0].Seat.ID != 5 {
+		if ev.Kind != seatflow.EventDelta || ev.Version != c.v+1 || ev.Seats[0].Seat.ID != 5 {
 			t.Errorf("instance %s: got %s v%d %+v, want DELTA v%d for seat 5", name, ev.Kind, ev.Version, ev.Seats, c.v+1)
 		}
 	}
@@ -247,8 +247,8 @@ func TestStormEveryWatcherEndsWithTheRealMap(t *testing.T) {
 
 	// Watchers that stay for the whole storm.
 	type stayer struct {
-		ch   <-chan *seats.SeatMapEvent
-		m    map[int]string
+		ch   <-chan *seatflow.SeatMapEvent
+		m    map[int]seatflow.SeatStatus
 		last int
 	}
 	watchCtx, stopWatching := context.WithCancel(context.Background())
@@ -288,10 +288,10 @@ func TestStormEveryWatcherEndsWithTheRealMap(t *testing.T) {
 				}
 				last := -1
 				for ev := range ch {
-					if last >= 0 && ev.Kind == seats.EventDelta && ev.Version != last+1 {
+					if last >= 0 && ev.Kind == seatflow.EventDelta && ev.Version != last+1 {
 						t.Errorf("DELTA v%d after v%d", ev.Version, last)
 					}
-					if ev.Kind == seats.EventSnapshot && ev.Version < last {
+					if ev.Kind == seatflow.EventSnapshot && ev.Version < last {
 						t.Errorf("SNAPSHOT v%d after v%d", ev.Version, last)
 					}
 					last = ev.Version
@@ -306,7 +306,7 @@ func TestStormEveryWatcherEndsWithTheRealMap(t *testing.T) {
 	for _, s := range stayers {
 		readers.Go(func() {
 			for ev := range s.ch {
-				if ev.Kind == seats.EventDelta && ev.Version != s.last+1 {
+				if ev.Kind == seatflow.EventDelta && ev.Version != s.last+1 {
 					t.Errorf("stayer: DELTA v%d after v%d", ev.Version, s.last)
 				}
 				mu.Lock()
@@ -371,15 +371,15 @@ func TestSlowReaderDoesNotDelayOthers(t *testing.T) {
 	// one reads nothing and overflows its buffer.
 	snap := next(t, fast)
 	type result struct {
-		m     map[int]string
-		kinds []string
+		m     map[int]seatflow.SeatStatus
+		kinds []seatflow.SeatMapEventKind
 	}
 	const changes = 45
 	r := result{m: applyEvent(nil, snap)}
 	last := snap.Version
 	for seat := 3; seat < 3+changes; seat++ {
 		f.hold(t, seat)
-		var kinds []string
+		var kinds []seatflow.SeatMapEventKind
 		r.m, last, kinds = follow(t, fast, r.m, last, last+1)
 		r.kinds = append(r.kinds, kinds...)
 	}
@@ -388,7 +388,7 @@ func TestSlowReaderDoesNotDelayOthers(t *testing.T) {
 		t.Fatalf("version: got %d, want %d", version, snap.Version+changes)
 	}
 	for _, k := range r.kinds {
-		if k != seats.EventDelta {
+		if k != seatflow.EventDelta {
 			t.Fatalf("fast watcher got %v, want only DELTAs (snapshots: gap %v, slow %v, reconnect %v)", r.kinds,
 				counterValue(snapshotsSent.WithLabelValues(ReasonGap)), counterValue(snapshotsSent.WithLabelValues(ReasonSlow)),
 				counterValue(snapshotsSent.WithLabelValues(ReasonReconnect)))
@@ -403,7 +403,7 @@ func TestSlowReaderDoesNotDelayOthers(t *testing.T) {
 	if fmt.Sprint(m) != fmt.Sprint(want) {
 		t.Errorf("slow watcher map:\n got %v\nwant %v", m, want)
 	}
-	if !strings.Contains(fmt.Sprint(kinds), seats.EventSnapshot) {
+	if !slices.Contains(kinds, seatflow.EventSnapshot) {
 		t.Errorf("slow watcher got %v, want a resync SNAPSHOT", kinds)
 	}
 	if got := counterValue(slowSubscribers) - slowBefore; got != 1 {
@@ -464,18 +464,18 @@ func TestDroppedPubSubConnectionResyncs(t *testing.T) {
 
 	ev := next(t, ch)
 	m := applyEvent(applyEvent(nil, snap), ev)
-	if ev.Kind == seats.EventDelta {
+	if ev.Kind == seatflow.EventDelta {
 		ev = next(t, ch) // the delta got through before the kill took effect
 		m = applyEvent(m, ev)
 	}
-	if ev.Kind != seats.EventSnapshot {
+	if ev.Kind != seatflow.EventSnapshot {
 		t.Fatalf("after reconnect: got %s v%d, want SNAPSHOT", ev.Kind, ev.Version)
 	}
 	if got := counterValue(snapshotsSent.WithLabelValues(ReasonReconnect)) - reconnectsBefore; got < 2 {
 		t.Errorf("reconnect snapshots: got %v, want ≥ 2 (one per watcher)", got)
 	}
 	ev2 := next(t, ch2)
-	if ev2.Kind == seats.EventDelta {
+	if ev2.Kind == seatflow.EventDelta {
 		ev2 = next(t, ch2)
 	}
 	if ev2 != ev {
@@ -559,7 +559,7 @@ func TestVersionGapResyncs(t *testing.T) {
 		t.Fatal("seat 1 not held")
 	}
 	ev := next(t, ch)
-	if ev.Kind != seats.EventSnapshot || ev.Version != snap.Version+2 {
+	if ev.Kind != seatflow.EventSnapshot || ev.Version != snap.Version+2 {
 		t.Fatalf("after a gap: %s v%d, want SNAPSHOT v%d", ev.Kind, ev.Version, snap.Version+2)
 	}
 	if got := counterValue(snapshotsSent.WithLabelValues(ReasonGap)) - gaps; got != 1 {
@@ -568,7 +568,7 @@ func TestVersionGapResyncs(t *testing.T) {
 	if f.hold(t, 3) == "" {
 		t.Fatal("seat 3 not held")
 	}
-	if ev := next(t, ch); ev.Kind != seats.EventDelta || ev.Version != snap.Version+3 {
+	if ev := next(t, ch); ev.Kind != seatflow.EventDelta || ev.Version != snap.Version+3 {
 		t.Fatalf("after the resync: %s v%d, want DELTA v%d", ev.Kind, ev.Version, snap.Version+3)
 	}
 }
@@ -588,7 +588,7 @@ func TestResyncAskedDuringResync(t *testing.T) {
 	}
 	h.mu.Unlock()
 	for i := 0; i < 2; i++ {
-		if ev := next(t, ch); ev.Kind != seats.EventSnapshot {
+		if ev := next(t, ch); ev.Kind != seatflow.EventSnapshot {
 			t.Fatalf("event %d: %s, want SNAPSHOT", i+1, ev.Kind)
 		}
 	}
@@ -598,7 +598,7 @@ func TestResyncAskedDuringResync(t *testing.T) {
 }
 
 // watchOne starts a hub on a 6-seat showtime and one watcher of it, until the test ends.
-func watchOne(t *testing.T) (*fixture, *Hub, <-chan *seats.SeatMapEvent) {
+func watchOne(t *testing.T) (*fixture, *Hub, <-chan *seatflow.SeatMapEvent) {
 	t.Helper()
 	f := newFixture(t, 1, 6)
 	h, _ := f.startHub(t, f.rdb, Options{})

@@ -9,13 +9,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seatflow"
 	"seatflow/ent"
-	"seatflow/ent/order"
-	"seatflow/ent/seat"
-	"seatflow/ent/showtime"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
 	"seatflow/internal/reconcile"
+	"seatflow/internal/sales"
 	"seatflow/internal/seats"
 	"seatflow/internal/testenv"
 )
@@ -32,11 +31,13 @@ type env struct {
 	rdb   redis.UniversalClient
 	store *seats.Store
 	svc   *booking.Service
+	sales *sales.Service
+	cat   *catalog.Service
 	rec   *reconcile.Reconciler
 	clock *testenv.Clock
 	show  int
-	hall  *catalog.Hall
-	halls map[int]*catalog.Hall // showtime → hall
+	hall  *seatflow.Hall
+	halls map[int]*seatflow.Hall // showtime → hall
 }
 
 func newEnv(t testing.TB, rows, perRow int) *env {
@@ -45,9 +46,12 @@ func newEnv(t testing.TB, rows, perRow int) *env {
 	r := testenv.NewRedis(t)
 	clk := testenv.NewClock(time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC))
 	store := &seats.Store{RDB: r.Client, Keys: r.Keys, Now: clk.Now}
-	e := &env{db: db, rdb: r.Client, store: store, clock: clk, halls: map[int]*catalog.Hall{}}
-	e.svc = &booking.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys,
-		Catalog: &catalog.Service{DB: db, Now: clk.Now}, Now: clk.Now}
+	e := &env{db: db, rdb: r.Client, store: store, clock: clk, halls: map[int]*seatflow.Hall{}}
+	cat := &catalog.Service{DB: db, Now: clk.Now}
+	e.cat = cat
+	e.sales = &sales.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now}
+	e.svc = &booking.Service{DB: db, Seats: store, Layouts: &seats.Layouts{Halls: cat}, Hashes: e.sales,
+		RDB: r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now}
 	e.rec = e.reconciler(t, 500)
 	e.show, e.hall = e.addShowtime(t, rows, perRow)
 	return e
@@ -55,46 +59,34 @@ func newEnv(t testing.TB, rows, perRow int) *env {
 
 // reconciler returns a new Reconciler (as another instance would have) over e's stores.
 func (e *env) reconciler(t testing.TB, batch int) *reconcile.Reconciler {
-	return &reconcile.Reconciler{DB: e.db, Seats: e.store, Booking: e.svc, RDB: e.rdb, Keys: e.store.Keys,
+	return &reconcile.Reconciler{DB: e.db, Seats: e.store, Orders: e.svc, Sales: e.sales, RDB: e.rdb, Keys: e.store.Keys,
 		Config: reconcile.Config{Batch: batch, Grace: grace, ExpiryBuffer: buffer, Now: e.clock.Now,
 			Log: slog.New(slog.NewTextHandler(t.Output(), nil))}}
 }
 
 // addShowtime creates a movie, a rows×perRow hall and an on-sale showtime with its seat
 // hash (no purchase limit to speak of, gaps allowed).
-func (e *env) addShowtime(t testing.TB, rows, perRow int) (int, *catalog.Hall) {
+func (e *env) addShowtime(t testing.TB, rows, perRow int) (int, *seatflow.Hall) {
 	t.Helper()
 	ctx := context.Background()
-	now := e.clock.Now()
-	m := e.db.Movie.Create().SetTitle("Film").SetDurationMin(100).SetCreatedAt(now).SetUpdatedAt(now).SaveX(ctx)
-	h := e.db.Hall.Create().SetName("Hall").SetCreatedAt(now).SaveX(ctx)
-	bulk := make([]*ent.SeatCreate, 0, rows*perRow)
-	for r := range rows {
-		for n := 1; n <= perRow; n++ {
-			bulk = append(bulk, e.db.Seat.Create().SetHallID(h.ID).SetRowLabel(string(rune('A'+r))).SetNumber(n).
-				SetX(n*10).SetY(r*10).SetKind(seat.KindSTANDARD))
-		}
-	}
-	e.db.Seat.CreateBulk(bulk...).SaveX(ctx)
-	st := e.db.Showtime.Create().SetMovieID(m.ID).SetHallID(h.ID).SetStartsAt(now.Add(24 * time.Hour)).
-		SetEndsAt(now.Add(26 * time.Hour)).SetStatus(showtime.StatusON_SALE).SetPurchaseLimit(1000).
-		SetAllowSeatGaps(true).SetPrices(map[string]int{"STANDARD": 1000}).
-		SetCurrency("EUR").SetCreatedAt(now).SetUpdatedAt(now).SaveX(ctx)
-	hall, err := e.svc.Catalog.Hall(ctx, h.ID)
+	showID, hallID := testenv.Showtime(t, e.db, e.clock.Now(), testenv.ShowtimeSpec{Rows: rows, PerRow: perRow,
+		Limit: 1000, AllowGaps: true, StartsIn: 24 * time.Hour,
+		Prices: map[seatflow.SeatKind]int{seatflow.SeatStandard: 1000}})
+	hall, err := e.cat.Hall(ctx, hallID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.Init(ctx, st.ID, hall, nil); err != nil {
+	if _, err := e.store.Init(ctx, showID, hall, nil); err != nil {
 		t.Fatal(err)
 	}
-	e.halls[st.ID] = hall
-	return st.ID, hall
+	e.halls[showID] = hall
+	return showID, hall
 }
 
 // seat returns the id of seat n of row ("A", "B", ...) of the first showtime's hall.
 func (e *env) seat(row string, n int) int { return seatOf(e.hall, row, n) }
 
-func seatOf(hall *catalog.Hall, row string, n int) int {
+func seatOf(hall *seatflow.Hall, row string, n int) int {
 	for _, s := range hall.Seats {
 		if s.Row == row && s.Number == n {
 			return s.ID
@@ -104,7 +96,7 @@ func seatOf(hall *catalog.Hall, row string, n int) int {
 }
 
 // hold makes a pending order through booking's normal path.
-func (e *env) hold(t testing.TB, userID string, seatIDs ...int) *booking.Order {
+func (e *env) hold(t testing.TB, userID string, seatIDs ...int) *seatflow.Order {
 	t.Helper()
 	o, err := e.svc.HoldSeats(context.Background(), userID, booking.HoldSeatsInput{ShowtimeID: e.show,
 		SeatIDs: seatIDs, IdempotencyKey: fmt.Sprint(seatIDs)})
@@ -136,7 +128,7 @@ func (e *env) sellOrphan(t testing.TB, showID int, token, userID string, seatIDs
 // markPaid sets an order PAID in MySQL only, as payOrder does before it dies.
 func (e *env) markPaid(t testing.TB, id int) {
 	t.Helper()
-	e.db.Order.UpdateOneID(id).SetStatus(order.StatusPAID).SetPaidAt(e.clock.Now()).SetPaymentRef("pay").ExecX(context.Background())
+	e.db.Order.UpdateOneID(id).SetStatus(seatflow.OrderPaid).SetPaidAt(e.clock.Now()).SetPaymentRef("pay").ExecX(context.Background())
 }
 
 func (e *env) runOnce(t testing.TB) *reconcile.Report {
@@ -183,7 +175,7 @@ func (e *env) verify(t testing.TB) {
 	}
 }
 
-func wantState(t testing.TB, got seats.State, status, token string) {
+func wantState(t testing.TB, got seats.State, status seatflow.SeatStatus, token string) {
 	t.Helper()
 	if got.Status != status || got.Token != token {
 		t.Errorf("seat = %s by %q, want %s by %q", got.Status, got.Token, status, token)

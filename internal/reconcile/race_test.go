@@ -12,7 +12,6 @@ import (
 	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/internal/booking"
-	"seatflow/internal/seats"
 )
 
 // TestRebuildDuringHoldsAndPays loses the seat hash again and again while buyers hold,
@@ -49,12 +48,12 @@ func TestRebuildDuringHoldsAndPays(t *testing.T) {
 				continue
 			}
 			for id, token := range soldTo {
-				if st := states[id]; st.Status != seats.StatusSold || st.Token != token {
+				if st := states[id]; st.Status != seatflow.SeatSold || st.Token != token {
 					t.Errorf("seat %d was sold to %s, now %s by %q", id, token, st.Status, st.Token)
 				}
 			}
 			for id, st := range states {
-				if st.Status == seats.StatusSold {
+				if st.Status == seatflow.SeatSold {
 					soldTo[id] = st.Token
 				}
 			}
@@ -125,7 +124,7 @@ func TestRebuildDuringHoldsAndPays(t *testing.T) {
 	// A pending hold can lose its seat to a rebuild that read MySQL just before its order
 	// committed (accepted drift: MySQL's unique occupancy keeps anyone else from buying
 	// it). Paying it is what a customer does next; the paid-seat repair then sells it.
-	pending := e.db.Order.Query().Where(order.StatusEQ(order.StatusPENDING_PAYMENT)).AllX(ctx)
+	pending := e.db.Order.Query().Where(order.StatusEQ(seatflow.OrderPending)).AllX(ctx)
 	for _, o := range pending {
 		if _, err := e.svc.PayOrder(ctx, o.UserID, o.ID, "pay"); err != nil {
 			t.Errorf("pay pending order %d: %v", o.ID, err)

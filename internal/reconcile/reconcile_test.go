@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"seatflow/ent/order"
+	"seatflow"
 	"seatflow/internal/booking"
 	"seatflow/internal/reconcile"
 	"seatflow/internal/seats"
@@ -27,7 +27,7 @@ func TestOrphanHold(t *testing.T) {
 		if got := counts(rep); got != [6]int{} {
 			t.Errorf("repairs = %v, want none", got)
 		}
-		wantState(t, e.state(t, a1), seats.StatusHeld, "dead")
+		wantState(t, e.state(t, a1), seatflow.SeatHeld, "dead")
 		if got := e.count(t, "u1"); got != 2 {
 			t.Errorf("count = %d, want 2 (an in-flight hold's count is not judged)", got)
 		}
@@ -40,9 +40,9 @@ func TestOrphanHold(t *testing.T) {
 		if rep.OrphanHoldsReleased != 2 {
 			t.Errorf("orphanHoldsReleased = %d, want 2", rep.OrphanHoldsReleased)
 		}
-		wantState(t, e.state(t, a1), seats.StatusAvailable, "")
-		wantState(t, e.state(t, a2), seats.StatusAvailable, "")
-		wantState(t, e.state(t, b1), seats.StatusHeld, "inflight")
+		wantState(t, e.state(t, a1), seatflow.SeatAvailable, "")
+		wantState(t, e.state(t, a2), seatflow.SeatAvailable, "")
+		wantState(t, e.state(t, b1), seatflow.SeatHeld, "inflight")
 		if got := e.count(t, "u2"); got != 1 {
 			t.Errorf("count of the in-flight hold's user = %d, want 1", got)
 		}
@@ -77,7 +77,7 @@ func TestLostExpiryEnqueue(t *testing.T) {
 		if rep := e.runOnce(t); rep.ExpiredCancelled != 0 {
 			t.Errorf("expiredCancelled = %d, want 0 within the buffer", rep.ExpiredCancelled)
 		}
-		if got := e.db.Order.GetX(ctx, o.ID).Status; got != order.StatusPENDING_PAYMENT {
+		if got := e.db.Order.GetX(ctx, o.ID).Status; got != seatflow.OrderPending {
 			t.Errorf("status = %s, want PENDING_PAYMENT", got)
 		}
 	})
@@ -87,10 +87,10 @@ func TestLostExpiryEnqueue(t *testing.T) {
 		if rep := e.runOnce(t); rep.ExpiredCancelled != 1 {
 			t.Errorf("expiredCancelled = %d, want 1", rep.ExpiredCancelled)
 		}
-		if got := e.db.Order.GetX(ctx, o.ID).Status; got != order.StatusEXPIRED {
+		if got := e.db.Order.GetX(ctx, o.ID).Status; got != seatflow.OrderExpired {
 			t.Errorf("status = %s, want EXPIRED", got)
 		}
-		wantState(t, e.state(t, a1), seats.StatusAvailable, "")
+		wantState(t, e.state(t, a1), seatflow.SeatAvailable, "")
 		if got := e.count(t, "u1"); got != 0 {
 			t.Errorf("count = %d, want 0", got)
 		}
@@ -110,7 +110,7 @@ func TestPaidNeverConfirmed(t *testing.T) {
 		if rep := e.runOnce(t); rep.PaidSeatsFixed != 2 {
 			t.Errorf("paidSeatsFixed = %d, want 2", rep.PaidSeatsFixed)
 		}
-		wantState(t, e.state(t, e.seat("A", 2)), seats.StatusSold, o.HoldToken)
+		wantState(t, e.state(t, e.seat("A", 2)), seatflow.SeatSold, o.HoldToken)
 		e.verify(t)
 	})
 
@@ -123,7 +123,7 @@ func TestPaidNeverConfirmed(t *testing.T) {
 		if rep := e.runOnce(t); rep.PaidSeatsFixed != 1 {
 			t.Errorf("paidSeatsFixed = %d, want 1", rep.PaidSeatsFixed)
 		}
-		wantState(t, e.state(t, e.seat("A", 5)), seats.StatusSold, o.HoldToken)
+		wantState(t, e.state(t, e.seat("A", 5)), seatflow.SeatSold, o.HoldToken)
 		if got := e.count(t, "u2"); got != 1 {
 			t.Errorf("count = %d, want 1", got)
 		}
@@ -150,7 +150,7 @@ func TestPaidNeverConfirmed(t *testing.T) {
 		if rep := e.runOnce(t); rep.PaidSeatsFixed != 1 || rep.PaidSeatConflicts != 0 {
 			t.Errorf("next run: paidSeatsFixed, conflicts = %d, %d, want 1, 0", rep.PaidSeatsFixed, rep.PaidSeatConflicts)
 		}
-		wantState(t, e.state(t, b1), seats.StatusSold, o.HoldToken)
+		wantState(t, e.state(t, b1), seatflow.SeatSold, o.HoldToken)
 	})
 }
 
@@ -169,9 +169,9 @@ func TestLostSeatHash(t *testing.T) {
 		if rep.HashesRebuilt != 1 {
 			t.Errorf("hashesRebuilt = %d, want 1", rep.HashesRebuilt)
 		}
-		wantState(t, e.state(t, e.seat("A", 1)), seats.StatusHeld, pending.HoldToken)
-		wantState(t, e.state(t, e.seat("B", 3)), seats.StatusSold, paid.HoldToken)
-		wantState(t, e.state(t, e.seat("B", 4)), seats.StatusAvailable, "")
+		wantState(t, e.state(t, e.seat("A", 1)), seatflow.SeatHeld, pending.HoldToken)
+		wantState(t, e.state(t, e.seat("B", 3)), seatflow.SeatSold, paid.HoldToken)
+		wantState(t, e.state(t, e.seat("B", 4)), seatflow.SeatAvailable, "")
 		if u1, u2 := e.count(t, "u1"), e.count(t, "u2"); u1 != 2 || u2 != 1 {
 			t.Errorf("counts = %d, %d, want 2, 1", u1, u2)
 		}
@@ -200,8 +200,8 @@ func TestSoldOrphanAndCountOff(t *testing.T) {
 	if rep.SoldOrphansReleased != 2 || rep.LimitsRecounted != 2 {
 		t.Errorf("soldOrphansReleased, limitsRecounted = %d, %d, want 2, 2", rep.SoldOrphansReleased, rep.LimitsRecounted)
 	}
-	wantState(t, e.state(t, e.seat("A", 7)), seats.StatusAvailable, "")
-	wantState(t, e.state(t, e.seat("A", 1)), seats.StatusHeld, o.HoldToken)
+	wantState(t, e.state(t, e.seat("A", 7)), seatflow.SeatAvailable, "")
+	wantState(t, e.state(t, e.seat("A", 1)), seatflow.SeatHeld, o.HoldToken)
 	if u1, u2 := e.count(t, "u1"), e.count(t, "u2"); u1 != 1 || u2 != 0 {
 		t.Errorf("counts = %d, %d, want 1, 0", u1, u2)
 	}
@@ -390,9 +390,9 @@ func TestRepairsPublishDeltas(t *testing.T) {
 	}
 
 	// Every version from before+1 to after arrives, each with the seats it changed.
-	want := map[string]string{ // seat → status after the first run's repairs
-		strconv.Itoa(e.seat("A", 1)): seats.StatusAvailable, strconv.Itoa(e.seat("A", 3)): seats.StatusSold,
-		strconv.Itoa(e.seat("A", 5)): seats.StatusAvailable, strconv.Itoa(e.seat("A", 7)): seats.StatusAvailable,
+	want := map[string]seatflow.SeatStatus{ // seat → status after the first run's repairs
+		strconv.Itoa(e.seat("A", 1)): seatflow.SeatAvailable, strconv.Itoa(e.seat("A", 3)): seatflow.SeatSold,
+		strconv.Itoa(e.seat("A", 5)): seatflow.SeatAvailable, strconv.Itoa(e.seat("A", 7)): seatflow.SeatAvailable,
 	}
 	last := 0
 	rebuilt := false

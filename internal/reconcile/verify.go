@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 
+	"seatflow"
+
 	"seatflow/ent"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
@@ -32,7 +34,7 @@ func (v Violation) String() string { return fmt.Sprintf("showtime %d: %s", v.Sho
 // It returns every violation it finds (none means the stores agree).
 func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violation, error) {
 	var out []Violation
-	active, err := db.Order.Query().Where(order.StatusIn(order.StatusPENDING_PAYMENT, order.StatusPAID)).All(ctx)
+	active, err := db.Order.Query().Where(order.StatusIn(seatflow.OrderPending, seatflow.OrderPaid)).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("verify: orders: %w", err)
 	}
@@ -74,7 +76,7 @@ func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violatio
 		}
 	}
 
-	shows, err := db.Showtime.Query().Where(showtime.StatusIn(showtime.StatusON_SALE, showtime.StatusCLOSED)).
+	shows, err := db.Showtime.Query().Where(showtime.StatusIn(seatflow.ShowtimeOnSale, seatflow.ShowtimeClosed)).
 		WithHall(func(q *ent.HallQuery) { q.WithSeats() }).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("verify: showtimes: %w", err)
@@ -98,12 +100,12 @@ func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violatio
 				continue
 			}
 			o := owner[seatKey{sh.ID, seat.ID}]
-			want := seats.State{Status: seats.StatusAvailable}
+			want := seats.State{Status: seatflow.SeatAvailable}
 			if o != nil {
 				counts[o.UserID]++
-				want = seats.State{Status: seats.StatusHeld, Token: o.HoldToken}
-				if o.Status == order.StatusPAID {
-					want.Status = seats.StatusSold
+				want = seats.State{Status: seatflow.SeatHeld, Token: o.HoldToken}
+				if o.Status == seatflow.OrderPaid {
+					want.Status = seatflow.SeatSold
 				}
 			}
 			if !inHash || st.Status != want.Status || st.Token != want.Token {
@@ -141,7 +143,7 @@ func describe(s seats.State, present bool) string {
 		return "missing"
 	}
 	if s.Token == "" {
-		return s.Status
+		return string(s.Status)
 	}
-	return s.Status + " by " + s.Token
+	return string(s.Status) + " by " + s.Token
 }

@@ -3,6 +3,7 @@ package respcache
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -140,8 +141,27 @@ type extension struct{ s *Store }
 
 var _ graphql.OperationContextMutator = extension{}
 
-func (extension) ExtensionName() string                   { return "ResponseCache" }
-func (extension) Validate(graphql.ExecutableSchema) error { return nil }
+func (extension) ExtensionName() string { return "ResponseCache" }
+
+// Validate learns the catalog fields from the schema: the field definitions carrying the
+// @catalog directive. gqlgen calls it once, when the extension is added, before any request.
+func (e extension) Validate(es graphql.ExecutableSchema) error {
+	for _, def := range es.Schema().Types {
+		for _, f := range def.Fields {
+			if f.Directives.ForName(CatalogDirective) != nil {
+				e.s.fields[def.Name+"."+f.Name] = true
+			}
+		}
+	}
+	if len(e.s.fields) == 0 {
+		return fmt.Errorf("response cache: the schema marks no field @%s", CatalogDirective)
+	}
+	return nil
+}
+
+// CatalogDirective marks, in the schema, the fields whose values come from the catalog
+// cache alone.
+const CatalogDirective = "catalog"
 func (e extension) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	p, _ := ctx.Value(pendingKey{}).(*pending)
 	if p != nil && oc.Operation != nil && oc.Operation.Operation == ast.Query {

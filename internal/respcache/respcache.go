@@ -77,14 +77,12 @@ type entry struct {
 	until       time.Time
 }
 
-// New returns a Store of at most maxBytes of responses to queries that select only the
-// given fields ("Type.field"; __typename is always allowed); now is the clock the catalog
-// cache's local level runs on.
-func New(maxBytes int, now func() time.Time, fields ...string) *Store {
+// New returns a Store of at most maxBytes of responses to queries that select only
+// catalog fields: those the schema marks @catalog (__typename is always allowed), learnt
+// when the Extension is added to the GraphQL server. now is the clock the catalog cache's
+// local level runs on.
+func New(maxBytes int, now func() time.Time) *Store {
 	s := &Store{byTag: map[string]map[string]struct{}{}, maxBytes: maxBytes, now: now, fields: map[string]bool{}}
-	for _, f := range fields {
-		s.fields[f] = true
-	}
 	s.lru, _ = simplelru.NewLRU(maxEntries, s.evicted)
 	return s
 }

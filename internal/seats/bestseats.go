@@ -3,7 +3,7 @@ package seats
 import (
 	"math"
 
-	"seatflow/internal/catalog"
+	"seatflow"
 )
 
 // BestSeats suggests count free seats of the hall given the seat states (from States):
@@ -16,14 +16,14 @@ import (
 // keeps as many people together as possible, the biggest group in the best place. It
 // returns nil when fewer than count seats are free (or none can be placed), and never
 // more than count seats.
-func BestSeats(hall *catalog.Hall, states map[int]State, count int, allowGaps bool) []catalog.Seat {
+func BestSeats(hall *seatflow.Hall, states map[int]State, count int, allowGaps bool) []seatflow.Seat {
 	if count <= 0 || len(hall.Seats) == 0 {
 		return nil
 	}
 	rows := hallRows(hall)
 	free := map[int]bool{}
 	for _, seat := range hall.Seats {
-		if st, ok := states[seat.ID]; ok && seat.Sellable && st.Status == StatusAvailable {
+		if st, ok := states[seat.ID]; ok && seat.Sellable && st.Status == seatflow.SeatAvailable {
 			free[seat.ID] = true
 		}
 	}
@@ -31,9 +31,9 @@ func BestSeats(hall *catalog.Hall, states map[int]State, count int, allowGaps bo
 		return nil
 	}
 	cx, cy := hallCentre(hall)
-	var picked []catalog.Seat
+	var picked []seatflow.Seat
 	for remaining := count; remaining > 0; {
-		var block []catalog.Seat
+		var block []seatflow.Seat
 		for k := remaining; k > 0 && block == nil; k-- {
 			block = bestBlock(rows, free, k, allowGaps, cx, cy)
 		}
@@ -54,7 +54,7 @@ func BestSeats(hall *catalog.Hall, states map[int]State, count int, allowGaps bo
 	return picked
 }
 
-func hallCentre(hall *catalog.Hall) (float64, float64) {
+func hallCentre(hall *seatflow.Hall) (float64, float64) {
 	minX, maxX, minY, maxY := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, s := range hall.Seats {
 		minX, maxX = math.Min(minX, float64(s.X)), math.Max(maxX, float64(s.X))
@@ -64,8 +64,8 @@ func hallCentre(hall *catalog.Hall) (float64, float64) {
 }
 
 // bestBlock returns the k adjacent free seats of one row closest to (cx, cy), or nil.
-func bestBlock(rows [][]catalog.Seat, free map[int]bool, k int, allowGaps bool, cx, cy float64) []catalog.Seat {
-	var best []catalog.Seat
+func bestBlock(rows [][]seatflow.Seat, free map[int]bool, k int, allowGaps bool, cx, cy float64) []seatflow.Seat {
+	var best []seatflow.Seat
 	bestDist := math.Inf(1)
 	for _, row := range rows {
 		isFree := func(i int) bool { return i >= 0 && i < len(row) && free[row[i].ID] }
@@ -91,5 +91,5 @@ func bestBlock(rows [][]catalog.Seat, free map[int]bool, k int, allowGaps bool, 
 			}
 		}
 	}
-	return append([]catalog.Seat(nil), best...)
+	return append([]seatflow.Seat(nil), best...)
 }

@@ -4,25 +4,26 @@ import (
 	"fmt"
 	"testing"
 
-	"seatflow/internal/catalog"
+	"seatflow"
+
 	"seatflow/internal/seats"
 )
 
 // freeStates marks every sellable seat of hall free except the taken ids.
-func freeStates(hall *catalog.Hall, taken ...int) map[int]seats.State {
+func freeStates(hall *seatflow.Hall, taken ...int) map[int]seats.State {
 	m := map[int]seats.State{}
 	for _, s := range hall.Seats {
 		if s.Sellable {
-			m[s.ID] = seats.State{Status: seats.StatusAvailable}
+			m[s.ID] = seats.State{Status: seatflow.SeatAvailable}
 		}
 	}
 	for _, id := range taken {
-		m[id] = seats.State{Status: seats.StatusSold, Token: "x"}
+		m[id] = seats.State{Status: seatflow.SeatSold, Token: "x"}
 	}
 	return m
 }
 
-func seatIDs(ss []catalog.Seat) string {
+func seatIDs(ss []seatflow.Seat) string {
 	var ids []int
 	for _, s := range ss {
 		ids = append(ids, s.ID)
@@ -33,7 +34,7 @@ func seatIDs(ss []catalog.Seat) string {
 func TestBestSeats(t *testing.T) {
 	cases := []struct {
 		name      string
-		hall      *catalog.Hall
+		hall      *seatflow.Hall
 		taken     []int
 		count     int
 		allowGaps bool

@@ -2,7 +2,6 @@ package seats
 
 import (
 	"seatflow"
-	"seatflow/internal/catalog"
 )
 
 // Layout is a hall's seat template prepared for holds: each seat's kind and row, and each
@@ -10,15 +9,15 @@ import (
 // rule). Halls never change once created, so a Layout is built once per hall and shared;
 // it is read-only.
 type Layout struct {
-	Hall   *catalog.Hall
-	kindOf map[int]string
+	Hall   *seatflow.Hall
+	kindOf map[int]seatflow.SeatKind
 	rowOf  map[int]int
 	rows   [][]int
 }
 
 // NewLayout prepares hall for holds.
-func NewLayout(hall *catalog.Hall) *Layout {
-	l := &Layout{Hall: hall, kindOf: make(map[int]string, len(hall.Seats)), rowOf: make(map[int]int, len(hall.Seats))}
+func NewLayout(hall *seatflow.Hall) *Layout {
+	l := &Layout{Hall: hall, kindOf: make(map[int]seatflow.SeatKind, len(hall.Seats)), rowOf: make(map[int]int, len(hall.Seats))}
 	for i, row := range hallRows(hall) {
 		ids := make([]int, len(row))
 		for j, seat := range row {
@@ -32,7 +31,7 @@ func NewLayout(hall *catalog.Hall) *Layout {
 }
 
 // Kind returns the kind of a seat of the hall, and false for a seat of another hall.
-func (l *Layout) Kind(seatID int) (string, bool) {
+func (l *Layout) Kind(seatID int) (seatflow.SeatKind, bool) {
 	k, ok := l.kindOf[seatID]
 	return k, ok
 }

@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"strconv"
 
+	"seatflow/internal/rdb"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -30,7 +32,7 @@ func (s *Store) Audit(ctx context.Context, showID int) (map[int]State, map[strin
 		return nil
 	})
 	if err != nil {
-		return nil, nil, redisErr("audit seats", err)
+		return nil, nil, rdb.Classify("audit seats", err)
 	}
 	states := make(map[int]State, len(seatsCmd.Val()))
 	for f, v := range seatsCmd.Val() {
@@ -53,7 +55,7 @@ func (s *Store) Audit(ctx context.Context, showID int) (map[int]State, map[strin
 func (s *Store) Recount(ctx context.Context, showID int, userID string, from, to int) (bool, error) {
 	n, err := s.run(ctx, recountScript, []string{s.Keys.Limits(showID)}, userID, from, to).Int()
 	if err != nil {
-		return false, redisErr("recount seats", err)
+		return false, rdb.Classify("recount seats", err)
 	}
 	return n == 1, nil
 }

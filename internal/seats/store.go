@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
-	"seatflow/internal/catalog"
 	"seatflow/internal/keys"
+	"seatflow/internal/rdb"
 )
 
 // ErrNoSeatMap is in the chain of a Hold on a showtime whose seat hash does not exist
@@ -31,37 +31,6 @@ type Store struct {
 	batch batcher
 }
 
-// State is a seat's raw state in Redis, with the token for the reconciler.
-type State struct {
-	Status string // StatusAvailable, StatusHeld or StatusSold
-	Token  string
-	HeldAt time.Time // zero unless held
-}
-
-// Occupancy is a taken seat to overlay when a seat hash is built (an active order's seat).
-type Occupancy struct {
-	SeatID int
-	UserID string
-	Token  string
-	Sold   bool
-	HeldAt time.Time
-}
-
-// HoldRequest asks to hold seats of a showtime for one order.
-type HoldRequest struct {
-	ShowtimeID int
-	Layout     *Layout // the showtime's hall: the rows for the gap rule
-	SeatIDs    []int
-	Token      string
-	UserID     string
-	Limit      int // purchase limit per user and showtime; 0 = no limit
-	AllowGaps  bool
-	// TakeOver is a token whose seats count as free to this hold (and already counted in
-	// the user's limit): a late payment moves its order's seats to a fresh token, so a
-	// delayed release of the old token cannot free them. Empty for ordinary holds.
-	TakeOver string
-}
-
 func (s *Store) now() time.Time {
 	if s.Now != nil {
 		return s.Now()
@@ -77,17 +46,6 @@ func (s *Store) showKeys(showID int, withLimits bool) []string {
 	return append(k, s.Keys.Events(showID))
 }
 
-// redisErr turns a Redis failure into SERVICE_UNAVAILABLE (seat state has no other source,
-// so the caller must not guess), keeping the cause in the chain. Errors the server
-// itself returned (a script bug) stay internal.
-func redisErr(op string, err error) error {
-	var rerr redis.Error
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &rerr) {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	return fmt.Errorf("%s: %w: %w", op, seatflow.Errorf(seatflow.EUNAVAILABLE, "seat service temporarily unavailable"), err)
-}
-
 func ids(seatIDs []int) []any {
 	out := make([]any, len(seatIDs))
 	for i, id := range seatIDs {
@@ -99,7 +57,7 @@ func ids(seatIDs []int) []any {
 // Init builds the seat hash of a showtime from the hall's sellable seats overlaid with
 // occupancy, and sets the users' counts from it. It never overwrites an existing hash and
 // reports whether it created one.
-func (s *Store) Init(ctx context.Context, showID int, hall *catalog.Hall, occ []Occupancy) (bool, error) {
+func (s *Store) Init(ctx context.Context, showID int, hall *seatflow.Hall, occ []Occupancy) (bool, error) {
 	taken := make(map[int]Occupancy, len(occ))
 	counts := map[string]int{}
 	for _, o := range occ {
@@ -134,7 +92,7 @@ func (s *Store) Init(ctx context.Context, showID int, hall *catalog.Hall, occ []
 	}
 	created, err := s.run(ctx, initScript, s.showKeys(showID, true), args...).Int()
 	if err != nil {
-		return false, redisErr("init seats", err)
+		return false, rdb.Classify("init seats", err)
 	}
 	return created == 1, nil
 }
@@ -143,7 +101,7 @@ func (s *Store) Init(ctx context.Context, showID int, hall *catalog.Hall, occ []
 func (s *Store) Exists(ctx context.Context, showID int) (bool, error) {
 	n, err := s.RDB.Exists(ctx, s.Keys.Seats(showID)).Result()
 	if err != nil {
-		return false, redisErr("seat hash exists", err)
+		return false, rdb.Classify("seat hash exists", err)
 	}
 	return n == 1, nil
 }
@@ -171,7 +129,7 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 	}
 	res, err := s.run(ctx, holdScript, s.showKeys(req.ShowtimeID, true), args...).StringSlice()
 	if err != nil {
-		return redisErr("hold seats", err)
+		return rdb.Classify("hold seats", err)
 	}
 	switch res[0] {
 	case "OK":
@@ -187,7 +145,7 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 		e.Extensions = map[string]any{"seatIds": res[1:2]}
 		return e
 	case "NOHASH":
-		return fmt.Errorf("%w: %w", ErrNoSeatMap, seatflow.Errorf(seatflow.EUNAVAILABLE, "seat map not ready, try again in a moment"))
+		return seatflow.Unavailable("hold seats", ErrNoSeatMap)
 	}
 	return fmt.Errorf("hold seats: unexpected reply %q", res)
 }
@@ -201,9 +159,9 @@ func uniq(ids []int) map[int]bool {
 }
 
 // hallRows groups the hall's seats by row, in the hall's row order, each ordered by number.
-func hallRows(hall *catalog.Hall) [][]catalog.Seat {
+func hallRows(hall *seatflow.Hall) [][]seatflow.Seat {
 	index := map[string]int{}
-	var rows [][]catalog.Seat
+	var rows [][]seatflow.Seat
 	for _, seat := range hall.Seats {
 		i, ok := index[seat.Row]
 		if !ok {
@@ -229,7 +187,7 @@ func (s *Store) Confirm(ctx context.Context, showID int, token string, seatIDs [
 	args := append([]any{token}, ids(seatIDs)...)
 	n, err := s.run(ctx, confirmScript, s.showKeys(showID, false), args...).Int()
 	if err != nil {
-		return 0, redisErr("confirm seats", err)
+		return 0, rdb.Classify("confirm seats", err)
 	}
 	return n, nil
 }
@@ -245,7 +203,7 @@ func (s *Store) Release(ctx context.Context, showID int, token, userID string, s
 	args := append([]any{token, userID}, ids(seatIDs)...)
 	n, err := s.run(ctx, releaseScript, s.showKeys(showID, true), args...).Int()
 	if err != nil {
-		return 0, redisErr("release seats", err)
+		return 0, rdb.Classify("release seats", err)
 	}
 	return n, nil
 }
@@ -261,7 +219,7 @@ func (s *Store) Restore(ctx context.Context, showID int, token, userID string, s
 	args := append([]any{token, userID}, ids(seatIDs)...)
 	res, err := s.run(ctx, restoreScript, s.showKeys(showID, true), args...).StringSlice()
 	if err != nil {
-		return 0, nil, redisErr("restore seats", err)
+		return 0, nil, rdb.Classify("restore seats", err)
 	}
 	n, _ := strconv.Atoi(res[0])
 	return n, res[1:], nil
@@ -273,7 +231,7 @@ func (s *Store) Count(ctx context.Context, showID int, userID string) (int, erro
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	} else if err != nil {
-		return 0, redisErr("read seat count", err)
+		return 0, rdb.Classify("read seat count", err)
 	}
 	return n, nil
 }
@@ -283,7 +241,7 @@ func (s *Store) Count(ctx context.Context, showID int, userID string) (int, erro
 func (s *Store) Counts(ctx context.Context, showID int) (map[string]int, error) {
 	raw, err := s.RDB.HGetAll(ctx, s.Keys.Limits(showID)).Result()
 	if err != nil {
-		return nil, redisErr("read seat counts", err)
+		return nil, rdb.Classify("read seat counts", err)
 	}
 	counts := make(map[string]int, len(raw))
 	for user, v := range raw {
@@ -298,7 +256,7 @@ func (s *Store) Counts(ctx context.Context, showID int) (map[string]int, error) 
 func (s *Store) States(ctx context.Context, showID int) (map[int]State, int, error) {
 	res, err := s.run(ctx, snapshotScript, []string{s.Keys.Seats(showID), s.Keys.Version(showID)}).Slice()
 	if err != nil {
-		return nil, 0, redisErr("read seats", err)
+		return nil, 0, rdb.Classify("read seats", err)
 	}
 	if len(res) != 2 {
 		return nil, 0, fmt.Errorf("read seats: unexpected reply %v", res)
@@ -325,45 +283,33 @@ func ParseState(v string) State {
 	parts := strings.Split(v, "|")
 	switch {
 	case v == "0":
-		return State{Status: StatusAvailable}
+		return State{Status: seatflow.SeatAvailable}
 	case parts[0] == "1" && len(parts) == 3:
 		ms, _ := strconv.ParseInt(parts[2], 10, 64)
-		return State{Status: StatusHeld, Token: parts[1], HeldAt: time.UnixMilli(ms)}
+		return State{Status: seatflow.SeatHeld, Token: parts[1], HeldAt: time.UnixMilli(ms)}
 	case parts[0] == "2" && len(parts) == 2:
-		return State{Status: StatusSold, Token: parts[1]}
+		return State{Status: seatflow.SeatSold, Token: parts[1]}
 	}
-	return State{Status: StatusHeld}
+	return State{Status: seatflow.SeatHeld}
 }
 
 // Map returns the seat map of a showtime: every seat of the hall with its status
 // (UNAVAILABLE when unsellable or not in the hash), the available count and the version.
-func (s *Store) Map(ctx context.Context, showID int, hall *catalog.Hall) (*SeatMap, error) {
+func (s *Store) Map(ctx context.Context, showID int, hall *seatflow.Hall) (*seatflow.SeatMap, error) {
 	states, version, err := s.States(ctx, showID)
 	if err != nil {
 		return nil, err
 	}
-	m := &SeatMap{ShowtimeID: showID, Version: version, Seats: make([]SeatState, len(hall.Seats))}
+	m := &seatflow.SeatMap{ShowtimeID: showID, Version: version, Seats: make([]seatflow.SeatState, len(hall.Seats))}
 	for i, seat := range hall.Seats {
-		status := StatusUnavailable
+		status := seatflow.SeatUnavailable
 		if st, ok := states[seat.ID]; ok && seat.Sellable {
 			status = st.Status
 		}
-		if status == StatusAvailable {
+		if status == seatflow.SeatAvailable {
 			m.Available++
 		}
-		m.Seats[i] = SeatState{Seat: seat, Status: status}
+		m.Seats[i] = seatflow.SeatState{Seat: seat, Status: status}
 	}
 	return m, nil
-}
-
-// Delta is the JSON a seat-changing script publishes on the showtime's events channel.
-type Delta struct {
-	Version int           `json:"version"`
-	Changes []DeltaChange `json:"changes"`
-}
-
-// DeltaChange is one seat's new status in a Delta (seat id as a string, as Lua sends it).
-type DeltaChange struct {
-	SeatID string `json:"seatId"`
-	Status string `json:"status"`
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
-	"seatflow/internal/catalog"
 	"seatflow/internal/keys"
 	"seatflow/internal/seats"
 	"seatflow/internal/testenv"
@@ -21,23 +20,23 @@ const show = 7
 
 // testHall builds a hall of rows "A", "B", ... each with perRow seats numbered from 1; seat
 // ids are row*100+number. unsellable lists seat ids that are walls (aisles).
-func testHall(rows, perRow int, unsellable ...int) *catalog.Hall {
+func testHall(rows, perRow int, unsellable ...int) *seatflow.Hall {
 	walls := map[int]bool{}
 	for _, id := range unsellable {
 		walls[id] = true
 	}
-	h := &catalog.Hall{ID: 1, Name: "Test"}
+	h := &seatflow.Hall{ID: 1, Name: "Test"}
 	for r := 1; r <= rows; r++ {
 		for n := 1; n <= perRow; n++ {
 			id := r*100 + n
-			h.Seats = append(h.Seats, catalog.Seat{ID: id, HallID: 1, Row: string(rune('A' + r - 1)), Number: n,
-				X: n * 10, Y: r * 10, Kind: catalog.SeatStandard, Sellable: !walls[id]})
+			h.Seats = append(h.Seats, seatflow.Seat{ID: id, HallID: 1, Row: string(rune('A' + r - 1)), Number: n,
+				X: n * 10, Y: r * 10, Kind: seatflow.SeatStandard, Sellable: !walls[id]})
 		}
 	}
 	return h
 }
 
-func newStore(t *testing.T, hall *catalog.Hall, occ ...seats.Occupancy) *seats.Store {
+func newStore(t *testing.T, hall *seatflow.Hall, occ ...seats.Occupancy) *seats.Store {
 	t.Helper()
 	r := testenv.NewRedis(t)
 	now := time.UnixMilli(1_700_000_000_000)
@@ -49,7 +48,7 @@ func newStore(t *testing.T, hall *catalog.Hall, occ ...seats.Occupancy) *seats.S
 }
 
 // hold holds seats with the gap rule off (TestGapRule covers it).
-func hold(s *seats.Store, hall *catalog.Hall, token, user string, limit int, ids ...int) error {
+func hold(s *seats.Store, hall *seatflow.Hall, token, user string, limit int, ids ...int) error {
 	return s.Hold(context.Background(), seats.HoldRequest{ShowtimeID: show, Layout: seats.NewLayout(hall), SeatIDs: ids,
 		Token: token, UserID: user, Limit: limit, AllowGaps: true})
 }
@@ -69,7 +68,7 @@ func status(t *testing.T, s *seats.Store, id int) seats.State {
 	}
 	st, ok := states[id]
 	if !ok {
-		return seats.State{Status: seats.StatusUnavailable}
+		return seats.State{Status: seatflow.SeatUnavailable}
 	}
 	return st
 }
@@ -93,13 +92,13 @@ func TestInit(t *testing.T) {
 		seats.Occupancy{SeatID: 102, UserID: "u1", Token: "t2", Sold: true})
 
 	t.Run("OverlaysOccupancy", func(t *testing.T) {
-		if got := status(t, s, 101); got.Status != seats.StatusHeld || got.Token != "t1" || got.HeldAt.UnixMilli() != 5 {
+		if got := status(t, s, 101); got.Status != seatflow.SeatHeld || got.Token != "t1" || got.HeldAt.UnixMilli() != 5 {
 			t.Errorf("seat 101 = %+v, want held by t1 at 5", got)
 		}
-		if got := status(t, s, 102); got.Status != seats.StatusSold || got.Token != "t2" {
+		if got := status(t, s, 102); got.Status != seatflow.SeatSold || got.Token != "t2" {
 			t.Errorf("seat 102 = %+v, want sold to t2", got)
 		}
-		if got := status(t, s, 103).Status; got != seats.StatusAvailable {
+		if got := status(t, s, 103).Status; got != seatflow.SeatAvailable {
 			t.Errorf("seat 103 = %s, want AVAILABLE", got)
 		}
 		if got := limit(t, s, "u1"); got != 2 {
@@ -107,7 +106,7 @@ func TestInit(t *testing.T) {
 		}
 	})
 	t.Run("UnsellableSeatNotInHash", func(t *testing.T) {
-		if got := status(t, s, 104).Status; got != seats.StatusUnavailable {
+		if got := status(t, s, 104).Status; got != seatflow.SeatUnavailable {
 			t.Errorf("seat 104 = %s, want absent", got)
 		}
 	})
@@ -116,7 +115,7 @@ func TestInit(t *testing.T) {
 		if err != nil || created {
 			t.Fatalf("second Init = %v, %v; want false, nil", created, err)
 		}
-		if got := status(t, s, 101).Status; got != seats.StatusHeld {
+		if got := status(t, s, 101).Status; got != seatflow.SeatHeld {
 			t.Errorf("seat 101 = %s after second Init, want HELD", got)
 		}
 	})
@@ -139,7 +138,7 @@ func TestHold(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, id := range []int{103, 104} {
-			if got := status(t, s, id); got.Status != seats.StatusHeld || got.Token != "t1" || !got.HeldAt.Equal(s.Now()) {
+			if got := status(t, s, id); got.Status != seatflow.SeatHeld || got.Token != "t1" || !got.HeldAt.Equal(s.Now()) {
 				t.Errorf("seat %d = %+v, want held by t1 now", id, got)
 			}
 		}
@@ -161,7 +160,7 @@ func TestHold(t *testing.T) {
 			t.Errorf("seatIds = %s, want [103]", got)
 		}
 		for _, id := range []int{102, 104} {
-			if got := status(t, s, id).Status; got != seats.StatusAvailable {
+			if got := status(t, s, id).Status; got != seatflow.SeatAvailable {
 				t.Errorf("seat %d = %s, want AVAILABLE (nothing taken)", id, got)
 			}
 		}
@@ -270,7 +269,7 @@ func TestGapRule(t *testing.T) {
 			wantCode(t, err, c.want)
 			if err != nil {
 				for _, id := range c.request {
-					if got := status(t, s, id).Status; got != seats.StatusAvailable {
+					if got := status(t, s, id).Status; got != seatflow.SeatAvailable {
 						t.Errorf("seat %d = %s after a rejected hold, want AVAILABLE", id, got)
 					}
 				}
@@ -294,7 +293,7 @@ func TestConfirmAndRelease(t *testing.T) {
 		if err != nil || n != 2 {
 			t.Fatalf("Confirm = %d, %v; want 2", n, err)
 		}
-		if got := status(t, s, 101); got.Status != seats.StatusSold || got.Token != "t1" {
+		if got := status(t, s, 101); got.Status != seatflow.SeatSold || got.Token != "t1" {
 			t.Errorf("seat 101 = %+v, want sold to t1", got)
 		}
 	})
@@ -313,7 +312,7 @@ func TestConfirmAndRelease(t *testing.T) {
 		if err != nil || n != 1 {
 			t.Fatalf("Confirm = %d, %v; want 1 (103 free, 104 someone else's)", n, err)
 		}
-		if got := status(t, s, 104); got.Status != seats.StatusHeld || got.Token != "t2" {
+		if got := status(t, s, 104); got.Status != seatflow.SeatHeld || got.Token != "t2" {
 			t.Errorf("seat 104 = %+v, want still held by t2", got)
 		}
 	})
@@ -341,7 +340,7 @@ func TestConfirmAndRelease(t *testing.T) {
 			t.Fatalf("Release sold = %d, %v; want 2", n, err)
 		}
 		for _, id := range []int{101, 102, 104, 105, 106} {
-			if got := status(t, s, id).Status; got != seats.StatusAvailable {
+			if got := status(t, s, id).Status; got != seatflow.SeatAvailable {
 				t.Errorf("seat %d = %s, want AVAILABLE", id, got)
 			}
 		}
@@ -446,7 +445,7 @@ func TestMap(t *testing.T) {
 	}
 	var got []string
 	for _, st := range m.Seats {
-		got = append(got, st.Status)
+		got = append(got, string(st.Status))
 	}
 	if fmt.Sprint(got) != "[SOLD HELD AVAILABLE UNAVAILABLE]" || m.Available != 1 || m.Version < 3 || m.ShowtimeID != show {
 		t.Errorf("map = %v available %d version %d", got, m.Available, m.Version)
@@ -487,7 +486,7 @@ func TestConcurrentHoldsOneWinnerPerSeat(t *testing.T) {
 	states, _, _ := s.States(context.Background(), show)
 	for id, st := range states {
 		i, ok := owner[id]
-		if ok != (st.Status == seats.StatusHeld) || (ok && st.Token != fmt.Sprintf("t%d", i)) {
+		if ok != (st.Status == seatflow.SeatHeld) || (ok && st.Token != fmt.Sprintf("t%d", i)) {
 			t.Errorf("seat %d = %+v, winner %d (%v)", id, st, i, ok)
 		}
 	}
@@ -509,7 +508,7 @@ func TestRepairs(t *testing.T) {
 			t.Fatalf("Restore = %d, %v, %v; want 2, [103]", n, conflicts, err)
 		}
 		for _, id := range []int{101, 102} {
-			if got := status(t, s, id); got.Status != seats.StatusSold || got.Token != "paid" {
+			if got := status(t, s, id); got.Status != seatflow.SeatSold || got.Token != "paid" {
 				t.Errorf("seat %d = %+v, want sold to paid", id, got)
 			}
 		}

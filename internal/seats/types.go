@@ -1,43 +1,55 @@
-// Package seats is the only code that changes seat state. Seat state lives only in Redis
-// (DESIGN.md "Redis"), changed only by the embedded Lua scripts; every script that changes
-// a seat bumps the showtime's version and publishes the delta in the same script.
+// Package seats is the only code that changes seat state, and the one that reads it. Seat
+// state lives only in Redis (DESIGN.md "Redis"), changed only by the embedded Lua scripts;
+// every script that changes a seat bumps the showtime's version and publishes the delta in
+// the same script. The package also prepares halls for holds (Layout) and answers seat maps
+// and best-seat suggestions from them.
 package seats
 
-import "seatflow/internal/catalog"
+import (
+	"time"
 
-// Seat statuses as clients see them (never who holds a seat).
-const (
-	StatusAvailable   = "AVAILABLE"
-	StatusHeld        = "HELD"
-	StatusSold        = "SOLD"
-	StatusUnavailable = "UNAVAILABLE"
+	"seatflow"
 )
 
-// Seat-map event kinds.
-const (
-	EventSnapshot = "SNAPSHOT"
-	EventDelta    = "DELTA"
-)
-
-// SeatMap is the live state of every seat of a showtime at one version.
-type SeatMap struct {
-	ShowtimeID int         `json:"showtimeId"`
-	Version    int         `json:"version"`
-	Available  int         `json:"available"`
-	Seats      []SeatState `json:"seats"`
+// State is a seat's raw state in Redis, with the token for the reconciler.
+type State struct {
+	Status seatflow.SeatStatus // SeatAvailable, SeatHeld or SeatSold
+	Token  string
+	HeldAt time.Time // zero unless held
 }
 
-// SeatState is one seat and its status.
-type SeatState struct {
-	Seat   catalog.Seat `json:"seat"`
-	Status string       `json:"status"`
+// Occupancy is a taken seat to overlay when a seat hash is built (an active order's seat).
+type Occupancy struct {
+	SeatID int
+	UserID string
+	Token  string
+	Sold   bool
+	HeldAt time.Time
 }
 
-// SeatMapEvent is what a seat-map subscription receives: a SNAPSHOT of every seat or a
-// DELTA with only the seats that changed.
-type SeatMapEvent struct {
-	Kind       string      `json:"kind"`
-	ShowtimeID int         `json:"showtimeId"`
-	Version    int         `json:"version"`
-	Seats      []SeatState `json:"seats"`
+// HoldRequest asks to hold seats of a showtime for one order.
+type HoldRequest struct {
+	ShowtimeID int
+	Layout     *Layout // the showtime's hall: the rows for the gap rule
+	SeatIDs    []int
+	Token      string
+	UserID     string
+	Limit      int // purchase limit per user and showtime; 0 = no limit
+	AllowGaps  bool
+	// TakeOver is a token whose seats count as free to this hold (and already counted in
+	// the user's limit): a late payment moves its order's seats to a fresh token, so a
+	// delayed release of the old token cannot free them. Empty for ordinary holds.
+	TakeOver string
+}
+
+// Delta is the JSON a seat-changing script publishes on the showtime's events channel.
+type Delta struct {
+	Version int           `json:"version"`
+	Changes []DeltaChange `json:"changes"`
+}
+
+// DeltaChange is one seat's new status in a Delta (seat id as a string, as Lua sends it).
+type DeltaChange struct {
+	SeatID string              `json:"seatId"`
+	Status seatflow.SeatStatus `json:"status"`
 }

@@ -1,0 +1,195 @@
+// Package app assembles one SeatFlow instance: its configuration, its stores (real or
+// embedded), the services wired over them, what it runs in the background, and its HTTP
+// handler. It is what the server binary, the benchmarks and the API tests start; it holds
+// no rule of its own.
+package app
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"seatflow/ent"
+	"seatflow/internal/auth"
+	"seatflow/internal/booking"
+	"seatflow/internal/cache"
+	"seatflow/internal/catalog"
+	"seatflow/internal/database"
+	"seatflow/internal/keys"
+	"seatflow/internal/live"
+	"seatflow/internal/rdb"
+	"seatflow/internal/reconcile"
+	"seatflow/internal/respcache"
+	"seatflow/internal/sales"
+	"seatflow/internal/seats"
+	"seatflow/internal/wstransport"
+)
+
+// App is one SeatFlow instance: its stores, its services, and what it runs in the
+// background. Open builds it, Close releases it.
+type App struct {
+	Config  *Config
+	Log     *slog.Logger
+	DB      *ent.Client
+	SQL     *sql.DB
+	Redis   redis.UniversalClient
+	Keys    keys.Keys
+	Auth    *auth.Authenticator
+	Catalog *catalog.Service
+	Cache   *cache.Cache
+	// Responses keeps rendered catalog-only responses; nil when off.
+	Responses *respcache.Store
+	Seats     *seats.Store
+	Layouts   *seats.Layouts
+	Maps      *seats.Maps
+	Sales     *sales.Service
+	Booking   *booking.Service
+	Live      *live.Hub
+	Rec       *reconcile.Reconciler
+	Outbox    *cache.Outbox
+	// Websockets are the instance's open websockets, closed with a frame on shutdown.
+	Websockets *wstransport.Registry
+	Now        func() time.Time
+
+	embeddedRedis *miniredis.Miniredis
+	closers       []func()
+}
+
+// Open connects to the stores (or starts the embedded ones), migrates the schema and
+// builds the services.
+func Open(ctx context.Context, cfg *Config, log *slog.Logger) (*App, error) {
+	a := &App{Config: cfg, Log: log, Keys: keys.New(cfg.RedisPrefix), Now: time.Now}
+	if err := a.openStores(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if err := a.wire(); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// wire builds the services over the stores a already holds.
+func (a *App) wire() error {
+	loc, err := a.Config.Location()
+	if err != nil {
+		return err
+	}
+	a.Auth = NewAuthenticator(a.Config)
+	cacheCfg := cache.Config{LocalBytes: a.Config.LocalCacheBytes, Now: a.Now, Disabled: !a.Config.CacheEnabled}
+	if a.Config.CacheEnabled && a.Config.ResponseCacheBytes > 0 {
+		a.Responses = respcache.New(a.Config.ResponseCacheBytes, a.Now)
+		cacheCfg.OnDrop = a.Responses.Drop
+	}
+	a.Cache = cache.New(a.Redis, a.Keys, cacheCfg)
+	a.Outbox = &cache.Outbox{DB: a.DB, Cache: a.Cache, Now: a.Now}
+	a.Catalog = &catalog.Service{DB: a.DB, Cache: a.Cache, Inval: a.Outbox, Now: a.Now, Location: loc, Log: a.Log}
+	a.Seats = &seats.Store{RDB: a.Redis, Keys: a.Keys, Now: a.Now}
+	a.Layouts = &seats.Layouts{Halls: a.Catalog}
+	a.Maps = &seats.Maps{Store: a.Seats, Layouts: a.Layouts, Showtimes: a.Catalog}
+	a.Sales = &sales.Service{DB: a.DB, Seats: a.Seats, RDB: a.Redis, Keys: a.Keys, Catalog: a.Catalog, Now: a.Now}
+	a.Booking = &booking.Service{DB: a.DB, Seats: a.Seats, Layouts: a.Layouts, Hashes: a.Sales, RDB: a.Redis,
+		Keys: a.Keys, Catalog: a.Catalog, Now: a.Now, HoldTTL: a.Config.HoldTTL, Limiter: redis_rate.NewLimiter(a.Redis),
+		HoldRate: perMinute(a.Config.HoldsPerMinute), OrderRate: perMinute(a.Config.OrderChangesPerMinute)}
+	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Log: a.Log})
+	a.Rec = &reconcile.Reconciler{DB: a.DB, Seats: a.Seats, Orders: a.Booking, Sales: a.Sales, RDB: a.Redis,
+		Keys: a.Keys, Config: reconcile.Config{Now: a.Now, Log: a.Log}}
+	a.Websockets = &wstransport.Registry{}
+	return nil
+}
+
+// Start runs the instance's background work until Close: the cache invalidation
+// listener, the outbox relay, the order expiry worker, the live seat-map hub and the
+// reconciler (every instance runs it; a Redis lock lets one at a time do the work).
+func (a *App) Start(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	run := func(f func(context.Context)) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f(ctx) }()
+	}
+	run(a.Cache.Run)
+	run(func(ctx context.Context) { a.Outbox.RunRelay(ctx, 10*time.Second) })
+	run(func(ctx context.Context) { _ = a.Booking.RunExpiryWorker(ctx, time.Second) })
+	run(func(ctx context.Context) { _ = a.Live.Run(ctx) })
+	if a.Config.ReconcileEvery > 0 {
+		run(func(ctx context.Context) { a.Rec.Run(ctx, a.Config.ReconcileEvery) })
+	}
+	a.closers = append(a.closers, func() { cancel(); wg.Wait() })
+}
+
+func (a *App) openStores(ctx context.Context) error {
+	var err error
+	if a.Config.Embedded() {
+		if a.DB, a.SQL, err = database.OpenSQLite(a.Config.SQLitePath); err != nil {
+			return err
+		}
+		if a.embeddedRedis, err = miniredis.Run(); err != nil {
+			return fmt.Errorf("start embedded redis: %w", err)
+		}
+		a.Redis = redis.NewClient(&redis.Options{Addr: a.embeddedRedis.Addr()})
+	} else {
+		if a.DB, a.SQL, err = database.OpenMySQL(a.Config.MySQLDSN); err != nil {
+			return err
+		}
+		a.SQL.SetMaxOpenConns(a.Config.MySQLMaxConns)
+		a.SQL.SetMaxIdleConns(a.Config.MySQLMaxConns)
+		if a.Redis, err = rdb.Open(a.Config.RedisURL, a.Config.RedisCluster); err != nil {
+			return fmt.Errorf("SEATFLOW_REDIS_URL: %w", err)
+		}
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := a.SQL.PingContext(pingCtx); err != nil {
+		return fmt.Errorf("reach the database: %w", err)
+	}
+	if err := a.Redis.Ping(pingCtx).Err(); err != nil {
+		return fmt.Errorf("reach redis: %w", err)
+	}
+	return database.Migrate(ctx, a.DB)
+}
+
+// Ready pings both stores.
+func (a *App) Ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return errors.Join(a.SQL.PingContext(ctx), a.Redis.Ping(ctx).Err())
+}
+
+// Close stops background work and closes the stores.
+func (a *App) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	if a.Redis != nil {
+		a.Redis.Close()
+	}
+	if a.DB != nil {
+		a.DB.Close()
+	}
+	if a.embeddedRedis != nil {
+		a.embeddedRedis.Close()
+	}
+}
+
+// perMinute is a per-user rate; 0 turns the limit off.
+func perMinute(n int) redis_rate.Limit {
+	if n <= 0 {
+		return redis_rate.Limit{}
+	}
+	return redis_rate.PerMinute(n)
+}
+
+// NewAuthenticator signs and verifies tokens with the configured secret.
+func NewAuthenticator(cfg *Config) *auth.Authenticator {
+	return &auth.Authenticator{Secret: []byte(cfg.JWTSecret), Now: time.Now}
+}

@@ -1,0 +1,158 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"seatflow/internal/database"
+)
+
+// Config is the server's configuration: SEATFLOW_* environment variables, each
+// overridable by the flag of the same name in lower case (SEATFLOW_HOLD_TTL → -hold-ttl).
+type Config struct {
+	Addr            string
+	MySQLDSN        string
+	RedisURL        string
+	DebugAddr       string
+	RedisCluster    string
+	RedisPrefix     string
+	SQLitePath      string
+	JWTSecret       string
+	HoldTTL         time.Duration
+	AllowedOrigins  string
+	Introspection   bool
+	ComplexityLimit int
+	LogLevel        string
+	Timezone        string
+	LocalCacheBytes int
+	CacheEnabled    bool
+	// ResponseCacheBytes bounds the rendered responses of catalog-only queries (0 = off).
+	ResponseCacheBytes int
+	LoaderWait         time.Duration
+	ReconcileEvery     time.Duration
+	MaxDepth           int
+	MySQLMaxConns      int
+	HoldsPerMinute     int
+	// OrderChangesPerMinute limits payOrder, cancelOrder and extendHold per user.
+	OrderChangesPerMinute int
+	MaxTokens             int
+	MaxBodyBytes          int64
+	WriteTimeout          time.Duration
+}
+
+// embeddedSecret signs tokens in embedded mode, so the printed demo tokens survive a
+// restart. Real mode refuses to start without its own secret.
+const embeddedSecret = "seatflow-embedded-mode-demo-secret"
+
+// Embedded reports whether the server runs without external services.
+func (c *Config) Embedded() bool { return c.MySQLDSN == "" && c.RedisURL == "" && c.RedisCluster == "" }
+
+// Location is the cinema's time zone.
+func (c *Config) Location() (*time.Location, error) {
+	loc, err := time.LoadLocation(c.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("SEATFLOW_TIMEZONE %q: %w", c.Timezone, err)
+	}
+	return loc, nil
+}
+
+// ParseConfig reads the environment, then the flags in args.
+func ParseConfig(name string, args []string) (*Config, []string, error) {
+	c := &Config{}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	str := func(p *string, key, def, usage string) {
+		fs.StringVar(p, flagName(key), env(key, def), usage+" ($SEATFLOW_"+key+")")
+	}
+	dur := func(p *time.Duration, key string, def time.Duration, usage string) {
+		fs.DurationVar(p, flagName(key), envDuration(key, def), usage+" ($SEATFLOW_"+key+")")
+	}
+	num := func(p *int, key string, def int, usage string) {
+		fs.IntVar(p, flagName(key), envInt(key, def), usage+" ($SEATFLOW_"+key+")")
+	}
+	boolean := func(p *bool, key string, def bool, usage string) {
+		fs.BoolVar(p, flagName(key), envBool(key, def), usage+" ($SEATFLOW_"+key+")")
+	}
+	str(&c.Addr, "ADDR", ":8080", "listen address")
+	str(&c.DebugAddr, "DEBUG_ADDR", "", "address of the Go profiler (/debug/pprof/); empty = off; never expose it publicly")
+	str(&c.MySQLDSN, "MYSQL_DSN", "", "MySQL/MariaDB DSN, e.g. root@tcp(127.0.0.1:3306)/seatflow; empty = embedded SQLite")
+	str(&c.RedisURL, "REDIS_URL", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty = embedded Redis")
+	str(&c.RedisCluster, "REDIS_CLUSTER", "", "Redis Cluster nodes host:port,...")
+	str(&c.RedisPrefix, "REDIS_PREFIX", "sf", "prefix of every Redis key")
+	str(&c.SQLitePath, "SQLITE_PATH", "seatflow.db", "SQLite file of embedded mode")
+	str(&c.JWTSecret, "JWT_SECRET", "", "HS256 secret of bearer tokens (required outside embedded mode)")
+	dur(&c.HoldTTL, "HOLD_TTL", 15*time.Minute, "how long held seats wait for payment")
+	str(&c.AllowedOrigins, "ALLOWED_ORIGINS", "", "comma-separated browser origins allowed (CORS, websocket); empty = same origin only, * in embedded mode")
+	boolean(&c.Introspection, "INTROSPECTION", true, "allow GraphQL introspection")
+	num(&c.ComplexityLimit, "COMPLEXITY_LIMIT", 5000, "maximum query complexity")
+	str(&c.LogLevel, "LOG_LEVEL", "info", "debug, info, warn or error")
+	str(&c.Timezone, "TIMEZONE", "UTC", "the cinema's time zone (a Date is a day in it)")
+	num(&c.LocalCacheBytes, "LOCAL_CACHE_BYTES", 32<<20, "size of the in-process catalog cache")
+	boolean(&c.CacheEnabled, "CACHE", true, "serve the catalog through the two-level cache")
+	num(&c.ResponseCacheBytes, "RESPONSE_CACHE_BYTES", 16<<20, "size of the in-process cache of catalog-only query responses (0 = off; needs the catalog cache)")
+	dur(&c.LoaderWait, "LOADER_WAIT", 2*time.Millisecond, "dataloader batch window")
+	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")
+	num(&c.HoldsPerMinute, "HOLDS_PER_MINUTE", 20, "holdSeats requests per user per minute (0 = no limit)")
+	num(&c.OrderChangesPerMinute, "ORDER_CHANGES_PER_MINUTE", 60, "payOrder/cancelOrder/extendHold requests per user per minute (0 = no limit)")
+	num(&c.MySQLMaxConns, "MYSQL_MAX_CONNS", database.DefaultMaxConns, "MySQL connections per instance (instances × this must stay under max_connections)")
+	num(&c.MaxDepth, "MAX_DEPTH", 12, "maximum nesting depth of a query")
+	num(&c.MaxTokens, "MAX_TOKENS", 5000, "maximum tokens the parser reads of one document")
+	maxBody := 0
+	num(&maxBody, "MAX_BODY_BYTES", 256<<10, "maximum request body size")
+	dur(&c.WriteTimeout, "WRITE_TIMEOUT", 30*time.Second, "time to write a response (not websockets)")
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	c.MaxBodyBytes = int64(maxBody)
+	if c.Embedded() && c.JWTSecret == "" {
+		c.JWTSecret = embeddedSecret
+	}
+	return c, fs.Args(), c.validate()
+}
+
+func (c *Config) validate() error {
+	switch {
+	case !c.Embedded() && (c.MySQLDSN == "" || (c.RedisURL == "" && c.RedisCluster == "")):
+		return errors.New("set both SEATFLOW_MYSQL_DSN and SEATFLOW_REDIS_URL (or SEATFLOW_REDIS_CLUSTER), or neither for embedded mode")
+	case len(c.JWTSecret) < 16:
+		return errors.New("SEATFLOW_JWT_SECRET must be at least 16 bytes outside embedded mode")
+	case c.HoldTTL < time.Minute:
+		return errors.New("SEATFLOW_HOLD_TTL must be at least 1m")
+	}
+	_, err := c.Location()
+	return err
+}
+
+func flagName(key string) string { return strings.ReplaceAll(strings.ToLower(key), "_", "-") }
+
+func env(key, def string) string {
+	if v, ok := os.LookupEnv("SEATFLOW_" + key); ok {
+		return v
+	}
+	return def
+}
+
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(env(key, "")); err == nil {
+		return d
+	}
+	return def
+}
+
+func envInt(key string, def int) int {
+	if n, err := strconv.Atoi(env(key, "")); err == nil {
+		return n
+	}
+	return def
+}
+
+func envBool(key string, def bool) bool {
+	if b, err := strconv.ParseBool(env(key, "")); err == nil {
+		return b
+	}
+	return def
+}

@@ -1,0 +1,332 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumPath is Debian's chromium, installed by scripts/chromium.sh (make test runs it).
+const chromiumPath = "/usr/bin/chromium"
+
+// browserWait bounds every wait of the browser tests.
+const browserWait = 15 * time.Second
+
+func TestDemoPageServedAndLinked(t *testing.T) {
+	a := newTestApp(t)
+	get := func(path string) (*http.Response, string) {
+		t.Helper()
+		resp, err := http.Get(a.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, string(body)
+	}
+	resp, body := get("/demo")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `id="seat-grid"`) || resp.Request.URL.Path != "/demo/" {
+		t.Fatalf("GET /demo: %d at %s, body %.200q", resp.StatusCode, resp.Request.URL.Path, body)
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+		t.Errorf("demo page CSP = %q", csp)
+	}
+	for _, f := range []string{"/demo/app.js", "/demo/style.css"} {
+		if resp, body := get(f); resp.StatusCode != http.StatusOK || len(body) < 100 {
+			t.Errorf("GET %s: %d, %d bytes", f, resp.StatusCode, len(body))
+		}
+	}
+	// Not embedded mode: no demo tokens.
+	if resp, _ := get("/demo/token"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /demo/token outside embedded mode: %d, want 404", resp.StatusCode)
+	}
+	// The playground keeps working and links to the demo.
+	resp, body = get("/")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "GraphiQL") || !strings.Contains(body, `href="/demo/"`) ||
+		!strings.Contains(body, "Live seat map demo") {
+		t.Fatalf("GET /: %d, body without the GraphiQL page or the demo link: %.300q", resp.StatusCode, body)
+	}
+	if n := resp.Header.Get("Content-Length"); n != fmt.Sprint(len(body)) {
+		t.Errorf("playground Content-Length %s, body %d bytes", n, len(body))
+	}
+}
+
+func TestDemoTokenEmbeddedMode(t *testing.T) {
+	cfg, _, err := ParseConfig("test", nil) // no MySQL/Redis: embedded mode
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &App{Config: cfg, Auth: NewAuthenticator(cfg)}
+	h := a.Handler()
+	subs := map[string]bool{}
+	for range 2 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/demo/token", nil))
+		var out struct{ Token string }
+		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &out) != nil {
+			t.Fatalf("GET /demo/token: %d %s", rec.Code, rec.Body)
+		}
+		if cc := rec.Header().Get("Cache-Control"); cc != "no-store" {
+			t.Errorf("Cache-Control = %q", cc)
+		}
+		u, err := a.Auth.Verify(out.Token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(u.ID, "demo-") || u.Role != "customer" {
+			t.Fatalf("demo token user = %+v", u)
+		}
+		subs[u.ID] = true
+	}
+	if len(subs) != 2 {
+		t.Fatalf("two demo tokens share a user: %v", subs)
+	}
+}
+
+// browser is a headless Chromium for one test; tabs share it.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skipf("%s not found (bash scripts/chromium.sh installs it; make test runs it): skipping the browser test", chromiumPath)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	return allocCtx
+}
+
+// tab is one browser tab on the demo page, signed in as one customer.
+type tab struct {
+	t    *testing.T
+	name string
+	ctx  context.Context
+}
+
+func openTab(t *testing.T, parent context.Context, name string) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(parent)
+	t.Cleanup(cancel)
+	// The first Run binds the browser (first tab) or the tab to the context it gets, so it
+	// runs on ctx itself; later actions get their own timeouts.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("%s: start the browser: %v", name, err)
+	}
+	return &tab{t: t, name: name, ctx: ctx}
+}
+
+// do runs actions with a bounded wait; on failure it reports what the page shows.
+func (b *tab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.t.Fatalf("%s: %s: %v\npage: %s", b.name, what, err, b.debug())
+	}
+}
+
+func (b *tab) debug() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 3*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({
+		message: document.getElementById('message').textContent,
+		code: document.getElementById('message').dataset.code,
+		live: document.getElementById('live-status').dataset.state,
+		auth: document.getElementById('auth-status').textContent,
+		showtime: document.getElementById('showtime-select').value,
+		seats: [...document.querySelectorAll('.seat[data-seat-id]')].slice(0, 10).map(e => e.dataset.row + e.dataset.number + ':' + e.dataset.status + (e.dataset.selected === 'true' ? '*' : '')).join(' ')})`))
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	return s
+}
+
+func (b *tab) text(sel string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Fatalf("%s: text of %s: %v", b.name, sel, err)
+	}
+	return s
+}
+
+// open loads the demo page on showtime show and signs in by pasting token, as a user would
+// outside embedded mode (the test app is not embedded, so /demo/token is 404).
+func (b *tab) open(baseURL, date, show, token string) {
+	b.t.Helper()
+	b.do("load the page",
+		chromedp.Navigate(fmt.Sprintf("%s/demo/?date=%s&showtime=%s", baseURL, date, show)),
+		chromedp.WaitVisible(chromedp.CSS(`#token-form`)),
+		chromedp.WaitReady(chromedp.CSS(`body[data-ready="true"]`)),
+		chromedp.SendKeys(chromedp.CSS(`#token-input`), token),
+		chromedp.Click(chromedp.CSS(`#token-save`)),
+		chromedp.WaitReady(chromedp.CSS(`#auth-status[data-state="signed-in"]`)),
+		chromedp.WaitReady(chromedp.CSS(fmt.Sprintf(`#showtime-select option[value="%s"]`, show))),
+		chromedp.WaitReady(chromedp.CSS(`#live-status[data-state="live"]`)),
+	)
+}
+
+func seatSel(id, attrs string) chromedp.CSS {
+	return chromedp.CSS(fmt.Sprintf(`.seat[data-seat-id="%s"]%s`, id, attrs))
+}
+
+func (b *tab) waitSeat(id, status string) {
+	b.t.Helper()
+	b.do(fmt.Sprintf("seat %s turns %s", id, status), chromedp.WaitReady(seatSel(id, `[data-status="`+status+`"]`)))
+}
+
+func (b *tab) screenshot(path string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Fatalf("%s: screenshot: %v", b.name, err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// demoShowtime is an on-sale showtime (testNow + 30h) in a hall with every kind and a
+// seat that is not for sale: A wheelchair spaces (A4, A5 not for sale), B premium, C–E
+// standard. It returns the showtime and the seat ids by label ("D1").
+func demoShowtime(a *testApp) (string, map[string]string) {
+	a.t.Helper()
+	rows := []map[string]any{
+		{"label": "A", "seats": 8, "kind": "ACCESSIBLE", "unsellable": []int{4, 5}},
+		{"label": "B", "seats": 10, "kind": "PREMIUM"},
+		{"label": "C", "seats": 10}, {"label": "D", "seats": 10}, {"label": "E", "seats": 10},
+	}
+	var hall struct{ CreateHall struct{ ID string } }
+	a.must(a.admin, createHallQ, map[string]any{"in": map[string]any{"name": "Hall 1", "rows": rows}}, &hall)
+	show := a.createShowtime(a.createMovie("Dune", 155), hall.CreateHall.ID, testNow.Add(30*time.Hour))
+	a.must(a.admin, `mutation($id: ID!) { openSales(showtimeId: $id) { status } }`, map[string]any{"id": show}, nil)
+	var out struct {
+		Showtime struct {
+			Hall struct {
+				Seats []struct {
+					ID, Row string
+					Number  int
+				}
+			}
+		}
+	}
+	a.must("", `query($id: ID!) { showtime(id: $id) { hall { seats { id row number } } } }`, map[string]any{"id": show}, &out)
+	ids := map[string]string{}
+	for _, s := range out.Showtime.Hall.Seats {
+		ids[fmt.Sprint(s.Row, s.Number)] = s.ID
+	}
+	return show, ids
+}
+
+// TestDemoBrowser drives the demo page in real headless Chromium: two tabs, two customers,
+// one showtime. Holds, payments and cancellations in one tab show up in the other without
+// a reload, and a seat taken between selection and hold gives the SEATS_UNAVAILABLE message.
+func TestDemoBrowser(t *testing.T) {
+	browser := newBrowser(t)
+	a := newTestApp(t)
+	show, seat := demoShowtime(a)
+	a1, a2, c1 := seat["D1"], seat["D2"], seat["E1"]
+	date := testNow.Add(30 * time.Hour).Format("2006-01-02")
+
+	tab1 := openTab(t, browser, "tab 1")
+	tab1.open(a.srv.URL, date, show, a.token("demo-alice", "customer"))
+	tab2 := openTab(t, tab1.ctx, "tab 2") // a second tab of the same browser
+	tab2.open(a.srv.URL, date, show, a.token("demo-bob", "customer"))
+
+	// Hold in tab 1: held (by me) there, held in tab 2 without a reload.
+	tab1.do("select D1 and hold",
+		chromedp.Click(seatSel(a1, "")),
+		chromedp.WaitReady(seatSel(a1, `[data-selected="true"]`)),
+		chromedp.Click(chromedp.CSS(`#hold-btn`)),
+		chromedp.WaitVisible(chromedp.CSS(`#order-status[data-status="PENDING_PAYMENT"]`)),
+		chromedp.WaitReady(seatSel(a1, `[data-status="held"][data-mine="true"]`)),
+	)
+	holdShot := filepath.Join(t.TempDir(), "demo-hold.png")
+	tab1.screenshot(holdShot)
+	t.Logf("screenshot of tab 1 with a pending hold: %s", holdShot)
+	if cd := tab1.text("#countdown"); !strings.HasPrefix(cd, "14:") && !strings.HasPrefix(cd, "15:") {
+		t.Errorf("countdown shows %q, want about 15 minutes", cd)
+	}
+	tab2.waitSeat(a1, "held")
+
+	// Pay: sold in both.
+	tab1.do("pay", chromedp.Click(chromedp.CSS(`#pay-btn`)), chromedp.WaitReady(chromedp.CSS(`#message[data-code="PAID"]`)),
+		chromedp.WaitNotVisible(chromedp.CSS(`#order`)))
+	tab1.waitSeat(a1, "sold")
+	tab2.waitSeat(a1, "sold")
+
+	// A second hold, then cancel: free again in both.
+	tab1.do("select D2 and hold",
+		chromedp.Click(seatSel(a2, "")),
+		chromedp.Click(chromedp.CSS(`#hold-btn`)),
+		chromedp.WaitVisible(chromedp.CSS(`#order-status[data-status="PENDING_PAYMENT"]`)))
+	tab2.waitSeat(a2, "held")
+	tab1.do("cancel", chromedp.Click(chromedp.CSS(`#cancel-btn`)), chromedp.WaitReady(chromedp.CSS(`#message[data-code="CANCELLED"]`)))
+	tab1.waitSeat(a2, "available")
+	tab2.waitSeat(a2, "available")
+
+	// Someone else takes E1 between tab 1's selection and its hold.
+	tab1.do("select E1", chromedp.Click(seatSel(c1, "")), chromedp.WaitReady(seatSel(c1, `[data-selected="true"]`)))
+	a.hold(a.token("someone-else", "customer"), show, []string{c1}, "demo-test-other")
+	tab1.waitSeat(c1, "held") // the live update arrives; the selection stays until the hold
+	tab1.do("hold the taken seat", chromedp.Click(chromedp.CSS(`#hold-btn`)),
+		chromedp.WaitVisible(chromedp.CSS(`#message[data-code="SEATS_UNAVAILABLE"]`)))
+	if msg := tab1.text("#message"); !strings.Contains(msg, "Sorry, seat E1 was just taken") {
+		t.Errorf("SEATS_UNAVAILABLE message = %q", msg)
+	}
+	tab1.do("E1 leaves the selection", chromedp.WaitReady(seatSel(c1, `[data-selected="false"][data-status="held"]`)))
+
+	// Best seats in tab 2: the suggestion is selected.
+	tab2.do("best 3 seats", chromedp.SetValue(chromedp.CSS(`#best-count`), "3"), chromedp.Click(chromedp.CSS(`#best-btn`)),
+		chromedp.WaitReady(chromedp.CSS(`#message[data-code="BEST_SEATS"]`)))
+	ctx, cancel := context.WithTimeout(tab2.ctx, browserWait)
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('.seat[data-seat-id][data-selected="true"][data-status="available"]').length`))
+	cancel()
+	if err != nil || n != 3 {
+		t.Errorf("after Best 3 seats, %d seats selected (%v); page: %s", n, err, tab2.debug())
+	}
+
+	dir := t.TempDir()
+	for _, b := range []*tab{tab1, tab2} {
+		path := filepath.Join(dir, "demo-"+strings.ReplaceAll(b.name, " ", "")+".png")
+		b.screenshot(path)
+		t.Logf("screenshot of %s: %s", b.name, path)
+	}
+	// Copies outside the test's temp dir, to look at after the run.
+	for from, to := range map[string]string{filepath.Join(dir, "demo-tab2.png"): "seatflow-demo.png",
+		filepath.Join(dir, "demo-tab1.png"): "seatflow-demo-error.png", holdShot: "seatflow-demo-hold.png"} {
+		if png, err := os.ReadFile(from); err == nil {
+			if err := os.WriteFile(filepath.Join(os.TempDir(), to), png, 0o644); err == nil {
+				t.Logf("copied to %s", filepath.Join(os.TempDir(), to))
+			}
+		}
+	}
+}

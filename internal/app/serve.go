@@ -1,0 +1,60 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// websocketCloseGrace is how long shutdown waits for websocket clients to answer the
+// close frame before it drops their connections.
+const websocketCloseGrace = 2 * time.Second
+
+// Serve serves the instance's Handler on ln until ctx ends, then shuts down gracefully:
+// every websocket gets a 1001 close frame (net/http does not track hijacked
+// connections), then in-flight requests get up to 15 s to finish.
+func (a *App) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           a.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	a.Log.Info("shutting down")
+	a.Websockets.CloseAll(websocket.CloseGoingAway, "server shutting down", websocketCloseGrace)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdownCtx)
+}
+
+// PrintWelcome prints where the server listens and, in embedded mode, demo tokens.
+func (a *App) PrintWelcome(w io.Writer, addr net.Addr) {
+	host := addr.String()
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		host = fmt.Sprintf("localhost:%d", tcp.Port)
+	}
+	mode := "MySQL + Redis"
+	if a.Config.Embedded() {
+		mode = "embedded (SQLite " + a.Config.SQLitePath + " + in-process Redis)"
+	}
+	fmt.Fprintf(w, "SeatFlow is listening (%s)\n  playground: http://%s/\n  GraphQL:    http://%s/query\n", mode, host, host)
+	fmt.Fprintf(w, "  demo:       http://%s/demo\n", host)
+	if a.Config.Embedded() {
+		customer, _ := a.Auth.Issue("demo-customer", "customer", 7*24*time.Hour)
+		admin, _ := a.Auth.Issue("demo-admin", "admin", 7*24*time.Hour)
+		fmt.Fprintf(w, "  customer token: %s\n  admin token:    %s\n  (send as header  Authorization: Bearer <token>)\n", customer, admin)
+	}
+}

@@ -1,0 +1,415 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"seatflow/internal/cli"
+)
+
+const (
+	fanoutP99Target   = 250 * time.Millisecond
+	fanoutBytesTarget = 40 << 10
+	fanoutDialers     = 32
+)
+
+const fanoutSubscription = `subscription($id: ID!) { seatMap(showtimeId: $id) { kind version seats { seat { id } status } } }`
+
+// childServer is `seatflow serve` in a process of its own, so its memory is its own.
+type childServer struct {
+	cmd  *exec.Cmd
+	URL  string
+	done chan struct{}
+}
+
+// startChildServer runs the server binary's serve command on the bench database and prefix.
+func (b *benchEnv) startChildServer(ctx context.Context, extraEnv ...string) (*childServer, error) {
+	exe := b.ServerBin
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(exe, "serve")
+	cmd.Env = append(os.Environ(), "SEATFLOW_ADDR="+addr, "SEATFLOW_MYSQL_DSN="+b.MySQLDSN, "SEATFLOW_REDIS_URL="+b.RedisURL,
+		"SEATFLOW_REDIS_CLUSTER=", "SEATFLOW_REDIS_PREFIX="+b.Prefix, "SEATFLOW_JWT_SECRET="+b.Secret,
+		"SEATFLOW_RECONCILE_EVERY=0", "SEATFLOW_LOG_LEVEL=error", "SEATFLOW_HOLDS_PER_MINUTE=0")
+	cmd.Env = append(cmd.Env, extraEnv...)
+	// The child must not outlive a bench that is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	cmd.Stdout = io.Discard
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &childServer{cmd: cmd, URL: "http://" + addr, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(c.done) }()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		resp, err := http.Get(c.URL + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return c, nil
+		}
+		select {
+		case <-c.done:
+			return nil, fmt.Errorf("child server exited: %v", cmd.ProcessState)
+		case <-ctx.Done():
+			c.Stop()
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			c.Stop()
+			return nil, fmt.Errorf("child server did not answer /healthz within 90s")
+		}
+	}
+}
+
+// Stop sends SIGTERM (the server closes its websockets) and kills after 15 s.
+func (c *childServer) Stop() {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(15 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// rssBytes is the child's resident set size from /proc.
+func (c *childServer) rssBytes() int64 {
+	f, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(f), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// metrics reads gauges from the child's /metrics.
+func (c *childServer) metrics(names ...string) map[string]float64 {
+	out := map[string]float64{}
+	resp, err := http.Get(c.URL + "/metrics")
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 2 {
+			continue
+		}
+		for _, n := range names {
+			if f[0] == n {
+				out[n], _ = strconv.ParseFloat(f[1], 64)
+			}
+		}
+	}
+	return out
+}
+
+// watcher is one idle websocket client of the seat map.
+type watcher struct {
+	conn *websocket.Conn
+	seen atomic.Int64 // last round whose event this watcher has seen
+}
+
+// fanout is the set of watchers and the round in progress.
+type fanout struct {
+	mu       sync.Mutex
+	round    atomic.Int64
+	t0       atomic.Int64 // unix nanos when the round's hold was sent
+	lat      latencies
+	got      atomic.Int64
+	snaps    atomic.Int64
+	watchers []*watcher
+	lost     atomic.Int64 // connections that ended early
+}
+
+func (f *fanout) dial(ctx context.Context, wsURL, show string) (*watcher, error) {
+	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 30 * time.Second,
+		ReadBufferSize: 1024, WriteBufferSize: 1024}
+	conn, _, err := d.DialContext(ctx, wsURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*watcher, error) { conn.Close(); return nil, err }
+	conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+	if err := conn.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{}}); err != nil {
+		return fail(err)
+	}
+	if err := conn.WriteJSON(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
+		"query": fanoutSubscription, "variables": map[string]any{"id": show}}}); err != nil {
+		return fail(err)
+	}
+	for acked := false; ; {
+		_, msg, err := conn.ReadMessage()
+		if err != nil {
+			return fail(err)
+		}
+		switch {
+		case bytes.Contains(msg, []byte(`"connection_ack"`)):
+			acked = true
+		case bytes.Contains(msg, []byte(`"SNAPSHOT"`)) && acked:
+			conn.SetReadDeadline(time.Time{})
+			w := &watcher{conn: conn}
+			go f.read(w)
+			return w, nil
+		case bytes.Contains(msg, []byte(`"error"`)):
+			return fail(fmt.Errorf("subscribe: %.200s", msg))
+		}
+	}
+}
+
+// read is the watcher's only reader (and, after set-up, its only writer: pongs).
+func (f *fanout) read(w *watcher) {
+	for {
+		_, msg, err := w.conn.ReadMessage()
+		if err != nil {
+			if f.round.Load() >= 0 {
+				f.lost.Add(1)
+			}
+			return
+		}
+		if bytes.Contains(msg, []byte(`"type":"ping"`)) {
+			_ = w.conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"pong"}`))
+			continue
+		}
+		if !bytes.Contains(msg, []byte(`"next"`)) {
+			continue
+		}
+		r := f.round.Load()
+		if r <= 0 || w.seen.Load() == r {
+			continue
+		}
+		w.seen.Store(r)
+		d := time.Duration(time.Now().UnixNano() - f.t0.Load())
+		if bytes.Contains(msg, []byte(`"SNAPSHOT"`)) {
+			f.snaps.Add(1)
+		}
+		f.mu.Lock()
+		f.lat = append(f.lat, d)
+		f.mu.Unlock()
+		f.got.Add(1)
+	}
+}
+
+// grow connects watchers until there are n.
+func (f *fanout) grow(ctx context.Context, wsURL, show string, n int) error {
+	need := n - len(f.watchers)
+	if need <= 0 {
+		return nil
+	}
+	var next atomic.Int64
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for d := 0; d < fanoutDialers; d++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(need) && ctx.Err() == nil {
+				w, err := f.dial(ctx, wsURL, show)
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = err
+					}
+				} else {
+					f.watchers = append(f.watchers, w)
+				}
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return fmt.Errorf("connect watcher %d: %w", len(f.watchers)+1, firstErr)
+	}
+	return nil
+}
+
+func (f *fanout) closeAll() {
+	f.round.Store(-1)
+	for _, w := range f.watchers {
+		w.conn.Close()
+	}
+}
+
+// benchFanout measures how long one hold takes to reach N idle watchers, and what a
+// watcher costs the server in memory. The server runs in a child process, so the clients'
+// memory is not counted.
+func benchFanout(ctx context.Context, b *benchEnv, w io.Writer) error {
+	var counts []int
+	for _, s := range strings.Split(b.Opt.Fanout, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return cli.UsageError{Msg: "-fanout: " + s}
+		}
+		counts = append(counts, n)
+	}
+	// Each watcher costs one descriptor here and one in the child (which inherits our limit).
+	capN := int(b.NoFile) - 1000
+	for i, n := range counts {
+		if n > capN {
+			b.note("Fan-out: N=%d capped at %d by the open-file limit (%d).", n, capN, b.NoFile)
+			counts[i] = capN
+		}
+	}
+
+	fixtures, err := b.openBenchApp(ctx)
+	if err != nil {
+		return err
+	}
+	shows, err := fixtures.createShows(ctx, 1, 10, 10, true, 50, true)
+	if err != nil {
+		fixtures.Close()
+		return err
+	}
+	show := shows[0]
+	holder := fixtures.token("fan-holder")
+	fixtures.Close()
+
+	child, err := b.startChildServer(ctx)
+	if err != nil {
+		return err
+	}
+	defer child.Stop()
+	client := newBenchClient(child.URL, 4)
+	wsURL := "ws" + strings.TrimPrefix(child.URL, "http") + "/query"
+	// Warm the server's code paths with one watcher that comes and goes.
+	f := &fanout{}
+	if err := f.grow(ctx, wsURL, show.ID, 1); err != nil {
+		return err
+	}
+	f.closeAll()
+	time.Sleep(500 * time.Millisecond)
+	f = &fanout{}
+	defer f.closeAll()
+
+	gauges := []string{"go_memstats_heap_inuse_bytes", "go_goroutines"}
+	rss0, m0 := child.rssBytes(), child.metrics(gauges...)
+	var clientMem0 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&clientMem0)
+
+	type result struct {
+		n                  int
+		connect            time.Duration
+		lat                latencies
+		got, snaps         int64
+		rss, heap          int64
+		goroutines         float64
+		clientHeapPerWatch int64
+		holdErr            string
+	}
+	var results []result
+	for round, n := range counts {
+		t0 := time.Now()
+		if err := f.grow(ctx, wsURL, show.ID, n); err != nil {
+			b.note("Fan-out stopped at %d watchers: %v", len(f.watchers), err)
+			break
+		}
+		connect := time.Since(t0)
+		time.Sleep(time.Second) // let the server settle before reading its memory
+		rss, m := child.rssBytes(), child.metrics(gauges...)
+		var cm runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&cm)
+		progress("bench:   %d watchers connected in %s; server RSS +%.1f MiB, heap in use +%.1f MiB, %0.f goroutines",
+			n, connect.Round(time.Millisecond), float64(rss-rss0)/(1<<20), (m["go_memstats_heap_inuse_bytes"]-m0["go_memstats_heap_inuse_bytes"])/(1<<20), m["go_goroutines"])
+
+		// One hold; every watcher must see an event after it.
+		f.mu.Lock()
+		f.lat = nil
+		f.mu.Unlock()
+		f.got.Store(0)
+		f.snaps.Store(0)
+		f.t0.Store(time.Now().UnixNano())
+		f.round.Store(int64(round + 1))
+		r, err := client.do(ctx, holder, benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID,
+			"seatIds": []string{show.SeatIDs[round]}, "idempotencyKey": "fan" + strconv.Itoa(round)}})
+		holdErr := ""
+		if err != nil {
+			holdErr = err.Error()
+		} else if r.Err() != nil {
+			holdErr = r.Err().Error()
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for f.got.Load() < int64(len(f.watchers)) && time.Now().Before(deadline) && holdErr == "" {
+			time.Sleep(5 * time.Millisecond)
+		}
+		f.mu.Lock()
+		lat := append(latencies(nil), f.lat...)
+		f.mu.Unlock()
+		res := result{n: len(f.watchers), connect: connect, lat: lat, got: f.got.Load(), snaps: f.snaps.Load(),
+			rss: rss - rss0, heap: int64(m["go_memstats_heap_inuse_bytes"] - m0["go_memstats_heap_inuse_bytes"]),
+			goroutines: m["go_goroutines"], holdErr: holdErr,
+			clientHeapPerWatch: (int64(cm.HeapInuse) - int64(clientMem0.HeapInuse)) / int64(max(len(f.watchers), 1))}
+		results = append(results, res)
+		progress("bench:   N=%d: delivered %d, p50 %s p99 %s max %s %s", res.n, res.got, ms(lat.pct(50)), ms(lat.pct(99)), ms(lat.max()), holdErr)
+	}
+
+	fmt.Fprintf(w, "\n## 6. Live seat-map fan-out (issue 5)\n\n")
+	fmt.Fprintf(w, "The server runs as a child process (this binary's `serve`, on the bench database and prefix), so its memory is measured alone: RSS from `/proc/<pid>/status` (VmRSS) and heap in use from its `/metrics` (`go_memstats_heap_inuse_bytes`), both as growth over the server before any watcher, divided by N. N idle gorilla/websocket clients (graphql-transport-ws, anonymous, in the bench process) subscribe to `seatMap` of one 100-seat showtime; watchers are added to reach each N in turn (%d dialers). Then one `holdSeats` over HTTP; the latency is from sending it to each watcher reading the event (a DELTA, or a SNAPSHOT if it was resynchronised). Open-file limit %d.\n",
+		fanoutDialers, b.NoFile)
+	var rows [][]string
+	for _, r := range results {
+		p99 := r.lat.pct(99)
+		perRSS := r.rss / int64(r.n)
+		perHeap := r.heap / int64(r.n)
+		delivered := fmt.Sprintf("%d of %d", r.got, r.n)
+		if r.snaps > 0 {
+			delivered += fmt.Sprintf(" (%d as SNAPSHOT)", r.snaps)
+		}
+		if r.holdErr != "" {
+			delivered += " — hold failed: " + r.holdErr
+		}
+		target, res := "", ""
+		if r.n >= 10000 {
+			target = "p99 ≤ 250 ms, ≤ 40 KiB"
+			res = verdict(r.got == int64(r.n) && p99 <= fanoutP99Target && perRSS <= fanoutBytesTarget)
+		}
+		rows = append(rows, []string{strconv.Itoa(r.n), delivered, ms(r.lat.pct(50)), ms(p99), ms(r.lat.max()),
+			fmt.Sprintf("%.1f KiB", float64(perRSS)/1024), fmt.Sprintf("%.1f KiB", float64(perHeap)/1024),
+			fmt.Sprintf("%.1f", r.goroutines/float64(r.n)), r.connect.Round(time.Millisecond).String(), target, res})
+	}
+	table(w, []string{"N", "delivered", "p50", "p99", "max", "server RSS / watcher", "server heap in use / watcher", "server goroutines / watcher", "connect time", "target", "result"}, rows)
+	if len(results) > 0 {
+		last := results[len(results)-1]
+		fmt.Fprintf(w, "\nClient side (bench process, not counted above): heap in use %.1f KiB per watcher. Connections lost during the run: %d.\n",
+			float64(last.clientHeapPerWatch)/1024, f.lost.Load())
+		if last.n < 10000 {
+			fmt.Fprintf(w, "\nThe N = 10,000 targets (p99 ≤ 250 ms, ≤ 40 KiB per watcher) were not measured in this run (largest N = %d).\n", last.n)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"seatflow"
+	"seatflow/ent"
+	"seatflow/ent/order"
+	"seatflow/ent/predicate"
+	"seatflow/ent/seatoccupancy"
+	"seatflow/internal/database"
+)
+
+// CancelOrder cancels a pending order and frees its seats. A paid order cannot be
+// cancelled by the customer (INVALID_STATE): refunds are handled by staff, and its seats
+// stay sold until then. Cancelling an order that is no longer pending is INVALID_STATE.
+func (s *Service) CancelOrder(ctx context.Context, userID string, orderID int) (*seatflow.Order, error) {
+	if err := s.rateLimit(ctx, "order", userID, s.OrderRate); err != nil {
+		return nil, err
+	}
+	o, err := s.own(ctx, userID, orderID)
+	if err != nil {
+		return nil, err
+	}
+	if o.Status != seatflow.OrderPending {
+		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order is %s and cannot be cancelled", o.Status)
+	}
+	done, err := s.finish(ctx, o, seatflow.OrderCancelled)
+	if err != nil {
+		return nil, err
+	}
+	if !done {
+		o, err := s.own(ctx, userID, orderID)
+		if err != nil {
+			return nil, err
+		}
+		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order is %s and cannot be cancelled", o.Status)
+	}
+	return s.reload(ctx, orderID)
+}
+
+// Expire ends a pending order whose hold has run out (status EXPIRED) and frees its seats.
+// It reports false when the order is not pending or not yet due (it was paid, cancelled
+// or extended meanwhile). The expiry worker and the reconciler call it.
+func (s *Service) Expire(ctx context.Context, orderID int) (bool, error) {
+	o, err := s.DB.Order.Get(ctx, orderID)
+	if ent.IsNotFound(err) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("expire order: %w", database.Classify(err))
+	}
+	if o.Status != seatflow.OrderPending || o.ExpiresAt.After(s.now()) {
+		return false, nil
+	}
+	return s.finish(ctx, o, seatflow.OrderExpired)
+}
+
+// finish moves a pending order to CANCELLED or EXPIRED and deletes its occupancy in one
+// transaction, then releases its seats. It reports false when the conditional update
+// matched nothing. A failed release is left to the reconciler's orphan-hold repair: the
+// order's end is already committed.
+func (s *Service) finish(ctx context.Context, o *ent.Order, to seatflow.OrderStatus) (bool, error) {
+	where := []predicate.Order{order.ID(o.ID), order.StatusEQ(seatflow.OrderPending), order.HoldToken(o.HoldToken)}
+	if to == seatflow.OrderExpired {
+		where = append(where, order.ExpiresAtLTE(s.now()))
+	}
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		n, err := tx.Order.Update().Where(where...).SetStatus(to).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("mark %s: %w", to, err)
+		}
+		if n == 0 {
+			return errChanged
+		}
+		if _, err := tx.SeatOccupancy.Delete().Where(seatoccupancy.OrderID(o.ID)).Exec(ctx); err != nil {
+			return fmt.Errorf("delete occupancy: %w", err)
+		}
+		return nil
+	})
+	if errors.Is(err, errChanged) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("end order: %w", database.Classify(err))
+	}
+	ctx = context.WithoutCancel(ctx)
+	if ids, err := s.seatIDs(ctx, o.ID); err == nil {
+		_, _ = s.Seats.Release(ctx, o.ShowtimeID, o.HoldToken, o.UserID, ids)
+	}
+	_ = s.queue().Remove(ctx, o.ID)
+	return true, nil
+}

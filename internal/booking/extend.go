@@ -1,0 +1,62 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"seatflow"
+	"seatflow/ent"
+	"seatflow/ent/order"
+	"seatflow/internal/database"
+)
+
+// ExtendHold pushes a pending order's expiry out by HoldTTL, but never past twice HoldTTL
+// after the order was created, so a hold cannot be kept forever.
+func (s *Service) ExtendHold(ctx context.Context, userID string, orderID int) (*seatflow.Order, error) {
+	if err := s.rateLimit(ctx, "order", userID, s.OrderRate); err != nil {
+		return nil, err
+	}
+	o, err := s.own(ctx, userID, orderID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	if err := pendingNotExpired(o, now); err != nil {
+		return nil, err
+	}
+	exp := now.Add(s.ttl())
+	if limit := o.CreatedAt.Add(2 * s.ttl()); exp.After(limit) {
+		exp = limit
+	}
+	n, err := s.DB.Order.Update().Where(order.ID(o.ID), order.StatusEQ(seatflow.OrderPending), order.ExpiresAtGT(now)).
+		SetExpiresAt(exp).Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("extend hold: %w", database.Classify(err))
+	}
+	if n == 0 { // paid, cancelled or expired meanwhile
+		if o, err = s.own(ctx, userID, orderID); err != nil {
+			return nil, err
+		}
+		if err := pendingNotExpired(o, now); err != nil {
+			return nil, err
+		}
+		return nil, errChangedMeanwhile()
+	}
+	_ = s.queue().Add(ctx, o.ID, exp)
+	return s.reload(ctx, o.ID)
+}
+
+func pendingNotExpired(o *ent.Order, now time.Time) error {
+	if o.Status != seatflow.OrderPending {
+		return seatflow.Errorf(seatflow.EINVALIDSTATE, "the order is %s", o.Status)
+	}
+	if !o.ExpiresAt.After(now) {
+		return seatflow.Errorf(seatflow.EORDEREXPIRED, "the hold has expired")
+	}
+	return nil
+}
+
+func errChangedMeanwhile() error {
+	return seatflow.Errorf(seatflow.EINVALIDSTATE, "the order changed meanwhile, try again")
+}

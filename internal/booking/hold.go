@@ -1,0 +1,178 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"seatflow"
+	"seatflow/ent"
+	"seatflow/internal/database"
+	"seatflow/internal/seats"
+)
+
+// maxIdempotencyKey is the column size of orders.idempotency_key.
+const maxIdempotencyKey = 128
+
+// HoldSeatsInput asks to hold seats of a showtime for the caller.
+type HoldSeatsInput struct {
+	ShowtimeID     int    `json:"showtimeId"`
+	SeatIDs        []int  `json:"seatIds"`
+	IdempotencyKey string `json:"idempotencyKey"`
+}
+
+// validate is the one check of a hold's input, before anything is marked or held.
+func (in HoldSeatsInput) validate(userID string) error {
+	switch {
+	case userID == "":
+		return seatflow.Errorf(seatflow.EUNAUTHENTICATED, "sign in to hold seats")
+	case len(in.SeatIDs) == 0:
+		return seatflow.Errorf(seatflow.EINVALID, "choose at least one seat")
+	case len(in.SeatIDs) > seatflow.MaxSeatsPerOrder:
+		return seatflow.Errorf(seatflow.EINVALID, "at most %d seats per request", seatflow.MaxSeatsPerOrder)
+	case in.IdempotencyKey == "" || len(in.IdempotencyKey) > maxIdempotencyKey:
+		return seatflow.Errorf(seatflow.EINVALID, "idempotencyKey must be 1 to %d characters", maxIdempotencyKey)
+	}
+	seen := map[int]bool{}
+	for _, id := range in.SeatIDs {
+		if seen[id] {
+			return seatflow.Errorf(seatflow.EINVALID, "seat %d is listed twice", id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+// HoldSeats holds seats of an on-sale showtime for the user and creates a pending order.
+// The same idempotency key returns the user's first order with that key (whatever the
+// rest of the input); a duplicate arriving while the first is in flight gets IN_PROGRESS.
+// A failure after the seats were held releases them at once and is not remembered, so a
+// retry really retries.
+func (s *Service) HoldSeats(ctx context.Context, userID string, in HoldSeatsInput) (*seatflow.Order, error) {
+	if err := in.validate(userID); err != nil {
+		return nil, err
+	}
+	first, err := s.markInFlight(ctx, userID, in.IdempotencyKey)
+	if err != nil {
+		return nil, err
+	}
+	if !first {
+		return s.repeated(ctx, userID, in.IdempotencyKey)
+	}
+	cleanup := context.WithoutCancel(ctx)
+	// Rate-limited after the marker, so duplicates of one request do not use up the budget.
+	if err := s.rateLimit(ctx, "hold", userID, s.HoldRate); err != nil {
+		s.forget(cleanup, userID, in.IdempotencyKey)
+		return nil, err
+	}
+	o, err := s.hold(ctx, userID, in)
+	if err != nil {
+		s.forget(cleanup, userID, in.IdempotencyKey)
+		// An order with this key older than the marker's day may hold these very seats; only
+		// a user who holds seats here can have one, so a rush of lost races costs no lookup.
+		if code := seatflow.ErrorCode(err); code == seatflow.ESEATSUNAVAILABLE || code == seatflow.ELIMIT {
+			if n, _ := s.Seats.Count(ctx, in.ShowtimeID, userID); n > 0 {
+				if earlier, _ := s.byIdempotencyKey(ctx, userID, in.IdempotencyKey); earlier != nil {
+					return earlier, nil
+				}
+			}
+		}
+		return nil, err
+	}
+	// A lost enqueue is caught by the reconciler's expired-order scan.
+	_ = s.queue().Add(cleanup, o.ID, *o.ExpiresAt)
+	s.remember(cleanup, userID, in.IdempotencyKey, o.ID)
+	return o, nil
+}
+
+func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*seatflow.Order, error) {
+	// On sale is read from MySQL, never the cache: a closed sale must stop holds at once.
+	st, err := s.Catalog.FreshShowtime(ctx, in.ShowtimeID)
+	if err != nil {
+		return nil, err
+	}
+	if st.Status != seatflow.ShowtimeOnSale {
+		return nil, seatflow.Errorf(seatflow.ENOTONSALE, "this showtime is not on sale")
+	}
+	layout, err := s.Layouts.Of(ctx, st.HallID)
+	if err != nil {
+		return nil, fmt.Errorf("hold seats: load hall: %w", err)
+	}
+	amount := 0
+	for _, id := range in.SeatIDs {
+		kind, ok := layout.Kind(id)
+		if !ok {
+			return nil, seatflow.Errorf(seatflow.EINVALID, "seat %d is not in this showtime's hall", id)
+		}
+		price, ok := st.PriceOf(kind)
+		if !ok {
+			return nil, seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "seat %d is not for sale at this showtime", id)
+		}
+		amount += price
+	}
+
+	token := uuid.NewString()
+	req := seats.HoldRequest{ShowtimeID: st.ID, Layout: layout, SeatIDs: in.SeatIDs, Token: token,
+		UserID: userID, Limit: st.PurchaseLimit, AllowGaps: st.AllowSeatGaps}
+	// Not cancelled with the request: a hold applied in Redis must also reach MySQL or be
+	// released below, whenever the client goes away.
+	ctx = context.WithoutCancel(ctx)
+	err = s.Seats.Hold(ctx, req)
+	if errors.Is(err, seats.ErrNoSeatMap) {
+		// The showtime is on sale but Redis lost its seats (a restart): rebuild them from
+		// MySQL now rather than wait for the reconciler, then try once more.
+		if _, initErr := s.Hashes.InitSeats(ctx, st.ID, st.HallID); initErr == nil {
+			err = s.Seats.Hold(ctx, req)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	now := s.now()
+	var created *ent.Order
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		var err error
+		created, err = tx.Order.Create().SetUserID(userID).SetShowtimeID(st.ID).SetHoldToken(token).
+			SetIdempotencyKey(in.IdempotencyKey).SetStatus(seatflow.OrderPending).SetAmountCents(amount).
+			SetCurrency(st.Currency).SetExpiresAt(now.Add(s.ttl())).SetCreatedAt(now).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("create order: %w", err)
+		}
+		if err := tx.OrderSeat.MapCreateBulk(in.SeatIDs, func(c *ent.OrderSeatCreate, i int) {
+			c.SetOrderID(created.ID).SetSeatID(in.SeatIDs[i])
+		}).Exec(ctx); err != nil {
+			return fmt.Errorf("create order seats: %w", err)
+		}
+		if err := insertOccupancy(ctx, tx, created, in.SeatIDs); err != nil {
+			if database.Conflict(err) {
+				return seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "some of these seats were just taken")
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		// Give the seats back at once, even if the request was cancelled meanwhile.
+		_, _ = s.Seats.Release(ctx, st.ID, token, userID, in.SeatIDs)
+		if ent.IsConstraintError(err) { // the same key committed by a request whose marker expired
+			if o, _ := s.byIdempotencyKey(ctx, userID, in.IdempotencyKey); o != nil {
+				return o, nil
+			}
+		}
+		return nil, fmt.Errorf("hold seats: %w", database.Classify(err))
+	}
+	return toOrder(created, in.SeatIDs), nil
+}
+
+func insertOccupancy(ctx context.Context, tx *ent.Tx, o *ent.Order, seatIDs []int) error {
+	err := tx.SeatOccupancy.MapCreateBulk(seatIDs, func(c *ent.SeatOccupancyCreate, i int) {
+		c.SetShowtimeID(o.ShowtimeID).SetSeatID(seatIDs[i]).SetOrderID(o.ID)
+	}).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("create seat occupancy: %w", err)
+	}
+	return nil
+}

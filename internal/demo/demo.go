@@ -1,0 +1,139 @@
+// Package demo is the live seat-map demo: a plain HTML/JS page under /demo/ that uses only
+// the public API, demo customer tokens in embedded mode, and the demo catalog seeded into an
+// empty database. It holds no business rule.
+package demo
+
+import (
+	"bytes"
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// demoFiles is the live seat-map page: plain HTML, CSS and JavaScript, no build step. It
+// talks to the API only through /query (POST) and the seatMap subscription over
+// graphql-transport-ws, as any front end would.
+//
+//go:embed page
+var pageFiles embed.FS
+
+// demoTokenTTL is how long a token handed out by /demo/token lasts.
+const demoTokenTTL = 12 * time.Hour
+
+// Issuer signs customer tokens for demo users.
+type Issuer interface {
+	Issue(subject, role string, ttl time.Duration) (string, error)
+}
+
+// Handler serves the demo page under /demo/ and, when tokens is not nil (embedded mode),
+// GET /demo/token: {"token": "..."}, a customer token for a fresh demo user
+// (demo-<random>), so two tabs are two customers. Without tokens /demo/token is 404 and the
+// page asks for a token.
+func Handler(tokens Issuer, log *slog.Logger) http.Handler {
+	sub, err := fs.Sub(pageFiles, "page")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	files := http.StripPrefix("/demo/", http.FileServer(http.FS(sub)))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		switch r.URL.Path {
+		case "/demo", "/demo/":
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = "/demo/"
+			demoHeaders(w)
+			files.ServeHTTP(w, r2)
+		case "/demo/token":
+			demoToken(w, r, tokens, log)
+		default:
+			demoHeaders(w)
+			files.ServeHTTP(w, r)
+		}
+	})
+}
+
+func demoHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; "+
+		"style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+}
+
+func demoToken(w http.ResponseWriter, r *http.Request, tokens Issuer, log *slog.Logger) {
+	if tokens == nil {
+		http.NotFound(w, r)
+		return
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		http.Error(w, "no randomness", http.StatusInternalServerError)
+		return
+	}
+	sub := "demo-" + hex.EncodeToString(b[:])
+	tok, err := tokens.Issue(sub, "customer", demoTokenTTL)
+	if err != nil {
+		log.Error("issue demo token", "err", err)
+		http.Error(w, "cannot issue a token", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(map[string]string{"token": tok, "user": sub})
+}
+
+// demoLink is what WithLink adds to the playground page.
+const demoLink = `<a href="/demo/" id="seatflow-demo-link" style="position:fixed;right:16px;bottom:16px;z-index:10000;` +
+	`padding:8px 14px;border-radius:999px;background:#1d4ed8;color:#fff;font:600 14px system-ui,sans-serif;` +
+	`text-decoration:none;box-shadow:0 2px 8px rgba(0,0,0,.3)">Live seat map demo &rarr;</a>`
+
+// WithLink adds a "Live seat map demo →" link to the HTML page next serves (the
+// GraphiQL playground), just before </body>; anything else passes through unchanged.
+func WithLink(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		body := rec.body.Bytes()
+		if rec.status == http.StatusOK && strings.HasPrefix(rec.header.Get("Content-Type"), "text/html") {
+			if i := bytes.LastIndex(body, []byte("</body>")); i >= 0 {
+				body = append(body[:i:i], append([]byte(demoLink), body[i:]...)...)
+			}
+		}
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(rec.status)
+		w.Write(body)
+	})
+}
+
+type bufferedResponse struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+func (b *bufferedResponse) WriteHeader(code int) {
+	if !b.wrote {
+		b.status, b.wrote = code, true
+	}
+}
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	b.WriteHeader(http.StatusOK)
+	return b.body.Write(p)
+}

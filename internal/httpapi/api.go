@@ -1,0 +1,74 @@
+// Package httpapi is SeatFlow's HTTP transport: GraphQL at /query (POST, GET and the
+// websocket), health and readiness, metrics; with what guards it (body and write limits,
+// CORS, token refusal, complexity and depth limits, persisted queries) and the one error
+// presenter that maps error codes to what clients see. It holds no business rule: the
+// resolvers (package graph) call the services.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+
+	"seatflow/graph"
+	"seatflow/internal/auth"
+	"seatflow/internal/respcache"
+	"seatflow/internal/wstransport"
+	"seatflow/loaders"
+)
+
+// Options are the API's limits and switches.
+type Options struct {
+	// AllowedOrigins are the browser origins allowed by CORS and the websocket origin
+	// check ("*" = any; empty = same origin only).
+	AllowedOrigins  []string
+	Introspection   bool
+	ComplexityLimit int
+	MaxDepth        int
+	MaxTokens       int
+	MaxBodyBytes    int64
+	WriteTimeout    time.Duration
+	LoaderWait      time.Duration
+}
+
+// API is one instance's HTTP API.
+type API struct {
+	Options
+	Resolver *graph.Resolver
+	Auth     *auth.Authenticator
+	// Catalog feeds each request's dataloaders.
+	Catalog loaders.Reader
+	// Responses keeps rendered catalog-only responses; nil when off.
+	Responses *respcache.Store
+	// Redis and APQPrefix hold the automatic persisted queries.
+	Redis     redis.UniversalClient
+	APQPrefix string
+	// Websockets is the registry of the instance's open websockets (closed on shutdown).
+	Websockets *wstransport.Registry
+	// Ready reports whether the instance can serve (readiness probe).
+	Ready func(ctx context.Context) error
+	Log   *slog.Logger
+}
+
+// Register adds the API's routes to mux: /query, /healthz, /readyz, /metrics.
+func (a *API) Register(mux *http.ServeMux) {
+	gql := http.Handler(loaders.Middleware(a.Catalog, a.LoaderWait, a.GraphQL()))
+	if a.Responses != nil {
+		gql = a.Responses.Middleware(gql)
+	}
+	mux.Handle("/query", a.cors(a.Auth.Middleware(a.guard(gql))))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := a.Ready(r.Context()); err != nil {
+			a.Log.Warn("not ready", "err", err)
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ready\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.Handler())
+}

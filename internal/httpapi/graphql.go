@@ -1,0 +1,46 @@
+package httpapi
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"seatflow/graph"
+	"seatflow/internal/auth"
+	"seatflow/internal/wstransport"
+)
+
+// GraphQL is the gqlgen server with its transports and extensions set explicitly.
+func (a *API) GraphQL() *handler.Server {
+	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: a.Resolver, Complexity: complexity()}))
+	srv.AddTransport(wstransport.New(wstransport.Config{
+		AllowedOrigins: a.AllowedOrigins,
+		Registry:       a.Websockets,
+		Auth: func(ctx context.Context, token string) (context.Context, error) {
+			ctx = a.Auth.WithToken(ctx, token)
+			return ctx, auth.TokenError(ctx)
+		},
+	}))
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetParserTokenLimit(a.MaxTokens)
+	if a.Introspection {
+		srv.Use(extension.Introspection{})
+	}
+	srv.Use(extension.AutomaticPersistedQuery{Cache: apqCache{rdb: a.Redis, prefix: a.APQPrefix}})
+	srv.Use(extension.FixedComplexityLimit(a.ComplexityLimit))
+	srv.Use(depthLimit{Max: a.MaxDepth})
+	srv.Use(operationMetrics{})
+	if a.Responses != nil {
+		srv.Use(a.Responses.Extension())
+	}
+	srv.SetErrorPresenter(presentError(a.Log))
+	srv.SetRecoverFunc(recoverPanic(a.Log))
+	return srv
+}

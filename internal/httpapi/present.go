@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"seatflow"
+	"seatflow/internal/database"
+)
+
+// presentError is the one place where errors become GraphQL errors: a *seatflow.Error
+// keeps its message and gets its code in extensions.code; gqlgen's own errors (parse,
+// validation, coercion) pass as they are; a database failure that reached here
+// unclassified is classified (database.Classify); anything else is logged and answered as
+// "internal error" with code INTERNAL, so nothing internal leaks.
+func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		var gerr *gqlerror.Error
+		if errors.As(err, &gerr) && gerr.Err == nil {
+			return gerr
+		}
+		err = database.Classify(err)
+		var appErr *seatflow.Error
+		if errors.As(err, &appErr) {
+			if appErr.Code == seatflow.EUNAVAILABLE {
+				log.WarnContext(ctx, "store unavailable", "err", err, "path", graphql.GetPath(ctx).String())
+			}
+			gerr := graphql.DefaultErrorPresenter(ctx, err)
+			gerr.Message = appErr.Message
+			gerr.Extensions = map[string]any{"code": appErr.Code}
+			for k, v := range appErr.Extensions {
+				gerr.Extensions[k] = v
+			}
+			return gerr
+		}
+		if errors.Is(err, context.Canceled) {
+			// The client went away; nobody reads this answer and nothing is wrong.
+			log.DebugContext(ctx, "request cancelled", "err", err)
+		} else {
+			log.ErrorContext(ctx, "internal error", "err", err, "path", graphql.GetPath(ctx).String())
+		}
+		return &gqlerror.Error{Message: seatflow.ErrorMessage(err), Path: graphql.GetPath(ctx),
+			Extensions: map[string]any{"code": seatflow.EINTERNAL}}
+	}
+}
+
+// recoverPanic logs a resolver panic with its stack and answers INTERNAL.
+func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
+	return func(ctx context.Context, p any) error {
+		log.ErrorContext(ctx, "panic in resolver", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		return errors.New("panic in resolver")
+	}
+}
+
+// writeError answers a request refused before GraphQL runs, in GraphQL's error format.
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{
+		{"message": message, "extensions": map[string]any{"code": code}},
+	}})
+}

@@ -1,0 +1,264 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"seatflow"
+	"seatflow/internal/seats"
+)
+
+// active is what MySQL says about one hold token of a showtime: its order is pending or
+// paid and covers these seats.
+type active struct {
+	userID string
+	paid   bool
+	seats  []int
+}
+
+// showtime reconciles one showtime: repair 3 (rebuild a missing hash, under the show lock
+// InitSeats takes), then, holding the same lock, repairs 2, 4, 5 and 6 against one
+// reading of Redis followed by one of MySQL. Redis is read first, on purpose: a seat
+// sold in Redis was paid in MySQL before, so the later MySQL read always sees that order.
+func (x *run) showtime(ctx context.Context, showID, hallID int) error {
+	r := x.r
+	exists, err := r.Seats.Exists(ctx, showID)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		if x.take(kindHashes, 1) == 0 {
+			return nil
+		}
+		built, err := r.Sales.InitSeats(ctx, showID, hallID)
+		if err != nil {
+			return fmt.Errorf("rebuild seat hash: %w", err)
+		}
+		if built {
+			x.done(kindHashes, 1, showID)
+		}
+	}
+
+	lock, err := r.Sales.LockShow(ctx, showID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		x.c.Log.Warn("reconcile: showtime stays locked, skipped this run", "showtime", showID, "err", err)
+		return nil
+	}
+	defer lock.Release(context.WithoutCancel(ctx))
+
+	states, counts, tokens, err := x.read(ctx, showID)
+	if err != nil || len(states) == 0 {
+		return err // no hash: it was lost again after the rebuild, the next run rebuilds it
+	}
+	fixed := 0
+	for _, repair := range []func(context.Context, int, map[int]seats.State, map[string]*active) (int, error){
+		x.fixPaidSeats, x.releaseOrphanHolds, x.releaseSoldOrphans,
+	} {
+		n, err := repair(ctx, showID, states, tokens)
+		if err != nil {
+			return err
+		}
+		fixed += n
+	}
+	if fixed > 0 { // the seats changed: count against a fresh reading
+		if states, counts, tokens, err = x.read(ctx, showID); err != nil {
+			return err
+		}
+	}
+	return x.recountLimits(ctx, showID, states, counts, tokens)
+}
+
+// read takes one reading of a showtime: seats and counts from Redis, then the active
+// orders' tokens from MySQL.
+func (x *run) read(ctx context.Context, showID int) (map[int]seats.State, map[string]int, map[string]*active, error) {
+	states, counts, err := x.r.Seats.Audit(ctx, showID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	occ, err := x.r.Sales.ActiveOccupancy(ctx, showID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tokens := map[string]*active{}
+	for _, o := range occ {
+		a := tokens[o.Token]
+		if a == nil {
+			a = &active{userID: o.UserID, paid: o.Sold}
+			tokens[o.Token] = a
+		}
+		a.seats = append(a.seats, o.SeatID)
+	}
+	return states, counts, tokens, nil
+}
+
+// sortedKeys returns the keys of m in order, so repairs run in a repeatable order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// fixPaidSeats is repair 2: a paid order's seats must be sold to its token. Seats still
+// held by the token (confirm never ran) are confirmed; free ones (lost, or released by a
+// late expiry) are restored. A seat held or sold by another token is a double sale in
+// Redis: it is logged as an error and counted, never taken from its holder.
+func (x *run) fixPaidSeats(ctx context.Context, showID int, states map[int]seats.State, tokens map[string]*active) (int, error) {
+	fixed := 0
+	for _, token := range sortedKeys(tokens) {
+		a := tokens[token]
+		if !a.paid {
+			continue
+		}
+		var held, free []int
+		for _, id := range a.seats {
+			st, ok := states[id]
+			switch {
+			case ok && st.Status == seatflow.SeatSold && st.Token == token:
+			case ok && st.Status == seatflow.SeatHeld && st.Token == token:
+				held = append(held, id)
+			case ok && st.Status == seatflow.SeatAvailable:
+				free = append(free, id)
+			case ok:
+				x.conflict(showID, strconv.Itoa(id), token, string(st.Status)+" by "+st.Token)
+			default:
+				x.conflict(showID, strconv.Itoa(id), token, "missing from the seat hash")
+			}
+		}
+		held = held[:x.take(kindPaidSeats, len(held))]
+		n, err := x.r.Seats.Confirm(ctx, showID, token, held)
+		if err != nil {
+			return fixed, err
+		}
+		x.left[kindPaidSeats] += len(held) - n // budget is spent on repairs made only
+		x.done(kindPaidSeats, n, showID)
+		fixed += n
+
+		free = free[:x.take(kindPaidSeats, len(free))]
+		n, conflicts, err := x.r.Seats.Restore(ctx, showID, token, a.userID, free)
+		if err != nil {
+			return fixed, err
+		}
+		x.left[kindPaidSeats] += len(free) - n
+		for _, seatID := range conflicts { // taken between our reading and the script
+			x.conflict(showID, seatID, token, "taken since the reading")
+		}
+		x.done(kindPaidSeats, n, showID)
+		fixed += n
+	}
+	return fixed, nil
+}
+
+// conflict reports a seat of a paid order that another token has in Redis: a double
+// sale for a person to resolve (refund one buyer). It is never resolved by taking the seat.
+func (x *run) conflict(showID int, seatID, paidToken, redisState string) {
+	x.c.Log.Error("reconcile: paid seat taken by another token in Redis (double sale), left alone",
+		"showtime", showID, "seat", seatID, "paidToken", paidToken, "redis", redisState)
+	x.rep.PaidSeatConflicts++
+	paidSeatConflictsTotal.Inc()
+}
+
+// byToken groups the seats in state status whose token pick accepts.
+func byToken(states map[int]seats.State, status seatflow.SeatStatus, pick func(seats.State) bool) map[string][]int {
+	out := map[string][]int{}
+	for id, st := range states {
+		if st.Status == status && pick(st) {
+			out[st.Token] = append(out[st.Token], id)
+		}
+	}
+	for _, ids := range out {
+		slices.Sort(ids)
+	}
+	return out
+}
+
+// releaseOrphanHolds is repair 4: seats held by a token no pending or paid order has
+// (holdSeats died between the hold and the order commit, or a release was lost) are
+// freed, but only when held longer ago than Grace: a younger hold may be about to commit.
+// Counts are left to recountLimits (the orphan's user is unknown).
+func (x *run) releaseOrphanHolds(ctx context.Context, showID int, states map[int]seats.State, tokens map[string]*active) (int, error) {
+	cutoff := x.now.Add(-x.c.Grace)
+	orphans := byToken(states, seatflow.SeatHeld, func(st seats.State) bool {
+		return st.Token != "" && tokens[st.Token] == nil && st.HeldAt.Before(cutoff)
+	})
+	return x.release(ctx, showID, kindOrphanHolds, orphans)
+}
+
+// releaseSoldOrphans is repair 5: seats sold to a token no paid order has are freed. No
+// grace is needed: a seat becomes sold only after its order's PAID commit, which the
+// MySQL read (made after the Redis read) sees.
+func (x *run) releaseSoldOrphans(ctx context.Context, showID int, states map[int]seats.State, tokens map[string]*active) (int, error) {
+	orphans := byToken(states, seatflow.SeatSold, func(st seats.State) bool {
+		a := tokens[st.Token]
+		return a == nil || !a.paid
+	})
+	return x.release(ctx, showID, kindSoldOrphans, orphans)
+}
+
+func (x *run) release(ctx context.Context, showID int, kind string, orphans map[string][]int) (int, error) {
+	freed := 0
+	for _, token := range sortedKeys(orphans) {
+		ids := orphans[token]
+		ids = ids[:x.take(kind, len(ids))]
+		if len(ids) == 0 {
+			break
+		}
+		n, err := x.r.Seats.Release(ctx, showID, token, "", ids)
+		if err != nil {
+			return freed, err
+		}
+		x.left[kind] += len(ids) - n
+		x.done(kind, n, showID)
+		freed += n
+	}
+	return freed, nil
+}
+
+// recountLimits is repair 6: each user's count must equal the seats of their pending and
+// paid orders. Only users whose count differs are written, each with a compare-and-set
+// (seats.Store.Recount), so a hold or release racing the recount wins and the next run
+// looks again. While a young hold without an order is in flight its user is unknown and
+// its count cannot be judged, so the showtime's counts wait for the next run.
+func (x *run) recountLimits(ctx context.Context, showID int, states map[int]seats.State, counts map[string]int, tokens map[string]*active) error {
+	cutoff := x.now.Add(-x.c.Grace)
+	for _, st := range states {
+		if st.Status == seatflow.SeatHeld && tokens[st.Token] == nil && !st.HeldAt.Before(cutoff) {
+			return nil // a hold in flight: its user's count is unknown until it commits
+		}
+	}
+	want := map[string]int{}
+	for _, a := range tokens {
+		want[a.userID] += len(a.seats)
+	}
+	users := sortedKeys(counts)
+	for _, u := range sortedKeys(want) {
+		if _, ok := counts[u]; !ok {
+			users = append(users, u)
+		}
+	}
+	for _, u := range users {
+		if counts[u] == want[u] {
+			continue
+		}
+		if x.take(kindLimits, 1) == 0 {
+			return nil
+		}
+		ok, err := x.r.Seats.Recount(ctx, showID, u, counts[u], want[u])
+		if err != nil {
+			return err
+		}
+		if ok {
+			x.done(kindLimits, 1, showID)
+		} else {
+			x.left[kindLimits]++
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+// Package sales puts showtimes on sale and takes them off: it builds a showtime's seat hash
+// from the hall template with the active orders overlaid (the only code that does), under
+// the showtime's lock that the reconciler's repairs share, and moves the showtime's status.
+// It never holds, sells or frees a seat (package booking does, through package seats).
+package sales
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"seatflow"
+	"seatflow/ent"
+	"seatflow/ent/order"
+	"seatflow/ent/seatoccupancy"
+	"seatflow/internal/database"
+	"seatflow/internal/keys"
+	"seatflow/internal/rdb"
+	"seatflow/internal/redislock"
+	"seatflow/internal/seats"
+)
+
+// showLockTTL bounds how long a crashed holder can keep a showtime's seat hash locked.
+const showLockTTL = 10 * time.Second
+
+// Catalog is what sales reads and changes in the catalog.
+type Catalog interface {
+	// FreshShowtime reads a showtime from MySQL, never from a cache.
+	FreshShowtime(ctx context.Context, id int) (*seatflow.Showtime, error)
+	Hall(ctx context.Context, id int) (*seatflow.Hall, error)
+	// SetShowtimeStatus changes a showtime's status and invalidates its cache entries.
+	SetShowtimeStatus(ctx context.Context, id int, to seatflow.ShowtimeStatus) (*seatflow.Showtime, error)
+}
+
+// Service opens and closes sales and builds seat hashes.
+type Service struct {
+	DB      *ent.Client
+	Seats   *seats.Store
+	RDB     redis.UniversalClient
+	Keys    keys.Keys
+	Catalog Catalog
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// OpenSales puts a showtime on sale: it builds the seat hash from the hall template with
+// the active orders overlaid, then moves the showtime SCHEDULED (or CLOSED) → ON_SALE,
+// which invalidates its cache entries at once, so a buyer who looked at it while it was
+// SCHEDULED can buy the moment it opens. The hash comes first: an ON_SALE showtime always
+// has one.
+func (s *Service) OpenSales(ctx context.Context, showID int) (*seatflow.Showtime, error) {
+	st, err := s.Catalog.FreshShowtime(ctx, showID)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Status.CanMoveTo(seatflow.ShowtimeOnSale) {
+		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d is %s; only a scheduled or closed showtime can open", showID, st.Status)
+	}
+	if !st.StartsAt.After(s.now()) {
+		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d has already started", showID)
+	}
+	if _, err := s.InitSeats(ctx, showID, st.HallID); err != nil {
+		return nil, err
+	}
+	return s.Catalog.SetShowtimeStatus(ctx, showID, seatflow.ShowtimeOnSale)
+}
+
+// CloseSales stops new holds on a showtime; its orders can still be paid or cancelled.
+func (s *Service) CloseSales(ctx context.Context, showID int) (*seatflow.Showtime, error) {
+	return s.Catalog.SetShowtimeStatus(ctx, showID, seatflow.ShowtimeClosed)
+}
+
+// InitSeats builds a showtime's seat hash, if it has none, from the hall template and the
+// active orders. It holds the showtime's lock (shared with the reconciler's rebuild) so
+// two builders never interleave, and reports whether it built the hash.
+func (s *Service) InitSeats(ctx context.Context, showID, hallID int) (bool, error) {
+	lock, err := s.LockShow(ctx, showID)
+	if err != nil {
+		return false, err
+	}
+	defer lock.Release(context.WithoutCancel(ctx))
+	hall, err := s.Catalog.Hall(ctx, hallID)
+	if err != nil {
+		return false, err
+	}
+	occ, err := s.ActiveOccupancy(ctx, showID)
+	if err != nil {
+		return false, err
+	}
+	return s.Seats.Init(ctx, showID, hall, occ)
+}
+
+// LockShow takes a showtime's seat lock, the one building its seat hash and the
+// reconciler's repairs share, waiting at most showLockTTL for it.
+func (s *Service) LockShow(ctx context.Context, showID int) (*redislock.Lock, error) {
+	lockCtx, cancel := context.WithTimeout(ctx, showLockTTL)
+	defer cancel()
+	lock, err := redislock.Acquire(lockCtx, s.RDB, s.Keys.ShowLock(showID), showLockTTL)
+	if err != nil {
+		return nil, rdb.Classify("lock showtime seats", err)
+	}
+	return lock, nil
+}
+
+// ActiveOccupancy lists the seats of a showtime's PENDING_PAYMENT and PAID orders, as the
+// seat hash must show them.
+func (s *Service) ActiveOccupancy(ctx context.Context, showID int) ([]seats.Occupancy, error) {
+	rows, err := s.DB.SeatOccupancy.Query().Where(seatoccupancy.ShowtimeID(showID)).
+		WithOrder(func(q *ent.OrderQuery) {
+			q.Select(order.FieldUserID, order.FieldHoldToken, order.FieldStatus, order.FieldCreatedAt)
+		}).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read occupancy: %w", database.Classify(err))
+	}
+	out := make([]seats.Occupancy, 0, len(rows))
+	for _, r := range rows {
+		o := r.Edges.Order
+		if o == nil || !o.Status.Active() {
+			continue // an occupancy row outlives its order only by a bug; verify reports it
+		}
+		out = append(out, seats.Occupancy{SeatID: r.SeatID, UserID: o.UserID, Token: o.HoldToken,
+			Sold: o.Status == seatflow.OrderPaid, HeldAt: o.CreatedAt})
+	}
+	return out, nil
+}

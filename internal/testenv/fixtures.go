@@ -1,0 +1,65 @@
+package testenv
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"seatflow"
+	"seatflow/ent"
+)
+
+// ShowtimeSpec describes a fixture showtime. Zero fields take the defaults noted.
+type ShowtimeSpec struct {
+	Rows, PerRow int // hall size: rows A, B, … of PerRow seats numbered 1..PerRow
+	// PremiumFirstRow makes row A PREMIUM (the rest STANDARD).
+	PremiumFirstRow bool
+	Status          seatflow.ShowtimeStatus // ON_SALE
+	Limit           int                     // purchase limit, 6
+	AllowGaps       bool
+	StartsIn        time.Duration             // from now, 1h
+	Prices          map[seatflow.SeatKind]int // STANDARD 1000 and PREMIUM 1500
+	Currency        string                    // EUR
+}
+
+// Showtime writes a movie, a hall and a showtime straight into db (no cache, no seat
+// hash: the caller builds one if it needs it) and returns the showtime's and hall's ids.
+// Seats sit at x = 10·number, y = 10·row index.
+func Showtime(tb testing.TB, db *ent.Client, now time.Time, spec ShowtimeSpec) (showID, hallID int) {
+	tb.Helper()
+	ctx := context.Background()
+	if spec.Status == "" {
+		spec.Status = seatflow.ShowtimeOnSale
+	}
+	if spec.Limit == 0 {
+		spec.Limit = 6
+	}
+	if spec.StartsIn == 0 {
+		spec.StartsIn = time.Hour
+	}
+	if spec.Prices == nil {
+		spec.Prices = map[seatflow.SeatKind]int{seatflow.SeatStandard: 1000, seatflow.SeatPremium: 1500}
+	}
+	if spec.Currency == "" {
+		spec.Currency = "EUR"
+	}
+	m := db.Movie.Create().SetTitle("Film").SetDurationMin(100).SetCreatedAt(now).SetUpdatedAt(now).SaveX(ctx)
+	h := db.Hall.Create().SetName("Hall").SetCreatedAt(now).SaveX(ctx)
+	bulk := make([]*ent.SeatCreate, 0, spec.Rows*spec.PerRow)
+	for r := range spec.Rows {
+		kind := seatflow.SeatStandard
+		if r == 0 && spec.PremiumFirstRow {
+			kind = seatflow.SeatPremium
+		}
+		for n := 1; n <= spec.PerRow; n++ {
+			bulk = append(bulk, db.Seat.Create().SetHallID(h.ID).SetRowLabel(string(rune('A'+r))).SetNumber(n).
+				SetX(n*10).SetY(r*10).SetKind(kind))
+		}
+	}
+	db.Seat.CreateBulk(bulk...).SaveX(ctx)
+	st := db.Showtime.Create().SetMovieID(m.ID).SetHallID(h.ID).SetStartsAt(now.Add(spec.StartsIn)).
+		SetEndsAt(now.Add(spec.StartsIn + 2*time.Hour)).SetStatus(spec.Status).SetPurchaseLimit(spec.Limit).
+		SetAllowSeatGaps(spec.AllowGaps).SetPrices(spec.Prices).SetCurrency(spec.Currency).
+		SetCreatedAt(now).SetUpdatedAt(now).SaveX(ctx)
+	return st.ID, h.ID
+}

@@ -1,0 +1,63 @@
+package seatflow
+
+import (
+	"slices"
+	"time"
+)
+
+// ShowtimeStatus is where a showtime is in its life: SCHEDULED → ON_SALE ⇄ CLOSED, and
+// CANCELLED from any of them.
+type ShowtimeStatus string
+
+// Showtime statuses.
+const (
+	ShowtimeScheduled ShowtimeStatus = "SCHEDULED"
+	ShowtimeOnSale    ShowtimeStatus = "ON_SALE"
+	ShowtimeClosed    ShowtimeStatus = "CLOSED"
+	ShowtimeCancelled ShowtimeStatus = "CANCELLED"
+)
+
+// Values lists every showtime status (ent builds its enum column from it).
+func (ShowtimeStatus) Values() []string {
+	return []string{string(ShowtimeScheduled), string(ShowtimeOnSale), string(ShowtimeClosed), string(ShowtimeCancelled)}
+}
+
+// showtimeMoves are the status changes a showtime may make.
+var showtimeMoves = map[ShowtimeStatus][]ShowtimeStatus{
+	ShowtimeScheduled: {ShowtimeOnSale, ShowtimeCancelled},
+	ShowtimeOnSale:    {ShowtimeClosed, ShowtimeCancelled},
+	ShowtimeClosed:    {ShowtimeOnSale, ShowtimeCancelled},
+}
+
+// CanMoveTo reports whether a showtime in status s may change to status to.
+func (s ShowtimeStatus) CanMoveTo(to ShowtimeStatus) bool { return slices.Contains(showtimeMoves[s], to) }
+
+// Showtime is one screening of a movie in a hall.
+type Showtime struct {
+	ID            int            `json:"id"`
+	MovieID       int            `json:"movieId"`
+	HallID        int            `json:"hallId"`
+	StartsAt      time.Time      `json:"startsAt"`
+	EndsAt        time.Time      `json:"endsAt"`
+	Status        ShowtimeStatus `json:"status"`
+	PurchaseLimit int            `json:"purchaseLimit"`
+	AllowSeatGaps bool           `json:"allowSeatGaps"`
+	Prices        []Price        `json:"prices"`
+	Currency      string         `json:"currency"`
+}
+
+// Price is what one seat of a kind costs at a showtime.
+type Price struct {
+	Kind        SeatKind `json:"kind"`
+	AmountCents int      `json:"amountCents"`
+}
+
+// PriceOf returns the price of a seat kind at the showtime, false when that kind is not sold.
+func (s *Showtime) PriceOf(kind SeatKind) (int, bool) {
+	for _, p := range s.Prices {
+		if p.Kind == kind {
+			return p.AmountCents, true
+		}
+	}
+	return 0, false
+}
