@@ -30,7 +30,9 @@ var showtimeMoves = map[ShowtimeStatus][]ShowtimeStatus{
 }
 
 // CanMoveTo reports whether a showtime in status s may change to status to.
-func (s ShowtimeStatus) CanMoveTo(to ShowtimeStatus) bool { return slices.Contains(showtimeMoves[s], to) }
+func (s ShowtimeStatus) CanMoveTo(to ShowtimeStatus) bool {
+	return slices.Contains(showtimeMoves[s], to)
+}
 
 // Showtime is one screening of a movie in a hall.
 type Showtime struct {

@@ -162,6 +162,7 @@ func (e extension) Validate(es graphql.ExecutableSchema) error {
 // CatalogDirective marks, in the schema, the fields whose values come from the catalog
 // cache alone.
 const CatalogDirective = "catalog"
+
 func (e extension) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	p, _ := ctx.Value(pendingKey{}).(*pending)
 	if p != nil && oc.Operation != nil && oc.Operation.Operation == ast.Query {
