@@ -67,21 +67,25 @@ func hallCentre(hall *seatflow.Hall) (float64, float64) {
 func bestBlock(rows [][]seatflow.Seat, free map[int]bool, k int, allowGaps bool, cx, cy float64) []seatflow.Seat {
 	var best []seatflow.Seat
 	bestDist := math.Inf(1)
+	isFree := func(id int) bool { return free[id] }
 	for _, row := range rows {
-		isFree := func(i int) bool { return i >= 0 && i < len(row) && free[row[i].ID] }
+		ids := make([]int, len(row))
+		for i, seat := range row {
+			ids[i] = seat.ID
+		}
 	window:
 		for start := 0; start+k <= len(row); start++ {
 			var sx, sy float64
+			block := make(map[int]bool, k)
 			for i := start; i < start+k; i++ {
 				if !free[row[i].ID] {
 					continue window
 				}
+				block[row[i].ID] = true
 				sx += float64(row[i].X)
 				sy += float64(row[i].Y)
 			}
-			// A free seat right next to the block whose other side is taken, a wall or
-			// the row's end would be stranded.
-			if !allowGaps && ((isFree(start-1) && !isFree(start-2)) || (isFree(start+k) && !isFree(start+k+1))) {
+			if _, strands := strandedSeat(ids, isFree, block); strands && !allowGaps {
 				continue
 			}
 			d := math.Hypot(sx/float64(k)-cx, sy/float64(k)-cy)
@@ -92,4 +96,20 @@ func bestBlock(rows [][]seatflow.Seat, free map[int]bool, k int, allowGaps bool,
 		}
 	}
 	return append([]seatflow.Seat(nil), best...)
+}
+
+// strandedSeat is the gap rule, the same as hold.lua's (a property test holds the two
+// together): taking the requested seats of a row (ids ordered by number) must not leave a
+// free seat alone — between taken seats, walls (unsellable seats) or the row's ends —
+// right next to a requested seat. Older gaps elsewhere in the row do not count. It
+// returns the first such seat.
+func strandedSeat(row []int, free func(int) bool, requested map[int]bool) (int, bool) {
+	freeAfter := func(i int) bool { return i >= 0 && i < len(row) && !requested[row[i]] && free(row[i]) }
+	for i := range row {
+		if freeAfter(i) && !freeAfter(i-1) && !freeAfter(i+1) &&
+			((i > 0 && requested[row[i-1]]) || (i+1 < len(row) && requested[row[i+1]])) {
+			return row[i], true
+		}
+	}
+	return 0, false
 }
