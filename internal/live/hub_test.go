@@ -471,9 +471,6 @@ func TestDroppedPubSubConnectionResyncs(t *testing.T) {
 	if ev.Kind != seatflow.EventSnapshot {
 		t.Fatalf("after reconnect: got %s v%d, want SNAPSHOT", ev.Kind, ev.Version)
 	}
-	if got := counterValue(snapshotsSent.WithLabelValues(ReasonReconnect)) - reconnectsBefore; got < 2 {
-		t.Errorf("reconnect snapshots: got %v, want ≥ 2 (one per watcher)", got)
-	}
 	ev2 := next(t, ch2)
 	if ev2.Kind == seatflow.EventDelta {
 		ev2 = next(t, ch2)
@@ -481,6 +478,11 @@ func TestDroppedPubSubConnectionResyncs(t *testing.T) {
 	if ev2 != ev {
 		t.Errorf("the two watchers got different snapshots (%s v%d, %s v%d): want one read for the show",
 			ev.Kind, ev.Version, ev2.Kind, ev2.Version)
+	}
+	// Only now: a snapshot is counted before its own watcher can see it, so the first
+	// watcher may read its one while the hub is still settling the second.
+	if got := counterValue(snapshotsSent.WithLabelValues(ReasonReconnect)) - reconnectsBefore; got < 2 {
+		t.Errorf("reconnect snapshots: got %v, want ≥ 2 (one per watcher)", got)
 	}
 	f.hold(t, 4)
 	want, version := f.realMap(t)
