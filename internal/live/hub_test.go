@@ -576,10 +576,12 @@ func TestVersionGapResyncs(t *testing.T) {
 }
 
 // TestResyncAskedDuringResync: a resync asked for while one is under way (its snapshot may
-// predate what prompted it) is not dropped: a second SNAPSHOT follows the first.
+// predate what prompted it) is not dropped: a second SNAPSHOT is read and sent after the
+// first.
 func TestResyncAskedDuringResync(t *testing.T) {
 	_, h, ch := watchOne(t)
 	next(t, ch)
+	gaps := counterValue(snapshotsSent.WithLabelValues(ReasonGap))
 	reconnects := counterValue(snapshotsSent.WithLabelValues(ReasonReconnect))
 	h.mu.Lock()
 	for _, s := range h.shows {
@@ -589,10 +591,32 @@ func TestResyncAskedDuringResync(t *testing.T) {
 		}
 	}
 	h.mu.Unlock()
-	for i := 0; i < 2; i++ {
+	// The second snapshot takes the place of the first if the client has not taken that one
+	// yet (resync drains the channel), so the client sees one or two: wait until both were
+	// sent, then read them.
+	deadline := time.Now().Add(10 * time.Second)
+	for counterValue(snapshotsSent.WithLabelValues(ReasonGap))-gaps < 1 ||
+		counterValue(snapshotsSent.WithLabelValues(ReasonReconnect))-reconnects < 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("snapshots sent within 10s: gap %v, reconnect %v, want 1 each",
+				counterValue(snapshotsSent.WithLabelValues(ReasonGap))-gaps,
+				counterValue(snapshotsSent.WithLabelValues(ReasonReconnect))-reconnects)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.mu.Lock() // settle counts a snapshot just before it puts it in the channel, under h.mu
+	n := len(ch)
+	h.mu.Unlock()
+	if n < 1 || n > 2 {
+		t.Fatalf("events waiting: got %d, want 1 or 2 SNAPSHOTs", n)
+	}
+	for i := 0; i < n; i++ {
 		if ev := next(t, ch); ev.Kind != seatflow.EventSnapshot {
 			t.Fatalf("event %d: %s, want SNAPSHOT", i+1, ev.Kind)
 		}
+	}
+	if got := counterValue(snapshotsSent.WithLabelValues(ReasonGap)) - gaps; got != 1 {
+		t.Errorf("gap snapshots: got %v, want 1", got)
 	}
 	if got := counterValue(snapshotsSent.WithLabelValues(ReasonReconnect)) - reconnects; got != 1 {
 		t.Errorf("reconnect snapshots: got %v, want 1", got)
