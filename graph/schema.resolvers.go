@@ -7,7 +7,6 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"seatflow"
 	"seatflow/graph/model"
 	"seatflow/internal/auth"
@@ -144,11 +143,7 @@ func (r *mutationResolver) RunReconcile(ctx context.Context) (*reconcile.Report,
 	if _, err := auth.RequireAdmin(ctx); err != nil {
 		return nil, err
 	}
-	rep, err := r.Rec.RunOnce(ctx)
-	if errors.Is(err, reconcile.ErrBusy) {
-		return nil, seatflow.Errorf(seatflow.EINPROGRESS, "a reconciler run is already in progress; try again shortly")
-	}
-	return rep, err
+	return r.Rec.RunOnce(ctx)
 }
 
 // Showtime is the resolver for the showtime field.

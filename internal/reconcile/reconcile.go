@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"seatflow"
 	"seatflow/ent"
 	"seatflow/ent/reconcilerun"
 	"seatflow/internal/keys"
@@ -27,8 +28,8 @@ type Sales interface {
 }
 
 // ErrBusy is returned by RunOnce when another run (on any instance) holds the reconcile
-// lock; the caller logs it and skips this round.
-var ErrBusy = errors.New("reconcile: another run is in progress")
+// lock; the scheduler skips this round, a caller of runReconcile sees IN_PROGRESS.
+var ErrBusy = seatflow.Errorf(seatflow.EINPROGRESS, "a reconciler run is already in progress; try again shortly")
 
 // Defaults for a zero Config field.
 const (
