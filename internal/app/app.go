@@ -29,6 +29,7 @@ import (
 	"seatflow/internal/reconcile"
 	"seatflow/internal/respcache"
 	"seatflow/internal/sales"
+	"seatflow/internal/seatrender"
 	"seatflow/internal/seats"
 	"seatflow/internal/wstransport"
 )
@@ -55,6 +56,8 @@ type App struct {
 	Live      *live.Hub
 	Rec       *reconcile.Reconciler
 	Outbox    *cache.Outbox
+	// SeatMaps keeps rendered seat maps per showtime, version and selection.
+	SeatMaps *seatrender.Memo
 	// Websockets are the instance's open websockets, closed with a frame on shutdown.
 	Websockets *wstransport.Registry
 	Now        func() time.Time
@@ -103,6 +106,7 @@ func (a *App) wire() error {
 	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Log: a.Log})
 	a.Rec = &reconcile.Reconciler{DB: a.DB, Seats: a.Seats, Orders: a.Booking, Sales: a.Sales, RDB: a.Redis,
 		Keys: a.Keys, Config: reconcile.Config{Now: a.Now, Log: a.Log}}
+	a.SeatMaps = seatrender.NewMemo()
 	a.Websockets = &wstransport.Registry{}
 	return nil
 }

@@ -31,6 +31,7 @@ func (a *App) API() *httpapi.API {
 		Responses:  a.Responses,
 		Redis:      a.Redis,
 		APQPrefix:  a.Keys.APQ(),
+		SeatMaps:   a.SeatMaps,
 		Websockets: a.Websockets,
 		Ready:      a.Ready,
 		Log:        a.Log,

@@ -17,6 +17,7 @@ import (
 	"seatflow/graph"
 	"seatflow/internal/auth"
 	"seatflow/internal/respcache"
+	"seatflow/internal/seatrender"
 	"seatflow/internal/wstransport"
 	"seatflow/loaders"
 )
@@ -47,6 +48,8 @@ type API struct {
 	// Redis and APQPrefix hold the automatic persisted queries.
 	Redis     redis.UniversalClient
 	APQPrefix string
+	// SeatMaps keeps rendered seat maps per showtime and version.
+	SeatMaps *seatrender.Memo
 	// Websockets is the registry of the instance's open websockets (closed on shutdown).
 	Websockets *wstransport.Registry
 	// Ready reports whether the instance can serve (readiness probe).

@@ -11,6 +11,7 @@ import (
 
 	"seatflow/graph"
 	"seatflow/internal/auth"
+	"seatflow/internal/seatrender"
 	"seatflow/internal/wstransport"
 )
 
@@ -40,6 +41,7 @@ func (a *API) GraphQL() *handler.Server {
 	if a.Responses != nil {
 		srv.Use(a.Responses.Extension())
 	}
+	srv.Use(seatrender.Extension{Maps: a.Resolver.Maps, Memo: a.SeatMaps})
 	srv.SetErrorPresenter(presentError(a.Log))
 	srv.SetRecoverFunc(recoverPanic(a.Log))
 	return srv

@@ -97,6 +97,17 @@ func (s *Store) Init(ctx context.Context, showID int, hall *seatflow.Hall, occ [
 	return created == 1, nil
 }
 
+// Version returns the showtime's seat-map version now (0 before its seat hash exists).
+func (s *Store) Version(ctx context.Context, showID int) (int, error) {
+	v, err := s.RDB.Get(ctx, s.Keys.Version(showID)).Int()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	} else if err != nil {
+		return 0, rdb.Classify("read seat-map version", err)
+	}
+	return v, nil
+}
+
 // Exists reports whether the showtime has a seat hash (it is created at open sale).
 func (s *Store) Exists(ctx context.Context, showID int) (bool, error) {
 	n, err := s.RDB.Exists(ctx, s.Keys.Seats(showID)).Result()

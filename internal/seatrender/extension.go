@@ -1,0 +1,96 @@
+package seatrender
+
+import (
+	"bytes"
+	"context"
+	"io"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"seatflow"
+	"seatflow/graph/model"
+)
+
+// Maps is where seat maps come from (package seats): the map with its version, and the
+// version alone, one cheap read.
+type Maps interface {
+	SeatMap(ctx context.Context, showID int) (*seatflow.SeatMap, error)
+	Version(ctx context.Context, showID int) (int, error)
+}
+
+// Extension answers the root field Query.seatMap with the renderer and the memo instead of
+// the executor: it reads the showtime's current version (one Redis round trip), serves the
+// rendering of that version if the memo has it, and otherwise reads the map, renders it
+// and keeps it. Anything it cannot answer (an unknown selection, an argument the executor
+// must reject, a failed read) goes to the executor, which answers as it always does.
+type Extension struct {
+	Maps Maps
+	Memo *Memo
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.RootFieldInterceptor
+} = Extension{}
+
+var rendersTotal = promauto.NewCounterVec(prometheus.CounterOpts{
+	Namespace: "seatflow", Subsystem: "seatmap", Name: "renders_total",
+	Help: "seatMap query answers by outcome: memo (a rendering of the current version reused), rendered, executor (left to gqlgen).",
+}, []string{"outcome"})
+
+// ExtensionName names the extension for gqlgen.
+func (Extension) ExtensionName() string { return "SeatMapRenderer" }
+
+// Validate accepts any schema.
+func (Extension) Validate(graphql.ExecutableSchema) error { return nil }
+
+// InterceptRootField answers Query.seatMap; every other root field goes to next.
+func (e Extension) InterceptRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	// gqlgen puts the field's name in RootFieldContext.Object; the type is the field
+	// context's.
+	rc, fc := graphql.GetRootFieldContext(ctx), graphql.GetFieldContext(ctx)
+	if rc == nil || fc == nil || fc.Object != "Query" || rc.Field.Name != "seatMap" {
+		return next(ctx)
+	}
+	oc := graphql.GetOperationContext(ctx)
+	plan := Compile(oc, rc.Field.Selections, "SeatMap")
+	if plan == nil {
+		rendersTotal.WithLabelValues("executor").Inc()
+		return next(ctx)
+	}
+	showID, err := model.UnmarshalID(rc.Field.ArgumentMap(oc.Variables)["showtimeId"])
+	if err != nil {
+		return next(ctx)
+	}
+	if b, ok := e.current(ctx, showID, plan.Key()); ok {
+		rendersTotal.WithLabelValues("memo").Inc()
+		return raw(b)
+	}
+	m, err := e.Maps.SeatMap(ctx, showID)
+	if err != nil {
+		rendersTotal.WithLabelValues("executor").Inc()
+		return next(ctx)
+	}
+	var buf bytes.Buffer
+	buf.Grow(64 + 96*len(m.Seats))
+	plan.WriteSeatMap(&buf, m)
+	e.Memo.Put(showID, m.Version, plan.Key(), buf.Bytes())
+	rendersTotal.WithLabelValues("rendered").Inc()
+	return raw(buf.Bytes())
+}
+
+// current returns the memo's rendering of the showtime's current version, if it has one.
+func (e Extension) current(ctx context.Context, showID int, key string) ([]byte, bool) {
+	v, err := e.Maps.Version(ctx, showID)
+	if err != nil || v == 0 {
+		return nil, false
+	}
+	return e.Memo.Get(showID, v, key)
+}
+
+// raw writes bytes rendered before; they are never changed once stored.
+type raw []byte
+
+func (r raw) MarshalGQL(w io.Writer) { _, _ = w.Write(r) }

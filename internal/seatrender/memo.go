@@ -1,0 +1,64 @@
+package seatrender
+
+import (
+	"sync"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+)
+
+// Memo keeps rendered seat maps of the latest version seen of each showtime, one per
+// selection, so that readers of the same map at the same version share one rendering. A
+// map is only ever served for the version it was rendered at: a caller asks with the
+// version it knows is current, and an entry of any other version is a miss. Showtimes
+// beyond maxShows are forgotten, least recently used first.
+type Memo struct {
+	mu    sync.Mutex
+	shows *simplelru.LRU[int, *rendered]
+}
+
+// rendered is one showtime's maps at one version, by selection key.
+type rendered struct {
+	version int
+	bySel   map[string][]byte
+}
+
+const (
+	maxShows      = 1024
+	maxSelections = 16 // per showtime and version: front ends ask a handful of shapes
+)
+
+// NewMemo returns an empty memo.
+func NewMemo() *Memo {
+	lru, _ := simplelru.NewLRU[int, *rendered](maxShows, nil)
+	return &Memo{shows: lru}
+}
+
+// Get returns the map of showtime showID rendered at version for the selection key.
+func (m *Memo) Get(showID, version int, key string) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.shows.Get(showID)
+	if !ok || r.version != version {
+		return nil, false
+	}
+	b, ok := r.bySel[key]
+	return b, ok
+}
+
+// Put keeps b, the map of showID rendered at version for the selection key. A version
+// older than the one kept is not stored; a newer one replaces every older rendering.
+func (m *Memo) Put(showID, version int, key string, b []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.shows.Get(showID)
+	switch {
+	case ok && r.version > version:
+		return
+	case !ok || r.version < version:
+		r = &rendered{version: version, bySel: map[string][]byte{}}
+		m.shows.Add(showID, r)
+	}
+	if len(r.bySel) < maxSelections {
+		r.bySel[key] = b
+	}
+}
