@@ -1,0 +1,63 @@
+package cache
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	mrand "math/rand/v2"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// store writes fresh envelopes for loaded (nil = known missing) and keeps them locally.
+// A failed write is not an error: the value is still right, the next read rebuilds.
+func (c *Cache) store(ctx context.Context, loaded map[string][]byte, token string, since uint64) {
+	now := c.nowMs()
+	envs := make(map[string]*envelope, len(loaded))
+	cmds := make(map[string]*redis.Cmd, len(loaded))
+	_ = c.redisDo(func() error {
+		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for k, v := range loaded {
+				e, physical := c.newEnvelope(v, now)
+				b, err := json.Marshal(e)
+				if err != nil {
+					continue // not JSON: serve it, but do not cache it
+				}
+				envs[k] = e
+				// EVAL, not EVALSHA: in a pipeline a NOSCRIPT reply comes too late to fall back.
+				cmds[k] = storeScript.Eval(ctx, p, []string{c.keys.CacheLock(k), c.keys.Cache(k)}, token, b, physical.Milliseconds())
+			}
+			return nil
+		})
+		return err
+	})
+	for k, e := range envs {
+		if n, err := cmds[k].Int(); err == nil && n == 1 {
+			c.putLocal(k, e, now, since)
+		}
+	}
+}
+
+// storeScript writes an envelope only while the writer holds the key's rebuild lock.
+//
+// KEYS[1] the lock, KEYS[2] the envelope; ARGV[1] token, ARGV[2] envelope, ARGV[3] TTL ms;
+// returns 1 if written.
+//
+//go:embed store.lua
+var storeSource string
+
+var storeScript = redis.NewScript(storeSource)
+
+// newEnvelope returns the envelope for v and its Redis TTL. A negative envelope lives
+// briefly: serving it stale buys nothing, and ids nobody asks again should not linger.
+func (c *Cache) newEnvelope(v []byte, nowMs int64) (*envelope, time.Duration) {
+	if v == nil {
+		return &envelope{ExpireAt: nowMs + c.cfg.NegativeTTL.Milliseconds()}, 2 * c.cfg.NegativeTTL
+	}
+	logical := c.cfg.LogicalTTL
+	if c.cfg.Jitter > 0 {
+		logical += time.Duration(mrand.Int64N(int64(c.cfg.Jitter) + 1))
+	}
+	return &envelope{ExpireAt: nowMs + logical.Milliseconds(), Data: v}, max(c.cfg.PhysicalTTL, 2*logical)
+}

@@ -1,0 +1,159 @@
+package loadtest
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"seatflow/internal/app"
+	"seatflow/internal/cli"
+)
+
+// loadOptions are the load test's flags.
+type loadOptions struct {
+	Duration   time.Duration
+	Rate       int
+	Watchers   int
+	Instances  []string
+	Start      bool
+	Chaos      bool
+	MySQLDSN   string
+	Fresh      bool
+	RedisPort  int
+	Prefix     string
+	Secret     string
+	Customers  int
+	HoldTTL    time.Duration
+	Dir        string
+	Bin        string
+	MaxWorkers uint64
+	Seed       int64
+}
+
+// envOr is the environment variable key, or def when it is not set.
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}
+
+const defaultLoadSecret = "seatflow-load-test-shared-secret"
+
+func parseLoadOptions(args []string, stderr io.Writer) (*loadOptions, error) {
+	o := &loadOptions{}
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var instances string
+	var workers uint
+	fs.DurationVar(&o.Duration, "duration", 60*time.Second, "how long the attack runs (the issue's done-when is 5m)")
+	fs.IntVar(&o.Rate, "rate", 300, "requests per second over all instances")
+	fs.IntVar(&o.Watchers, "watchers", 2000, "websocket watchers of the hot showtimes")
+	fs.StringVar(&instances, "instances", "127.0.0.1:8081,127.0.0.1:8082,127.0.0.1:8083", "instance addresses (loopback only)")
+	fs.BoolVar(&o.Start, "start", true, "start the instances and a private redis-server as children (false: use running ones, e.g. make cluster-up)")
+	fs.BoolVar(&o.Chaos, "chaos", false, "kill -9 one instance at 1/3 of the run and restart Redis at 2/3")
+	fs.StringVar(&o.MySQLDSN, "mysql-dsn", envOr("SEATFLOW_LOAD_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/seatflow_load"), "MySQL DSN of the load database (created if missing)")
+	fs.BoolVar(&o.Fresh, "fresh", true, "with -start: drop and recreate the load database first")
+	fs.IntVar(&o.RedisPort, "redis-port", 6391, "loopback port of the private redis-server (never 6379)")
+	fs.StringVar(&o.Prefix, "redis-prefix", "sfload", "Redis key prefix of the instances")
+	fs.StringVar(&o.Secret, "jwt-secret", envOr("SEATFLOW_JWT_SECRET", defaultLoadSecret), "HS256 secret shared by the instances")
+	fs.IntVar(&o.Customers, "customers", 2000, "size of the customer token pool")
+	fs.DurationVar(&o.HoldTTL, "hold-ttl", time.Minute, "with -start: SEATFLOW_HOLD_TTL of the instances (short, so holds expire during the run)")
+	fs.StringVar(&o.Dir, "dir", "/tmp/seatflow-load", "pids and logs of what the load test starts")
+	fs.StringVar(&o.Bin, "bin", "", "server binary the instances run (default: the one seatflow-bench built)")
+	fs.UintVar(&workers, "max-workers", 1000, "upper bound of vegeta's workers")
+	fs.Int64Var(&o.Seed, "seed", 0, "random seed (0 = time based)")
+	if err := fs.Parse(args); err != nil {
+		return nil, cli.UsageError{Msg: err.Error()}
+	}
+	o.MaxWorkers = uint64(workers)
+	for _, a := range strings.Split(instances, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			o.Instances = append(o.Instances, a)
+		}
+	}
+	switch {
+	case o.Duration <= 0 || o.Duration > 2*time.Hour:
+		return nil, cli.UsageError{Msg: "-duration must be in (0, 2h]"}
+	case o.Rate <= 0 || o.Rate > 20000:
+		return nil, cli.UsageError{Msg: "-rate must be in [1, 20000]"}
+	case o.Watchers < 0 || o.Watchers > 20000:
+		return nil, cli.UsageError{Msg: "-watchers must be in [0, 20000]"}
+	case len(o.Instances) == 0:
+		return nil, cli.UsageError{Msg: "-instances is empty"}
+	case o.RedisPort <= 0 || o.RedisPort > 65535 || o.RedisPort == 6379:
+		return nil, cli.UsageError{Msg: "-redis-port must be a free loopback port other than 6379 (the shared Redis)"}
+	case o.Customers < 10:
+		return nil, cli.UsageError{Msg: "-customers must be at least 10"}
+	case len(o.Secret) < 16:
+		return nil, cli.UsageError{Msg: "-jwt-secret must be at least 16 bytes"}
+	}
+	for _, a := range o.Instances {
+		if err := requireLoopback(a); err != nil {
+			return nil, cli.UsageError{Msg: "-instances: " + err.Error()}
+		}
+	}
+	cfg, err := mysql.ParseDSN(o.MySQLDSN)
+	if err != nil {
+		return nil, cli.UsageError{Msg: "-mysql-dsn: " + err.Error()}
+	}
+	if err := requireLoopback(cfg.Addr); err != nil {
+		return nil, cli.UsageError{Msg: "-mysql-dsn: " + err.Error()}
+	}
+	if cfg.DBName == "" {
+		return nil, cli.UsageError{Msg: "-mysql-dsn needs a database name"}
+	}
+	return o, nil
+}
+
+// requireLoopback refuses any address that is not on this machine's loopback.
+func requireLoopback(hostport string) error {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return err
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%s is not a loopback address", hostport)
+	}
+	return nil
+}
+
+func (o *loadOptions) redisURL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", o.RedisPort) }
+
+// serverEnv is the environment of an instance (and of the in-process verifier).
+func (o *loadOptions) serverEnv(addr string) []string {
+	env := []string{}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SEATFLOW_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"SEATFLOW_ADDR="+addr,
+		"SEATFLOW_MYSQL_DSN="+o.MySQLDSN,
+		"SEATFLOW_REDIS_URL="+o.redisURL(),
+		"SEATFLOW_REDIS_PREFIX="+o.Prefix,
+		"SEATFLOW_JWT_SECRET="+o.Secret,
+		"SEATFLOW_HOLD_TTL="+o.HoldTTL.String(),
+		"SEATFLOW_LOG_LEVEL=warn",
+	)
+}
+
+// appConfig is the configuration of the in-process App used for setup checks and Verify.
+func (o *loadOptions) appConfig() (*app.Config, error) {
+	cfg, _, err := app.ParseConfig("load", []string{
+		"-mysql-dsn", o.MySQLDSN, "-redis-url", o.redisURL(), "-redis-prefix", o.Prefix,
+		"-jwt-secret", o.Secret, "-hold-ttl", o.HoldTTL.String(), "-redis-cluster", "",
+	})
+	return cfg, err
+}
