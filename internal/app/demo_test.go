@@ -41,7 +41,7 @@ func TestDemoPageServedAndLinked(t *testing.T) {
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
 		t.Errorf("demo page CSP = %q", csp)
 	}
-	for _, f := range []string{"/demo/app.js", "/demo/style.css"} {
+	for _, f := range []string{"/demo/api.js", "/demo/view.js", "/demo/app.js", "/demo/style.css"} {
 		if resp, body := get(f); resp.StatusCode != http.StatusOK || len(body) < 100 {
 			t.Errorf("GET %s: %d, %d bytes", f, resp.StatusCode, len(body))
 		}
