@@ -27,8 +27,7 @@ func (a *API) GraphQL() *handler.Server {
 		},
 	}))
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(httpTransport{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(a.MaxTokens)
 	if a.Introspection {
@@ -41,7 +40,7 @@ func (a *API) GraphQL() *handler.Server {
 	if a.Responses != nil {
 		srv.Use(a.Responses.Extension())
 	}
-	srv.Use(seatrender.Extension{Maps: a.Resolver.Maps, Memo: a.SeatMaps})
+	srv.Use(seatrender.Extension{Maps: a.Resolver.Maps, Versions: a.Resolver.Live, Memo: a.SeatMaps})
 	srv.SetErrorPresenter(presentError(a.Log))
 	srv.SetRecoverFunc(recoverPanic(a.Log))
 	return srv

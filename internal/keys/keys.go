@@ -36,6 +36,10 @@ func (k Keys) Cache(key string) string { return k.Prefix + ":cache:{" + key + "}
 // CacheLock is the rebuild lock of a catalog entry.
 func (k Keys) CacheLock(key string) string { return k.Prefix + ":lock:cache:{" + key + "}" }
 
+// LiveBeat is the channel every instance's live hub publishes a heartbeat on: receiving
+// beats proves a hub's pub/sub connection is alive.
+func (k Keys) LiveBeat() string { return k.Prefix + ":live:beat" }
+
 // CacheInvalidations is the channel on which instances tell each other which local
 // cache entries to drop.
 func (k Keys) CacheInvalidations() string { return k.Prefix + ":cache:invalidations" }

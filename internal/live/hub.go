@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -39,6 +40,16 @@ const (
 	slowPoll = 10 * time.Millisecond
 )
 
+// errNotRunning answers a watcher when the hub is not (or no longer) reading Redis.
+var errNotRunning = seatflow.Unavailable("live seat map", errors.New("the hub is not running"))
+
+// Heartbeat: every hub publishes a beat this often on keys.LiveBeat and listens to it; a
+// hub that has heard no beat for beatStale does not vouch for the versions it knows.
+const (
+	beatEvery = 250 * time.Millisecond
+	beatStale = time.Second
+)
+
 // Options tunes a Hub.
 type Options struct {
 	// Buffer is how many deltas each watcher may have waiting before it is marked slow
@@ -56,6 +67,8 @@ type Hub struct {
 	store  *seats.Store
 	buffer int
 	log    *slog.Logger
+
+	lastBeat atomic.Int64 // unix ns of the last heartbeat heard on the pub/sub connection
 
 	started chan struct{} // closed when Run has opened the pub/sub connection
 	done    chan struct{} // closed when Run has ended: every watcher ends too
@@ -128,10 +141,15 @@ func (h *Hub) Run(ctx context.Context) error {
 		h.mu.Unlock()
 		return errors.New("live hub: Run called twice")
 	}
-	ps := h.rdb.Subscribe(ctx)
+	beat := h.keys.LiveBeat()
+	ps := h.rdb.Subscribe(ctx, beat)
 	h.ps = ps
 	h.mu.Unlock()
 	close(h.started)
+	beatCtx, stopBeat := context.WithCancel(ctx)
+	beating := make(chan struct{})
+	go func() { defer close(beating); h.beat(beatCtx, beat) }()
+	defer func() { stopBeat(); <-beating }()
 
 	defer func() {
 		h.mu.Lock()
@@ -163,6 +181,10 @@ func (h *Hub) Run(ctx context.Context) error {
 					h.confirm(m.Channel)
 				}
 			case *redis.Message:
+				if m.Channel == beat {
+					h.lastBeat.Store(time.Now().UnixNano())
+					continue
+				}
 				h.deliver(m.Channel, m.Payload)
 			}
 		}
@@ -281,4 +303,51 @@ func (s *show) deltaEvent(d seats.Delta) *seatflow.SeatMapEvent {
 		ev.Seats = append(ev.Seats, seatflow.SeatState{Seat: seat, Status: status})
 	}
 	return ev
+}
+
+// beat publishes a heartbeat every beatEvery until ctx ends.
+func (h *Hub) beat(ctx context.Context, channel string) {
+	t := time.NewTicker(beatEvery)
+	defer t.Stop()
+	for {
+		_ = h.rdb.Publish(ctx, channel, "").Err()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Version returns showID's seat-map version as this hub knows it, and whether it can
+// vouch for it: only while the show has a watcher whose stream is in step (every delta
+// since its snapshot, none missed, not waiting for a resync) and a heartbeat was heard on
+// the pub/sub connection within beatStale, so a silently dropped connection is not taken
+// for a quiet show. Watchers in step all stand at the newest delta received.
+func (h *Hub) Version(showID int) (int, bool) {
+	if time.Since(time.Unix(0, h.lastBeat.Load())) > beatStale {
+		return 0, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.shows[h.keys.Events(showID)]
+	if s == nil || !s.isReady {
+		return 0, false
+	}
+	for w := range s.watchers {
+		if !w.resyncing && !w.closed && w.last > 0 {
+			return w.last, true
+		}
+	}
+	return 0, false
+}
+
+// CurrentVersion is the version a read of showID's seat map must not fall below: the
+// hub's when it can vouch for it (no round trip to Redis), raised to any newer version
+// this instance's own writes produced; otherwise the version in Redis now.
+func (h *Hub) CurrentVersion(ctx context.Context, showID int) (int, error) {
+	if v, ok := h.Version(showID); ok {
+		return max(v, h.store.Seen(showID)), nil
+	}
+	return h.store.Version(ctx, showID)
 }

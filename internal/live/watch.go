@@ -43,13 +43,13 @@ func (h *Hub) join(ctx context.Context, showID int, hall *seatflow.Hall, release
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-time.After(confirmTimeout):
-		return nil, seatflow.Errorf(seatflow.EUNAVAILABLE, "live seat map not available, try again in a moment")
+		return nil, errNotRunning
 	}
 	channel := h.keys.Events(showID)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ps == nil {
-		return nil, seatflow.Errorf(seatflow.EUNAVAILABLE, "live seat map not available, try again in a moment")
+		return nil, errNotRunning
 	}
 	s := h.shows[channel]
 	if s == nil {
@@ -86,9 +86,9 @@ func (h *Hub) ready(ctx context.Context, w *watcher) (*seatflow.SeatMapEvent, er
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-h.done:
-		return nil, seatflow.Errorf(seatflow.EUNAVAILABLE, "live seat map not available, try again in a moment")
+		return nil, errNotRunning
 	case <-timer.C:
-		return nil, seatflow.Errorf(seatflow.EUNAVAILABLE, "live seat map not available, try again in a moment")
+		return nil, errNotRunning
 	}
 	return h.snapshot(ctx, w.show)
 }

@@ -13,21 +13,28 @@ import (
 	"seatflow/graph/model"
 )
 
-// Maps is where seat maps come from (package seats): the map with its version, and the
-// version alone, one cheap read.
+// Maps is where seat maps come from (package seats): the map with its version, read at
+// one instant.
 type Maps interface {
 	SeatMap(ctx context.Context, showID int) (*seatflow.SeatMap, error)
-	Version(ctx context.Context, showID int) (int, error)
+}
+
+// Versions tells the version a read of a showtime's map must not fall below (package
+// live: known from the live subscription when it is healthy, else read from Redis).
+type Versions interface {
+	CurrentVersion(ctx context.Context, showID int) (int, error)
 }
 
 // Extension answers the root field Query.seatMap with the renderer and the memo instead of
-// the executor: it reads the showtime's current version (one Redis round trip), serves the
-// rendering of that version if the memo has it, and otherwise reads the map, renders it
-// and keeps it. Anything it cannot answer (an unknown selection, an argument the executor
-// must reject, a failed read) goes to the executor, which answers as it always does.
+// the executor: it asks the showtime's current version, serves the rendering of that
+// version if the memo has it, and otherwise reads the map, renders it and keeps it.
+// Anything it cannot answer (an unknown selection, an argument the executor must reject, a
+// failed read) goes to the executor, which answers as it always does. Without a Memo every
+// request renders.
 type Extension struct {
-	Maps Maps
-	Memo *Memo
+	Maps     Maps
+	Versions Versions
+	Memo     *Memo
 }
 
 var _ interface {
@@ -64,7 +71,7 @@ func (e Extension) InterceptRootField(ctx context.Context, next graphql.RootReso
 	if err != nil {
 		return next(ctx)
 	}
-	if b, ok := e.current(ctx, showID, plan.Key()); ok {
+	if b, ok := e.memoised(ctx, showID, plan.Key()); ok {
 		rendersTotal.WithLabelValues("memo").Inc()
 		return raw(b)
 	}
@@ -76,14 +83,19 @@ func (e Extension) InterceptRootField(ctx context.Context, next graphql.RootReso
 	var buf bytes.Buffer
 	buf.Grow(64 + 96*len(m.Seats))
 	plan.WriteSeatMap(&buf, m)
-	e.Memo.Put(showID, m.Version, plan.Key(), buf.Bytes())
+	if e.Memo != nil {
+		e.Memo.Put(showID, m.Version, plan.Key(), buf.Bytes())
+	}
 	rendersTotal.WithLabelValues("rendered").Inc()
 	return raw(buf.Bytes())
 }
 
-// current returns the memo's rendering of the showtime's current version, if it has one.
-func (e Extension) current(ctx context.Context, showID int, key string) ([]byte, bool) {
-	v, err := e.Maps.Version(ctx, showID)
+// memoised returns the memo's rendering of the showtime's current version, if it has one.
+func (e Extension) memoised(ctx context.Context, showID int, key string) ([]byte, bool) {
+	if e.Memo == nil {
+		return nil, false
+	}
+	v, err := e.Versions.CurrentVersion(ctx, showID)
 	if err != nil || v == 0 {
 		return nil, false
 	}

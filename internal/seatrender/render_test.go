@@ -57,13 +57,21 @@ func newWorld(t *testing.T) *world {
 		srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{Maps: maps}}))
 		srv.AddTransport(transport.POST{})
 		if withRenderer {
-			srv.Use(seatrender.Extension{Maps: maps, Memo: seatrender.NewMemo()})
+			srv.Use(seatrender.Extension{Maps: maps, Versions: redisVersions{store}, Memo: seatrender.NewMemo()})
 		}
 		ts := httptest.NewServer(srv)
 		t.Cleanup(ts.Close)
 		return ts
 	}
 	return &world{show: showID, store: store, executor: serve(false), render: serve(true)}
+}
+
+// redisVersions reads the current version from Redis every time (what the live hub does
+// when it cannot vouch for one).
+type redisVersions struct{ store *seats.Store }
+
+func (r redisVersions) CurrentVersion(ctx context.Context, showID int) (int, error) {
+	return r.store.Version(ctx, showID)
 }
 
 func post(t *testing.T, url, query string, vars map[string]any) []byte {
@@ -186,7 +194,7 @@ func TestMemoFollowsTheVersion(t *testing.T) {
 		t.Fatal("two reads of an unchanged map differ")
 	}
 	ctx := context.Background()
-	m, err := (&seats.Maps{Store: w.store}).Version(ctx, w.show)
+	m, err := w.store.Version(ctx, w.show)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,11 +29,6 @@ func (m *Maps) SeatMap(ctx context.Context, showID int) (*seatflow.SeatMap, erro
 	return m.Store.Map(ctx, showID, hall)
 }
 
-// Version returns the showtime's seat-map version now.
-func (m *Maps) Version(ctx context.Context, showID int) (int, error) {
-	return m.Store.Version(ctx, showID)
-}
-
 // BestSeats suggests count seats for a showtime (see BestSeats for the rule).
 func (m *Maps) BestSeats(ctx context.Context, showID, count int) ([]seatflow.Seat, error) {
 	if count < 1 || count > seatflow.MaxSeatsPerOrder {

@@ -36,7 +36,7 @@ var holdScript = redis.NewScript(holdSrc)
 // KEYS[1] seats hash, KEYS[2] version, KEYS[3] events channel
 // ARGV[1] token, ARGV[2..] seat ids
 //
-// Returns the number of the given seats now sold to the token.
+// Returns {the number of the given seats now sold to the token, new version or 0}.
 var confirmScript = redis.NewScript(confirmSrc)
 
 // releaseScript frees seats held or sold by a token and decrements the user's count.
@@ -44,7 +44,7 @@ var confirmScript = redis.NewScript(confirmSrc)
 // KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
 // ARGV[1] token, ARGV[2] user id ("" = leave counts alone), ARGV[3..] seat ids
 //
-// Returns the number of seats released.
+// Returns {the number of seats released, new version or 0}.
 var releaseScript = redis.NewScript(releaseSrc)
 
 // initScript creates the seat hash unless it exists.
@@ -52,7 +52,7 @@ var releaseScript = redis.NewScript(releaseSrc)
 // KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
 // ARGV[1] n, n pairs (seat id, state), then pairs (user id, count).
 //
-// Returns 1 if it created the hash, 0 if one existed.
+// Returns {1, new version} if it created the hash, {0, 0} if one existed.
 var initScript = redis.NewScript(initSrc)
 
 // snapshotScript reads the seat hash and the version atomically.
@@ -68,5 +68,5 @@ var snapshotScript = redis.NewScript(snapshotSrc)
 // KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
 // ARGV[1] token, ARGV[2] user id, ARGV[3..] seat ids
 //
-// Returns {changed count as a string, conflicting seat id...}.
+// Returns {changed count, new version or "0" (strings), conflicting seat id...}.
 var restoreScript = redis.NewScript(restoreSrc)

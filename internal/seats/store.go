@@ -29,6 +29,7 @@ type Store struct {
 	Now func() time.Time
 
 	batch batcher
+	seen  seenVersions
 }
 
 func (s *Store) now() time.Time {
@@ -90,11 +91,12 @@ func (s *Store) Init(ctx context.Context, showID int, hall *seatflow.Hall, occ [
 	for _, u := range users {
 		args = append(args, u, counts[u])
 	}
-	created, err := s.run(ctx, initScript, s.showKeys(showID, true), args...).Int()
+	res, err := s.run(ctx, initScript, s.showKeys(showID, true), args...).Int64Slice()
 	if err != nil {
 		return false, rdb.Classify("init seats", err)
 	}
-	return created == 1, nil
+	s.saw(showID, int(res[1]))
+	return res[0] == 1, nil
 }
 
 // Version returns the showtime's seat-map version now (0 before its seat hash exists).
@@ -144,6 +146,8 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 	}
 	switch res[0] {
 	case "OK":
+		v, _ := strconv.Atoi(res[1])
+		s.saw(req.ShowtimeID, v)
 		return nil
 	case "UNAVAILABLE":
 		e := seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "some of these seats were just taken: %s", strings.Join(res[1:], ", "))
@@ -196,11 +200,12 @@ func (s *Store) Confirm(ctx context.Context, showID int, token string, seatIDs [
 		return 0, nil
 	}
 	args := append([]any{token}, ids(seatIDs)...)
-	n, err := s.run(ctx, confirmScript, s.showKeys(showID, false), args...).Int()
+	res, err := s.run(ctx, confirmScript, s.showKeys(showID, false), args...).Int64Slice()
 	if err != nil {
 		return 0, rdb.Classify("confirm seats", err)
 	}
-	return n, nil
+	s.saw(showID, int(res[1]))
+	return int(res[0]), nil
 }
 
 // Release frees the seats held or sold by token and gives them back to the user's count
@@ -212,11 +217,12 @@ func (s *Store) Release(ctx context.Context, showID int, token, userID string, s
 		return 0, nil
 	}
 	args := append([]any{token, userID}, ids(seatIDs)...)
-	n, err := s.run(ctx, releaseScript, s.showKeys(showID, true), args...).Int()
+	res, err := s.run(ctx, releaseScript, s.showKeys(showID, true), args...).Int64Slice()
 	if err != nil {
 		return 0, rdb.Classify("release seats", err)
 	}
-	return n, nil
+	s.saw(showID, int(res[1]))
+	return int(res[0]), nil
 }
 
 // Restore marks the seats of a paid order sold to its token again where they are free or
@@ -233,7 +239,9 @@ func (s *Store) Restore(ctx context.Context, showID int, token, userID string, s
 		return 0, nil, rdb.Classify("restore seats", err)
 	}
 	n, _ := strconv.Atoi(res[0])
-	return n, res[1:], nil
+	v, _ := strconv.Atoi(res[1])
+	s.saw(showID, v)
+	return n, res[2:], nil
 }
 
 // Count returns the seats one user holds or bought for the showtime.

@@ -4,8 +4,9 @@
 -- ARGV[1] hold token
 -- ARGV[2 ..] seat ids
 --
--- Returns the number of the given seats that are now sold to the token (fewer than asked
--- means some were lost, e.g. released, and the caller must repair).
+-- Returns {the number of the given seats that are now sold to the token (fewer than asked
+-- means some were lost, e.g. released, and the caller must repair), the new version or 0
+-- when nothing changed}.
 local token = ARGV[1]
 local held = '1|' .. token .. '|'
 local sold = '2|' .. token
@@ -22,8 +23,9 @@ for i = 2, #ARGV do
     count = count + 1
   end
 end
+local ver = 0
 if #changes > 0 then
-  local ver = redis.call('INCR', KEYS[2])
+  ver = redis.call('INCR', KEYS[2])
   redis.call('PUBLISH', KEYS[3], cjson.encode({version = ver, changes = changes}))
 end
-return count
+return {count, ver}

@@ -6,10 +6,11 @@
 --         sellable seats only
 -- then pairs: user id, seats the user holds or bought (replaces the limits hash)
 --
--- Returns 1 when it created the hash, 0 when one existed (and nothing changed).
+-- Returns {1, the new version} when it created the hash, {0, 0} when one existed (and
+-- nothing changed).
 -- The version is incremented (kept if present), so watchers see a new version.
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  return 0
+  return {0, 0}
 end
 local n = tonumber(ARGV[1])
 local changes = {}
@@ -32,4 +33,4 @@ local ver = redis.call('INCR', KEYS[2])
 if n > 0 then
   redis.call('PUBLISH', KEYS[4], cjson.encode({version = ver, changes = changes}))
 end
-return 1
+return {1, ver}

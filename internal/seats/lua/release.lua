@@ -7,11 +7,12 @@
 --         is changed and the reconciler recounts
 -- ARGV[3 ..] seat ids
 --
--- Returns the number of seats released.
+-- Returns {the number of seats released, the new version or 0 when nothing changed}.
 local token, user = ARGV[1], ARGV[2]
 local held = '1|' .. token .. '|'
 local sold = '2|' .. token
 local changes = {}
+local ver = 0
 for i = 3, #ARGV do
   local id = ARGV[i]
   local v = redis.call('HGET', KEYS[1], id)
@@ -25,7 +26,7 @@ if #changes > 0 then
   if user ~= '' and redis.call('HINCRBY', KEYS[3], user, -#changes) <= 0 then
     redis.call('HDEL', KEYS[3], user)
   end
-  local ver = redis.call('INCR', KEYS[2])
+  ver = redis.call('INCR', KEYS[2])
   redis.call('PUBLISH', KEYS[4], cjson.encode({version = ver, changes = changes}))
 end
-return #changes
+return {#changes, ver}

@@ -8,7 +8,8 @@
 -- ARGV[2] user id (seats that were free are added to the user's count)
 -- ARGV[3 ..] seat ids
 --
--- Returns {number of seats changed (as a string), conflicting seat id, ...}.
+-- Returns {number of seats changed, the new version or "0" when nothing changed (both as
+-- strings), conflicting seat id, ...}.
 local token, user = ARGV[1], ARGV[2]
 local held = '1|' .. token .. '|'
 local sold = '2|' .. token
@@ -28,9 +29,11 @@ end
 if fresh > 0 then
   redis.call('HINCRBY', KEYS[3], user, fresh)
 end
+local ver = 0
 if #changes > 0 then
-  local ver = redis.call('INCR', KEYS[2])
+  ver = redis.call('INCR', KEYS[2])
   redis.call('PUBLISH', KEYS[4], cjson.encode({version = ver, changes = changes}))
 end
+table.insert(conflicts, 1, tostring(ver))
 table.insert(conflicts, 1, tostring(#changes))
 return conflicts
