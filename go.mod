@@ -21,6 +21,7 @@ require (
 	github.com/tsenart/vegeta/v12 v12.13.0
 	github.com/vektah/gqlparser/v2 v2.5.64
 	github.com/vikstrous/dataloadgen v0.0.10
+	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.62.0
 )
 

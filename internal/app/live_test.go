@@ -55,14 +55,15 @@ func (c *wsClient) send(v any) {
 	}
 }
 
-// next returns the next message that is not a keep-alive.
+// next returns the next message that is not a keep-alive, waiting at most 10 s for it.
+// The deadline is set once: keep-alives must not extend the wait.
 func (c *wsClient) next() map[string]any {
 	c.t.Helper()
+	c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	for {
-		c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 		var m map[string]any
 		if err := c.conn.ReadJSON(&m); err != nil {
-			c.t.Fatalf("read: %v", err)
+			c.t.Fatalf("read (10 s for a message that is not a keep-alive): %v", err)
 		}
 		if m["type"] != "ka" && m["type"] != "ping" && m["type"] != "pong" {
 			return m

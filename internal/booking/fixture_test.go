@@ -127,3 +127,30 @@ func (e *env) copyService() *booking.Service {
 	c := *s
 	return &c
 }
+
+// orderStatus is the status of one of the user's orders.
+func (e *env) orderStatus(t testing.TB, userID string, id int) seatflow.OrderStatus {
+	t.Helper()
+	o, err := e.svc.Order(context.Background(), userID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.Status
+}
+
+// waitForStatus waits until the order has status want, for what runs on its own (a
+// worker), and fails the test if that takes more than 5 s.
+func (e *env) waitForStatus(t testing.TB, userID string, id int, want seatflow.OrderStatus) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := e.orderStatus(t, userID, id)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("order %d is still %s after 5 s, want %s", id, got, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -186,3 +186,17 @@ func wantState(t testing.TB, got seats.State, status seatflow.SeatStatus, token 
 func counts(r *reconcile.Report) [6]int {
 	return [6]int{r.ExpiredCancelled, r.PaidSeatsFixed, r.HashesRebuilt, r.OrphanHoldsReleased, r.SoldOrphansReleased, r.LimitsRecounted}
 }
+
+// waitUntil polls cond until it holds and fails the test, naming what it waited for, once
+// timeout has passed: a condition that never comes must not hang the suite until go
+// test's own timeout.
+func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", timeout, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -302,14 +302,29 @@ func TestTwoReconcilers(t *testing.T) {
 			rep, err := e.rec.RunOnce(ctx)
 			first <- result{rep, err}
 		}()
-		for e.rdb.Exists(ctx, e.store.Keys.ReconcileLock()).Val() == 0 {
-			time.Sleep(time.Millisecond)
+		// Should the test stop early, the first run is let go and waited for, so it
+		// does not log after the test has ended.
+		finished := false
+		defer func() {
+			if !finished {
+				e.rdb.Del(ctx, e.store.Keys.ShowLock(e.show))
+				<-first
+			}
+		}()
+		waitUntil(t, 10*time.Second, "the first run to take the reconcile lock", func() bool {
+			return len(first) > 0 || e.rdb.Exists(ctx, e.store.Keys.ReconcileLock()).Val() == 1
+		})
+		if len(first) > 0 {
+			res := <-first
+			finished = true
+			t.Fatalf("the first run ended while the showtime was locked (report %+v, err %v), want it waiting", res.rep, res.err)
 		}
 		if _, err := other.RunOnce(ctx); !errors.Is(err, reconcile.ErrBusy) {
 			t.Errorf("second run: err = %v, want ErrBusy", err)
 		}
 		e.rdb.Del(ctx, e.store.Keys.ShowLock(e.show))
 		res := <-first
+		finished = true
 		if res.err != nil {
 			t.Fatal(res.err)
 		}

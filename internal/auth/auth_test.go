@@ -1,0 +1,349 @@
+package auth_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"seatflow"
+	"seatflow/internal/auth"
+	"seatflow/internal/testenv"
+)
+
+var secret = []byte("test-secret-of-thirty-two-bytes!")
+
+// start is a whole second, so expiry boundaries fall exactly on a JWT NumericDate.
+var start = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func newAuthenticator() (*auth.Authenticator, *testenv.Clock) {
+	clock := testenv.NewClock(start)
+	return &auth.Authenticator{Secret: secret, Now: clock.Now}, clock
+}
+
+func sign(t *testing.T, method jwt.SigningMethod, key any, claims jwt.MapClaims) string {
+	t.Helper()
+	tok, err := jwt.NewWithClaims(method, claims).SignedString(key)
+	if err != nil {
+		t.Fatalf("sign %s token: %v", method.Alg(), err)
+	}
+	return tok
+}
+
+// withAlg returns a token whose header names alg but whose signature is HS256 over the
+// secret: the "algorithm confusion" attack, where a verifier that trusts the header
+// would check an RSA or ECDSA signature against the HMAC secret.
+func withAlg(t *testing.T, alg string, claims jwt.MapClaims) string {
+	t.Helper()
+	header, err := json.Marshal(map[string]string{"alg": alg, "typ": "JWT"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(payload)
+	sig, err := jwt.SigningMethodHS256.Sign(signing, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signing + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
+// claims are those of a valid customer token at start; set changes them (a nil value
+// removes the claim).
+func claims(set map[string]any) jwt.MapClaims {
+	c := jwt.MapClaims{
+		"sub":  "alice",
+		"role": auth.RoleCustomer,
+		"iat":  start.Unix(),
+		"nbf":  start.Unix(),
+		"exp":  start.Add(time.Hour).Unix(),
+	}
+	for k, v := range set {
+		if v == nil {
+			delete(c, k)
+		} else {
+			c[k] = v
+		}
+	}
+	return c
+}
+
+// assertNoEcho fails if err's texts contain the token or any sizeable part of it.
+func assertNoEcho(t *testing.T, err error, token string) {
+	t.Helper()
+	for _, text := range []string{err.Error(), seatflow.ErrorMessage(err)} {
+		if token != "" && strings.Contains(text, token) {
+			t.Errorf("error %q echoes the token", text)
+		}
+		for _, part := range strings.Split(token, ".") {
+			if len(part) >= 8 && strings.Contains(text, part) {
+				t.Errorf("error %q echoes part %q of the token", text, part)
+			}
+		}
+	}
+}
+
+func TestVerify(t *testing.T) {
+	a, _ := newAuthenticator()
+	hs256 := func(set map[string]any) string { return sign(t, jwt.SigningMethodHS256, secret, claims(set)) }
+	tampered := func() string {
+		// The signature of a customer token on an admin payload.
+		parts := strings.Split(hs256(nil), ".")
+		admin, _ := json.Marshal(claims(map[string]any{"role": auth.RoleAdmin}))
+		parts[1] = base64.RawURLEncoding.EncodeToString(admin)
+		return strings.Join(parts, ".")
+	}
+
+	cases := []struct {
+		name  string
+		token string
+		// want is the user of a valid token; nil means the token is refused with
+		// UNAUTHENTICATED and a message containing wantReason.
+		want       *auth.User
+		wantReason string
+	}{
+		{name: "ValidCustomer", token: hs256(nil), want: &auth.User{ID: "alice", Role: auth.RoleCustomer}},
+		{name: "ValidAdmin", token: hs256(map[string]any{"sub": "root", "role": auth.RoleAdmin}),
+			want: &auth.User{ID: "root", Role: auth.RoleAdmin}},
+		{name: "ValidUntilTheSecondBeforeExp", token: hs256(map[string]any{"exp": start.Add(time.Second).Unix()}),
+			want: &auth.User{ID: "alice", Role: auth.RoleCustomer}},
+		{name: "ValidFromItsNotBefore", token: hs256(map[string]any{"nbf": start.Unix()}),
+			want: &auth.User{ID: "alice", Role: auth.RoleCustomer}},
+
+		{name: "AlgNoneRefused", token: sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, claims(nil)),
+			wantReason: "bad signature"},
+		{name: "AlgNoneUnsignedWithHMACRefused", token: withAlg(t, "none", claims(nil)), wantReason: "bad signature"},
+		{name: "WrongSecretRefused", token: sign(t, jwt.SigningMethodHS256, []byte("another-secret-entirely"), claims(nil)),
+			wantReason: "bad signature"},
+		{name: "TamperedPayloadRefused", token: tampered(), wantReason: "bad signature"},
+		{name: "HS512Refused", token: sign(t, jwt.SigningMethodHS512, secret, claims(nil)), wantReason: "bad signature"},
+		{name: "HS384Refused", token: sign(t, jwt.SigningMethodHS384, secret, claims(nil)), wantReason: "bad signature"},
+		{name: "RS256NameRefused", token: withAlg(t, "RS256", claims(nil)), wantReason: "bad signature"},
+		{name: "PS256NameRefused", token: withAlg(t, "PS256", claims(nil)), wantReason: "bad signature"},
+		{name: "ES256NameRefused", token: withAlg(t, "ES256", claims(nil)), wantReason: "bad signature"},
+		{name: "EdDSANameRefused", token: withAlg(t, "EdDSA", claims(nil)), wantReason: "bad signature"},
+		{name: "UnknownAlgRefused", token: withAlg(t, "HS256X", claims(nil)), wantReason: "malformed or unsupported algorithm"},
+
+		{name: "ExpiredRefused", token: hs256(map[string]any{"exp": start.Add(-time.Minute).Unix()}), wantReason: "expired"},
+		{name: "ExpiredAtItsExpSecond", token: hs256(map[string]any{"exp": start.Unix()}), wantReason: "expired"},
+		{name: "NoExpRefused", token: hs256(map[string]any{"exp": nil}), wantReason: "missing required claim"},
+		{name: "NotBeforeInTheFutureRefused", token: hs256(map[string]any{"nbf": start.Add(time.Second).Unix()}),
+			wantReason: "not valid yet"},
+		{name: "NoSubjectRefused", token: hs256(map[string]any{"sub": nil}), wantReason: "no subject"},
+		{name: "EmptySubjectRefused", token: hs256(map[string]any{"sub": ""}), wantReason: "no subject"},
+		{name: "UnknownRoleRefused", token: hs256(map[string]any{"role": "superuser"}), wantReason: "unknown role"},
+		{name: "RoleCaseMatters", token: hs256(map[string]any{"role": "Admin"}), wantReason: "unknown role"},
+		{name: "NoRoleRefused", token: hs256(map[string]any{"role": nil}), wantReason: "unknown role"},
+
+		{name: "MalformedOneSegment", token: "xyzzy-not-a-jwt", wantReason: "malformed"},
+		{name: "MalformedFourSegments", token: hs256(nil) + ".extrasegment", wantReason: "malformed"},
+		{name: "MalformedBase64", token: "!!!!####.$$$$%%%%.^^^^&&&&", wantReason: "malformed"},
+		{name: "MalformedHeaderJSON", token: base64.RawURLEncoding.EncodeToString([]byte("not json")) + ".e30.c2lnbmF0dXJl",
+			wantReason: "malformed"},
+		{name: "StringExpRefused", token: hs256(map[string]any{"exp": "tomorrow"}), wantReason: "invalid token"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := a.Verify(c.token)
+			if c.want != nil {
+				if err != nil {
+					t.Fatalf("Verify: %v, want user %+v", err, *c.want)
+				}
+				if *got != *c.want {
+					t.Errorf("user = %+v, want %+v", *got, *c.want)
+				}
+				return
+			}
+			if got != nil {
+				t.Errorf("user = %+v, want none", *got)
+			}
+			if code := seatflow.ErrorCode(err); code != seatflow.EUNAUTHENTICATED {
+				t.Fatalf("code = %q (%v), want %q", code, err, seatflow.EUNAUTHENTICATED)
+			}
+			if msg := seatflow.ErrorMessage(err); !strings.Contains(msg, c.wantReason) {
+				t.Errorf("message = %q, want it to contain %q", msg, c.wantReason)
+			}
+			assertNoEcho(t, err, c.token)
+		})
+	}
+}
+
+// TestIssuedTokenLifetime: a token from Issue is valid until its ttl has passed on the
+// injected clock, and refused from then on.
+func TestIssuedTokenLifetime(t *testing.T) {
+	a, clock := newAuthenticator()
+	tok, err := a.Issue("alice", auth.RoleAdmin, 15*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("ValidBeforeTTL", func(t *testing.T) {
+		clock.Advance(15*time.Minute - time.Second)
+		u, err := a.Verify(tok)
+		if err != nil {
+			t.Fatalf("Verify: %v", err)
+		}
+		if got, want := *u, (auth.User{ID: "alice", Role: auth.RoleAdmin}); got != want {
+			t.Errorf("user = %+v, want %+v", got, want)
+		}
+	})
+	t.Run("ExpiredAfterTTL", func(t *testing.T) {
+		clock.Advance(time.Second)
+		_, err := a.Verify(tok)
+		if got, want := seatflow.ErrorCode(err), seatflow.EUNAUTHENTICATED; got != want {
+			t.Fatalf("code = %q (%v), want %q", got, err, want)
+		}
+		if got := seatflow.ErrorMessage(err); !strings.Contains(got, "expired") {
+			t.Errorf("message = %q, want it to say expired", got)
+		}
+		assertNoEcho(t, err, tok)
+	})
+	t.Run("IssueRefusesBadInput", func(t *testing.T) {
+		for _, in := range []struct{ subject, role string }{{"", auth.RoleCustomer}, {"alice", "root"}, {"alice", ""}} {
+			if _, err := a.Issue(in.subject, in.role, time.Hour); seatflow.ErrorCode(err) != seatflow.EINVALID {
+				t.Errorf("Issue(%q, %q): code = %q, want %q", in.subject, in.role, seatflow.ErrorCode(err), seatflow.EINVALID)
+			}
+		}
+	})
+}
+
+// TestRequireUserAndAdmin: what an operation needing a user or an admin sees for each
+// kind of caller WithToken can produce.
+func TestRequireUserAndAdmin(t *testing.T) {
+	a, _ := newAuthenticator()
+	customer, err := a.Issue("alice", auth.RoleCustomer, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := a.Issue("root", auth.RoleAdmin, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired := sign(t, jwt.SigningMethodHS256, secret, claims(map[string]any{"exp": start.Add(-time.Second).Unix()}))
+	forged := sign(t, jwt.SigningMethodHS256, []byte("not-the-secret"), claims(map[string]any{"role": auth.RoleAdmin}))
+
+	cases := []struct {
+		name          string
+		token         string
+		wantUser      string // RequireUser's user id; "" when it fails
+		wantUserCode  string
+		wantAdminCode string
+		wantTokenErr  bool // TokenError reports a rejected token
+	}{
+		{name: "CustomerIsUserNotAdmin", token: customer, wantUser: "alice", wantAdminCode: seatflow.EFORBIDDEN},
+		{name: "AdminIsUserAndAdmin", token: admin, wantUser: "root"},
+		{name: "AnonymousNeedsSignIn", token: "",
+			wantUserCode: seatflow.EUNAUTHENTICATED, wantAdminCode: seatflow.EUNAUTHENTICATED},
+		{name: "ExpiredTokenIsUnauthenticated", token: expired, wantTokenErr: true,
+			wantUserCode: seatflow.EUNAUTHENTICATED, wantAdminCode: seatflow.EUNAUTHENTICATED},
+		{name: "ForgedAdminIsUnauthenticatedNotForbidden", token: forged, wantTokenErr: true,
+			wantUserCode: seatflow.EUNAUTHENTICATED, wantAdminCode: seatflow.EUNAUTHENTICATED},
+		{name: "GarbageIsUnauthenticated", token: "garbage-token-value", wantTokenErr: true,
+			wantUserCode: seatflow.EUNAUTHENTICATED, wantAdminCode: seatflow.EUNAUTHENTICATED},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := a.WithToken(context.Background(), c.token)
+			if got := auth.TokenError(ctx) != nil; got != c.wantTokenErr {
+				t.Errorf("TokenError = %v, want an error: %v", auth.TokenError(ctx), c.wantTokenErr)
+			}
+
+			u, err := auth.RequireUser(ctx)
+			if got := seatflow.ErrorCode(err); got != c.wantUserCode {
+				t.Errorf("RequireUser code = %q (%v), want %q", got, err, c.wantUserCode)
+			}
+			if got := userID(u); got != c.wantUser {
+				t.Errorf("RequireUser user = %q, want %q", got, c.wantUser)
+			}
+			if err != nil {
+				assertNoEcho(t, err, c.token)
+			}
+
+			u, err = auth.RequireAdmin(ctx)
+			if got := seatflow.ErrorCode(err); got != c.wantAdminCode {
+				t.Errorf("RequireAdmin code = %q (%v), want %q", got, err, c.wantAdminCode)
+			}
+			if c.wantAdminCode == "" && userID(u) != c.wantUser {
+				t.Errorf("RequireAdmin user = %q, want %q", userID(u), c.wantUser)
+			}
+			if err != nil {
+				assertNoEcho(t, err, c.token)
+			}
+		})
+	}
+}
+
+func userID(u *auth.User) string {
+	if u == nil {
+		return ""
+	}
+	return u.ID
+}
+
+func TestBearerToken(t *testing.T) {
+	cases := []struct{ name, header, want string }{
+		{"BearerScheme", "Bearer abc.def.ghi", "abc.def.ghi"},
+		{"SchemeIsCaseInsensitive", "bearer abc.def.ghi", "abc.def.ghi"},
+		{"UpperCaseScheme", "BEARER abc.def.ghi", "abc.def.ghi"},
+		{"SpacesAroundTokenTrimmed", "Bearer   abc.def.ghi  ", "abc.def.ghi"},
+		{"NoSchemeIsTheToken", "abc.def.ghi", "abc.def.ghi"},
+		{"Empty", "", ""},
+		{"BlankIsEmpty", "   ", ""},
+		{"SchemeWithBlankTokenIsEmpty", "Bearer    ", ""},
+		// Another scheme is passed on whole, so Verify refuses it as malformed rather
+		// than reading the credentials as a token.
+		{"OtherSchemeKeptWhole", "Basic YWxpY2U6cHc=", "Basic YWxpY2U6cHc="},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := auth.BearerToken(c.header); got != c.want {
+				t.Errorf("BearerToken(%q) = %q, want %q", c.header, got, c.want)
+			}
+		})
+	}
+}
+
+// TestMiddleware: the Authorization header reaches RequireUser through the middleware.
+func TestMiddleware(t *testing.T) {
+	a, _ := newAuthenticator()
+	tok, err := a.Issue("alice", auth.RoleCustomer, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, header, wantUser, wantCode string }{
+		{"BearerHeaderSignsIn", "Bearer " + tok, "alice", ""},
+		{"LowerCaseBearerSignsIn", "bearer " + tok, "alice", ""},
+		{"NoHeaderIsAnonymous", "", "", seatflow.EUNAUTHENTICATED},
+		{"BasicAuthIsUnauthenticated", "Basic YWxpY2U6cHc=", "", seatflow.EUNAUTHENTICATED},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var (
+				u    *auth.User
+				rerr error
+			)
+			h := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				u, rerr = auth.RequireUser(r.Context())
+			}))
+			req := httptest.NewRequest(http.MethodGet, "/", nil)
+			if c.header != "" {
+				req.Header.Set("Authorization", c.header)
+			}
+			h.ServeHTTP(httptest.NewRecorder(), req)
+			if got := seatflow.ErrorCode(rerr); got != c.wantCode {
+				t.Errorf("code = %q (%v), want %q", got, rerr, c.wantCode)
+			}
+			if got := userID(u); got != c.wantUser {
+				t.Errorf("user = %q, want %q", got, c.wantUser)
+			}
+		})
+	}
+}
