@@ -126,13 +126,17 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// BearerToken extracts the token of an "Authorization: Bearer …" value.
+// BearerToken extracts the token of an "Authorization: Bearer …" value. The scheme alone
+// ("Bearer", as clients send before sign-in) is no token; another scheme is returned
+// whole, for Verify to refuse.
 func BearerToken(header string) string {
-	const prefix = "bearer "
-	if len(header) > len(prefix) && strings.EqualFold(header[:len(prefix)], prefix) {
-		return strings.TrimSpace(header[len(prefix):])
+	const scheme = "bearer"
+	h := strings.TrimSpace(header)
+	if len(h) >= len(scheme) && strings.EqualFold(h[:len(scheme)], scheme) &&
+		(len(h) == len(scheme) || h[len(scheme)] == ' ' || h[len(scheme)] == '\t') {
+		return strings.TrimSpace(h[len(scheme):])
 	}
-	return strings.TrimSpace(header)
+	return h
 }
 
 // TokenError reports whether ctx carries a token that was rejected, and why.

@@ -298,6 +298,9 @@ func TestBearerToken(t *testing.T) {
 		{"Empty", "", ""},
 		{"BlankIsEmpty", "   ", ""},
 		{"SchemeWithBlankTokenIsEmpty", "Bearer    ", ""},
+		{"SchemeWithOneSpaceIsEmpty", "Bearer ", ""},
+		{"SchemeAloneIsEmpty", "Bearer", ""},
+		{"SchemeGluedToTextIsNotBearer", "Bearerabc", "Bearerabc"},
 		// Another scheme is passed on whole, so Verify refuses it as malformed rather
 		// than reading the credentials as a token.
 		{"OtherSchemeKeptWhole", "Basic YWxpY2U6cHc=", "Basic YWxpY2U6cHc="},
