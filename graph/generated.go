@@ -1077,7 +1077,7 @@ scalar Date
 
 type Query {
   "Movies ordered by id, as a Relay cursor connection. first defaults to 20, at most 100."
-  movies(first: Int, after: String, status: MovieStatus): MovieConnection!
+  movies(first: Int, after: String, status: MovieStatus): MovieConnection! @catalog
   movie(id: ID!): Movie @catalog
   showtime(id: ID!): Showtime @catalog
   "Showtimes starting on the given day (cinema time zone), ordered by start time."
@@ -1185,21 +1185,21 @@ type Movie {
 }
 
 type MovieConnection {
-  edges: [MovieEdge!]!
-  pageInfo: PageInfo!
-  totalCount: Int!
+  edges: [MovieEdge!]! @catalog
+  pageInfo: PageInfo! @catalog
+  totalCount: Int! @catalog
 }
 
 type MovieEdge {
-  cursor: String!
-  node: Movie!
+  cursor: String! @catalog
+  node: Movie! @catalog
 }
 
 type PageInfo {
-  hasNextPage: Boolean!
-  hasPreviousPage: Boolean!
-  startCursor: String
-  endCursor: String
+  hasNextPage: Boolean! @catalog
+  hasPreviousPage: Boolean! @catalog
+  startCursor: String @catalog
+  endCursor: String @catalog
 }
 
 type Hall {

@@ -273,7 +273,9 @@ func TestWebsocketLimits(t *testing.T) {
 		c := dialWS(t, a, "graphql-transport-ws", "")
 		big := strings.Repeat("x", 100<<10)
 		if err := c.conn.WriteJSON(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": big}}); err != nil {
-			t.Fatal(err)
+			// The server dropped the connection while the message was still being sent:
+			// refused before it was read whole.
+			return
 		}
 		c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 		var err error

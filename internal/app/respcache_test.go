@@ -96,19 +96,46 @@ func TestResponseCache(t *testing.T) {
 		}
 	})
 
+	t.Run("MoviesPageDroppedByANewMovieAndAStatusChange", func(t *testing.T) {
+		const q = `{ movies(first: 50) { totalCount edges { node { id status } } } }`
+		count := func() (int, bool) {
+			body, hit := a.rawPost("", q, nil)
+			var out struct {
+				Data struct{ Movies struct{ TotalCount int } }
+			}
+			if err := json.Unmarshal([]byte(body), &out); err != nil {
+				t.Fatalf("%s: %v", body, err)
+			}
+			return out.Data.Movies.TotalCount, hit
+		}
+		before, _ := count()
+		count()
+		if _, hit := count(); !hit {
+			t.Fatal("the movies page was not memoised")
+		}
+		id := a.createMovie("Another film", 95)
+		if n, hit := count(); hit || n != before+1 {
+			t.Fatalf("after createMovie: %d movies (hit %v), want %d and a fresh page", n, hit, before+1)
+		}
+		a.must(a.admin, `mutation($id: ID!) { setMovieStatus(id: $id, status: DELISTED) { id } }`, map[string]any{"id": id}, nil)
+		body, hit := a.rawPost("", `{ movies(first: 50, status: DELISTED) { totalCount } }`, nil)
+		if hit || !strings.Contains(string(body), `"totalCount":1`) {
+			t.Fatalf("delisted movies after setMovieStatus: %s (hit %v)", body, hit)
+		}
+	})
+
 	t.Run("OnlyCatalogQueriesWithoutErrors", func(t *testing.T) {
 		buyer := a.token("memo-buyer", "customer")
 		for name, q := range map[string]struct {
 			token, query string
 			vars         map[string]any
 		}{
-			"seat map":          {"", `query($id: ID!) { showtime(id: $id) { id seatMap { version } } }`, vars},
-			"seat map by root":  {"", `query($id: ID!) { seatMap(showtimeId: $id) { version } }`, vars},
-			"movies connection": {"", `{ movies { totalCount edges { node { id } } } }`, nil},
-			"own orders":        {buyer, `{ myOrders { id } }`, nil},
-			"an error":          {"", `query($id: ID!) { showtime(id: $id) { id } movie(id: "x") { id } }`, vars},
-			"a fragment":        {"", `query($id: ID!) { showtime(id: $id) { ...F } } fragment F on Showtime { id seatMap { version } }`, vars},
-			"a mutation":        {a.admin, `mutation($id: ID!) { closeSales(showtimeId: $id) { id status } }`, vars},
+			"seat map":         {"", `query($id: ID!) { showtime(id: $id) { id seatMap { version } } }`, vars},
+			"seat map by root": {"", `query($id: ID!) { seatMap(showtimeId: $id) { version } }`, vars},
+			"own orders":       {buyer, `{ myOrders { id } }`, nil},
+			"an error":         {"", `query($id: ID!) { showtime(id: $id) { id } movie(id: "x") { id } }`, vars},
+			"a fragment":       {"", `query($id: ID!) { showtime(id: $id) { ...F } } fragment F on Showtime { id seatMap { version } }`, vars},
+			"a mutation":       {a.admin, `mutation($id: ID!) { closeSales(showtimeId: $id) { id status } }`, vars},
 		} {
 			for i := 0; i < 3; i++ {
 				if _, hit := a.rawPost(q.token, q.query, q.vars); hit {

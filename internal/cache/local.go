@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"encoding/binary"
 	"math"
 	"time"
@@ -11,8 +12,9 @@ import (
 const localHeader = 5
 
 // fromLocal fills got from freecache with one multi-get and returns the keys it lacks and
-// the earliest local expiry among the keys it found.
-func (c *Cache) fromLocal(uniq []string, got map[string][]byte) (misses []string, until uint32) {
+// the earliest local expiry among the keys it found. The hits are counted when every key
+// was found or count is set.
+func (c *Cache) fromLocal(uniq []string, got map[string][]byte, count bool) (misses []string, until uint32) {
 	bkeys := make([][]byte, len(uniq))
 	for i, k := range uniq {
 		bkeys[i] = []byte(k)
@@ -24,16 +26,43 @@ func (c *Cache) fromLocal(uniq []string, got map[string][]byte) (misses []string
 			misses = append(misses, k)
 			continue
 		}
-		c.stats.localHits.Add(1)
 		until = min(until, binary.BigEndian.Uint32(vals[i][1:localHeader]))
 		if vals[i][0] == 1 {
 			got[k] = vals[i][localHeader:]
 		} else {
 			got[k] = nil
-			c.stats.negativeHits.Add(1)
+		}
+	}
+	if count || len(misses) == 0 {
+		for _, v := range got {
+			c.stats.localHits.Add(1)
+			if v == nil {
+				c.stats.negativeHits.Add(1)
+			}
 		}
 	}
 	return misses, until
+}
+
+// Local returns the value of each key, in key order, when every one of them is in the
+// local level: no Redis, no database, no wait. Otherwise it returns false and records
+// nothing: the caller reads through GetMany.
+func (c *Cache) Local(ctx context.Context, keys []string) ([][]byte, bool) {
+	if c.cfg.Disabled {
+		return nil, false
+	}
+	uniq := unique(keys)
+	got := make(map[string][]byte, len(uniq))
+	misses, until := c.fromLocal(uniq, got, false)
+	if len(misses) > 0 {
+		return nil, false
+	}
+	traceOf(ctx).read(uniq, until, false)
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		out[i] = got[k]
+	}
+	return out, true
 }
 
 // putLocal keeps e locally for LocalTTL, but never past its logical expiry, so the local

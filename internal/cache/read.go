@@ -46,7 +46,7 @@ func (c *Cache) Get(ctx context.Context, key string, load func(ctx context.Conte
 
 func (c *Cache) getMany(ctx context.Context, uniq []string, got map[string][]byte, load LoadFunc) error {
 	since := c.dropGen() // before any read below: a drop after it keeps their values out of the local level
-	misses, until := c.fromLocal(uniq, got)
+	misses, until := c.fromLocal(uniq, got, true)
 	traceOf(ctx).read(uniq, until, len(misses) > 0)
 	if len(misses) == 0 {
 		return nil

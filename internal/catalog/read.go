@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -19,11 +20,19 @@ import (
 
 // Cache keys of catalog entries. Lists hold ids only, so a status change of a showtime
 // invalidates just that showtime's entry.
-func movieKey(id int) string                { return "movie:" + strconv.Itoa(id) }
-func hallKey(id int) string                 { return "hall:" + strconv.Itoa(id) }
-func showtimeKey(id int) string             { return "showtime:" + strconv.Itoa(id) }
-func dayKey(day string) string              { return "showtimes:date:" + day }
-func movieShowsKey(id int) string           { return "showtimes:movie:" + strconv.Itoa(id) }
+func movieKey(id int) string      { return "movie:" + strconv.Itoa(id) }
+func hallKey(id int) string       { return "hall:" + strconv.Itoa(id) }
+func showtimeKey(id int) string   { return "showtime:" + strconv.Itoa(id) }
+func dayKey(day string) string    { return "showtimes:date:" + day }
+func movieShowsKey(id int) string { return "showtimes:movie:" + strconv.Itoa(id) }
+
+// movieIDsKey is the list of every movie's id, or of those with a status, in id order.
+func movieIDsKey(status string) string { return "movies:ids:" + status }
+
+// movieListKeys are the movie id lists a new movie or a status change touches.
+func movieListKeys() []string {
+	return []string{movieIDsKey(""), movieIDsKey(string(seatflow.MovieListed)), movieIDsKey(string(seatflow.MovieDelisted))}
+}
 func (s *Service) dayOf(t time.Time) string { return t.In(s.loc()).Format(time.DateOnly) }
 
 // Movies returns the movies with ids, in the order of ids; nil where one does not exist.
@@ -46,6 +55,29 @@ func (s *Service) Showtimes(ctx context.Context, ids []int) ([]*seatflow.Showtim
 func (s *Service) ShowtimeIDsOnDays(ctx context.Context, days []string) ([][]int, error) {
 	lists, err := getMany(ctx, s, days, dayKey, s.loadDays)
 	return derefLists(lists), err
+}
+
+// LocalMovies returns the movies with ids when all of them are in the cache's in-process
+// level (no Redis, no database, no wait); false otherwise. LocalHalls, LocalShowtimes and
+// LocalShowtimeIDsOfMovies do the same for their entries.
+func (s *Service) LocalMovies(ctx context.Context, ids []int) ([]*seatflow.Movie, bool) {
+	return local[int, seatflow.Movie](ctx, s, ids, movieKey)
+}
+
+// LocalHalls is LocalMovies for halls.
+func (s *Service) LocalHalls(ctx context.Context, ids []int) ([]*seatflow.Hall, bool) {
+	return local[int, seatflow.Hall](ctx, s, ids, hallKey)
+}
+
+// LocalShowtimes is LocalMovies for showtimes.
+func (s *Service) LocalShowtimes(ctx context.Context, ids []int) ([]*seatflow.Showtime, bool) {
+	return local[int, seatflow.Showtime](ctx, s, ids, showtimeKey)
+}
+
+// LocalShowtimeIDsOfMovies is LocalMovies for the movies' showtime lists.
+func (s *Service) LocalShowtimeIDsOfMovies(ctx context.Context, movieIDs []int) ([][]int, bool) {
+	lists, ok := local[int, []int](ctx, s, movieIDs, movieShowsKey)
+	return derefLists(lists), ok
 }
 
 // ShowtimeIDsOfMovies returns, for each movie, the ids of its showtimes that are not
@@ -93,8 +125,8 @@ func derefLists(lists []*[]int) [][]int {
 }
 
 // getMany reads entries through the cache (when there is one) and loads the misses with
-// one batched query. Values travel as JSON bytes and are decoded per read, so no caller
-// can change what another caller sees.
+// one batched query. Values travel as JSON bytes; the decoded values of unchanged bytes
+// are shared (decodedValues), read-only.
 func getMany[K comparable, V any](ctx context.Context, s *Service, ids []K, keyOf func(K) string,
 	load func(context.Context, []K) (map[K]*V, error)) ([]*V, error) {
 	out := make([]*V, len(ids))
@@ -137,14 +169,9 @@ func getMany[K comparable, V any](ctx context.Context, s *Service, ids []K, keyO
 		return nil, err
 	}
 	for i, b := range raw {
-		if b == nil {
-			continue
+		if out[i], err = decode[V](s, cacheKeys[i], b); err != nil {
+			return nil, err
 		}
-		v := new(V)
-		if err := json.Unmarshal(b, v); err != nil {
-			return nil, fmt.Errorf("decode cached %s: %w", cacheKeys[i], err)
-		}
-		out[i] = v
 	}
 	return out, nil
 }
@@ -246,6 +273,26 @@ func (s *Service) loadMovieShows(ctx context.Context, movieIDs []int) (map[int]*
 	return out, nil
 }
 
+// loadMovieIDs loads the id lists of the given filters ("" = every movie, else a status)
+// with one query over the movies.
+func (s *Service) loadMovieIDs(ctx context.Context, filters []string) (map[string]*[]int, error) {
+	rows, err := s.DB.Movie.Query().Order(ent.Asc(movie.FieldID)).Select(movie.FieldID, movie.FieldStatus).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load movie ids: %w", database.Classify(err))
+	}
+	out := make(map[string]*[]int, len(filters))
+	for _, f := range filters {
+		ids := []int{}
+		for _, m := range rows {
+			if f == "" || string(m.Status) == f {
+				ids = append(ids, m.ID)
+			}
+		}
+		out[f] = &ids
+	}
+	return out, nil
+}
+
 // MoviePage is one page of the movies connection.
 type MoviePage struct {
 	Movies      []*seatflow.Movie
@@ -275,7 +322,9 @@ func parseMovieCursor(c string) (int, error) {
 }
 
 // ListMovies returns a page of movies ordered by id, after the given cursor, optionally
-// only those with a status. The page's ids come from MySQL; the movies from the cache.
+// only those with a status. The ids come from a cached list of every movie's id (one per
+// status filter: a catalog has hundreds of movies, not millions), the movies from the
+// cache too.
 func (s *Service) ListMovies(ctx context.Context, first *int, after *string, status *seatflow.MovieStatus) (*MoviePage, error) {
 	n := DefaultPageSize
 	if first != nil {
@@ -291,19 +340,18 @@ func (s *Service) ListMovies(ctx context.Context, first *int, after *string, sta
 			return nil, err
 		}
 	}
-	q := s.DB.Movie.Query()
+	filter := ""
 	if status != nil {
-		q = q.Where(movie.StatusEQ(*status))
+		filter = string(*status)
 	}
-	total, err := q.Clone().Count(ctx)
+	lists, err := getMany(ctx, s, []string{filter}, movieIDsKey, s.loadMovieIDs)
 	if err != nil {
-		return nil, fmt.Errorf("count movies: %w", database.Classify(err))
+		return nil, err
 	}
-	ids, err := q.Where(movie.IDGT(afterID)).Order(ent.Asc(movie.FieldID)).Limit(n + 1).IDs(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list movies: %w", database.Classify(err))
-	}
-	page := &MoviePage{TotalCount: total, HasPrevious: afterID > 0}
+	all := derefLists(lists)[0]
+	ids := all[sort.SearchInts(all, afterID+1):]
+	ids = ids[:min(len(ids), n+1)]
+	page := &MoviePage{TotalCount: len(all), HasPrevious: afterID > 0}
 	if len(ids) > n {
 		ids, page.HasNext = ids[:n], true
 	}

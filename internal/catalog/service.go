@@ -19,6 +19,12 @@ type ByteCache interface {
 	GetMany(ctx context.Context, keys []string, load func(ctx context.Context, keys []string) (map[string][]byte, error)) ([][]byte, error)
 }
 
+// LocalCache is a cache that can answer from its in-process level alone (package cache):
+// values in key order, false unless every key was there.
+type LocalCache interface {
+	Local(ctx context.Context, keys []string) ([][]byte, bool)
+}
+
 // Invalidations records the cache keys a write changes inside the write's transaction and
 // delivers them after commit (package cache's outbox).
 type Invalidations interface {
@@ -35,6 +41,8 @@ type Service struct {
 	// Location is the cinema's time zone: a Date is a day in it.
 	Location *time.Location
 	Log      *slog.Logger
+
+	decoded decodedValues
 }
 
 func (s *Service) now() time.Time {

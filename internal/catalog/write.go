@@ -86,7 +86,7 @@ func (s *Service) CreateMovie(ctx context.Context, in MovieInput) (*seatflow.Mov
 			return nil, err
 		}
 		// A lookup of this id before it existed may have been cached as missing.
-		return []string{movieKey(created.ID)}, nil
+		return append(movieListKeys(), movieKey(created.ID)), nil
 	})
 	if err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func (s *Service) SetMovieStatus(ctx context.Context, id int, status seatflow.Mo
 		if ent.IsNotFound(err) {
 			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "movie %d does not exist", id)
 		}
-		return []string{movieKey(id)}, err
+		return append(movieListKeys(), movieKey(id)), err
 	})
 	if err != nil {
 		return nil, err
