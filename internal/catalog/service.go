@@ -10,6 +10,7 @@ import (
 	"seatflow/ent"
 	"seatflow/ent/hall"
 	"seatflow/ent/predicate"
+	"seatflow/internal/coalesce"
 	"seatflow/internal/database"
 )
 
@@ -43,6 +44,7 @@ type Service struct {
 	Log      *slog.Logger
 
 	decoded decodedValues
+	fresh   coalesce.Group[int, *seatflow.Showtime]
 }
 
 func (s *Service) now() time.Time {
@@ -137,8 +139,15 @@ func (s *Service) setStatus(ctx context.Context, id int, to seatflow.ShowtimeSta
 }
 
 // FreshShowtime reads a showtime from MySQL, bypassing the cache: what a write returns
-// must be what it wrote, and whether a showtime is on sale must be current.
+// must be what it wrote, and whether a showtime is on sale must be current. Concurrent
+// calls for one showtime share reads begun after they arrived (package coalesce): a
+// thousand buyers holding seats of one showtime at once cost a few reads, each still
+// seeing the status as it is after its request came in.
 func (s *Service) FreshShowtime(ctx context.Context, id int) (*seatflow.Showtime, error) {
+	return s.fresh.Do(ctx, id, func(ctx context.Context) (*seatflow.Showtime, error) { return s.loadFresh(ctx, id) })
+}
+
+func (s *Service) loadFresh(ctx context.Context, id int) (*seatflow.Showtime, error) {
 	st, err := s.DB.Showtime.Get(ctx, id)
 	if err != nil {
 		return nil, database.Classify(err)

@@ -75,19 +75,28 @@ func (e Extension) InterceptRootField(ctx context.Context, next graphql.RootReso
 		rendersTotal.WithLabelValues("memo").Inc()
 		return raw(b)
 	}
-	m, err := e.Maps.SeatMap(ctx, showID)
+	render := func(ctx context.Context) (int, []byte, error) {
+		m, err := e.Maps.SeatMap(ctx, showID)
+		if err != nil {
+			return 0, nil, err
+		}
+		var buf bytes.Buffer
+		buf.Grow(64 + 96*len(m.Seats))
+		plan.WriteSeatMap(&buf, m)
+		rendersTotal.WithLabelValues("rendered").Inc()
+		return m.Version, buf.Bytes(), nil
+	}
+	var b []byte
+	if e.Memo != nil {
+		b, err = e.Memo.Render(ctx, showID, plan.Key(), render)
+	} else {
+		_, b, err = render(ctx)
+	}
 	if err != nil {
 		rendersTotal.WithLabelValues("executor").Inc()
 		return next(ctx)
 	}
-	var buf bytes.Buffer
-	buf.Grow(64 + 96*len(m.Seats))
-	plan.WriteSeatMap(&buf, m)
-	if e.Memo != nil {
-		e.Memo.Put(showID, m.Version, plan.Key(), buf.Bytes())
-	}
-	rendersTotal.WithLabelValues("rendered").Inc()
-	return raw(buf.Bytes())
+	return raw(b)
 }
 
 // memoised returns the memo's rendering of the showtime's current version, if it has one.

@@ -1,9 +1,12 @@
 package seatrender
 
 import (
+	"context"
 	"sync"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
+
+	"seatflow/internal/coalesce"
 )
 
 // Memo keeps rendered seat maps of the latest version seen of each showtime, one per
@@ -14,6 +17,13 @@ import (
 type Memo struct {
 	mu    sync.Mutex
 	shows *simplelru.LRU[int, *rendered]
+
+	renders coalesce.Group[renderKey, []byte]
+}
+
+type renderKey struct {
+	showID int
+	sel    string
 }
 
 // rendered is one showtime's maps at one version, by selection key.
@@ -43,6 +53,19 @@ func (m *Memo) Get(showID, version int, key string) ([]byte, bool) {
 	}
 	b, ok := r.bySel[key]
 	return b, ok
+}
+
+// Render returns a rendering of showID's map for the selection key made by render (which
+// reads the map and returns its version and bytes) after this call began; concurrent
+// callers for the same map and selection share one. The rendering is kept.
+func (m *Memo) Render(ctx context.Context, showID int, key string, render func(context.Context) (int, []byte, error)) ([]byte, error) {
+	return m.renders.Do(ctx, renderKey{showID, key}, func(ctx context.Context) ([]byte, error) {
+		v, b, err := render(ctx)
+		if err == nil {
+			m.Put(showID, v, key, b)
+		}
+		return b, err
+	})
 }
 
 // Put keeps b, the map of showID rendered at version for the selection key. A version
