@@ -106,7 +106,9 @@ func (a *App) wire() error {
 	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Log: a.Log})
 	a.Rec = &reconcile.Reconciler{DB: a.DB, Seats: a.Seats, Orders: a.Booking, Sales: a.Sales, RDB: a.Redis,
 		Keys: a.Keys, Config: reconcile.Config{Now: a.Now, Log: a.Log}}
-	a.SeatMaps = seatrender.NewMemo()
+	if a.Config.SeatMapMemo {
+		a.SeatMaps = seatrender.NewMemo()
+	}
 	a.Websockets = &wstransport.Registry{}
 	return nil
 }

@@ -33,6 +33,8 @@ type Config struct {
 	CacheEnabled    bool
 	// ResponseCacheBytes bounds the rendered responses of catalog-only queries (0 = off).
 	ResponseCacheBytes int
+	// SeatMapMemo keeps rendered seat maps per showtime version (off: every read renders).
+	SeatMapMemo bool
 	LoaderWait         time.Duration
 	ReconcileEvery     time.Duration
 	MaxDepth           int
@@ -94,6 +96,7 @@ func ParseConfig(name string, args []string) (*Config, []string, error) {
 	num(&c.LocalCacheBytes, "LOCAL_CACHE_BYTES", 32<<20, "size of the in-process catalog cache")
 	boolean(&c.CacheEnabled, "CACHE", true, "serve the catalog through the two-level cache")
 	num(&c.ResponseCacheBytes, "RESPONSE_CACHE_BYTES", 16<<20, "size of the in-process cache of catalog-only query responses (0 = off; needs the catalog cache)")
+	boolean(&c.SeatMapMemo, "SEAT_MAP_MEMO", true, "reuse a rendered seat map while its version is current (false: render every read; for measurements)")
 	dur(&c.LoaderWait, "LOADER_WAIT", 2*time.Millisecond, "dataloader batch window")
 	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")
 	num(&c.HoldsPerMinute, "HOLDS_PER_MINUTE", 20, "holdSeats requests per user per minute (0 = no limit)")

@@ -84,6 +84,26 @@ func (c *benchClient) post(ctx context.Context, token string, body []byte) ([]by
 	return io.ReadAll(resp.Body)
 }
 
+// get fetches path of the server and reads the whole answer, which must be 200.
+func (c *benchClient) get(ctx context.Context, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.url, "/query")+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return nil
+}
+
 // do runs one operation and decodes the response.
 func (c *benchClient) do(ctx context.Context, token, query string, vars map[string]any) (*benchResult, error) {
 	raw, err := c.post(ctx, token, gqlBody(query, vars))

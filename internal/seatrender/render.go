@@ -15,14 +15,13 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"seatflow"
-	"seatflow/graph/model"
 )
 
 // field is one selected field of an object: its response key and what to write.
 type field struct {
-	alias string
-	kind  kind
-	sub   *Plan // for object-valued fields
+	quoted string // `"alias":`, as gqlgen writes it
+	kind   kind
+	sub    *Plan // for object-valued fields
 }
 
 type kind int
@@ -90,7 +89,10 @@ func Compile(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) *Pl
 		if !ok {
 			return nil
 		}
-		out := field{alias: f.Alias, kind: k}
+		var q bytes.Buffer
+		writeString(&q, f.Alias)
+		q.WriteByte(':')
+		out := field{quoted: q.String(), kind: k}
 		if sub, ok := subTypes[k]; ok {
 			if out.sub = Compile(oc, f.Selections, sub); out.sub == nil {
 				return nil
@@ -116,10 +118,12 @@ func (p *Plan) Key() string { return p.key }
 
 // WriteSeatMap writes m as the plan's SeatMap selection.
 func (p *Plan) WriteSeatMap(w *bytes.Buffer, m *seatflow.SeatMap) {
-	p.object(w, func(f field) {
+	w.WriteByte('{')
+	for i, f := range p.fields {
+		p.writeKey(w, i, f)
 		switch f.kind {
 		case showtimeID:
-			model.MarshalID(m.ShowtimeID).MarshalGQL(w)
+			writeID(w, m.ShowtimeID)
 		case version:
 			writeInt(w, m.Version)
 		case available:
@@ -127,49 +131,58 @@ func (p *Plan) WriteSeatMap(w *bytes.Buffer, m *seatflow.SeatMap) {
 		case seatStates:
 			f.sub.writeStates(w, m.Seats)
 		}
-	})
+	}
+	w.WriteByte('}')
 }
 
 // WriteEvent writes ev as the plan's SeatMapEvent selection.
 func (p *Plan) WriteEvent(w *bytes.Buffer, ev *seatflow.SeatMapEvent) {
-	p.object(w, func(f field) {
+	w.WriteByte('{')
+	for i, f := range p.fields {
+		p.writeKey(w, i, f)
 		switch f.kind {
 		case eventKind:
 			writeString(w, string(ev.Kind))
 		case showtimeID:
-			model.MarshalID(ev.ShowtimeID).MarshalGQL(w)
+			writeID(w, ev.ShowtimeID)
 		case version:
 			writeInt(w, ev.Version)
 		case seatStates:
 			f.sub.writeStates(w, ev.Seats)
 		}
-	})
+	}
+	w.WriteByte('}')
 }
 
 func (p *Plan) writeStates(w *bytes.Buffer, states []seatflow.SeatState) {
 	w.WriteByte('[')
-	for i := range states {
-		if i > 0 {
+	for n := range states {
+		if n > 0 {
 			w.WriteByte(',')
 		}
-		st := &states[i]
-		p.object(w, func(f field) {
+		st := &states[n]
+		w.WriteByte('{')
+		for i, f := range p.fields {
+			p.writeKey(w, i, f)
 			switch f.kind {
 			case state:
 				writeString(w, string(st.Status))
 			case seat:
 				f.sub.writeSeat(w, &st.Seat)
 			}
-		})
+		}
+		w.WriteByte('}')
 	}
 	w.WriteByte(']')
 }
 
 func (p *Plan) writeSeat(w *bytes.Buffer, s *seatflow.Seat) {
-	p.object(w, func(f field) {
+	w.WriteByte('{')
+	for i, f := range p.fields {
+		p.writeKey(w, i, f)
 		switch f.kind {
 		case seatID:
-			model.MarshalID(s.ID).MarshalGQL(w)
+			writeID(w, s.ID)
 		case seatRow:
 			writeString(w, s.Row)
 		case seatNumber:
@@ -181,28 +194,34 @@ func (p *Plan) writeSeat(w *bytes.Buffer, s *seatflow.Seat) {
 		case seatKind:
 			writeString(w, string(s.Kind))
 		case seatSellable:
-			graphql.MarshalBoolean(s.Sellable).MarshalGQL(w)
-		}
-	})
-}
-
-// object writes {"alias":value,...} as gqlgen's field set does; value writes the fields
-// other than __typename.
-func (p *Plan) object(w *bytes.Buffer, value func(field)) {
-	w.WriteByte('{')
-	for i, f := range p.fields {
-		if i > 0 {
-			w.WriteByte(',')
-		}
-		writeString(w, f.alias)
-		w.WriteByte(':')
-		if f.kind == typename {
-			writeString(w, p.typ)
-		} else {
-			value(f)
+			if s.Sellable {
+				w.WriteString("true")
+			} else {
+				w.WriteString("false")
+			}
 		}
 	}
 	w.WriteByte('}')
+}
+
+// writeKey writes the i-th field's `"alias":` (after a comma but for the first), and the value
+// of __typename, which every object has: the object's type.
+func (p *Plan) writeKey(w *bytes.Buffer, i int, f field) {
+	if i > 0 {
+		w.WriteByte(',')
+	}
+	w.WriteString(f.quoted)
+	if f.kind == typename {
+		writeString(w, p.typ)
+	}
+}
+
+// writeID writes a database id as the API's ID: its decimal digits, quoted
+// (model.MarshalID).
+func writeID(w *bytes.Buffer, id int) {
+	w.WriteByte('"')
+	writeInt(w, id)
+	w.WriteByte('"')
 }
 
 func writeInt(w *bytes.Buffer, n int) {

@@ -127,3 +127,25 @@ func TestMap(t *testing.T) {
 		t.Errorf("map = %v available %d version %d", got, m.Available, m.Version)
 	}
 }
+
+func TestParseState(t *testing.T) {
+	cases := []struct {
+		in   string
+		want seats.State
+	}{
+		{"0", seats.State{Status: seatflow.SeatAvailable}},
+		{"1|tok|1700000000123", seats.State{Status: seatflow.SeatHeld, Token: "tok", HeldAt: time.UnixMilli(1700000000123)}},
+		{"2|tok", seats.State{Status: seatflow.SeatSold, Token: "tok"}},
+		// Anything else is held by nobody known: never offered as free.
+		{"", seats.State{Status: seatflow.SeatHeld}},
+		{"1|tok", seats.State{Status: seatflow.SeatHeld}},
+		{"1|a|b|c", seats.State{Status: seatflow.SeatHeld}},
+		{"2|a|b", seats.State{Status: seatflow.SeatHeld}},
+		{"3|tok", seats.State{Status: seatflow.SeatHeld}},
+	}
+	for _, c := range cases {
+		if got := seats.ParseState(c.in); got != c.want {
+			t.Errorf("ParseState(%q) = %+v, want %+v", c.in, got, c.want)
+		}
+	}
+}
