@@ -49,12 +49,19 @@ var benchSections = []benchSection{
 	{Name: "contention", Title: "Contention", Run: benchContention},
 	{Name: "fanout", Title: "Live seat-map fan-out", Run: benchFanout},
 	{Name: "load", Title: "Premiere-night load (3 instances)", Run: benchLoad},
+	{Name: "capacity", Title: "Premiere-night capacity (3 instances)", Run: benchCapacity},
 }
 
 // benchLoad runs a short premiere-night load test for the report (`make load` runs a
 // longer one with chaos: LOAD_ARGS='-duration 5m -chaos').
 func benchLoad(ctx context.Context, b *benchEnv, w io.Writer) error {
 	return loadtest.Run(ctx, []string{"-duration", "45s", "-rate", "150", "-watchers", "1000", "-chaos"}, w, b.ServerBin)
+}
+
+// benchCapacity finds the highest rate three instances hold with every p99 ≤ 250 ms.
+func benchCapacity(ctx context.Context, b *benchEnv, w io.Writer) error {
+	return loadtest.Run(ctx, []string{"-capacity", "-rate", "1000", "-step", "10s", "-step-factor", "1.2",
+		"-watchers", "1000"}, w, b.ServerBin)
 }
 
 // benchOptions are the flags of `seatflow bench`.

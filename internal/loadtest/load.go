@@ -124,6 +124,17 @@ func Run(ctx context.Context, args []string, stdout io.Writer, serverBin string)
 			startRedis: func() error { return c.startRedis(ctx) },
 		}
 	}
+	if o.Capacity {
+		steps, rep, err := run.capacity(ctx)
+		if err != nil {
+			return err
+		}
+		printCapacity(stdout, o, steps, rep)
+		if fails := rep.failures(); len(fails) > 0 {
+			return fmt.Errorf("capacity run left the stores inconsistent: %s", strings.Join(fails, "; "))
+		}
+		return nil
+	}
 	rep, err := run.execute(ctx)
 	if err != nil {
 		return err

@@ -120,7 +120,7 @@ func (c *cluster) startInstance(ctx context.Context, i int) error {
 		return err
 	}
 	cmd := exec.Command(c.opts.Bin, "serve")
-	cmd.Env = c.opts.serverEnv(addr)
+	cmd.Env = c.opts.serverEnv(i, addr)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {

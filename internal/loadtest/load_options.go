@@ -34,6 +34,12 @@ type loadOptions struct {
 	Bin        string
 	MaxWorkers uint64
 	Seed       int64
+	// Capacity mode: raise the rate from Rate by StepFactor every Step until a step fails.
+	Capacity bool
+	// DebugPort, when set, gives instance i a profiler on 127.0.0.1:DebugPort+i.
+	DebugPort  int
+	Step       time.Duration
+	StepFactor float64
 }
 
 // envOr is the environment variable key, or def when it is not set.
@@ -58,6 +64,10 @@ func parseLoadOptions(args []string, stderr io.Writer) (*loadOptions, error) {
 	fs.StringVar(&instances, "instances", "127.0.0.1:8081,127.0.0.1:8082,127.0.0.1:8083", "instance addresses (loopback only)")
 	fs.BoolVar(&o.Start, "start", true, "start the instances and a private redis-server as children (false: use running ones, e.g. make cluster-up)")
 	fs.BoolVar(&o.Chaos, "chaos", false, "kill -9 one instance at 1/3 of the run and restart Redis at 2/3")
+	fs.IntVar(&o.DebugPort, "debug-port", 0, "give instance i the Go profiler (/debug/pprof/) on 127.0.0.1:PORT+i (0 = none)")
+	fs.BoolVar(&o.Capacity, "capacity", false, "capacity mode: start at -rate and raise it by -step-factor every -step until an operation's p99 passes 250ms or a request fails; report the highest rate held")
+	fs.DurationVar(&o.Step, "step", 10*time.Second, "with -capacity: how long each rate is held")
+	fs.Float64Var(&o.StepFactor, "step-factor", 1.25, "with -capacity: how much the rate grows from one step to the next")
 	fs.StringVar(&o.MySQLDSN, "mysql-dsn", envOr("SEATFLOW_LOAD_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/seatflow_load"), "MySQL DSN of the load database (created if missing)")
 	fs.BoolVar(&o.Fresh, "fresh", true, "with -start: drop and recreate the load database first")
 	fs.IntVar(&o.RedisPort, "redis-port", 6391, "loopback port of the private redis-server (never 6379)")
@@ -85,6 +95,8 @@ func parseLoadOptions(args []string, stderr io.Writer) (*loadOptions, error) {
 		return nil, cli.UsageError{Msg: "-rate must be in [1, 20000]"}
 	case o.Watchers < 0 || o.Watchers > 20000:
 		return nil, cli.UsageError{Msg: "-watchers must be in [0, 20000]"}
+	case o.Capacity && (o.Chaos || o.Step <= 0 || o.StepFactor <= 1):
+		return nil, cli.UsageError{Msg: "-capacity needs -step > 0, -step-factor > 1 and no -chaos"}
 	case len(o.Instances) == 0:
 		return nil, cli.UsageError{Msg: "-instances is empty"}
 	case o.RedisPort <= 0 || o.RedisPort > 65535 || o.RedisPort == 6379:
@@ -131,7 +143,7 @@ func requireLoopback(hostport string) error {
 func (o *loadOptions) redisURL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", o.RedisPort) }
 
 // serverEnv is the environment of an instance (and of the in-process verifier).
-func (o *loadOptions) serverEnv(addr string) []string {
+func (o *loadOptions) serverEnv(i int, addr string) []string {
 	env := []string{}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SEATFLOW_") {
@@ -146,6 +158,7 @@ func (o *loadOptions) serverEnv(addr string) []string {
 		"SEATFLOW_JWT_SECRET="+o.Secret,
 		"SEATFLOW_HOLD_TTL="+o.HoldTTL.String(),
 		"SEATFLOW_LOG_LEVEL=warn",
+		"SEATFLOW_DEBUG_ADDR="+map[bool]string{true: fmt.Sprintf("127.0.0.1:%d", o.DebugPort+i), false: ""}[o.DebugPort > 0],
 	)
 }
 

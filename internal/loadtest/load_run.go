@@ -157,67 +157,21 @@ type loadReport struct {
 func (l *loadRun) execute(ctx context.Context) (*loadReport, error) {
 	o := l.o
 	rep := &loadReport{duration: o.Duration, rate: o.Rate, instances: len(o.Instances), watchersWanted: o.Watchers, watch: &l.watch}
-
-	// Watchers first, ramped up, so the attack starts with every one of them subscribed.
-	wctx, stopWatchers := context.WithCancel(ctx)
+	stopWatchers := l.startWatchers(ctx)
 	defer stopWatchers()
-	var wwg sync.WaitGroup
-	if o.Watchers > 0 {
-		l.logf("connecting %d websocket watchers over %d hot showtimes and %d instances", o.Watchers, len(l.hot), len(o.Instances))
-		for i := 0; i < o.Watchers; i++ {
-			wwg.Add(1)
-			go func() { defer wwg.Done(); l.watcher(wctx, i) }()
-			if i%50 == 49 {
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
-		deadline := time.Now().Add(60 * time.Second)
-		for l.watch.connected.Load() < int64(o.Watchers) && time.Now().Before(deadline) && ctx.Err() == nil {
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
 	rep.watchersAtStart = l.watch.connected.Load()
-	if o.Watchers > 0 {
-		time.Sleep(3 * time.Second) // let the instances finish sending the snapshots
-	}
 	l.logf("%d watchers subscribed; attacking at %d req/s for %s%s", rep.watchersAtStart, o.Rate, o.Duration,
 		map[bool]string{true: " with chaos", false: ""}[o.Chaos])
-
-	atk := vegeta.NewAttacker(vegeta.Timeout(30*time.Second), vegeta.KeepAlive(true), vegeta.Workers(32),
-		vegeta.MaxWorkers(o.MaxWorkers), vegeta.Connections(1000), vegeta.HTTP2(false), vegeta.Redirects(0))
 	began := time.Now()
 	var chaosWG sync.WaitGroup
 	if l.chaos != nil {
 		chaosWG.Add(1)
 		go func() { defer chaosWG.Done(); l.runChaos(ctx, began) }()
 	}
-	results := atk.Attack(l.targeter, vegeta.Rate{Freq: o.Rate, Per: time.Second}, o.Duration, "premiere")
-	progress := time.NewTicker(10 * time.Second)
-	defer progress.Stop()
-	n := 0
-loop:
-	for {
-		select {
-		case res, ok := <-results:
-			if !ok {
-				break loop
-			}
-			l.handle(res)
-			n++
-		case <-progress.C:
-			l.logf("%s: %d responses, %d failures so far, %d deltas delivered, %d watchers connected",
-				time.Since(began).Round(time.Second), n, sum(l.failed), l.watch.deltas.Load(), l.watch.connected.Load())
-		case <-ctx.Done():
-			atk.Stop()
-		}
-	}
+	l.attack(ctx, o.Rate, o.Duration)
 	rep.attackTook = time.Since(began)
 	chaosWG.Wait()
 	stopWatchers()
-	waitOrTimeout(&wwg, 20*time.Second)
-	for _, s := range l.stats {
-		s.metrics.Close()
-	}
 	l.chaosMu.Lock()
 	rep.events, rep.chaosErrs = l.events, l.chaosErrs
 	if !l.redisDown.IsZero() && !l.lastUnavail.IsZero() {
@@ -238,6 +192,68 @@ loop:
 	l.converge(ctx, rep)
 	l.verify(ctx, rep)
 	return rep, nil
+}
+
+// startWatchers connects the websocket watchers, ramped up, and waits (at most a minute)
+// until every one is subscribed and the instances have sent their snapshots, so an attack
+// starts with all of them listening. The returned function disconnects them.
+func (l *loadRun) startWatchers(ctx context.Context) (stop func()) {
+	o := l.o
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	if o.Watchers > 0 {
+		l.logf("connecting %d websocket watchers over %d hot showtimes and %d instances", o.Watchers, len(l.hot), len(o.Instances))
+		for i := 0; i < o.Watchers; i++ {
+			wg.Add(1)
+			go func() { defer wg.Done(); l.watcher(wctx, i) }()
+			if i%50 == 49 {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for l.watch.connected.Load() < int64(o.Watchers) && time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(200 * time.Millisecond)
+		}
+		time.Sleep(3 * time.Second) // let the instances finish sending the snapshots
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			waitOrTimeout(&wg, 20*time.Second)
+		})
+	}
+}
+
+// attack sends the mix at rate for d and records every result (l.handle), then closes
+// the operations' metrics.
+func (l *loadRun) attack(ctx context.Context, rate int, d time.Duration) {
+	atk := vegeta.NewAttacker(vegeta.Timeout(30*time.Second), vegeta.KeepAlive(true), vegeta.Workers(32),
+		vegeta.MaxWorkers(l.o.MaxWorkers), vegeta.Connections(1000), vegeta.HTTP2(false), vegeta.Redirects(0))
+	began := time.Now()
+	results := atk.Attack(l.targeter, vegeta.Rate{Freq: rate, Per: time.Second}, d, "premiere")
+	progress := time.NewTicker(10 * time.Second)
+	defer progress.Stop()
+	n := 0
+loop:
+	for {
+		select {
+		case res, ok := <-results:
+			if !ok {
+				break loop
+			}
+			l.handle(res)
+			n++
+		case <-progress.C:
+			l.logf("%s: %d responses, %d failures so far, %d deltas delivered, %d watchers connected",
+				time.Since(began).Round(time.Second), n, sum(l.failed), l.watch.deltas.Load(), l.watch.connected.Load())
+		case <-ctx.Done():
+			atk.Stop()
+		}
+	}
+	for _, s := range l.stats {
+		s.metrics.Close()
+	}
 }
 
 func sum(m map[string]int) int {
