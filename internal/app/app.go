@@ -131,6 +131,9 @@ func (a *App) Start(ctx context.Context) {
 		run(func(ctx context.Context) { a.Rec.Run(ctx, a.Config.ReconcileEvery) })
 	}
 	a.closers = append(a.closers, func() { cancel(); wg.Wait() })
+	// Runs first (closers run last to first): sockets end before the hub feeding them.
+	a.Websockets.Start()
+	a.closers = append(a.closers, a.Websockets.Close)
 }
 
 func (a *App) openStores(ctx context.Context) error {

@@ -33,13 +33,15 @@ type Config struct {
 	CacheEnabled    bool
 	// ResponseCacheBytes bounds the rendered responses of catalog-only queries (0 = off).
 	ResponseCacheBytes int
+	// WSCompression negotiates permessage-deflate on websockets.
+	WSCompression bool
 	// SeatMapMemo keeps rendered seat maps per showtime version (off: every read renders).
-	SeatMapMemo bool
-	LoaderWait         time.Duration
-	ReconcileEvery     time.Duration
-	MaxDepth           int
-	MySQLMaxConns      int
-	HoldsPerMinute     int
+	SeatMapMemo    bool
+	LoaderWait     time.Duration
+	ReconcileEvery time.Duration
+	MaxDepth       int
+	MySQLMaxConns  int
+	HoldsPerMinute int
 	// OrderChangesPerMinute limits payOrder, cancelOrder and extendHold per user.
 	OrderChangesPerMinute int
 	MaxTokens             int
@@ -96,6 +98,7 @@ func ParseConfig(name string, args []string) (*Config, []string, error) {
 	num(&c.LocalCacheBytes, "LOCAL_CACHE_BYTES", 32<<20, "size of the in-process catalog cache")
 	boolean(&c.CacheEnabled, "CACHE", true, "serve the catalog through the two-level cache")
 	num(&c.ResponseCacheBytes, "RESPONSE_CACHE_BYTES", 16<<20, "size of the in-process cache of catalog-only query responses (0 = off; needs the catalog cache)")
+	boolean(&c.WSCompression, "WS_COMPRESSION", false, "negotiate permessage-deflate on websockets (less bandwidth, more CPU and memory per message)")
 	boolean(&c.SeatMapMemo, "SEAT_MAP_MEMO", true, "reuse a rendered seat map while its version is current (false: render every read; for measurements)")
 	dur(&c.LoaderWait, "LOADER_WAIT", 2*time.Millisecond, "dataloader batch window")
 	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -9,32 +10,36 @@ import (
 	"seatflow/graph"
 	"seatflow/internal/demo"
 	"seatflow/internal/httpapi"
+	"seatflow/internal/live"
+	"seatflow/internal/seats"
 )
 
 // API is the instance's HTTP API over its services.
 func (a *App) API() *httpapi.API {
 	return &httpapi.API{
 		Options: httpapi.Options{
-			AllowedOrigins:  a.AllowedOrigins(),
-			Introspection:   a.Config.Introspection,
-			ComplexityLimit: a.Config.ComplexityLimit,
-			MaxDepth:        a.Config.MaxDepth,
-			MaxTokens:       a.Config.MaxTokens,
-			MaxBodyBytes:    a.Config.MaxBodyBytes,
-			WriteTimeout:    a.Config.WriteTimeout,
-			LoaderWait:      a.Config.LoaderWait,
+			AllowedOrigins:       a.AllowedOrigins(),
+			Introspection:        a.Config.Introspection,
+			ComplexityLimit:      a.Config.ComplexityLimit,
+			MaxDepth:             a.Config.MaxDepth,
+			MaxTokens:            a.Config.MaxTokens,
+			MaxBodyBytes:         a.Config.MaxBodyBytes,
+			WriteTimeout:         a.Config.WriteTimeout,
+			LoaderWait:           a.Config.LoaderWait,
+			WebsocketCompression: a.Config.WSCompression,
 		},
 		Resolver: &graph.Resolver{Catalog: a.Catalog, Booking: a.Booking, Sales: a.Sales, Maps: a.Maps,
 			Live: a.Live, Rec: a.Rec},
-		Auth:       a.Auth,
-		Catalog:    a.Catalog,
-		Responses:  a.Responses,
-		Redis:      a.Redis,
-		APQPrefix:  a.Keys.APQ(),
-		SeatMaps:   a.SeatMaps,
-		Websockets: a.Websockets,
-		Ready:      a.Ready,
-		Log:        a.Log,
+		Auth:           a.Auth,
+		Catalog:        a.Catalog,
+		Responses:      a.Responses,
+		Redis:          a.Redis,
+		APQPrefix:      a.Keys.APQ(),
+		SeatMaps:       a.SeatMaps,
+		SeatMapWatches: seatMapWatches{maps: a.Maps, hub: a.Live},
+		Websockets:     a.Websockets,
+		Ready:          a.Ready,
+		Log:            a.Log,
 	}
 }
 
@@ -70,4 +75,20 @@ func (a *App) AllowedOrigins() []string {
 // Seeder is the demo data's seeder over the instance's catalog.
 func (a *App) Seeder() *demo.Seeder {
 	return &demo.Seeder{DB: a.DB, Catalog: a.Catalog, Sales: a.Sales, Location: a.Catalog.Location, Now: a.Now}
+}
+
+// seatMapWatches starts a seat-map watch for the websocket transport: the showtime's hall
+// from the catalog, its events from the live hub, straight into the connection's queue.
+type seatMapWatches struct {
+	maps *seats.Maps
+	hub  *live.Hub
+}
+
+// WatchSeatMap starts watching showID's seat map into sink.
+func (w seatMapWatches) WatchSeatMap(ctx context.Context, showID int, sink live.Sink) error {
+	hall, err := w.maps.HallOf(ctx, showID)
+	if err != nil {
+		return err
+	}
+	return w.hub.WatchWith(ctx, showID, hall, sink)
 }

@@ -24,6 +24,9 @@ const (
 type User struct {
 	ID   string
 	Role string
+	// ExpiresAt is when the token the user signed in with stops being valid: a connection
+	// that outlives it (a websocket) must end then.
+	ExpiresAt time.Time
 }
 
 // Claims are the JWT claims SeatFlow issues and accepts.
@@ -73,7 +76,7 @@ func (a *Authenticator) Verify(token string) (*User, error) {
 	if claims.Role != RoleCustomer && claims.Role != RoleAdmin {
 		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: unknown role")
 	}
-	return &User{ID: claims.Subject, Role: claims.Role}, nil
+	return &User{ID: claims.Subject, Role: claims.Role, ExpiresAt: claims.ExpiresAt.Time}, nil
 }
 
 // reason names what is wrong with a token without echoing it.

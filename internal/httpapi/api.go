@@ -34,6 +34,8 @@ type Options struct {
 	MaxBodyBytes    int64
 	WriteTimeout    time.Duration
 	LoaderWait      time.Duration
+	// WebsocketCompression negotiates permessage-deflate on websockets.
+	WebsocketCompression bool
 }
 
 // API is one instance's HTTP API.
@@ -50,6 +52,9 @@ type API struct {
 	APQPrefix string
 	// SeatMaps keeps rendered seat maps per showtime and version.
 	SeatMaps *seatrender.Memo
+	// SeatMapWatches starts seat-map subscriptions delivered straight into websocket
+	// connections (nil: through the executor).
+	SeatMapWatches wstransport.SeatMaps
 	// Websockets is the registry of the instance's open websockets (closed on shutdown).
 	Websockets *wstransport.Registry
 	// Ready reports whether the instance can serve (readiness probe).

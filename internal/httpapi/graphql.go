@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
@@ -21,9 +22,16 @@ func (a *API) GraphQL() *handler.Server {
 	srv.AddTransport(wstransport.New(wstransport.Config{
 		AllowedOrigins: a.AllowedOrigins,
 		Registry:       a.Websockets,
-		Auth: func(ctx context.Context, token string) (context.Context, error) {
+		SeatMaps:       a.SeatMapWatches,
+		Compression:    a.WebsocketCompression,
+		Log:            a.Log,
+		Auth: func(ctx context.Context, token string) (context.Context, time.Time, error) {
 			ctx = a.Auth.WithToken(ctx, token)
-			return ctx, auth.TokenError(ctx)
+			u, err := auth.RequireUser(ctx)
+			if err != nil {
+				return ctx, time.Time{}, err
+			}
+			return ctx, u.ExpiresAt, nil
 		},
 	}))
 	srv.AddTransport(transport.Options{})

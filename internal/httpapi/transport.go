@@ -15,6 +15,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"seatflow/internal/gqljson"
 )
 
 // Media types of GraphQL over HTTP responses.
@@ -156,43 +158,7 @@ func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
 		}
 	}()
 	buf.Grow(len(resp.Data) + 64)
-	buf.WriteByte('{')
-	if len(resp.Errors) > 0 {
-		buf.WriteString(`"errors":`)
-		appendJSON(buf, resp.Errors)
-		buf.WriteByte(',')
-	}
-	buf.WriteString(`"data":`)
-	if len(resp.Data) == 0 {
-		buf.WriteString("null")
-	} else {
-		buf.Write(resp.Data)
-	}
-	if resp.Label != "" {
-		buf.WriteString(`,"label":`)
-		appendJSON(buf, resp.Label)
-	}
-	if len(resp.Path) > 0 {
-		buf.WriteString(`,"path":`)
-		appendJSON(buf, resp.Path)
-	}
-	if resp.HasNext != nil {
-		buf.WriteString(`,"hasNext":`)
-		appendJSON(buf, *resp.HasNext)
-	}
-	if len(resp.Extensions) > 0 {
-		buf.WriteString(`,"extensions":`)
-		appendJSON(buf, resp.Extensions)
-	}
-	buf.WriteByte('}')
+	buf.Write(gqljson.AppendResponse(buf.AvailableBuffer(), resp))
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	_, _ = w.Write(buf.Bytes())
-}
-
-func appendJSON(buf *bytes.Buffer, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b = []byte("null")
-	}
-	buf.Write(b)
 }

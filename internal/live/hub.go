@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
+	"seatflow/internal/coalesce"
 	"seatflow/internal/keys"
 	"seatflow/internal/seats"
 )
@@ -68,7 +69,8 @@ type Hub struct {
 	buffer int
 	log    *slog.Logger
 
-	lastBeat atomic.Int64 // unix ns of the last heartbeat heard on the pub/sub connection
+	lastBeat  atomic.Int64 // unix ns of the last heartbeat heard on the pub/sub connection
+	snapshots coalesce.Group[int, *seatflow.SeatMapEvent]
 
 	started chan struct{} // closed when Run has opened the pub/sub connection
 	done    chan struct{} // closed when Run has ended: every watcher ends too
@@ -95,18 +97,18 @@ type show struct {
 	isReady   bool
 }
 
-// watcher is one subscription. Its channel is the one the subscription reads: the hub
-// puts events in it without ever blocking, and only under h.mu, so no goroutine per
-// watcher is needed. While a snapshot is being read for it (resyncing), deltas wait in
-// pending, the newest Buffer of them.
+// watcher is one subscription. Its sink is where its events go: the hub puts events in
+// it without ever blocking, and only under h.mu, so no goroutine per watcher is needed.
+// While a snapshot is being read for it (resyncing), deltas wait in pending, the newest
+// Buffer of them.
 type watcher struct {
 	show    *show
 	ctx     context.Context
-	ch      chan *seatflow.SeatMapEvent
+	sink    Sink
 	release func() // gives the connection's subscription slot back; safe to call twice
 
 	// Guarded by the hub's mu.
-	last      int // version of the last event put in ch
+	last      int // version of the last event put in the sink
 	resyncing bool
 	reason    string
 	again     string // a resync asked for while one was under way: done after it
@@ -268,13 +270,12 @@ func (h *Hub) offer(w *watcher, ev *seatflow.SeatMapEvent) {
 	case ev.Version <= w.last:
 	case ev.Version > w.last+1:
 		h.startResync(w, ReasonGap)
-	case len(w.ch) == cap(w.ch): // the client is not keeping up
+	case !w.sink.Put(ev): // the client is not keeping up
 		slowSubscribers.Inc()
 		h.startResync(w, ReasonSlow)
-	default: // room, and only the hub sends: this does not block
+	default:
 		w.last = ev.Version
 		deltasDelivered.Inc()
-		w.ch <- ev
 	}
 }
 

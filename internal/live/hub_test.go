@@ -14,7 +14,6 @@ import (
 	"seatflow/internal/testenv"
 )
 
-
 func TestSnapshotThenDelta(t *testing.T) {
 	f := newFixture(t, 2, 5)
 	before := runtime.NumGoroutine()

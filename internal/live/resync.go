@@ -19,7 +19,7 @@ func (h *Hub) resyncShow(s *show, ws []*watcher) {
 			h.mu.Lock()
 			for _, w := range ws {
 				if !w.closed {
-					drain(w.ch) // superseded by the snapshot
+					w.sink.Drop() // superseded by the snapshot
 					h.settle(w, ev, ReasonReconnect)
 				}
 			}
@@ -57,7 +57,7 @@ func (h *Hub) startResync(w *watcher, reason string) {
 // slow client gets its snapshot when it catches up), reads the snapshot, retrying while
 // Redis is unreachable, and puts it in place of the deltas still waiting.
 func (h *Hub) resync(w *watcher) {
-	for len(w.ch) == cap(w.ch) {
+	for w.sink.Full() {
 		if !h.pause(w, slowPoll) {
 			return
 		}
@@ -67,7 +67,7 @@ func (h *Hub) resync(w *watcher) {
 		if err == nil {
 			h.mu.Lock()
 			if !w.closed {
-				drain(w.ch) // superseded by the snapshot
+				w.sink.Drop() // superseded by the snapshot
 				h.settle(w, ev, w.reason)
 			}
 			h.mu.Unlock()
@@ -100,13 +100,13 @@ func (h *Hub) settle(w *watcher, ev *seatflow.SeatMapEvent, reason string) {
 	if w.closed {
 		return
 	}
-	if len(w.ch) == cap(w.ch) { // cannot happen (it was drained, only the hub sends); were it to, read again
+	if w.sink.Full() { // it was drained and only the hub puts; were it full, read again
 		w.resyncing = false
 		h.startResync(w, reason)
 		return
 	}
 	snapshotsSent.WithLabelValues(reason).Inc() // counted before the client can see it
-	w.ch <- ev
+	w.sink.Put(ev)
 	w.last = ev.Version
 	w.resyncing = false
 	pending := w.pending
@@ -121,22 +121,17 @@ func (h *Hub) settle(w *watcher, ev *seatflow.SeatMapEvent, reason string) {
 	}
 }
 
-// drain empties ch without blocking: the client may be taking from it at the same time.
-func drain(ch chan *seatflow.SeatMapEvent) {
-	for {
-		select {
-		case <-ch:
-		default:
-			return
-		}
-	}
-}
-
-// snapshot reads every seat of the show and the version at one instant.
+// snapshot reads every seat of the show and the version at one instant. Watchers asking
+// at once (a crowd connecting, a resync after a lost connection) share a read begun after
+// they asked; the event is read-only.
 func (h *Hub) snapshot(ctx context.Context, s *show) (*seatflow.SeatMapEvent, error) {
-	m, err := h.store.Map(ctx, s.id, s.hall)
-	if err != nil {
-		return nil, fmt.Errorf("live seat map: %w", err)
-	}
-	return &seatflow.SeatMapEvent{Kind: seatflow.EventSnapshot, ShowtimeID: s.id, Version: m.Version, Seats: m.Seats}, nil
+	return h.snapshots.Do(ctx, s.id, func(ctx context.Context) (*seatflow.SeatMapEvent, error) {
+		ctx, cancel := context.WithTimeout(ctx, confirmTimeout)
+		defer cancel()
+		m, err := h.store.Map(ctx, s.id, s.hall)
+		if err != nil {
+			return nil, fmt.Errorf("live seat map: %w", err)
+		}
+		return &seatflow.SeatMapEvent{Kind: seatflow.EventSnapshot, ShowtimeID: s.id, Version: m.Version, Seats: m.Seats}, nil
+	})
 }

@@ -16,7 +16,6 @@ import (
 	"seatflow/internal/testenv"
 )
 
-
 func TestSlowReaderDoesNotDelayOthers(t *testing.T) {
 	f := newFixture(t, 5, 10)
 	h, _ := f.startHub(t, f.rdb, Options{Buffer: 16})

@@ -13,31 +13,46 @@ import (
 // whenever a delta may have been missed. It closes when ctx ends or the hub stops. At
 // most the number of subscriptions allowed by LimitSubscriptions may be open under ctx.
 func (h *Hub) Watch(ctx context.Context, showID int, hall *seatflow.Hall) (<-chan *seatflow.SeatMapEvent, error) {
+	sink := newChanSink(h.buffer)
+	if err := h.WatchWith(ctx, showID, hall, sink); err != nil {
+		return nil, err
+	}
+	return sink.ch, nil
+}
+
+// WatchWith is Watch with the events put into sink instead of a channel: a transport can
+// deliver them itself, with no goroutine waiting on a channel per watcher. It returns
+// once the first SNAPSHOT is in sink; sink is closed when ctx ends or the hub stops (not
+// when WatchWith fails).
+func (h *Hub) WatchWith(ctx context.Context, showID int, hall *seatflow.Hall, sink Sink) error {
 	release, err := acquireSubscription(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Register first (deltas wait in pending), wait for Redis to confirm, then read the
 	// snapshot: a change made after the snapshot is then always among the pending deltas.
-	w, err := h.join(ctx, showID, hall, release)
+	w, err := h.join(ctx, showID, hall, sink, release)
 	if err != nil {
 		release()
-		return nil, err
+		return err
 	}
 	ev, err := h.ready(ctx, w)
 	if err != nil {
+		h.mu.Lock()
+		w.sink = discard{} // the caller learns of the failure from the error, not a closed sink
+		h.mu.Unlock()
 		h.leave(w)
-		return nil, err
+		return err
 	}
 	h.mu.Lock()
 	h.settle(w, ev, ReasonInitial)
 	h.mu.Unlock()
 	context.AfterFunc(ctx, func() { h.leave(w) })
-	return w.ch, nil
+	return nil
 }
 
 // join registers a watcher, subscribing to the show's channel if it is the first one.
-func (h *Hub) join(ctx context.Context, showID int, hall *seatflow.Hall, release func()) (*watcher, error) {
+func (h *Hub) join(ctx context.Context, showID int, hall *seatflow.Hall, sink Sink, release func()) (*watcher, error) {
 	select {
 	case <-h.started:
 	case <-ctx.Done():
@@ -70,7 +85,7 @@ func (h *Hub) join(ctx context.Context, showID int, hall *seatflow.Hall, release
 		}
 	}
 	var once sync.Once
-	w := &watcher{show: s, ctx: ctx, ch: make(chan *seatflow.SeatMapEvent, h.buffer),
+	w := &watcher{show: s, ctx: ctx, sink: sink,
 		release: func() { once.Do(release) }, resyncing: true, reason: ReasonInitial}
 	s.watchers[w] = struct{}{}
 	activeSubscriptions.Inc()
@@ -124,5 +139,5 @@ func (h *Hub) closeWatcher(w *watcher) {
 	// The slot goes back before the channel closes, so a client that sees the end may
 	// subscribe again at once.
 	w.release()
-	close(w.ch)
+	w.sink.Close()
 }

@@ -20,6 +20,7 @@ import (
 	"seatflow/graph"
 	"seatflow/internal/catalog"
 	"seatflow/internal/seatrender"
+	"seatflow/internal/seatrender/seatrendertest"
 	"seatflow/internal/seats"
 	"seatflow/internal/testenv"
 )
@@ -89,70 +90,6 @@ func post(t *testing.T, url, query string, vars map[string]any) []byte {
 	return out
 }
 
-// selection draws a random selection of typ's fields: random subsets, aliases,
-// __typename, repeated fields, inline and named fragments, @include/@skip on variables.
-type selection struct {
-	rng       *rand.Rand
-	fragments []string
-	n         int
-}
-
-var fieldsOf = map[string][]string{
-	"SeatMap":   {"showtimeId", "version", "available", "seats"},
-	"SeatState": {"seat", "status"},
-	"Seat":      {"id", "row", "number", "x", "y", "kind", "sellable"},
-}
-
-var subOf = map[string]string{"seats": "SeatState", "seat": "Seat"}
-
-func (s *selection) of(typ string, depth int) string {
-	var parts []string
-	fields := fieldsOf[typ]
-	for _, f := range fields {
-		if s.rng.IntN(3) == 0 {
-			continue
-		}
-		parts = append(parts, s.field(typ, f, depth))
-	}
-	if len(parts) == 0 {
-		parts = append(parts, s.field(typ, fields[s.rng.IntN(len(fields))], depth))
-	}
-	if s.rng.IntN(3) == 0 {
-		parts = append(parts, "__typename")
-	}
-	if s.rng.IntN(4) == 0 { // a field selected twice, merged by the executor
-		parts = append(parts, s.field(typ, fields[s.rng.IntN(len(fields))], depth))
-	}
-	s.rng.Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
-	switch s.rng.IntN(4) {
-	case 0:
-		return "{ ... on " + typ + " { " + strings.Join(parts, " ") + " } }"
-	case 1:
-		s.n++
-		name := fmt.Sprintf("F%d", s.n)
-		s.fragments = append(s.fragments, "fragment "+name+" on "+typ+" { "+strings.Join(parts, " ")+" }")
-		return "{ ..." + name + " }"
-	}
-	return "{ " + strings.Join(parts, " ") + " }"
-}
-
-func (s *selection) field(typ, name string, depth int) string {
-	out := name
-	if s.rng.IntN(4) == 0 {
-		out = fmt.Sprintf("a%d_%s: %s", s.rng.IntN(3), name, name)
-	}
-	switch s.rng.IntN(6) {
-	case 0:
-		out += " @include(if: $yes)"
-	case 1:
-		out += " @skip(if: $yes)"
-	}
-	if sub, ok := subOf[name]; ok {
-		out += " " + s.of(sub, depth+1)
-	}
-	return out
-}
-
 // TestRendererWritesTheExecutorsBytes compares, for random selections, the whole HTTP
 // response of the executor with the renderer's: they must be equal byte for byte, on the
 // first request (rendered) and the second (from the memo).
@@ -161,13 +98,7 @@ func TestRendererWritesTheExecutorsBytes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for i := range 150 {
 		vars := map[string]any{"id": fmt.Sprint(w.show)}
-		s := &selection{rng: rng}
-		sel := s.of("SeatMap", 0)
-		decl := "$id: ID!"
-		if strings.Contains(sel+strings.Join(s.fragments, ""), "$yes") {
-			decl += ", $yes: Boolean!"
-		}
-		query := "query(" + decl + ") { m: seatMap(showtimeId: $id) " + sel + " }\n" + strings.Join(s.fragments, "\n")
+		query := seatrendertest.Query(rng, "query", "SeatMap", "m: seatMap(showtimeId: $id)")
 		if strings.Contains(query, "$yes") {
 			vars["yes"] = rng.IntN(2) == 0
 		}

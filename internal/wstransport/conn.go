@@ -1,0 +1,389 @@
+package wstransport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/gorilla/websocket"
+
+	"seatflow/internal/live"
+)
+
+// conn is one websocket connection. Its read loop is its only goroutine; everything it
+// sends goes through its queue, written by the registry's writers, one at a time.
+type conn struct {
+	t       *Transport
+	ws      *websocket.Conn
+	proto   protocol
+	exec    graphql.GraphExecutor
+	headers http.Header
+	client  string
+
+	ctx    context.Context // the caller's identity and subscription limit, once initialised
+	cancel context.CancelFunc
+
+	mu          sync.Mutex
+	queue       []outgoing
+	flushing    bool
+	closed      bool // no more writes: the connection is closing
+	initialised bool
+	expires     time.Time // the token's expiry; zero for an anonymous connection
+	ops         map[string]*operation
+	nextKA      time.Time // graphql-ws: when the next "ka" is due
+	pingSent    time.Time // graphql-transport-ws: when the unanswered ping went out (zero: none)
+	nextPing    time.Time
+}
+
+// outgoing is one message waiting in a connection's queue: a whole frame, or the
+// rendering of a seat-map event to frame for its operation.
+type outgoing struct {
+	frame []byte
+	op    *operation // with seat: a seat-map event of op
+	seat  []byte
+}
+
+// maxQueued bounds the seat-map events waiting for one connection; past it the client
+// is slow and its subscriptions are resynced (live.Sink).
+const maxQueued = 64
+
+func newConn(t *Transport, ws *websocket.Conn, r *http.Request, exec graphql.GraphExecutor) *conn {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	now := time.Now()
+	return &conn{t: t, ws: ws, proto: protocolOf(ws.Subprotocol()), exec: exec, headers: r.Header,
+		client: t.cfg.Registry.clientOf(r), ctx: ctx, cancel: cancel, ops: map[string]*operation{},
+		nextKA: now.Add(t.cfg.KeepAlive), nextPing: now.Add(t.cfg.PingPong)}
+}
+
+// readLoop reads the client's messages until the connection ends, then cleans up.
+func (c *conn) readLoop() {
+	cfg := c.t.cfg
+	cfg.Registry.add(c)
+	defer c.end()
+	if cfg.Compression {
+		c.ws.EnableWriteCompression(true)
+	}
+	c.ws.SetReadLimit(cfg.ReadLimit)
+	_ = c.ws.SetReadDeadline(time.Now().Add(cfg.InitTimeout))
+	for {
+		_, data, err := c.ws.ReadMessage()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() && !c.isInitialised() {
+				c.shut(c.protoCode(closeInitTimeout, websocket.CloseProtocolError), "connection initialisation timeout")
+			} else if errors.Is(err, websocket.ErrReadLimit) {
+				c.shut(websocket.CloseMessageTooBig, "message too big")
+			}
+			return
+		}
+		var m message
+		if err := json.Unmarshal(data, &m); err != nil || m.Type == "" {
+			c.protocolError("invalid message")
+			return
+		}
+		if !c.handle(m) {
+			return
+		}
+	}
+}
+
+// handle acts on one message; false ends the connection.
+func (c *conn) handle(m message) bool {
+	p := c.proto
+	switch {
+	case m.Type == p.init:
+		return c.initialise(m.Payload)
+	case m.Type == "ping" && !p.legacy:
+		c.send(frame("pong", "", m.Payload))
+	case m.Type == "pong" && !p.legacy:
+		c.mu.Lock()
+		c.pingSent = time.Time{}
+		c.mu.Unlock()
+	case m.Type == p.subscribe:
+		switch {
+		case !c.isInitialised():
+			c.shut(closeUnauthorized, "Unauthorized")
+			return false
+		case c.expired(time.Now()):
+			c.shut(closeForbidden, "forbidden: token expired")
+			return false
+		case m.ID == "":
+			c.protocolError("a subscription needs an id")
+			return false
+		}
+		if !c.start(m.ID, m.Payload) {
+			c.shut(c.protoCode(closeDuplicate, websocket.CloseProtocolError), "Subscriber for "+truncate(m.ID)+" already exists")
+			return false
+		}
+	case m.Type == p.stop:
+		c.stop(m.ID)
+	case m.Type == "connection_terminate" && p.legacy:
+		c.shut(websocket.CloseNormalClosure, "terminated")
+		return false
+	default:
+		c.protocolError("unexpected message " + truncate(m.Type))
+		return false
+	}
+	return true
+}
+
+// initialise answers connection_init: an Authorization entry in its payload must hold a
+// valid bearer token (4403 otherwise); without one the connection stays anonymous.
+func (c *conn) initialise(payload json.RawMessage) bool {
+	if c.isInitialised() {
+		c.shut(c.protoCode(closeTooManyInits, websocket.CloseProtocolError), "Too many initialisation requests")
+		return false
+	}
+	var init map[string]any
+	if p := strings.TrimSpace(string(payload)); p != "" && p != "null" {
+		if err := json.Unmarshal(payload, &init); err != nil {
+			c.protocolError("the connection_init payload must be an object")
+			return false
+		}
+	}
+	ctx := live.LimitSubscriptions(c.ctx, c.t.cfg.MaxSubscriptions)
+	var expires time.Time
+	if value, present := authorization(init); present {
+		token, ok := bearerToken(value)
+		if !ok || c.t.cfg.Auth == nil {
+			return c.forbid("forbidden: invalid token")
+		}
+		authed, exp, err := c.t.cfg.Auth(ctx, token)
+		if err != nil {
+			return c.forbid("forbidden: invalid token")
+		}
+		ctx, expires = authed, exp
+	}
+	c.mu.Lock()
+	c.ctx, c.expires, c.initialised = ctx, expires, true
+	c.mu.Unlock()
+	_ = c.ws.SetReadDeadline(time.Time{})
+	c.send(frame(c.proto.ack, "", nil))
+	if c.proto.legacy {
+		c.send(frame("ka", "", nil))
+	}
+	return true
+}
+
+// forbid refuses the connection's token: the legacy protocol is told why first.
+func (c *conn) forbid(reason string) bool {
+	if c.proto.legacy {
+		c.send(frame("connection_error", "", []byte(`{"message":"invalid or expired token"}`)))
+	}
+	c.shut(closeForbidden, reason)
+	return false
+}
+
+// protocolError ends a connection whose client broke the protocol.
+func (c *conn) protocolError(reason string) {
+	if c.proto.legacy {
+		b, _ := json.Marshal(map[string]string{"message": reason})
+		c.send(frame("connection_error", "", b))
+	}
+	c.shut(c.protoCode(closeBadRequest, websocket.CloseProtocolError), reason)
+}
+
+// protoCode is code on graphql-transport-ws, legacy on graphql-ws (which has no codes of
+// its own).
+func (c *conn) protoCode(code, legacy int) int {
+	if c.proto.legacy {
+		return legacy
+	}
+	return code
+}
+
+func (c *conn) isInitialised() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.initialised
+}
+
+func (c *conn) expired(now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.expires.IsZero() && !now.Before(c.expires)
+}
+
+// tick sends the keep-alive due and drops a client that is silent or whose token expired;
+// the registry's ticker calls it for every connection.
+func (c *conn) tick(now time.Time) {
+	cfg := c.t.cfg
+	c.mu.Lock()
+	initialised, expired := c.initialised, !c.expires.IsZero() && !now.Before(c.expires)
+	var keepAlive []byte
+	silent := false
+	if initialised && c.proto.legacy && !now.Before(c.nextKA) {
+		keepAlive, c.nextKA = frame("ka", "", nil), now.Add(cfg.KeepAlive)
+	}
+	if initialised && !c.proto.legacy && !now.Before(c.nextPing) {
+		if !c.pingSent.IsZero() && now.Sub(c.pingSent) >= 2*cfg.PingPong {
+			silent = true
+		} else if c.pingSent.IsZero() {
+			c.pingSent = now
+		}
+		keepAlive, c.nextPing = frame("ping", "", nil), now.Add(cfg.PingPong)
+	}
+	c.mu.Unlock()
+	switch {
+	case expired:
+		c.shut(closeForbidden, "forbidden: token expired")
+	case silent:
+		c.shut(websocket.CloseGoingAway, "no pong")
+	case keepAlive != nil:
+		c.send(keepAlive)
+	}
+}
+
+// send queues a frame; it never blocks and ignores the queue's bound (answers and
+// keep-alives are few).
+func (c *conn) send(f []byte) {
+	c.enqueue(outgoing{frame: f}, false)
+}
+
+// enqueue adds o to the queue, refusing it when bounded and the queue is full, and hands
+// the connection to a writer if none has it. It never blocks: the live hub calls it.
+func (c *conn) enqueue(o outgoing, bounded bool) bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return true // nothing more is sent; not the client's slowness
+	}
+	if bounded && c.queuedSeats() >= maxQueued {
+		c.mu.Unlock()
+		return false
+	}
+	c.queue = append(c.queue, o)
+	schedule := !c.flushing
+	c.flushing = true
+	c.mu.Unlock()
+	if schedule {
+		c.t.cfg.Registry.schedule(c)
+	}
+	return true
+}
+
+// queuedSeats counts the seat-map events waiting; c.mu is held.
+func (c *conn) queuedSeats() int {
+	n := 0
+	for _, o := range c.queue {
+		if o.op != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// full reports whether a seat-map event would be refused now.
+func (c *conn) full() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.closed && c.queuedSeats() >= maxQueued
+}
+
+// unqueue drops op's seat-map events still waiting (a snapshot supersedes them).
+func (c *conn) unqueue(op *operation) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := c.queue[:0]
+	for _, o := range c.queue {
+		if o.op != op {
+			kept = append(kept, o)
+		}
+	}
+	clear(c.queue[len(kept):])
+	c.queue = kept
+}
+
+// flush writes the queue until it is empty; only one writer flushes a connection at a time.
+func (c *conn) flush() {
+	for {
+		c.mu.Lock()
+		batch := c.queue
+		c.queue = nil
+		if len(batch) == 0 || c.closed {
+			c.flushing = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		for _, o := range batch {
+			if err := c.write(o); err != nil {
+				c.drop()
+				return
+			}
+		}
+	}
+}
+
+// write sends one message within the write deadline.
+func (c *conn) write(o outgoing) error {
+	_ = c.ws.SetWriteDeadline(time.Now().Add(c.t.cfg.WriteTimeout))
+	w, err := c.ws.NextWriter(websocket.TextMessage)
+	if err != nil {
+		return err
+	}
+	if o.op != nil {
+		_, _ = w.Write(o.op.prefix)
+		_, _ = w.Write(o.seat)
+		_, err = w.Write(seatSuffix)
+	} else {
+		_, err = w.Write(o.frame)
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// shut sends a close frame with code and reason (once), then drops the connection.
+func (c *conn) shut(code int, reason string) {
+	c.sendClose(code, reason)
+	c.drop()
+}
+
+// sendClose sends a close frame, once, and writes nothing after it; the client's answer
+// (or its going away) ends the read loop.
+func (c *conn) sendClose(code int, reason string) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	c.queue = nil
+	c.mu.Unlock()
+	if len(reason) > 123 { // a control frame carries at most 125 bytes, 2 are the code
+		reason = reason[:123]
+	}
+	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+}
+
+// drop closes the network connection: the read loop ends and cleans up.
+func (c *conn) drop() {
+	c.mu.Lock()
+	c.closed = true
+	c.queue = nil
+	c.mu.Unlock()
+	_ = c.ws.Close()
+}
+
+// end runs when the read loop returns: every operation stops and the connection leaves
+// the registry.
+func (c *conn) end() {
+	c.drop()
+	c.cancel()
+	c.t.cfg.Registry.remove(c)
+}
+
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64]
+	}
+	return s
+}

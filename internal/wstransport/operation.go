@@ -1,0 +1,185 @@
+package wstransport
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"seatflow"
+	"seatflow/graph/model"
+	"seatflow/internal/live"
+	"seatflow/internal/seatrender"
+)
+
+// operation is one running operation of a connection, by the id its client gave it.
+type operation struct {
+	c      *conn
+	id     string
+	cancel context.CancelFunc
+	// For a seat-map subscription answered without the executor:
+	plan      *seatrender.Plan
+	renderKey string // showtime and selection: watchers asking the same share renderings
+	prefix    []byte // the data message's bytes before the rendering
+
+	mu      sync.Mutex
+	stopped bool // the client stopped it: no complete is sent
+}
+
+// start runs the operation id with the request in payload; false when the id is in use.
+func (c *conn) start(id string, payload json.RawMessage) bool {
+	c.mu.Lock()
+	if _, dup := c.ops[id]; dup {
+		c.mu.Unlock()
+		return false
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	op := &operation{c: c, id: id, cancel: cancel}
+	c.ops[id] = op
+	c.mu.Unlock()
+
+	params := &graphql.RawParams{}
+	start := graphql.Now()
+	if err := json.Unmarshal(payload, params); err != nil {
+		op.fail(gqlerror.List{{Message: "invalid json", Extensions: map[string]any{"code": "BAD_REQUEST"}}})
+		return true
+	}
+	params.Headers = c.headers
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	ctx = graphql.StartOperationTrace(ctx)
+	rc, errs := c.exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
+		if errcode.GetErrorKind(errs) == errcode.KindProtocol {
+			op.fail(resp.Errors)
+		} else {
+			c.send(c.proto.dataFrame(id, &graphql.Response{Errors: resp.Errors}))
+			op.finish()
+		}
+		return true
+	}
+	ctx = graphql.WithOperationContext(ctx, rc)
+	if c.watchSeatMap(ctx, op, rc) {
+		return true
+	}
+	go op.execute(ctx, rc)
+	return true
+}
+
+// stop ends the operation id at the client's request.
+func (c *conn) stop(id string) {
+	c.mu.Lock()
+	op := c.ops[id]
+	c.mu.Unlock()
+	if op == nil {
+		return
+	}
+	op.mu.Lock()
+	op.stopped = true
+	op.mu.Unlock()
+	op.cancel()
+	c.unqueue(op)
+	op.forget()
+}
+
+// forget takes the operation out of its connection's table (its id may be used again).
+func (op *operation) forget() {
+	op.c.mu.Lock()
+	if op.c.ops[op.id] == op {
+		delete(op.c.ops, op.id)
+	}
+	op.c.mu.Unlock()
+}
+
+// fail answers the operation with an error message (it did not run) and forgets it.
+func (op *operation) fail(errs gqlerror.List) {
+	op.c.send(op.c.proto.errorFrame(op.id, errs))
+	op.forget()
+	op.cancel()
+}
+
+// finish sends complete, unless the client stopped the operation, and forgets it.
+func (op *operation) finish() {
+	op.mu.Lock()
+	stopped := op.stopped
+	op.stopped = true
+	op.mu.Unlock()
+	if !stopped {
+		op.c.send(frame(op.c.proto.complete, op.id, nil))
+	}
+	op.forget()
+	op.cancel()
+}
+
+// execute runs the operation through gqlgen's executor, sending each response.
+func (op *operation) execute(ctx context.Context, rc *graphql.OperationContext) {
+	defer func() {
+		if r := recover(); r != nil {
+			_ = rc.Recover(ctx, r) // logs the panic
+			op.c.send(op.c.proto.dataFrame(op.id, &graphql.Response{Errors: gqlerror.List{{Message: "internal error",
+				Extensions: map[string]any{"code": seatflow.EINTERNAL}}}}))
+		}
+		op.finish()
+	}()
+	responses, ctx := op.c.exec.DispatchOperation(ctx, rc)
+	for {
+		resp := responses(ctx)
+		if resp == nil {
+			return
+		}
+		op.c.send(op.c.proto.dataFrame(op.id, resp))
+	}
+}
+
+// watchSeatMap answers a subscription to one seat map without the executor and without a
+// goroutine: the hub puts the events into the connection's queue (op is their Sink). It
+// reports false when the operation is anything else, when the renderer does not know its
+// selection, or when the watch failed: the executor then answers it (with the error).
+func (c *conn) watchSeatMap(ctx context.Context, op *operation, rc *graphql.OperationContext) bool {
+	if c.t.cfg.SeatMaps == nil || rc.Operation == nil || rc.Operation.Operation != ast.Subscription {
+		return false
+	}
+	fields := graphql.CollectFields(rc, rc.Operation.SelectionSet, []string{"Subscription"})
+	if len(fields) != 1 || fields[0].Name != "seatMap" {
+		return false
+	}
+	plan := seatrender.Compile(rc, fields[0].Selections, "SeatMapEvent")
+	if plan == nil {
+		return false
+	}
+	showID, err := model.UnmarshalID(fields[0].ArgumentMap(rc.Variables)["showtimeId"])
+	if err != nil {
+		return false
+	}
+	op.plan = plan
+	op.renderKey = strconv.Itoa(showID) + plan.Key()
+	op.prefix = c.proto.seatPrefix(op.id, fields[0].Alias)
+	if err := c.t.cfg.SeatMaps.WatchSeatMap(ctx, showID, op); err != nil {
+		op.plan = nil
+		return false
+	}
+	return true
+}
+
+var _ live.Sink = (*operation)(nil)
+
+// Put queues a seat-map event for the client, rendered once per event and selection for
+// every watcher of the instance.
+func (op *operation) Put(ev *seatflow.SeatMapEvent) bool {
+	return op.c.enqueue(outgoing{op: op, seat: op.c.t.renders.render(op.renderKey, op.plan, ev)}, true)
+}
+
+// Full reports whether the connection's queue has no room for another event.
+func (op *operation) Full() bool { return op.c.full() }
+
+// Drop forgets the operation's events still queued.
+func (op *operation) Drop() { op.c.unqueue(op) }
+
+// Close ends the stream: the hub stopped, or the watch ended (the client stopped it, or
+// the connection closed).
+func (op *operation) Close() { op.finish() }

@@ -1,0 +1,248 @@
+package wstransport
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// Defaults of a Registry's work.
+const (
+	defaultWriters = 64                     // connections written to at once
+	defaultTick    = 250 * time.Millisecond // how often keep-alives and expiries are looked at
+	readyBacklog   = 1 << 16                // connections waiting for a writer before enqueuers spill
+)
+
+// Registry is the set of an instance's open websocket connections: it admits them
+// (caps), writes their queued messages with a small pool of writers shared by every
+// connection, sends their keep-alives from one ticker, and closes them all on shutdown.
+// The zero Registry (no caps) is ready to use; Close stops its goroutines.
+type Registry struct {
+	// MaxConns and MaxConnsPerClient cap the open connections of the instance and of one
+	// client address (0 = no cap): a connection over a cap is refused with 503.
+	MaxConns, MaxConnsPerClient int
+	// ClientAddr names the client of a request for the per-client cap (default: the
+	// remote address' host).
+	ClientAddr func(*http.Request) string
+	// Writers is how many connections are written to at once (default 64): a client that
+	// stops reading holds one writer until the write deadline.
+	Writers int
+	// Tick is how often keep-alives, pong timeouts and token expiries are looked at
+	// (default 250 ms).
+	Tick time.Duration
+
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	admitted int // connections admitted and not yet ended (upgrading or open)
+	byClient map[string]int
+	closed   bool
+
+	start sync.Once
+	ready chan *conn
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+var (
+	connectionsOpen = promauto.NewGauge(prometheus.GaugeOpts{
+		Namespace: "seatflow", Subsystem: "websocket", Name: "connections",
+		Help: "Open GraphQL websocket connections.",
+	})
+	connectionsRefused = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "seatflow", Subsystem: "websocket", Name: "connections_refused_total",
+		Help: "Websocket connections refused before the upgrade, by cap.",
+	}, []string{"cap"})
+)
+
+// errShuttingDown and errOverCap refuse a connection before its upgrade.
+var (
+	errShuttingDown = errors.New("the server is shutting down")
+	errOverCap      = errors.New("too many live connections, try again in a moment")
+)
+
+func (r *Registry) clientOf(req *http.Request) string {
+	if r.ClientAddr != nil {
+		return r.ClientAddr(req)
+	}
+	host, _, err := net.SplitHostPort(req.RemoteAddr)
+	if err != nil {
+		return req.RemoteAddr
+	}
+	return host
+}
+
+// admit counts a connection about to be upgraded against the caps; leave gives the
+// count back for one that was not.
+func (r *Registry) admit(req *http.Request) error {
+	client := r.clientOf(req)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.closed:
+		return errShuttingDown
+	case r.MaxConns > 0 && r.admitted >= r.MaxConns:
+		connectionsRefused.WithLabelValues("instance").Inc()
+		return errOverCap
+	case r.MaxConnsPerClient > 0 && r.byClient[client] >= r.MaxConnsPerClient:
+		connectionsRefused.WithLabelValues("client").Inc()
+		return errOverCap
+	}
+	if r.byClient == nil {
+		r.byClient = map[string]int{}
+	}
+	r.admitted++
+	r.byClient[client]++
+	return nil
+}
+
+func (r *Registry) leave(req *http.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.release(r.clientOf(req))
+}
+
+// release gives back an admitted connection of client; r.mu is held.
+func (r *Registry) release(client string) {
+	r.admitted--
+	if r.byClient[client]--; r.byClient[client] <= 0 {
+		delete(r.byClient, client)
+	}
+}
+
+// Start starts the writers and the ticker now (otherwise the first connection does).
+func (r *Registry) Start() { r.start.Do(r.run) }
+
+// add registers an upgraded connection and starts the shared work on the first one.
+func (r *Registry) add(c *conn) {
+	r.start.Do(r.run)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conns == nil {
+		r.conns = map[*conn]struct{}{}
+	}
+	r.conns[c] = struct{}{}
+	connectionsOpen.Inc()
+}
+
+// remove unregisters a connection that ended.
+func (r *Registry) remove(c *conn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.conns[c]; !ok {
+		return
+	}
+	delete(r.conns, c)
+	r.release(c.client)
+	connectionsOpen.Dec()
+}
+
+func (r *Registry) list() []*conn {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*conn, 0, len(r.conns))
+	for c := range r.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
+// run starts the writers and the ticker.
+func (r *Registry) run() {
+	writers, tick := r.Writers, r.Tick
+	if writers <= 0 {
+		writers = defaultWriters
+	}
+	if tick <= 0 {
+		tick = defaultTick
+	}
+	r.ready = make(chan *conn, readyBacklog)
+	r.stop = make(chan struct{})
+	r.wg.Add(writers + 1)
+	for range writers {
+		go func() {
+			defer r.wg.Done()
+			for {
+				select {
+				case c := <-r.ready:
+					c.flush()
+				case <-r.stop:
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		defer r.wg.Done()
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case now := <-t.C:
+				for _, c := range r.list() {
+					c.tick(now)
+				}
+			case <-r.stop:
+				return
+			}
+		}
+	}()
+}
+
+// schedule hands a connection with queued messages to a writer; it never blocks.
+func (r *Registry) schedule(c *conn) {
+	select {
+	case r.ready <- c:
+	default: // a backlog this deep is rare: wait for a writer off the caller's goroutine
+		go func() {
+			select {
+			case r.ready <- c:
+			case <-r.stop:
+			}
+		}()
+	}
+}
+
+// CloseAll refuses new connections, sends every open one a close frame with code and
+// reason, waits up to grace for the clients to answer, and drops the rest.
+func (r *Registry) CloseAll(code int, reason string, grace time.Duration) {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	for _, c := range r.list() {
+		c.sendClose(code, reason)
+	}
+	deadline := time.Now().Add(grace)
+	for len(r.list()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, c := range r.list() {
+		c.drop()
+	}
+}
+
+// Close drops every connection (no close frame) and stops the writers and the ticker.
+func (r *Registry) Close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	for _, c := range r.list() {
+		c.drop()
+	}
+	r.start.Do(func() {}) // never started: nothing to stop
+	if r.stop != nil {
+		select {
+		case <-r.stop:
+		default:
+			close(r.stop)
+		}
+		r.wg.Wait()
+	}
+}
+
+// writeBuffers is shared by every connection's writes.
+var writeBuffers = &sync.Pool{}
