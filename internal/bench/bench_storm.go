@@ -1,0 +1,264 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Storm settings: watchers, how long, the rate of holds on the show, and how often a
+// watcher leaves and a new one arrives.
+const (
+	stormWatchers = 2000
+	stormFor      = 10 * time.Second
+	stormHolds    = 200 // per second
+	stormChurn    = 5 * time.Millisecond
+)
+
+// stormWatcher follows one subscription as a front end would: its own copy of the map,
+// built from the SNAPSHOT and the DELTAs after it.
+type stormWatcher struct {
+	conn *websocket.Conn
+	mu   sync.Mutex
+	seat map[string]string // seat id → status
+	ver  int
+	gaps int // DELTAs whose version skipped one with no SNAPSHOT in between
+	done chan struct{}
+}
+
+// stormEvent reads the kind, version and seats of a next message of the storm's
+// selection (`kind version seats { seat { id } status }`) by scanning its bytes.
+func stormEvent(msg []byte) (kind string, version int, seats [][2]string, ok bool) {
+	if !bytes.Contains(msg, []byte(`"type":"next"`)) {
+		return "", 0, nil, false
+	}
+	if i := bytes.Index(msg, []byte(`"kind":"`)); i >= 0 {
+		rest := msg[i+8:]
+		kind = string(rest[:bytes.IndexByte(rest, '"')])
+	}
+	if i := bytes.Index(msg, []byte(`"version":`)); i >= 0 {
+		rest := msg[i+10:]
+		end := bytes.IndexAny(rest, ",}")
+		version, _ = strconv.Atoi(string(rest[:end]))
+	}
+	const idKey, statusKey = `{"seat":{"id":"`, `"},"status":"`
+	for {
+		i := bytes.Index(msg, []byte(idKey))
+		if i < 0 {
+			return kind, version, seats, true
+		}
+		msg = msg[i+len(idKey):]
+		end := bytes.IndexByte(msg, '"')
+		id := string(msg[:end])
+		msg = msg[end+len(statusKey):]
+		seats = append(seats, [2]string{id, string(msg[:bytes.IndexByte(msg, '"')])})
+	}
+}
+
+func (w *stormWatcher) read() {
+	defer close(w.done)
+	for {
+		_, msg, err := w.conn.ReadMessage()
+		if err != nil {
+			return
+		}
+		if bytes.Contains(msg, []byte(`"type":"ping"`)) {
+			_ = w.conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"pong"}`))
+			continue
+		}
+		kind, version, seats, ok := stormEvent(msg)
+		if !ok {
+			continue
+		}
+		w.mu.Lock()
+		if kind == "SNAPSHOT" {
+			w.seat = map[string]string{}
+		} else if version > w.ver+1 {
+			w.gaps++
+		}
+		if kind == "SNAPSHOT" || version > w.ver {
+			for _, s := range seats {
+				w.seat[s[0]] = s[1]
+			}
+			w.ver = version
+		}
+		w.mu.Unlock()
+	}
+}
+
+func dialStorm(ctx context.Context, wsURL, show string) (*stormWatcher, error) {
+	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 30 * time.Second,
+		ReadBufferSize: 1024, WriteBufferSize: 1024}
+	conn, _, err := d.DialContext(ctx, wsURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	_ = conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"connection_init"}`))
+	q := fmt.Sprintf(`{"id":"1","type":"subscribe","payload":{"query":"subscription($id: ID!) { seatMap(showtimeId: $id) { kind version seats { seat { id } status } } }","variables":{"id":%q}}}`, show)
+	if err := conn.WriteMessage(websocket.TextMessage, []byte(q)); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	w := &stormWatcher{conn: conn, seat: map[string]string{}, done: make(chan struct{})}
+	go w.read()
+	return w, nil
+}
+
+// benchStorm: watchers come and go while seats of their showtime change at stormHolds a
+// second; at the end every watcher's own map must equal the real one, and no watcher may
+// have seen a version skipped without a SNAPSHOT.
+func (b *benchEnv) benchStorm(ctx context.Context, w io.Writer, show benchShow, holder string) error {
+	child, err := b.startChildServer(ctx)
+	if err != nil {
+		return err
+	}
+	defer child.Stop()
+	wsURL := "ws" + strings.TrimPrefix(child.URL, "http") + "/query"
+	client := newBenchClient(child.URL, 16)
+	var mu sync.Mutex
+	var live []*stormWatcher
+	for range stormWatchers {
+		sw, err := dialStorm(ctx, wsURL, show.ID)
+		if err != nil {
+			return fmt.Errorf("storm: dial: %w", err)
+		}
+		live = append(live, sw)
+	}
+	progress("bench:   storm: %d watchers subscribed; holds at %d/s with churn every %s for %s", stormWatchers, stormHolds, stormChurn, stormFor)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var holds, holdErrs, churned atomic.Int64
+	var gapsGone atomic.Int64 // gaps of watchers that left
+	// Holds: each takes a random seat and, a moment later, gives it back.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(time.Second / stormHolds)
+		defer tick.Stop()
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			seat := show.SeatIDs[rng.IntN(len(show.SeatIDs))]
+			go func() {
+				r, err := client.do(ctx, holder, benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID,
+					"seatIds": []string{seat}, "idempotencyKey": fmt.Sprintf("storm-%d", i)}})
+				holds.Add(1)
+				if err != nil || (r.Err() != nil && r.Code() != "SEATS_UNAVAILABLE" && r.Code() != "PURCHASE_LIMIT_EXCEEDED") {
+					holdErrs.Add(1)
+					return
+				}
+				var out struct{ HoldSeats struct{ ID string } }
+				if r.Err() == nil && json.Unmarshal(r.Data, &out) == nil {
+					_, _ = client.do(ctx, holder, `mutation($id: ID!) { cancelOrder(orderId: $id) { id } }`, map[string]any{"id": out.HoldSeats.ID})
+				}
+			}()
+		}
+	}()
+	// Churn: a watcher leaves, a new one arrives.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(stormChurn)
+		defer tick.Stop()
+		rng := rand.New(rand.NewPCG(3, 4))
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			mu.Lock()
+			i := rng.IntN(len(live))
+			old := live[i]
+			mu.Unlock()
+			old.conn.Close()
+			<-old.done
+			old.mu.Lock()
+			gapsGone.Add(int64(old.gaps))
+			old.mu.Unlock()
+			sw, err := dialStorm(ctx, wsURL, show.ID)
+			if err != nil {
+				continue
+			}
+			mu.Lock()
+			live[i] = sw
+			mu.Unlock()
+			churned.Add(1)
+		}
+	}()
+	time.Sleep(stormFor)
+	close(stop)
+	wg.Wait()
+	time.Sleep(2 * time.Second) // the last holds and cancels finish; their deltas arrive
+
+	// The real map, then every watcher's own, once it has caught up with the real version.
+	var real struct {
+		SeatMap struct {
+			Version int
+			Seats   []struct {
+				Seat   struct{ ID string }
+				Status string
+			}
+		}
+	}
+	if err := client.must(ctx, "", `query($id: ID!) { seatMap(showtimeId: $id) { version seats { seat { id } status } } }`,
+		map[string]any{"id": show.ID}, &real); err != nil {
+		return err
+	}
+	want := map[string]string{}
+	for _, s := range real.SeatMap.Seats {
+		want[s.Seat.ID] = s.Status
+	}
+	mismatched, behind, gaps := 0, 0, int(gapsGone.Load())
+	deadline := time.Now().Add(20 * time.Second)
+	for _, sw := range live {
+		for {
+			sw.mu.Lock()
+			ver := sw.ver
+			sw.mu.Unlock()
+			if ver >= real.SeatMap.Version || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		sw.mu.Lock()
+		if sw.ver < real.SeatMap.Version {
+			behind++
+		} else if fmt.Sprint(sw.seat) != fmt.Sprint(want) {
+			mismatched++
+		}
+		gaps += sw.gaps
+		sw.mu.Unlock()
+		sw.conn.Close()
+	}
+	snaps := child.metrics(`seatflow_live_snapshots_sent_total{reason="slow"}`, `seatflow_live_snapshots_sent_total{reason="gap"}`)
+	progress("bench:   storm: %d holds (%d failed), %d watchers replaced; at the end %d mismatched, %d behind, %d unexplained gaps",
+		holds.Load(), holdErrs.Load(), churned.Load(), mismatched, behind, gaps)
+
+	fmt.Fprintf(w, "\n### Storm\n\n")
+	fmt.Fprintf(w, "%d watchers of one showtime (a child server) while seats change at %d holds per second (each hold cancelled right after) and, every %s, one watcher leaves and a new one arrives, for %s. Each watcher keeps its own map from the SNAPSHOT and the DELTAs, as a front end does. At the end, once each has reached the real version, its map is compared with the real seat map; a DELTA whose version skips one without a SNAPSHOT in between is an unexplained gap (a slow watcher is resynced with a SNAPSHOT, which explains the gap it had).\n",
+		stormWatchers, stormHolds, stormChurn, stormFor)
+	table(w, []string{"measure", "value", "target", "result"}, [][]string{
+		{"holds sent (failed)", fmt.Sprintf("%d (%d)", holds.Load(), holdErrs.Load()), "", ""},
+		{"watchers replaced during the storm", strconv.FormatInt(churned.Load(), 10), "", ""},
+		{"resync snapshots sent (slow / gap)", fmt.Sprintf("%.0f / %.0f", snaps[`seatflow_live_snapshots_sent_total{reason="slow"}`], snaps[`seatflow_live_snapshots_sent_total{reason="gap"}`]), "", ""},
+		{"watchers whose final map differs from the real one", strconv.Itoa(mismatched), "0", verdict(mismatched == 0)},
+		{"watchers that never reached the final version", strconv.Itoa(behind), "0", verdict(behind == 0)},
+		{"unexplained version gaps", strconv.Itoa(gaps), "0", verdict(gaps == 0)},
+	})
+	return nil
+}
