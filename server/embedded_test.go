@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -30,7 +31,7 @@ func TestEmbeddedModeServesDemoData(t *testing.T) {
 	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, []string{"serve", "-addr", addr, "-sqlite-path", filepath.Join(t.TempDir(), "demo.db")}, out)
+		done <- Run(ctx, []string{"serve", "-addr", addr, "-sqlite-path", filepath.Join(t.TempDir(), "demo.db")}, out, io.Discard)
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -1,5 +1,6 @@
 // Command server is SeatFlow's one binary: the API server and its operator subcommands
-// (serve, migrate, seed-demo, token, reconcile, verify). main only hands off to Run.
+// (serve, migrate, seed-demo, token, reconcile, verify). main only hands off to Run, and
+// server/ holds nothing but the command table: the commands live in internal/app.
 package main
 
 import (
@@ -15,7 +16,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := Run(ctx, os.Args[1:], os.Stdout); err != nil {
+	if err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "seatflow:", err)
 		os.Exit(cli.ExitCode(err))
 	}

@@ -164,7 +164,7 @@ func (a *App) openStores(ctx context.Context) error {
 	if err := a.Redis.Ping(pingCtx).Err(); err != nil {
 		return fmt.Errorf("reach redis: %w", err)
 	}
-	return database.Migrate(ctx, a.DB)
+	return database.Migrate(ctx, a.DB, a.SQL)
 }
 
 // Ready pings both stores.

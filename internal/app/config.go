@@ -4,8 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -65,21 +63,30 @@ func (c *Config) Location() (*time.Location, error) {
 	return loc, nil
 }
 
-// ParseConfig reads the environment, then the flags in args.
+// ParseConfig reads the environment, then the flags in args; every setting is a flag.
 func ParseConfig(name string, args []string) (*Config, []string, error) {
+	return ParseConfigFor(name, nil, nil, args)
+}
+
+// ParseConfigFor is ParseConfig for a command that takes only the settings named in keys
+// (e.g. "MYSQL_DSN") as flags, so its -h lists only those (nil: every setting), plus the
+// flags own adds (may be nil). The other settings still come from the environment. A
+// value that does not parse, in a flag or in a SEATFLOW_* variable, is a cli.UsageError
+// naming it, and so is an invalid configuration; -h is cli.Help.
+func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []string) (*Config, []string, error) {
 	c := &Config{}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	str := func(p *string, key, def, usage string) {
-		fs.StringVar(p, flagName(key), env(key, def), usage+" ($SEATFLOW_"+key+")")
+		fs.StringVar(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
 	}
 	dur := func(p *time.Duration, key string, def time.Duration, usage string) {
-		fs.DurationVar(p, flagName(key), envDuration(key, def), usage+" ($SEATFLOW_"+key+")")
+		fs.DurationVar(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
 	}
 	num := func(p *int, key string, def int, usage string) {
-		fs.IntVar(p, flagName(key), envInt(key, def), usage+" ($SEATFLOW_"+key+")")
+		fs.IntVar(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
 	}
 	boolean := func(p *bool, key string, def bool, usage string) {
-		fs.BoolVar(p, flagName(key), envBool(key, def), usage+" ($SEATFLOW_"+key+")")
+		fs.BoolVar(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
 	}
 	str(&c.Addr, "ADDR", ":8080", "listen address")
 	str(&c.DebugAddr, "DEBUG_ADDR", "", "address of the Go profiler (/debug/pprof/); empty = off; never expose it publicly")
@@ -110,14 +117,15 @@ func ParseConfig(name string, args []string) (*Config, []string, error) {
 	maxBody := 0
 	num(&maxBody, "MAX_BODY_BYTES", 256<<10, "maximum request body size")
 	dur(&c.WriteTimeout, "WRITE_TIMEOUT", 30*time.Second, "time to write a response (not websockets)")
-	if err := fs.Parse(args); err != nil {
+	rest, err := parseSettings(fs, keys, own, args)
+	if err != nil {
 		return nil, nil, err
 	}
 	c.MaxBodyBytes = int64(maxBody)
 	if c.Embedded() && c.JWTSecret == "" {
 		c.JWTSecret = embeddedSecret
 	}
-	return c, fs.Args(), c.validate()
+	return c, rest, invalidConfig(c.validate())
 }
 
 func (c *Config) validate() error {
@@ -134,31 +142,3 @@ func (c *Config) validate() error {
 }
 
 func flagName(key string) string { return strings.ReplaceAll(strings.ToLower(key), "_", "-") }
-
-func env(key, def string) string {
-	if v, ok := os.LookupEnv("SEATFLOW_" + key); ok {
-		return v
-	}
-	return def
-}
-
-func envDuration(key string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(env(key, "")); err == nil {
-		return d
-	}
-	return def
-}
-
-func envInt(key string, def int) int {
-	if n, err := strconv.Atoi(env(key, "")); err == nil {
-		return n
-	}
-	return def
-}
-
-func envBool(key string, def bool) bool {
-	if b, err := strconv.ParseBool(env(key, "")); err == nil {
-		return b
-	}
-	return def
-}

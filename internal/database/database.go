@@ -7,13 +7,14 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"entgo.io/ent/dialect"
 	entsql "entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/schema"
-	_ "github.com/go-sql-driver/mysql" // MySQL driver
-	_ "modernc.org/sqlite"             // pure-Go SQLite driver, registered as "sqlite"
+	"github.com/go-sql-driver/mysql"
+	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 
 	"seatflow/ent"
 )
@@ -59,12 +60,71 @@ func open(name string, db *sql.DB, opts []ent.Option) *ent.Client {
 	return ent.NewClient(append([]ent.Option{ent.Driver(entsql.OpenDB(name, db))}, opts...)...)
 }
 
-// Migrate creates or alters the tables to match the ent schema. It is idempotent.
-func Migrate(ctx context.Context, client *ent.Client) error {
+// MigrationLockWait is how long Migrate waits for another instance's migration of the same
+// database to finish before it gives up.
+const MigrationLockWait = 2 * time.Minute
+
+// migrateMu lets one migration at a time run in a process: ent's migration works on the
+// package-level table definitions of ent/migrate.
+var migrateMu sync.Mutex
+
+// Migrate creates or alters the tables to match the ent schema. It is idempotent, and safe
+// when several instances start together on one database: on MySQL/MariaDB it runs under a
+// named lock (GET_LOCK) held on a connection of db, so the second instance waits and then
+// finds the schema up to date instead of failing on "table already exists". SQLite
+// (embedded mode, one process) needs no lock.
+func Migrate(ctx context.Context, client *ent.Client, db *sql.DB) error {
+	migrateMu.Lock()
+	defer migrateMu.Unlock()
+	if _, ok := db.Driver().(*mysql.MySQLDriver); ok {
+		release, err := lockMigration(ctx, db, MigrationLockWait)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	if err := client.Schema.Create(ctx, schema.WithDropIndex(true)); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
+}
+
+// lockMigration takes the database's migration lock on a connection of its own (a named
+// lock belongs to the session that took it, and MySQL drops it if that session dies, so a
+// crashed instance cannot leave it behind). The name includes the database, so instances
+// of other databases on the same server do not wait for each other.
+func lockMigration(ctx context.Context, db *sql.DB, wait time.Duration) (release func(), err error) {
+	if db.Stats().MaxOpenConnections == 1 {
+		// The lock holds one connection while the migration needs another.
+		return nil, fmt.Errorf("migrate: needs a pool of at least 2 MySQL connections (SEATFLOW_MYSQL_MAX_CONNS)")
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	var name string
+	var got sql.NullInt64
+	// A lock name is at most 64 characters.
+	err = conn.QueryRowContext(ctx, "SELECT LEFT(CONCAT('seatflow.migrate.', DATABASE()), 64)").Scan(&name)
+	if err == nil {
+		err = conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, ?)", name, int(wait.Seconds())).Scan(&got)
+	}
+	switch {
+	case err != nil:
+		conn.Close()
+		return nil, fmt.Errorf("migrate: take the migration lock: %w", err)
+	case !got.Valid || got.Int64 != 1:
+		conn.Close()
+		return nil, fmt.Errorf("migrate: another instance has held the migration lock %q for %s; "+
+			"is a migration stuck? (SELECT IS_USED_LOCK('%s') names its connection)", name, wait, name)
+	}
+	return func() {
+		// A fresh context: the lock must be released even when ctx has ended.
+		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = conn.ExecContext(rctx, "DO RELEASE_LOCK(?)", name)
+		conn.Close()
+	}, nil
 }
 
 func withParam(dsn, key, value string) string {

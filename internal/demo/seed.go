@@ -7,6 +7,9 @@ import (
 
 	"seatflow"
 	"seatflow/ent"
+	"seatflow/ent/hall"
+	"seatflow/ent/movie"
+	"seatflow/ent/showtime"
 	"seatflow/internal/catalog"
 )
 
@@ -22,7 +25,8 @@ type Sales interface {
 	OpenSales(ctx context.Context, showID int) (*seatflow.Showtime, error)
 }
 
-// Seeder fills an empty catalog with the demo data.
+// Seeder adds the demo data: the catalog to an empty database, and showtimes to the days
+// of the coming week that have none, so the demo stays alive however long it runs.
 type Seeder struct {
 	DB      *ent.Client
 	Catalog Catalog
@@ -32,14 +36,35 @@ type Seeder struct {
 	Now      func() time.Time
 }
 
-// Seed fills an empty catalog with demo data: four movies, two halls (one of 150 seats
-// in rows A–L with premium and accessible seats, one of 80) and showtimes today and
-// tomorrow, all on sale. It returns false and does nothing when movies already exist.
-func (a *Seeder) Seed(ctx context.Context) (bool, error) {
-	if n, err := a.DB.Movie.Query().Count(ctx); err != nil || n > 0 {
-		return false, err
+// SeedReport says what Seed added.
+type SeedReport struct {
+	// Catalog is true when the demo movies and halls were created.
+	Catalog bool
+	// Showtimes is the number of showtimes added (and put on sale), over Days days.
+	Showtimes, Days int
+	// NotDemo is true when the catalog has movies but not the demo's: nothing is scheduled.
+	NotDemo bool
+}
+
+func (r SeedReport) String() string {
+	switch {
+	case r.NotDemo:
+		return "the catalog is not the demo's (no demo movies or halls): nothing seeded"
+	case r.Catalog:
+		return fmt.Sprintf("demo catalog seeded: 4 movies, 2 halls, %d showtimes over %d days", r.Showtimes, r.Days)
+	case r.Showtimes > 0:
+		return fmt.Sprintf("added %d demo showtimes over %d days that had none", r.Showtimes, r.Days)
 	}
-	movies := []catalog.MovieInput{
+	return "demo data already complete: every day of the coming week has showtimes"
+}
+
+// Week is how many days, today included, Seed keeps scheduled.
+const Week = 7
+
+// The demo catalog's names: Seed finds the demo movies and halls by them in a database it
+// seeded before.
+var (
+	demoMovies = []catalog.MovieInput{
 		{Title: "The Last Projectionist", DurationMinutes: 118, Rating: ptr("PG-13"), Genres: []string{"Drama"},
 			Synopsis: ptr("A small-town cinema's final night, told from the booth.")},
 		{Title: "Orbit of Glass", DurationMinutes: 142, Rating: ptr("PG-13"), Genres: []string{"Sci-Fi", "Adventure"},
@@ -49,13 +74,121 @@ func (a *Seeder) Seed(ctx context.Context) (bool, error) {
 		{Title: "Night Shift at Marlow Street", DurationMinutes: 107, Rating: ptr("R"), Genres: []string{"Thriller"},
 			Synopsis: ptr("A night nurse notices the same visitor at every bedside.")},
 	}
-	var movieIDs []int
-	for _, in := range movies {
-		m, err := a.Catalog.CreateMovie(ctx, in)
-		if err != nil {
-			return false, fmt.Errorf("seed movie: %w", err)
+	demoHalls = []string{"Hall 1", "Hall 2"}
+)
+
+// daySchedule is one demo day: start times (the cinema's local time) per hall. Slots of a
+// hall are 4 hours apart, longer than the longest demo movie, so any movie fits any slot.
+var daySchedule = []struct {
+	hall         int // index in demoHalls
+	hour, minute int
+}{
+	{0, 13, 0}, {1, 14, 30}, {0, 17, 0}, {1, 18, 30}, {0, 21, 0}, {1, 22, 30},
+}
+
+// Seed creates the demo catalog when the database has no movies (four movies; Hall 1 of
+// 150 seats in rows A–L with premium and accessible seats, Hall 2 of 80), then schedules
+// the demo day on each day from today to six days ahead (in the cinema's time zone) that
+// has no showtime at all, with sales open. Today gets only the slots still ahead. It never
+// changes or removes anything, so orders and an admin's own showtimes stay as they are.
+func (a *Seeder) Seed(ctx context.Context) (SeedReport, error) {
+	var rep SeedReport
+	n, err := a.DB.Movie.Query().Count(ctx)
+	if err != nil {
+		return rep, err
+	}
+	if n == 0 {
+		if err := a.createCatalog(ctx); err != nil {
+			return rep, err
 		}
-		movieIDs = append(movieIDs, m.ID)
+		rep.Catalog = true
+	}
+	movies, halls, err := a.demoCatalog(ctx)
+	if err != nil {
+		return rep, err
+	}
+	if movies == nil {
+		rep.NotDemo = true
+		return rep, nil
+	}
+	now := a.Now().In(a.Location)
+	for d := range Week {
+		day := time.Date(now.Year(), now.Month(), now.Day()+d, 0, 0, 0, 0, a.Location)
+		added, err := a.scheduleDay(ctx, day, now, movies, halls)
+		if err != nil {
+			return rep, err
+		}
+		if added > 0 {
+			rep.Showtimes += added
+			rep.Days++
+		}
+	}
+	return rep, nil
+}
+
+// scheduleDay adds the demo day's showtimes to day unless it has a showtime already.
+func (a *Seeder) scheduleDay(ctx context.Context, day, now time.Time, movies []*ent.Movie, halls []*ent.Hall) (int, error) {
+	next := time.Date(day.Year(), day.Month(), day.Day()+1, 0, 0, 0, 0, a.Location)
+	n, err := a.DB.Showtime.Query().Where(showtime.StartsAtGTE(day.UTC()), showtime.StartsAtLT(next.UTC())).Count(ctx)
+	if err != nil || n > 0 {
+		return 0, err
+	}
+	prices := []catalog.PriceInput{{Kind: seatflow.SeatStandard, AmountCents: 1200},
+		{Kind: seatflow.SeatPremium, AmountCents: 1800}, {Kind: seatflow.SeatAccessible, AmountCents: 1000}}
+	added := 0
+	for i, slot := range daySchedule {
+		at := time.Date(day.Year(), day.Month(), day.Day(), slot.hour, slot.minute, 0, 0, a.Location)
+		if at.Before(now.Add(5 * time.Minute)) {
+			continue // too late to sell
+		}
+		// Movies rotate by day, so each day's programme differs.
+		m := movies[(i+day.YearDay())%len(movies)]
+		st, err := a.Catalog.CreateShowtime(ctx, catalog.ShowtimeInput{MovieID: m.ID, HallID: halls[slot.hall].ID,
+			StartsAt: at, Prices: prices})
+		if seatflow.ErrorCode(err) == seatflow.EINVALID {
+			continue // the hall is taken by an admin's showtime from the day before, or the movie was delisted
+		} else if err != nil {
+			return added, fmt.Errorf("seed showtime: %w", err)
+		}
+		if _, err := a.Sales.OpenSales(ctx, st.ID); err != nil {
+			return added, fmt.Errorf("seed: open sales: %w", err)
+		}
+		added++
+	}
+	return added, nil
+}
+
+// demoCatalog finds the demo movies and halls; nil when any is missing.
+func (a *Seeder) demoCatalog(ctx context.Context) ([]*ent.Movie, []*ent.Hall, error) {
+	var movies []*ent.Movie
+	for _, in := range demoMovies {
+		m, err := a.DB.Movie.Query().Where(movie.Title(in.Title)).Order(ent.Asc(movie.FieldID)).First(ctx)
+		if ent.IsNotFound(err) {
+			return nil, nil, nil
+		} else if err != nil {
+			return nil, nil, err
+		}
+		movies = append(movies, m)
+	}
+	var halls []*ent.Hall
+	for _, name := range demoHalls {
+		h, err := a.DB.Hall.Query().Where(hall.Name(name)).Order(ent.Asc(hall.FieldID)).First(ctx)
+		if ent.IsNotFound(err) {
+			return nil, nil, nil
+		} else if err != nil {
+			return nil, nil, err
+		}
+		halls = append(halls, h)
+	}
+	return movies, halls, nil
+}
+
+// createCatalog creates the demo movies and halls.
+func (a *Seeder) createCatalog(ctx context.Context) error {
+	for _, in := range demoMovies {
+		if _, err := a.Catalog.CreateMovie(ctx, in); err != nil {
+			return fmt.Errorf("seed movie: %w", err)
+		}
 	}
 	// Hall 1: rows A–L, 150 seats; A has wheelchair places, G–H are premium, and the
 	// front row keeps two seats back for staff.
@@ -71,49 +204,17 @@ func (a *Seeder) Seed(ctx context.Context) (bool, error) {
 		}
 		rows = append(rows, row)
 	}
-	big, err := a.Catalog.CreateHall(ctx, catalog.HallInput{Name: "Hall 1", Rows: rows})
-	if err != nil {
-		return false, fmt.Errorf("seed hall: %w", err)
+	if _, err := a.Catalog.CreateHall(ctx, catalog.HallInput{Name: demoHalls[0], Rows: rows}); err != nil {
+		return fmt.Errorf("seed hall: %w", err)
 	}
 	rows = nil
 	for i := 0; i < 8; i++ {
 		rows = append(rows, catalog.HallRowInput{Label: string(rune('A' + i)), Seats: 10})
 	}
-	small, err := a.Catalog.CreateHall(ctx, catalog.HallInput{Name: "Hall 2", Rows: rows})
-	if err != nil {
-		return false, fmt.Errorf("seed hall: %w", err)
+	if _, err := a.Catalog.CreateHall(ctx, catalog.HallInput{Name: demoHalls[1], Rows: rows}); err != nil {
+		return fmt.Errorf("seed hall: %w", err)
 	}
-	prices := []catalog.PriceInput{{Kind: seatflow.SeatStandard, AmountCents: 1200},
-		{Kind: seatflow.SeatPremium, AmountCents: 1800}, {Kind: seatflow.SeatAccessible, AmountCents: 1000}}
-	loc := a.Location
-	now := a.Now().In(loc)
-	tomorrow := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, loc)
-	starts := []struct {
-		at    time.Time
-		movie int
-		hall  int
-	}{
-		{now.Add(time.Hour).Truncate(15 * time.Minute), movieIDs[0], big.ID},
-		{now.Add(time.Hour).Truncate(15 * time.Minute), movieIDs[2], small.ID},
-		{now.Add(4 * time.Hour).Truncate(15 * time.Minute), movieIDs[1], big.ID},
-		{tomorrow.Add(14 * time.Hour), movieIDs[2], small.ID},
-		{tomorrow.Add(18 * time.Hour), movieIDs[1], big.ID},
-		{tomorrow.Add(21*time.Hour + 30*time.Minute), movieIDs[3], big.ID},
-	}
-	for _, s := range starts {
-		if !s.at.After(now) {
-			s.at = s.at.Add(15 * time.Minute)
-		}
-		st, err := a.Catalog.CreateShowtime(ctx, catalog.ShowtimeInput{MovieID: s.movie, HallID: s.hall,
-			StartsAt: s.at, Prices: prices})
-		if err != nil {
-			return false, fmt.Errorf("seed showtime: %w", err)
-		}
-		if _, err := a.Sales.OpenSales(ctx, st.ID); err != nil {
-			return false, fmt.Errorf("seed: open sales: %w", err)
-		}
-	}
-	return true, nil
+	return nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -18,7 +18,8 @@ import (
 
 // GraphQL is the gqlgen server with its transports and extensions set explicitly.
 func (a *API) GraphQL() *handler.Server {
-	srv := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: a.Resolver, Complexity: complexity()}))
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: a.Resolver, Complexity: complexity()})
+	srv := handler.New(schema)
 	srv.AddTransport(wstransport.New(wstransport.Config{
 		AllowedOrigins: a.AllowedOrigins,
 		Registry:       a.Websockets,
@@ -36,6 +37,7 @@ func (a *API) GraphQL() *handler.Server {
 	}))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(httpTransport{})
+	srv.AddTransport(refusedRequests{}) // last: what no transport above takes
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(a.MaxTokens)
 	if a.Introspection {
@@ -49,7 +51,7 @@ func (a *API) GraphQL() *handler.Server {
 		srv.Use(a.Responses.Extension())
 	}
 	srv.Use(seatrender.Extension{Maps: a.Resolver.Maps, Versions: a.Resolver.Live, Memo: a.SeatMaps})
-	srv.SetErrorPresenter(presentError(a.Log))
+	srv.SetErrorPresenter(presentError(a.Log, schema.Schema()))
 	srv.SetRecoverFunc(recoverPanic(a.Log))
 	return srv
 }

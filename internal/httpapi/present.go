@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"seatflow"
@@ -18,13 +19,23 @@ import (
 
 // presentError is the one place where errors become GraphQL errors: a *seatflow.Error
 // keeps its message and gets its code in extensions.code; gqlgen's own errors (parse,
-// validation, coercion) pass as they are; a database failure that reached here
-// unclassified is classified (database.Classify); anything else is logged and answered as
-// "internal error" with code INTERNAL, so nothing internal leaks.
-func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+// validation, coercion) pass with their codes, the variables' coercion errors reworded to
+// stand alone (variableError), and any without a code get BAD_REQUEST; a database failure
+// that reached here unclassified is classified (database.Classify); anything else is
+// logged and answered as "internal error" with code INTERNAL, so nothing internal leaks.
+func presentError(log *slog.Logger, schema *ast.Schema) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		var gerr *gqlerror.Error
 		if errors.As(err, &gerr) && gerr.Err == nil {
+			if v := variableError(ctx, schema, gerr); v != nil {
+				gerr = v
+			}
+			if _, ok := gerr.Extensions["code"]; !ok {
+				if gerr.Extensions == nil {
+					gerr.Extensions = map[string]any{}
+				}
+				gerr.Extensions["code"] = codeBadRequest
+			}
 			return gerr
 		}
 		err = database.Classify(err)

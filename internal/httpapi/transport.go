@@ -3,6 +3,8 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -62,9 +64,9 @@ func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		rawParams.Put(params)
 	}()
 	params.ReadTime.Start = graphql.Now()
-	if msg := readParams(r, params); msg != "" {
-		w.WriteHeader(http.StatusBadRequest)
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("%s", msg)}))
+	if status, msg := readParams(r, params); msg != "" {
+		w.WriteHeader(status)
+		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{transportError(codeBadRequest, msg)}))
 		return
 	}
 	params.Headers = r.Header
@@ -83,37 +85,42 @@ func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	}
 	if r.Method == http.MethodGet && rc.Operation != nil && rc.Operation.Operation != ast.Query {
 		w.WriteHeader(http.StatusNotAcceptable)
-		writeResponse(w, &graphql.Response{Errors: gqlerror.List{{Message: "GET requests only allow query operations"}}})
+		writeResponse(w, &graphql.Response{Errors: gqlerror.List{transportError(codeMethodNotAllowed,
+			"GET requests only allow query operations: send mutations with POST")}})
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	writeResponse(w, responses(ctx))
 }
 
-// readParams reads the GraphQL request of r into p; it returns what is wrong with it.
-func readParams(r *http.Request, p *graphql.RawParams) string {
+// readParams reads the GraphQL request of r into p; it returns what is wrong with it and
+// the status to answer, or "". The messages never echo the request (nor Go's type names).
+func readParams(r *http.Request, p *graphql.RawParams) (int, string) {
 	if r.Method == http.MethodGet {
 		q, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil {
-			return "the query string could not be decoded"
+			return http.StatusBadRequest, "the query string could not be decoded"
 		}
 		p.Query, p.OperationName = q.Get("query"), q.Get("operationName")
 		if v := q.Get("variables"); v != "" && decodeJSON(strings.NewReader(v), &p.Variables) != nil {
-			return "variables could not be decoded"
+			return http.StatusBadRequest, "the variables parameter must be a JSON object"
 		}
 		if v := q.Get("extensions"); v != "" && decodeJSON(strings.NewReader(v), &p.Extensions) != nil {
-			return "extensions could not be decoded"
+			return http.StatusBadRequest, "the extensions parameter must be a JSON object"
 		}
-		return ""
+		return 0, ""
 	}
 	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return "could not read request body"
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", tooLarge.Limit)
+	} else if err != nil {
+		return http.StatusBadRequest, "could not read the request body"
 	}
 	if decodeJSON(bytes.NewReader(body), p) != nil {
-		return "json request body could not be decoded"
+		return http.StatusBadRequest, `the request body must be a JSON object such as {"query": "{ __typename }", "variables": {}}`
 	}
-	return ""
+	return 0, ""
 }
 
 func decodeJSON(r io.Reader, v any) error {

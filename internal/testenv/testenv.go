@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,8 +62,6 @@ func (q *QueryCounter) Count() int64 { return q.n.Load() }
 // Reset sets the count to zero.
 func (q *QueryCounter) Reset() { q.n.Store(0) }
 
-var migrateMu sync.Mutex
-
 // MySQL creates a fresh database on the test MySQL server, migrates it and drops it when
 // the test ends.
 func MySQL(tb testing.TB) *DB {
@@ -100,10 +97,7 @@ func MySQL(tb testing.TB) *DB {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { client.Close() })
-	migrateMu.Lock() // ent's migration touches package-level tables: one at a time per process
-	err = database.Migrate(ctx, client)
-	migrateMu.Unlock()
-	if err != nil {
+	if err := database.Migrate(ctx, client, sqlDB); err != nil {
 		tb.Fatal(err)
 	}
 	counter.Reset()

@@ -1,0 +1,191 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	_ "net/http/pprof" // the profiler of SEATFLOW_DEBUG_ADDR, on the default mux
+	"os"
+	"time"
+
+	"seatflow/internal/cli"
+	"seatflow/internal/reconcile"
+)
+
+// The settings each operator command takes as flags; the rest come from the environment.
+var (
+	storeSettings   = []string{"MYSQL_DSN", "REDIS_URL", "REDIS_CLUSTER", "REDIS_PREFIX", "LOG_LEVEL"}
+	seedSettings    = append([]string{"SQLITE_PATH", "TIMEZONE"}, storeSettings...)
+	migrateSettings = []string{"MYSQL_DSN", "SQLITE_PATH", "LOG_LEVEL"}
+	embeddedRefusal = "in embedded mode (no SEATFLOW_MYSQL_DSN / SEATFLOW_REDIS_URL) the seat state lives " +
+		"only in the Redis inside the running server's process, so a separate command would look at an empty one"
+)
+
+// ServeCommand runs the API server until ctx ends. In embedded mode it first adds the demo
+// data that is missing (catalog, this week's showtimes).
+func ServeCommand(ctx context.Context, args []string, out, _ io.Writer) error {
+	cfg, _, err := ParseConfig("seatflow serve", args)
+	if err != nil {
+		return err
+	}
+	log := cli.Logger(cfg.LogLevel)
+	a, err := Open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	a.Start(ctx)
+	if cfg.Embedded() {
+		if _, err := a.Seeder().Seed(ctx); err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	if cfg.DebugAddr != "" {
+		// net/http/pprof registered its handlers on the default mux, which nothing else uses.
+		go func() { log.Error("debug listener", "err", http.ListenAndServe(cfg.DebugAddr, http.DefaultServeMux)) }()
+	}
+	a.PrintWelcome(out, ln.Addr())
+	return a.Serve(ctx, ln)
+}
+
+// MigrateCommand creates or updates the database schema.
+func MigrateCommand(ctx context.Context, args []string, out, _ io.Writer) error {
+	cfg, _, err := ParseConfigFor("seatflow migrate", migrateSettings, nil, args)
+	if err != nil {
+		return err
+	}
+	return withApp(ctx, cfg, func(a *App) error {
+		fmt.Fprintln(out, "schema is up to date")
+		return nil
+	})
+}
+
+// SeedDemoCommand adds the demo catalog to a database without movies and the demo
+// showtimes to the days of the coming week that have none.
+func SeedDemoCommand(ctx context.Context, args []string, out, _ io.Writer) error {
+	cfg, _, err := ParseConfigFor("seatflow seed-demo", seedSettings, nil, args)
+	if err != nil {
+		return err
+	}
+	return withApp(ctx, cfg, func(a *App) error {
+		rep, err := a.Seeder().Seed(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, rep)
+		return nil
+	})
+}
+
+// VerifyCommand prints every violation of the invariants between Redis and MySQL.
+func VerifyCommand(ctx context.Context, args []string, out, _ io.Writer) error {
+	cfg, _, err := ParseConfigFor("seatflow verify", storeSettings, nil, args)
+	if err != nil {
+		return err
+	}
+	if cfg.Embedded() {
+		return cli.Usagef("verify needs the deployment's MySQL and Redis: set SEATFLOW_MYSQL_DSN and "+
+			"SEATFLOW_REDIS_URL (or SEATFLOW_REDIS_CLUSTER) as the server has them; %s", embeddedRefusal)
+	}
+	return withApp(ctx, cfg, func(a *App) error {
+		violations, err := reconcile.Verify(ctx, a.DB, a.Seats)
+		if err != nil {
+			return err
+		}
+		for _, v := range violations {
+			fmt.Fprintln(out, v)
+		}
+		if len(violations) > 0 {
+			return fmt.Errorf("%d violations", len(violations))
+		}
+		fmt.Fprintln(out, "verify: Redis and MySQL agree")
+		return nil
+	})
+}
+
+// ReconcileCommand runs the reconciler once and prints its report.
+func ReconcileCommand(ctx context.Context, args []string, out, _ io.Writer) error {
+	once := false
+	onceFlag := func(fs *flag.FlagSet) {
+		fs.BoolVar(&once, "once", false, "run one reconciliation and print its report (required: servers run it on their own schedule)")
+	}
+	cfg, _, err := ParseConfigFor("seatflow reconcile", storeSettings, onceFlag, args)
+	switch {
+	case err != nil:
+		return err
+	case !once:
+		return cli.Usagef("usage: seatflow reconcile --once (every server also reconciles every %s)", cfg.ReconcileEvery)
+	case cfg.Embedded():
+		return cli.Usagef("reconcile --once needs the deployment's MySQL and Redis: set SEATFLOW_MYSQL_DSN and "+
+			"SEATFLOW_REDIS_URL (or SEATFLOW_REDIS_CLUSTER) as the server has them; %s. The embedded server reconciles "+
+			"itself every %s, and an admin can run it at once with mutation { runReconcile { startedAt } }",
+			embeddedRefusal, cfg.ReconcileEvery)
+	}
+	return withApp(ctx, cfg, func(a *App) error {
+		rep, err := a.Rec.RunOnce(ctx)
+		if errors.Is(err, reconcile.ErrBusy) {
+			fmt.Fprintln(out, "another instance is reconciling; nothing done")
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return json.NewEncoder(out).Encode(rep)
+	})
+}
+
+// withApp opens the app (which migrates), runs fn and closes it.
+func withApp(ctx context.Context, cfg *Config, fn func(*App) error) error {
+	a, err := Open(ctx, cfg, cli.Logger(cfg.LogLevel))
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(a)
+}
+
+// TokenCommand prints a bearer token signed with SEATFLOW_JWT_SECRET. Without the secret
+// it signs with the embedded demo secret only when the environment is embedded mode's
+// (and says so on errOut), and refuses otherwise: a token signed with another secret
+// than the server's is answered 401 "bad signature".
+func TokenCommand(_ context.Context, args []string, out, errOut io.Writer) error {
+	fs := flag.NewFlagSet("seatflow token", flag.ContinueOnError)
+	sub := fs.String("sub", "", "the user id (the token's subject), e.g. alice (required)")
+	role := fs.String("role", "", "customer or admin (required)")
+	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid")
+	if _, err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if *sub == "" || *role == "" {
+		return cli.Usagef("usage: seatflow token --sub USER --role customer|admin [--ttl 24h]")
+	}
+	mode := Config{MySQLDSN: os.Getenv("SEATFLOW_MYSQL_DSN"), RedisURL: os.Getenv("SEATFLOW_REDIS_URL"),
+		RedisCluster: os.Getenv("SEATFLOW_REDIS_CLUSTER")}
+	secret := os.Getenv("SEATFLOW_JWT_SECRET")
+	switch {
+	case secret == "" && !mode.Embedded():
+		return cli.Usagef("SEATFLOW_JWT_SECRET is not set. A server accepts only tokens signed with its own secret: " +
+			"run this command with the server's SEATFLOW_JWT_SECRET in the environment (with docker compose: " +
+			"docker compose exec app /seatflow token ..., whose environment has it from .env)")
+	case secret == "":
+		secret = embeddedSecret
+		fmt.Fprintln(errOut, "seatflow token: SEATFLOW_JWT_SECRET is not set: signed with the embedded demo secret, "+
+			"which only a server in embedded mode (make run) accepts")
+	case len(secret) < 16:
+		return cli.Usagef("SEATFLOW_JWT_SECRET must be at least 16 bytes")
+	}
+	tok, err := NewAuthenticator(&Config{JWTSecret: secret}).Issue(*sub, *role, *ttl)
+	if err != nil {
+		return cli.UsageError{Msg: err.Error()}
+	}
+	fmt.Fprintln(out, tok)
+	return nil
+}

@@ -1,0 +1,114 @@
+package app
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"seatflow/internal/cli"
+)
+
+// clearStores puts the test in embedded mode whatever the caller's environment holds.
+func clearStores(t *testing.T) {
+	t.Helper()
+	for _, k := range []string{"MYSQL_DSN", "REDIS_URL", "REDIS_CLUSTER", "JWT_SECRET"} {
+		t.Setenv("SEATFLOW_"+k, "")
+	}
+}
+
+func TestEnvironmentSettings(t *testing.T) {
+	t.Run("GoodValuesApply", func(t *testing.T) {
+		clearStores(t)
+		t.Setenv("SEATFLOW_HOLD_TTL", "10m")
+		t.Setenv("SEATFLOW_CACHE", "false")
+		t.Setenv("SEATFLOW_COMPLEXITY_LIMIT", "700")
+		cfg, _, err := ParseConfig("test", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.HoldTTL != 10*time.Minute || cfg.CacheEnabled || cfg.ComplexityLimit != 700 {
+			t.Fatalf("got hold TTL %s, cache %t, complexity %d; want 10m, false, 700", cfg.HoldTTL, cfg.CacheEnabled, cfg.ComplexityLimit)
+		}
+	})
+	t.Run("FlagBeatsEnvironment", func(t *testing.T) {
+		clearStores(t)
+		t.Setenv("SEATFLOW_HOLD_TTL", "10m")
+		cfg, _, err := ParseConfig("test", []string{"-hold-ttl", "20m"})
+		if err != nil || cfg.HoldTTL != 20*time.Minute {
+			t.Fatalf("hold TTL %v (err %v), want the flag's 20m", cfg, err)
+		}
+	})
+	t.Run("EmptyIsUnset", func(t *testing.T) {
+		clearStores(t)
+		t.Setenv("SEATFLOW_HOLD_TTL", "")
+		cfg, _, err := ParseConfig("test", nil)
+		if err != nil || cfg.HoldTTL != 15*time.Minute {
+			t.Fatalf("hold TTL %v (err %v), want the default 15m", cfg, err)
+		}
+	})
+	// A value that does not parse fails the start, naming the variable, as the flag would.
+	for _, c := range []struct{ key, value, flag, kind, want string }{
+		{"HOLD_TTL", "ten", "flag -hold-ttl", "value", "not a duration"},
+		{"CACHE", "off", "-cache", "boolean value", "not a boolean"}, // the flag package's own wording
+		{"COMPLEXITY_LIMIT", "lots", "flag -complexity-limit", "value", "not a whole number"},
+	} {
+		t.Run("Bad"+c.key, func(t *testing.T) {
+			clearStores(t)
+			t.Setenv("SEATFLOW_"+c.key, c.value)
+			_, _, envErr := ParseConfig("seatflow serve", nil)
+			t.Setenv("SEATFLOW_"+c.key, "")
+			_, _, flagErr := ParseConfig("seatflow serve", []string{strings.TrimPrefix(c.flag, "flag ") + "=" + c.value})
+			for _, e := range []struct {
+				err  error
+				name string
+			}{{envErr, "SEATFLOW_" + c.key}, {flagErr, c.flag}} {
+				want := "invalid " + c.kind + ` "` + c.value + `" for ` + e.name + ": " + c.want
+				if e.err == nil || !strings.Contains(e.err.Error(), want) {
+					t.Errorf("error = %v, want it to contain %q", e.err, want)
+				}
+				if got := cli.ExitCode(e.err); got != 2 {
+					t.Errorf("exit status of %v = %d, want 2", e.err, got)
+				}
+			}
+		})
+	}
+	t.Run("InvalidConfigurationIsAUsageError", func(t *testing.T) {
+		clearStores(t)
+		t.Setenv("SEATFLOW_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/seatflow")
+		t.Setenv("SEATFLOW_REDIS_URL", "redis://127.0.0.1:6379/0")
+		_, _, err := ParseConfig("test", nil)
+		if err == nil || !strings.Contains(err.Error(), "SEATFLOW_JWT_SECRET") || cli.ExitCode(err) != 2 {
+			t.Fatalf("real mode without a secret: %v (exit %d), want a usage error naming SEATFLOW_JWT_SECRET", err, cli.ExitCode(err))
+		}
+	})
+}
+
+func TestCommandFlags(t *testing.T) {
+	clearStores(t)
+	help := func(keys []string) string {
+		t.Helper()
+		_, _, err := ParseConfigFor("seatflow x", keys, nil, []string{"-h"})
+		h, ok := err.(cli.Help)
+		if !ok {
+			t.Fatalf("-h returned %v, want cli.Help", err)
+		}
+		return h.Flags
+	}
+	if all := help(nil); !strings.Contains(all, "-hold-ttl") || !strings.Contains(all, "-addr") {
+		t.Errorf("every setting's -h lacks -hold-ttl or -addr:\n%s", all)
+	}
+	some := help(storeSettings)
+	if !strings.Contains(some, "-mysql-dsn") || strings.Contains(some, "-hold-ttl") {
+		t.Errorf("the store settings' -h must list -mysql-dsn and not -hold-ttl:\n%s", some)
+	}
+	// A setting that is not the command's flag still comes from the environment.
+	t.Setenv("SEATFLOW_HOLD_TTL", "3m")
+	cfg, _, err := ParseConfigFor("seatflow x", storeSettings, nil, nil)
+	if err != nil || cfg.HoldTTL != 3*time.Minute {
+		t.Fatalf("hold TTL %v (err %v), want 3m from the environment", cfg, err)
+	}
+	if _, _, err := ParseConfigFor("seatflow x", storeSettings, nil, []string{"-hold-ttl", "3m"}); err == nil ||
+		!strings.Contains(err.Error(), "-hold-ttl") || cli.ExitCode(err) != 2 {
+		t.Fatalf("-hold-ttl on a command without it: %v, want a usage error naming it", err)
+	}
+}

@@ -1,0 +1,102 @@
+package app
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestDemoSeedKeepsAWeekScheduled: the demo data stays alive. Seeded on day 1, then started
+// again 3 days later (the injected clock), every day of the coming week has showtimes
+// on sale, the days that had some are left as they were, and an order of day 1 is intact.
+// The cinema is in Tokyo, so its days are not UTC's.
+func TestDemoSeedKeepsAWeekScheduled(t *testing.T) {
+	a := newTestApp(t, "-timezone", "Asia/Tokyo")
+	ctx := context.Background()
+	tokyo, _ := time.LoadLocation("Asia/Tokyo")
+	type show struct{ ID, Status string }
+	day := func(d time.Time) []show {
+		t.Helper()
+		var out struct{ Showtimes []show }
+		a.must("", `query($d: Date!) { showtimes(date: $d) { id status } }`, map[string]any{"d": d.Format("2006-01-02")}, &out)
+		return out.Showtimes
+	}
+	week := func() map[string]int {
+		t.Helper()
+		counts := map[string]int{}
+		now := a.clock.Now().In(tokyo)
+		for d := range 7 {
+			date := now.AddDate(0, 0, d)
+			shows := day(date)
+			if len(shows) == 0 {
+				t.Fatalf("no showtimes on %s (day %d of the week from %s)", date.Format("2006-01-02"), d, now)
+			}
+			for _, s := range shows {
+				if s.Status != "ON_SALE" {
+					t.Errorf("showtime %s on %s is %s, want ON_SALE", s.ID, date.Format("2006-01-02"), s.Status)
+				}
+			}
+			counts[date.Format("2006-01-02")] = len(shows)
+		}
+		return counts
+	}
+
+	rep, err := a.Seeder().Seed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Catalog || rep.Days != 7 || rep.Showtimes == 0 {
+		t.Fatalf("first seed: %+v, want the catalog and 7 days of showtimes", rep)
+	}
+	before := week()
+
+	// A customer buys a seat of the first showtime.
+	first := day(a.clock.Now().In(tokyo))[0].ID
+	var seats struct {
+		Showtime struct {
+			Hall struct{ Seats []struct{ ID string } }
+		}
+	}
+	a.must("", `query($id: ID!) { showtime(id: $id) { hall { seats { id } } } }`, map[string]any{"id": first}, &seats)
+	alice := a.token("alice", "customer")
+	order := a.hold(alice, first, []string{seats.Showtime.Hall.Seats[20].ID}, "seed-test")
+	a.must(alice, `mutation($id: ID!) { payOrder(orderId: $id, paymentRef: "psp-1") { status } }`, map[string]any{"id": order.ID}, nil)
+
+	a.clock.Advance(3 * 24 * time.Hour)
+	rep, err = a.Seeder().Seed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Catalog || rep.Days != 3 {
+		t.Fatalf("seed 3 days later: %+v, want showtimes on the 3 new days and no new catalog", rep)
+	}
+	after := week()
+	for date, n := range after {
+		if m, ok := before[date]; ok && m != n {
+			t.Errorf("%s had %d showtimes, now %d: a day with showtimes must be left alone", date, m, n)
+		}
+	}
+	var got struct {
+		Order struct {
+			Status string
+			Seats  []struct{ ID string }
+		}
+	}
+	a.must(alice, `query($id: ID!) { order(id: $id) { status seats { id } } }`, map[string]any{"id": order.ID}, &got)
+	if got.Order.Status != "PAID" || len(got.Order.Seats) != 1 || got.Order.Seats[0].ID != seats.Showtime.Hall.Seats[20].ID {
+		t.Fatalf("day 1's order after the new seed: %+v, want PAID with its seat", got.Order)
+	}
+	var movies struct {
+		Movies struct {
+			Edges []struct{ Node struct{ ID string } }
+		}
+	}
+	a.must("", `{ movies(first: 50) { edges { node { id } } } }`, nil, &movies)
+	if n := len(movies.Movies.Edges); n != 4 {
+		t.Fatalf("%d movies after seeding twice, want the 4 demo movies", n)
+	}
+
+	if rep, err := a.Seeder().Seed(ctx); err != nil || rep.Showtimes != 0 {
+		t.Fatalf("seeding a complete week again: %+v, %v; want nothing added", rep, err)
+	}
+}
