@@ -14,7 +14,7 @@ type Order struct{ ent.Schema }
 
 func (Order) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("user_id").NotEmpty().MaxLen(191),
+		field.String("user_id").NotEmpty().MaxLen(seatflow.MaxUserIDBytes),
 		field.Int("showtime_id"),
 		// hold_token marks the order's seats in Redis (`1|TOKEN|...`, `2|TOKEN`).
 		field.String("hold_token").NotEmpty().MaxLen(64).Unique(),

@@ -23,6 +23,7 @@ import (
 	"seatflow/internal/cache"
 	"seatflow/internal/catalog"
 	"seatflow/internal/database"
+	"seatflow/internal/httpapi"
 	"seatflow/internal/keys"
 	"seatflow/internal/live"
 	"seatflow/internal/rdb"
@@ -31,21 +32,29 @@ import (
 	"seatflow/internal/sales"
 	"seatflow/internal/seatrender"
 	"seatflow/internal/seats"
+	"seatflow/internal/throttle"
 	"seatflow/internal/wstransport"
 )
 
 // App is one SeatFlow instance: its stores, its services, and what it runs in the
 // background. Open builds it, Close releases it.
 type App struct {
-	Config  *Config
-	Log     *slog.Logger
-	DB      *ent.Client
-	SQL     *sql.DB
-	Redis   redis.UniversalClient
-	Keys    keys.Keys
-	Auth    *auth.Authenticator
-	Catalog *catalog.Service
-	Cache   *cache.Cache
+	Config *Config
+	Log    *slog.Logger
+	DB     *ent.Client
+	SQL    *sql.DB
+	Redis  redis.UniversalClient
+	// CacheRedis holds what may be evicted: catalog caches, persisted queries, cost
+	// budgets. The seat Redis unless SEATFLOW_CACHE_REDIS_URL names another.
+	CacheRedis redis.UniversalClient
+	// Budget is every client's query-cost budget.
+	Budget *throttle.Budget
+	// PersistedQueries is the manifest of registered documents (sha256 → document).
+	PersistedQueries map[string]string
+	Keys             keys.Keys
+	Auth             *auth.Authenticator
+	Catalog          *catalog.Service
+	Cache            *cache.Cache
 	// Responses keeps rendered catalog-only responses; nil when off.
 	Responses *respcache.Store
 	Seats     *seats.Store
@@ -93,7 +102,17 @@ func (a *App) wire() error {
 		a.Responses = respcache.New(a.Config.ResponseCacheBytes, a.Now)
 		cacheCfg.OnDrop = a.Responses.Drop
 	}
-	a.Cache = cache.New(a.Redis, a.Keys, cacheCfg)
+	if a.CacheRedis == nil {
+		a.CacheRedis = a.Redis
+	}
+	if a.Config.PersistedQueries != "" {
+		if a.PersistedQueries, err = httpapi.LoadManifest(a.Config.PersistedQueries); err != nil {
+			return fmt.Errorf("SEATFLOW_PERSISTED_QUERIES: %w", err)
+		}
+	}
+	a.Budget = &throttle.Budget{Limiter: redis_rate.NewLimiter(a.CacheRedis), KeyPrefix: a.Keys.CostBudget(),
+		Capacity: a.Config.CostBudget, Restore: a.Config.CostRestore}
+	a.Cache = cache.New(a.CacheRedis, a.Keys, cacheCfg)
 	a.Outbox = &cache.Outbox{DB: a.DB, Cache: a.Cache, Now: a.Now}
 	a.Catalog = &catalog.Service{DB: a.DB, Cache: a.Cache, Inval: a.Outbox, Now: a.Now, Location: loc, Log: a.Log}
 	a.Seats = &seats.Store{RDB: a.Redis, Keys: a.Keys, Now: a.Now}
@@ -109,7 +128,8 @@ func (a *App) wire() error {
 	if a.Config.SeatMapMemo {
 		a.SeatMaps = seatrender.NewMemo()
 	}
-	a.Websockets = &wstransport.Registry{}
+	a.Websockets = &wstransport.Registry{MaxConns: a.Config.WSMaxConns, MaxConnsPerClient: a.Config.WSMaxConnsPerClient,
+		ClientAddr: a.ClientAddr()}
 	return nil
 }
 
@@ -155,6 +175,14 @@ func (a *App) openStores(ctx context.Context) error {
 		if a.Redis, err = rdb.Open(a.Config.RedisURL, a.Config.RedisCluster); err != nil {
 			return fmt.Errorf("SEATFLOW_REDIS_URL: %w", err)
 		}
+		if a.Config.CacheRedisURL != "" {
+			if a.CacheRedis, err = rdb.Open(a.Config.CacheRedisURL, ""); err != nil {
+				return fmt.Errorf("SEATFLOW_CACHE_REDIS_URL: %w", err)
+			}
+			if err := a.CacheRedis.Ping(ctx).Err(); err != nil {
+				return fmt.Errorf("reach the cache redis: %w", err)
+			}
+		}
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -178,6 +206,9 @@ func (a *App) Ready(ctx context.Context) error {
 func (a *App) Close() {
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		a.closers[i]()
+	}
+	if a.CacheRedis != nil && a.CacheRedis != a.Redis {
+		a.CacheRedis.Close()
 	}
 	if a.Redis != nil {
 		a.Redis.Close()

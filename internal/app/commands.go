@@ -49,6 +49,13 @@ func ServeCommand(ctx context.Context, args []string, out, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("SEATFLOW_METRICS_ADDR: %w", err)
+		}
+		go a.ServeMetrics(ctx, mln)
+	}
 	if cfg.DebugAddr != "" {
 		// net/http/pprof registered its handlers on the default mux, which nothing else uses.
 		go func() { log.Error("debug listener", "err", http.ListenAndServe(cfg.DebugAddr, http.DefaultServeMux)) }()

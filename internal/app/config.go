@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"seatflow/internal/database"
+	"seatflow/internal/httpapi"
 )
 
 // Config is the server's configuration: SEATFLOW_* environment variables, each
@@ -45,6 +46,21 @@ type Config struct {
 	MaxTokens             int
 	MaxBodyBytes          int64
 	WriteTimeout          time.Duration
+
+	// Abuse limits (docs: Production checklist).
+	CostBudget, CostRestore                  int // points per client: at once, back per second (0 = off)
+	MaxFields, MaxAliases                    int
+	MaxErrors, MaxResponseBytes, MaxURLBytes int
+	MaxPersistedBytes                        int
+	PersistedOnly                            bool
+	PersistedQueries                         string // manifest file
+	TrustedProxies                           string
+	WSMaxConns, WSMaxConnsPerClient          int
+	// CacheRedisURL is the Redis of the catalog caches, persisted queries and cost
+	// budgets (evictable); empty: the seat Redis.
+	CacheRedisURL string
+	// MetricsAddr serves /metrics on an address of its own; empty: on Addr.
+	MetricsAddr string
 }
 
 // embeddedSecret signs tokens in embedded mode, so the printed demo tokens survive a
@@ -99,7 +115,22 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	dur(&c.HoldTTL, "HOLD_TTL", 15*time.Minute, "how long held seats wait for payment")
 	str(&c.AllowedOrigins, "ALLOWED_ORIGINS", "", "comma-separated browser origins allowed (CORS, websocket); empty = same origin only, * in embedded mode")
 	boolean(&c.Introspection, "INTROSPECTION", true, "allow GraphQL introspection")
-	num(&c.ComplexityLimit, "COMPLEXITY_LIMIT", 5000, "maximum query complexity")
+	num(&c.ComplexityLimit, "COMPLEXITY_LIMIT", 20000, "maximum cost of one query in points (an object 1, a list its size times an element)")
+	num(&c.CostBudget, "COST_BUDGET", 50000, "query-cost points a client (user, or address when anonymous) may spend at once; 0 = no budget")
+	num(&c.CostRestore, "COST_RESTORE", 1000, "query-cost points given back to a client per second")
+	num(&c.MaxFields, "MAX_FIELDS", 1000, "most field selections in one document (checked before validation)")
+	num(&c.MaxAliases, "MAX_ALIASES", 100, "most aliases in one document")
+	num(&c.MaxErrors, "MAX_ERRORS", 20, "most errors listed in one answer")
+	num(&c.MaxResponseBytes, "MAX_RESPONSE_BYTES", 4<<20, "largest data of one answer (RESPONSE_TOO_LARGE past it)")
+	num(&c.MaxURLBytes, "MAX_URL_BYTES", 8<<10, "longest query string of a GET request (414 past it)")
+	num(&c.MaxPersistedBytes, "MAX_PERSISTED_BYTES", 16<<10, "largest document a client may register as a persisted query")
+	boolean(&c.PersistedOnly, "PERSISTED_ONLY", false, "run only the documents of SEATFLOW_PERSISTED_QUERIES (production front ends)")
+	str(&c.PersistedQueries, "PERSISTED_QUERIES", "", "persisted-query manifest (Apollo's JSON format, or sha256 → document)")
+	str(&c.TrustedProxies, "TRUSTED_PROXIES", "", "comma-separated proxy networks whose X-Forwarded-For is believed (e.g. 10.0.0.0/8)")
+	num(&c.WSMaxConns, "WS_MAX_CONNS", 50000, "most open websockets of the instance (0 = no cap)")
+	num(&c.WSMaxConnsPerClient, "WS_MAX_CONNS_PER_CLIENT", 100, "most open websockets of one client address (0 = no cap)")
+	str(&c.CacheRedisURL, "CACHE_REDIS_URL", "", "Redis of the catalog caches, persisted queries and cost budgets (may evict); empty = the seat Redis")
+	str(&c.MetricsAddr, "METRICS_ADDR", "", "serve /metrics on this address instead of the API's")
 	str(&c.LogLevel, "LOG_LEVEL", "info", "debug, info, warn or error")
 	str(&c.Timezone, "TIMEZONE", "UTC", "the cinema's time zone (a Date is a day in it)")
 	num(&c.LocalCacheBytes, "LOCAL_CACHE_BYTES", 32<<20, "size of the in-process catalog cache")
@@ -136,6 +167,15 @@ func (c *Config) validate() error {
 		return errors.New("SEATFLOW_JWT_SECRET must be at least 16 bytes outside embedded mode")
 	case c.HoldTTL < time.Minute:
 		return errors.New("SEATFLOW_HOLD_TTL must be at least 1m")
+	case c.CostBudget > 0 && c.CostBudget < c.ComplexityLimit:
+		return errors.New("SEATFLOW_COST_BUDGET must be at least SEATFLOW_COMPLEXITY_LIMIT (or 0, no budget): a query within the limit must be affordable")
+	case c.CostBudget > 0 && c.CostRestore <= 0:
+		return errors.New("SEATFLOW_COST_RESTORE must be positive when SEATFLOW_COST_BUDGET is on")
+	case c.PersistedOnly && c.PersistedQueries == "":
+		return errors.New("SEATFLOW_PERSISTED_ONLY needs SEATFLOW_PERSISTED_QUERIES, the manifest of the documents that may run")
+	}
+	if _, err := httpapi.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		return fmt.Errorf("SEATFLOW_TRUSTED_PROXIES: %w", err)
 	}
 	_, err := c.Location()
 	return err

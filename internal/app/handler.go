@@ -27,13 +27,24 @@ func (a *App) API() *httpapi.API {
 			WriteTimeout:         a.Config.WriteTimeout,
 			LoaderWait:           a.Config.LoaderWait,
 			WebsocketCompression: a.Config.WSCompression,
+			MaxFields:            a.Config.MaxFields,
+			MaxAliases:           a.Config.MaxAliases,
+			MaxErrors:            a.Config.MaxErrors,
+			MaxResponseBytes:     a.Config.MaxResponseBytes,
+			MaxURLBytes:          a.Config.MaxURLBytes,
+			PersistedOnly:        a.Config.PersistedOnly,
+			PersistedQueries:     a.PersistedQueries,
+			MaxPersistedBytes:    a.Config.MaxPersistedBytes,
+			ClientAddr:           a.ClientAddr(),
+			ServeMetrics:         a.Config.MetricsAddr == "",
 		},
 		Resolver: &graph.Resolver{Catalog: a.Catalog, Booking: a.Booking, Sales: a.Sales, Maps: a.Maps,
 			Live: a.Live, Rec: a.Rec},
 		Auth:           a.Auth,
 		Catalog:        a.Catalog,
 		Responses:      a.Responses,
-		Redis:          a.Redis,
+		Redis:          a.CacheRedis,
+		Budget:         a.Budget,
 		APQPrefix:      a.Keys.APQ(),
 		SeatMaps:       a.SeatMaps,
 		SeatMapWatches: seatMapWatches{maps: a.Maps, hub: a.Live},
@@ -70,6 +81,13 @@ func (a *App) AllowedOrigins() []string {
 		out = []string{"*"}
 	}
 	return out
+}
+
+// ClientAddr names a request's client: the peer address, or the address a trusted
+// proxy forwarded (SEATFLOW_TRUSTED_PROXIES, checked at start).
+func (a *App) ClientAddr() func(*http.Request) string {
+	nets, _ := httpapi.ParseTrustedProxies(a.Config.TrustedProxies)
+	return httpapi.ClientAddr(nets)
 }
 
 // Seeder is the demo data's seeder over the instance's catalog.

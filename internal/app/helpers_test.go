@@ -64,7 +64,9 @@ func startTestApp(t testing.TB, db *testenv.DB, r *testenv.Redis, flags ...strin
 		redisFlag = []string{"-redis-cluster", nodes}
 	}
 	cfg, _, err := ParseConfig("test", append(append(redisFlag, "-mysql-dsn", db.DSN,
-		"-redis-prefix", r.Keys.Prefix, "-jwt-secret", "test-secret-0123456789", "-loader-wait", "5ms"), flags...))
+		"-redis-prefix", r.Keys.Prefix, "-jwt-secret", "test-secret-0123456789", "-loader-wait", "5ms",
+		// Tests send many requests from one address; those about budgets set their own.
+		"-cost-budget", "100000000", "-cost-restore", "100000000"), flags...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // websocketCloseGrace is how long shutdown waits for websocket clients to answer the
@@ -38,6 +40,21 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdownCtx)
+}
+
+// ServeMetrics serves /metrics alone on ln until ctx ends (SEATFLOW_METRICS_ADDR: an
+// address only the monitoring network reaches).
+func (a *App) ServeMetrics(ctx context.Context, ln net.Listener) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		a.Log.Error("metrics listener", "err", err)
+	}
 }
 
 // PrintWelcome prints where the server listens and, in embedded mode, demo tokens.

@@ -32,7 +32,7 @@ func TestTransportErrorsCarryCodes(t *testing.T) {
 		{"OtherMethod", "PUT", "/query", "application/json", `{"query":"{ __typename }"}`,
 			405, "METHOD_NOT_ALLOWED", "method PUT is not allowed: use POST (or GET for queries)"},
 		{"MutationOverGET", "GET", "/query?" + mutationOverGET, "", "",
-			406, "METHOD_NOT_ALLOWED", "GET requests only allow query operations: send mutations with POST"},
+			405, "METHOD_NOT_ALLOWED", "GET requests only allow query operations: send mutations with POST"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -43,8 +43,8 @@ type Authenticator struct {
 
 // Issue signs a token for subject with role, valid for ttl.
 func (a *Authenticator) Issue(subject, role string, ttl time.Duration) (string, error) {
-	if subject == "" {
-		return "", seatflow.Errorf(seatflow.EINVALID, "a token needs a subject")
+	if err := seatflow.CheckUserID(subject); err != nil {
+		return "", seatflow.Errorf(seatflow.EINVALID, "a token's subject is a user id: %v", err)
 	}
 	if role != RoleCustomer && role != RoleAdmin {
 		return "", seatflow.Errorf(seatflow.EINVALID, "role must be customer or admin")
@@ -70,8 +70,8 @@ func (a *Authenticator) Verify(token string) (*User, error) {
 	if err != nil {
 		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: %s", reason(err))
 	}
-	if claims.Subject == "" {
-		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: no subject")
+	if err := seatflow.CheckUserID(claims.Subject); err != nil {
+		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: its subject is not a valid user id: %v", err)
 	}
 	if claims.Role != RoleCustomer && claims.Role != RoleAdmin {
 		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: unknown role")

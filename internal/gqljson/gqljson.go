@@ -12,32 +12,54 @@ import (
 // AppendResponse appends resp to b as graphql.Response marshals (errors, data, label,
 // path, hasNext, extensions; empty ones left out, data null when absent).
 func AppendResponse(b []byte, resp *graphql.Response) []byte {
+	return appendResponse(b, resp, true)
+}
+
+// AppendRefusal appends the response of an operation that did not run: its errors and
+// extensions, with no data entry at all (GraphQL over HTTP: a request refused before
+// execution has none).
+func AppendRefusal(b []byte, resp *graphql.Response) []byte {
+	return appendResponse(b, resp, false)
+}
+
+func appendResponse(b []byte, resp *graphql.Response, withData bool) []byte {
 	b = append(b, '{')
-	if len(resp.Errors) > 0 {
-		b = append(b, `"errors":`...)
-		b = appendJSON(b, resp.Errors)
-		b = append(b, ',')
+	first := true
+	key := func(name string) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
 	}
-	b = append(b, `"data":`...)
-	if len(resp.Data) == 0 {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, resp.Data...)
+	if len(resp.Errors) > 0 {
+		key("errors")
+		b = appendJSON(b, resp.Errors)
+	}
+	if withData {
+		key("data")
+		if len(resp.Data) == 0 {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, resp.Data...)
+		}
 	}
 	if resp.Label != "" {
-		b = append(b, `,"label":`...)
+		key("label")
 		b = appendJSON(b, resp.Label)
 	}
 	if len(resp.Path) > 0 {
-		b = append(b, `,"path":`...)
+		key("path")
 		b = appendJSON(b, resp.Path)
 	}
 	if resp.HasNext != nil {
-		b = append(b, `,"hasNext":`...)
+		key("hasNext")
 		b = appendJSON(b, *resp.HasNext)
 	}
 	if len(resp.Extensions) > 0 {
-		b = append(b, `,"extensions":`...)
+		key("extensions")
 		b = appendJSON(b, resp.Extensions)
 	}
 	return append(b, '}')

@@ -18,6 +18,7 @@ import (
 	"seatflow/internal/auth"
 	"seatflow/internal/respcache"
 	"seatflow/internal/seatrender"
+	"seatflow/internal/throttle"
 	"seatflow/internal/wstransport"
 	"seatflow/loaders"
 )
@@ -36,6 +37,19 @@ type Options struct {
 	LoaderWait      time.Duration
 	// WebsocketCompression negotiates permessage-deflate on websockets.
 	WebsocketCompression bool
+	// MaxFields and MaxAliases bound a document before it is validated; MaxErrors,
+	// MaxResponseBytes and MaxURLBytes bound an answer and a GET.
+	MaxFields, MaxAliases                    int
+	MaxErrors, MaxResponseBytes, MaxURLBytes int
+	// PersistedOnly runs only the documents of PersistedQueries (sha256 → document);
+	// MaxPersistedBytes bounds a document clients may register.
+	PersistedOnly     bool
+	PersistedQueries  map[string]string
+	MaxPersistedBytes int
+	// ClientAddr names a request's client address (trusted proxies applied).
+	ClientAddr func(*http.Request) string
+	// ServeMetrics serves /metrics on the API's address (false: on a listener of its own).
+	ServeMetrics bool
 }
 
 // API is one instance's HTTP API.
@@ -50,6 +64,8 @@ type API struct {
 	// Redis and APQPrefix hold the automatic persisted queries.
 	Redis     redis.UniversalClient
 	APQPrefix string
+	// Budget is every client's query-cost budget.
+	Budget *throttle.Budget
 	// SeatMaps keeps rendered seat maps per showtime and version.
 	SeatMaps *seatrender.Memo
 	// SeatMapWatches starts seat-map subscriptions delivered straight into websocket
@@ -68,7 +84,7 @@ func (a *API) Register(mux *http.ServeMux) {
 	if a.Responses != nil {
 		gql = a.Responses.Middleware(gql)
 	}
-	mux.Handle("/query", a.cors(a.Auth.Middleware(a.guard(gql))))
+	mux.Handle("/query", a.cors(a.Auth.Middleware(a.guard(a.withState(gql)))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := a.Ready(r.Context()); err != nil {
@@ -78,5 +94,18 @@ func (a *API) Register(mux *http.ServeMux) {
 		}
 		w.Write([]byte("ready\n"))
 	})
-	mux.Handle("GET /metrics", promhttp.Handler())
+	if a.ServeMetrics {
+		mux.Handle("GET /metrics", promhttp.Handler())
+	}
+}
+
+// withState gives each request the state its GraphQL extensions share.
+func (a *API) withState(next http.Handler) http.Handler {
+	addr := a.ClientAddr
+	if addr == nil {
+		addr = ClientAddr(nil)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, withState(r, addr))
+	})
 }

@@ -18,7 +18,7 @@ import (
 
 // GraphQL is the gqlgen server with its transports and extensions set explicitly.
 func (a *API) GraphQL() *handler.Server {
-	schema := graph.NewExecutableSchema(graph.Config{Resolvers: a.Resolver, Complexity: complexity()})
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: a.Resolver})
 	srv := handler.New(schema)
 	srv.AddTransport(wstransport.New(wstransport.Config{
 		AllowedOrigins: a.AllowedOrigins,
@@ -36,17 +36,25 @@ func (a *API) GraphQL() *handler.Server {
 		},
 	}))
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(httpTransport{})
+	srv.AddTransport(httpTransport{limits: answerLimits{MaxErrors: a.MaxErrors, MaxResponseBytes: a.MaxResponseBytes,
+		MaxURLBytes: a.MaxURLBytes}})
 	srv.AddTransport(refusedRequests{}) // last: what no transport above takes
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(a.MaxTokens)
 	if a.Introspection {
 		srv.Use(extension.Introspection{})
 	}
-	srv.Use(extension.AutomaticPersistedQuery{Cache: apqCache{rdb: a.Redis, prefix: a.APQPrefix}})
-	srv.Use(extension.FixedComplexityLimit(a.ComplexityLimit))
+	// Order matters: a persisted document is filled in before it is measured, and kept
+	// only after every limit below passed.
+	persisted := persistedQueries{Redis: a.Redis, Prefix: a.APQPrefix, MaxBytes: a.MaxPersistedBytes,
+		Only: a.PersistedOnly, Manifest: a.PersistedQueries}
+	srv.Use(persisted)
+	srv.Use(&documentLimits{MaxFields: a.MaxFields, MaxAliases: a.MaxAliases, MaxTokens: a.MaxTokens})
 	srv.Use(depthLimit{Max: a.MaxDepth})
-	srv.Use(operationMetrics{})
+	srv.Use(oneMutation{})
+	srv.Use(&costLimit{Limit: a.ComplexityLimit, Budget: a.Budget})
+	srv.Use(keepPersisted{persisted})
+	srv.Use(operationMetrics{labels: newOperationLabels(a.PersistedQueries)})
 	if a.Responses != nil {
 		srv.Use(a.Responses.Extension())
 	}

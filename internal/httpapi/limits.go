@@ -6,32 +6,11 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"seatflow"
-	"seatflow/graph"
-	"seatflow/internal/catalog"
 )
 
-// complexity weighs lists by their size argument, so `movies(first: 100)` costs a hundred
-// times its selection; FixedComplexityLimit then refuses what is too heavy before any
-// resolver runs.
-func complexity() graph.ComplexityRoot {
-	var c graph.ComplexityRoot
-	size := func(n *int, def int) int {
-		if n == nil {
-			return def
-		}
-		return max(*n, 1)
-	}
-	c.Query.Movies = func(child int, first *int, _ *string, _ *seatflow.MovieStatus) int {
-		return 1 + size(first, catalog.DefaultPageSize)*child
-	}
-	c.Query.BestSeats = func(child int, _ int, count int) int { return 1 + max(count, 1)*child }
-	c.Query.ReconcileRuns = func(child int, first *int) int { return 1 + size(first, 20)*child }
-	return c
-}
-
 // depthLimit refuses operations nested deeper than Max (fragments are followed).
+// Introspection is not counted: the standard introspection query of every GraphQL tool
+// nests 14 levels, and the schema it walks is finite.
 type depthLimit struct{ Max int }
 
 var _ interface {
@@ -58,6 +37,9 @@ func selectionDepth(set ast.SelectionSet, depth int, visiting map[string]bool) i
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
+			if s.Name == "__schema" || s.Name == "__type" {
+				continue // introspection: as deep as the schema, and costed flat (cost.go)
+			}
 			if len(s.SelectionSet) > 0 {
 				deepest = max(deepest, selectionDepth(s.SelectionSet, depth+1, visiting))
 			}

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"regexp"
 	"sync"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
 )
 
 var (
@@ -24,17 +24,32 @@ var (
 	}, []string{"operation"})
 )
 
-// operationMetrics counts operations and their latency by operation name.
-type operationMetrics struct{}
+// operationMetrics counts operations and their latency by operation name: the name of
+// the operation the document defines, and only for an operation that executed (a refused
+// one counts as "refused"). With a persisted-query manifest, only the manifest's
+// operation names are labels; without one, the first maxLabels names that executed.
+type operationMetrics struct {
+	labels *operationLabels
+}
 
 var _ interface {
 	graphql.HandlerExtension
+	graphql.OperationInterceptor
 	graphql.ResponseInterceptor
 } = operationMetrics{}
 
+const executedStats = "executed"
+
 func (operationMetrics) ExtensionName() string                   { return "OperationMetrics" }
 func (operationMetrics) Validate(graphql.ExecutableSchema) error { return nil }
-func (operationMetrics) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+
+// InterceptOperation marks the operation as executed: it passed every check.
+func (operationMetrics) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	graphql.GetOperationContext(ctx).Stats.SetExtension(executedStats, true)
+	return next(ctx)
+}
+
+func (m operationMetrics) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
 	if !graphql.HasOperationContext(ctx) {
 		return resp
@@ -43,7 +58,10 @@ func (operationMetrics) InterceptResponse(ctx context.Context, next graphql.Resp
 	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
 		return resp // a subscription's responses are events, not requests
 	}
-	name := operationLabel(oc.OperationName)
+	name := "refused"
+	if executed, _ := oc.Stats.GetExtension(executedStats).(bool); executed {
+		name = m.labels.of(oc.Operation.Name)
+	}
 	outcome := "ok"
 	if resp != nil && len(resp.Errors) > 0 {
 		outcome = "error"
@@ -53,28 +71,55 @@ func (operationMetrics) InterceptResponse(ctx context.Context, next graphql.Resp
 	return resp
 }
 
-var (
-	labelsMu   sync.Mutex
-	labelsSeen = map[string]bool{}
-	validLabel = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
-)
+const maxLabels = 200
 
-// operationLabel bounds the label set: operation names come from clients, so only the
-// first 200 well-formed names get a series of their own.
-func operationLabel(name string) string {
-	if name == "" {
-		return "anonymous"
+// operationLabels bounds the label set: operation names come from clients.
+type operationLabels struct {
+	mu      sync.Mutex
+	seen    map[string]bool
+	allowed map[string]bool // the manifest's names; nil: first come, up to maxLabels
+}
+
+// newOperationLabels allows the operation names of the manifest's documents, or, with no
+// manifest, the first names seen.
+func newOperationLabels(manifest map[string]string) *operationLabels {
+	l := &operationLabels{seen: map[string]bool{}}
+	if len(manifest) > 0 {
+		l.allowed = map[string]bool{}
+		for _, q := range manifest {
+			doc, err := parser.ParseQuery(&ast.Source{Input: q})
+			if err != nil {
+				continue
+			}
+			for _, op := range doc.Operations {
+				if op.Name != "" {
+					l.allowed[op.Name] = true
+				}
+			}
+		}
 	}
-	if !validLabel.MatchString(name) {
+	return l
+}
+
+func (l *operationLabels) of(name string) string {
+	switch {
+	case name == "":
+		return "anonymous"
+	case len(name) > 64:
+		return "other"
+	case l.allowed != nil:
+		if l.allowed[name] {
+			return name
+		}
 		return "other"
 	}
-	labelsMu.Lock()
-	defer labelsMu.Unlock()
-	if !labelsSeen[name] {
-		if len(labelsSeen) >= 200 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.seen[name] {
+		if len(l.seen) >= maxLabels {
 			return "other"
 		}
-		labelsSeen[name] = true
+		l.seen[name] = true
 	}
 	return name
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -78,4 +79,64 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{
 		{"message": message, "extensions": map[string]any{"code": code}},
 	}})
+}
+
+// answerLimits bound what an answer may carry.
+type answerLimits struct {
+	// MaxErrors is how many errors an answer lists; the rest are counted in one more.
+	MaxErrors int
+	// MaxResponseBytes is the largest data an answer may hold (RESPONSE_TOO_LARGE past it).
+	MaxResponseBytes int
+	// MaxURLBytes is the longest query string a GET may have (414 past it).
+	MaxURLBytes int
+}
+
+// cap applies the limits to resp: a data too large is replaced by an error, a long error
+// list is cut.
+func (l answerLimits) cap(resp *graphql.Response) {
+	if resp == nil {
+		return
+	}
+	if l.MaxResponseBytes > 0 && len(resp.Data) > l.MaxResponseBytes {
+		resp.Data = nil
+		resp.Errors = append(gqlerror.List{{Message: fmt.Sprintf("the answer is larger than %d bytes: ask for fewer items or fields", l.MaxResponseBytes),
+			Extensions: map[string]any{"code": codeResponseTooLarge}}}, resp.Errors...)
+	}
+	if l.MaxErrors > 0 && len(resp.Errors) > l.MaxErrors {
+		more := len(resp.Errors) - l.MaxErrors
+		resp.Errors = append(resp.Errors[:l.MaxErrors:l.MaxErrors], &gqlerror.Error{
+			Message:    fmt.Sprintf("%d more errors not shown", more),
+			Extensions: map[string]any{"code": codeTooManyErrors}})
+	}
+}
+
+// Codes of answers cut by the limits.
+const (
+	codeResponseTooLarge = "RESPONSE_TOO_LARGE"
+	codeTooManyErrors    = "TOO_MANY_ERRORS"
+)
+
+// refuse answers an operation that was refused before it ran. Its status follows GraphQL
+// over HTTP: with application/json 200 (the legacy rule clients expect), with
+// application/graphql-response+json 400 and no data entry; an exhausted cost budget is 429
+// with Retry-After either way.
+func refuse(w http.ResponseWriter, mediaType string, resp *graphql.Response) {
+	status := http.StatusOK
+	if mediaType == mediaGraphQLResponse {
+		status = http.StatusBadRequest
+	}
+	for _, e := range resp.Errors {
+		if e.Extensions["code"] == seatflow.ERATELIMITED {
+			status = http.StatusTooManyRequests
+			if ms, ok := e.Extensions["retryAfterMs"].(int64); ok {
+				w.Header().Set("Retry-After", strconv.FormatInt((ms+999)/1000, 10))
+			}
+		}
+	}
+	w.WriteHeader(status)
+	if mediaType == mediaGraphQLResponse {
+		writeRefusal(w, resp)
+		return
+	}
+	writeResponse(w, resp)
 }

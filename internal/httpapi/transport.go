@@ -14,7 +14,6 @@ import (
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -32,7 +31,9 @@ const (
 // matters on the hot path: the response's data, which the executor (or the seat-map
 // renderer) already wrote as compact JSON, is copied as it is instead of being scanned and
 // compacted again by encoding/json (a third of the CPU of a seat-map query).
-type httpTransport struct{}
+type httpTransport struct {
+	limits answerLimits
+}
 
 var _ graphql.Transport = httpTransport{}
 
@@ -54,7 +55,7 @@ func (httpTransport) Supports(r *http.Request) bool {
 var rawParams = sync.Pool{New: func() any { return &graphql.RawParams{} }}
 
 // Do runs one operation.
-func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (h httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	contentType := responseType(r)
 	w.Header().Set("Content-Type", contentType)
@@ -64,6 +65,12 @@ func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		rawParams.Put(params)
 	}()
 	params.ReadTime.Start = graphql.Now()
+	if r.Method == http.MethodGet && h.limits.MaxURLBytes > 0 && len(r.URL.RawQuery) > h.limits.MaxURLBytes {
+		w.WriteHeader(http.StatusRequestURITooLong)
+		writeResponse(w, &graphql.Response{Errors: gqlerror.List{transportError(codeBadRequest,
+			fmt.Sprintf("the query string is longer than %d bytes: send large documents with POST or as persisted queries", h.limits.MaxURLBytes))}})
+		return
+	}
 	if status, msg := readParams(r, params); msg != "" {
 		w.WriteHeader(status)
 		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{transportError(codeBadRequest, msg)}))
@@ -73,24 +80,22 @@ func (httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	params.ReadTime.End = graphql.Now()
 	rc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
-		if errcode.GetErrorKind(errs) == errcode.KindProtocol {
-			if contentType == mediaGraphQLResponse {
-				w.WriteHeader(http.StatusBadRequest)
-			} else {
-				w.WriteHeader(http.StatusUnprocessableEntity)
-			}
-		}
-		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs))
+		resp := exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
+		h.limits.cap(resp)
+		refuse(w, contentType, resp)
 		return
 	}
 	if r.Method == http.MethodGet && rc.Operation != nil && rc.Operation.Operation != ast.Query {
-		w.WriteHeader(http.StatusNotAcceptable)
+		w.Header().Set("Allow", "POST")
+		w.WriteHeader(http.StatusMethodNotAllowed)
 		writeResponse(w, &graphql.Response{Errors: gqlerror.List{transportError(codeMethodNotAllowed,
 			"GET requests only allow query operations: send mutations with POST")}})
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeResponse(w, responses(ctx))
+	resp := responses(ctx)
+	h.limits.cap(resp)
+	writeResponse(w, resp)
 }
 
 // readParams reads the GraphQL request of r into p; it returns what is wrong with it and
@@ -157,6 +162,15 @@ const maxPooledBuffer = 256 << 10
 // as it is: the executor wrote it as JSON already. The body goes out in one write with its
 // length, so net/http does not chunk it.
 func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
+	write(w, resp, gqljson.AppendResponse)
+}
+
+// writeRefusal writes the answer of an operation that did not run: no data entry.
+func writeRefusal(w http.ResponseWriter, resp *graphql.Response) {
+	write(w, resp, gqljson.AppendRefusal)
+}
+
+func write(w http.ResponseWriter, resp *graphql.Response, appendTo func([]byte, *graphql.Response) []byte) {
 	buf := responseBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledBuffer {
@@ -165,7 +179,7 @@ func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
 		}
 	}()
 	buf.Grow(len(resp.Data) + 64)
-	buf.Write(gqljson.AppendResponse(buf.AvailableBuffer(), resp))
+	buf.Write(appendTo(buf.AvailableBuffer(), resp))
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	_, _ = w.Write(buf.Bytes())
 }

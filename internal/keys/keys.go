@@ -61,5 +61,8 @@ func (k Keys) Idempotency(userID, key string) string {
 	return k.Prefix + ":idem:" + strconv.Quote(userID) + ":" + key
 }
 
+// CostBudget is the prefix of the clients' query-cost budgets.
+func (k Keys) CostBudget() string { return k.Prefix + ":cost:" }
+
 // APQ is the automatic-persisted-query cache prefix.
 func (k Keys) APQ() string { return k.Prefix + ":apq:" }

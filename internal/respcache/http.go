@@ -15,15 +15,25 @@ import (
 	"seatflow/internal/cache"
 )
 
-// pending is what the GraphQL executor tells the middleware about a request it runs.
-type pending struct{ catalogOnly atomic.Bool }
+// pending is what the middleware and the GraphQL extension share about one request: its
+// key, the store's generation before the first cache read, the trace of the catalog keys
+// read, and what the extension found.
+type pending struct {
+	key         string
+	gen         uint64
+	trace       cache.Trace
+	catalogOnly bool
+	hit         atomic.Bool
+}
 
 type pendingKey struct{}
 
-// Middleware answers a request from the store when it can, and otherwise runs next and
-// stores the response if the request was a catalog-only query (Extension says so) built
-// entirely from local cache copies, with no error. It must sit inside authentication (an
-// invalid token is refused before) and outside the GraphQL handler.
+// Middleware keys each GraphQL request by its bytes for the Extension, which answers it
+// from the store when it can and otherwise stores the data of a catalog-only query built
+// entirely from local cache copies, with no error. The store sits inside the executor, so
+// a hit is still parsed, limited and charged its cost like any query: it saves the
+// execution, not the checks. The middleware must sit inside authentication (an invalid
+// token is refused before) and outside the GraphQL handler.
 func (s *Store) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, ok := requestKey(r)
@@ -31,33 +41,9 @@ func (s *Store) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if e, ok := s.get(key); ok {
-			s.hits.Add(1)
-			lookupHit.Inc()
-			w.Header().Set("Content-Type", e.contentType)
-			w.Header().Set("X-Response-Cache", "hit")
-			w.WriteHeader(http.StatusOK)
-			_, _ = w.Write(e.body)
-			return
-		}
-		p := &pending{}
-		trace := &cache.Trace{}
-		gen := s.generation() // before the first cache read: a drop after it stops the put
-		ctx := cache.WithTrace(context.WithValue(r.Context(), pendingKey{}, p), trace)
-		c := &capture{ResponseWriter: w, p: p}
-		next.ServeHTTP(c, r.WithContext(ctx))
-		if !p.catalogOnly.Load() {
-			return
-		}
-		until, fromLocal := trace.Until()
-		if fromLocal && c.status == http.StatusOK && !c.over && !bytes.Contains(c.buf.Bytes(), []byte(`"errors"`)) &&
-			s.put(key, gen, &entry{body: c.buf.Bytes(), contentType: c.Header().Get("Content-Type"), tags: trace.Keys(), until: until}) {
-			s.misses.Add(1)
-			lookupMiss.Inc()
-			return
-		}
-		s.skipped.Add(1)
-		lookupSkipped.Inc()
+		p := &pending{key: key, gen: s.generation()} // before the first cache read: a drop after it stops the put
+		ctx := cache.WithTrace(context.WithValue(r.Context(), pendingKey{}, p), &p.trace)
+		next.ServeHTTP(hitHeader{ResponseWriter: w, p: p}, r.WithContext(ctx))
 	})
 }
 
@@ -99,39 +85,29 @@ func (e errReader) Read([]byte) (int, error) {
 	return 0, io.EOF
 }
 
-// capture passes a response through and keeps a copy of up to maxEntry bytes, only of a
-// catalog-only query's: the operation is known to be one before its response is written.
-type capture struct {
+// hitHeader marks a response answered from the store with X-Response-Cache: hit.
+type hitHeader struct {
 	http.ResponseWriter
-	p      *pending
-	status int
-	buf    bytes.Buffer
-	over   bool
+	p *pending
 }
 
-func (c *capture) WriteHeader(code int) {
-	if c.status == 0 {
-		c.status = code
-	}
-	c.ResponseWriter.WriteHeader(code)
+func (h hitHeader) WriteHeader(code int) {
+	h.mark()
+	h.ResponseWriter.WriteHeader(code)
 }
 
-func (c *capture) Write(p []byte) (int, error) {
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	if !c.over && c.p.catalogOnly.Load() {
-		if c.buf.Len()+len(p) > maxEntry {
-			c.over = true
-			c.buf = bytes.Buffer{}
-		} else {
-			c.buf.Write(p)
-		}
-	}
-	return c.ResponseWriter.Write(p)
+func (h hitHeader) Write(b []byte) (int, error) {
+	h.mark()
+	return h.ResponseWriter.Write(b)
 }
 
-func (c *capture) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+func (h hitHeader) mark() {
+	if h.p.hit.Load() {
+		h.Header().Set("X-Response-Cache", "hit")
+	}
+}
+
+func (h hitHeader) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // Extension is the gqlgen side of the store: once an operation is parsed and validated, it
 // tells the middleware whether every field the operation selects is catalog data.
@@ -139,7 +115,10 @@ func (s *Store) Extension() graphql.HandlerExtension { return extension{s} }
 
 type extension struct{ s *Store }
 
-var _ graphql.OperationContextMutator = extension{}
+var _ interface {
+	graphql.OperationContextMutator
+	graphql.ResponseInterceptor
+} = extension{}
 
 func (extension) ExtensionName() string { return "ResponseCache" }
 
@@ -166,9 +145,36 @@ const CatalogDirective = "catalog"
 func (e extension) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	p, _ := ctx.Value(pendingKey{}).(*pending)
 	if p != nil && oc.Operation != nil && oc.Operation.Operation == ast.Query {
-		p.catalogOnly.Store(e.s.catalogOnly(oc.Operation.SelectionSet))
+		p.catalogOnly = e.s.catalogOnly(oc.Operation.SelectionSet)
 	}
 	return nil
+}
+
+// InterceptResponse answers a catalog-only query from the store, or runs it and keeps its
+// data when every catalog value it read came from the local cache level and nothing failed.
+func (e extension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	p, _ := ctx.Value(pendingKey{}).(*pending)
+	if p == nil || !p.catalogOnly {
+		return next(ctx)
+	}
+	s := e.s
+	if data, ok := s.get(p.key); ok {
+		s.hits.Add(1)
+		lookupHit.Inc()
+		p.hit.Store(true)
+		return &graphql.Response{Data: data}
+	}
+	resp := next(ctx)
+	until, fromLocal := p.trace.Until()
+	if resp != nil && len(resp.Errors) == 0 && fromLocal &&
+		s.put(p.key, p.gen, &entry{data: resp.Data, tags: p.trace.Keys(), until: until}) {
+		s.misses.Add(1)
+		lookupMiss.Inc()
+		return resp
+	}
+	s.skipped.Add(1)
+	lookupSkipped.Inc()
+	return resp
 }
 
 // catalogOnly reports whether every field selected in set (fragments followed) is one of

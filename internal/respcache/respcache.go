@@ -1,6 +1,7 @@
-// Package respcache keeps the rendered responses of catalog-only GraphQL queries, so a hot
+// Package respcache keeps the data of the responses of catalog-only GraphQL queries, so a hot
 // query (a seat-picker page asking for a showtime with its movie and the hall's 120 seats)
-// costs a map look-up instead of an execution.
+// costs a map look-up instead of an execution. A hit is still a GraphQL request: parsed,
+// checked against every limit and charged its cost; only the execution is saved.
 //
 // A response is kept only when every field of its operation is catalog data (Allowed: no
 // seat state, no orders, nothing that depends on the caller, no list read straight from
@@ -17,6 +18,7 @@
 package respcache
 
 import (
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,7 +49,7 @@ var (
 	})
 )
 
-// Store holds rendered responses under their request, tagged by the catalog cache keys
+// Store holds the data of responses under their request, tagged by the catalog cache keys
 // they were built from, in at most MaxBytes (least recently used out first).
 type Store struct {
 	mu       sync.Mutex
@@ -71,10 +73,9 @@ type Stats struct {
 }
 
 type entry struct {
-	body        []byte
-	contentType string
-	tags        []string
-	until       time.Time
+	data  json.RawMessage
+	tags  []string
+	until time.Time
 }
 
 // New returns a Store of at most maxBytes of responses to queries that select only
@@ -89,8 +90,8 @@ func New(maxBytes int, now func() time.Time) *Store {
 
 // evicted unlinks an entry leaving the LRU (evicted, removed or replaced); mu is held.
 func (s *Store) evicted(key string, e *entry) {
-	s.bytes -= len(e.body)
-	metricBytes.Sub(float64(len(e.body)))
+	s.bytes -= len(e.data)
+	metricBytes.Sub(float64(len(e.data)))
 	for _, t := range e.tags {
 		if keys := s.byTag[t]; keys != nil {
 			delete(keys, key)
@@ -101,15 +102,18 @@ func (s *Store) evicted(key string, e *entry) {
 	}
 }
 
-func (s *Store) get(key string) (*entry, bool) {
+func (s *Store) get(key string) (json.RawMessage, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.lru.Get(key)
-	if ok && !s.now().Before(e.until) {
-		s.lru.Remove(key)
-		ok = false
+	if !ok {
+		return nil, false
 	}
-	return e, ok
+	if !s.now().Before(e.until) {
+		s.lru.Remove(key)
+		return nil, false
+	}
+	return e.data, true
 }
 
 func (s *Store) generation() uint64 {
@@ -120,7 +124,7 @@ func (s *Store) generation() uint64 {
 
 // put keeps e unless a drop happened since gen was read.
 func (s *Store) put(key string, gen uint64, e *entry) bool {
-	if len(e.body) > maxEntry || len(e.body) > s.maxBytes {
+	if len(e.data) > maxEntry || len(e.data) > s.maxBytes {
 		return false
 	}
 	s.mu.Lock()
@@ -130,8 +134,8 @@ func (s *Store) put(key string, gen uint64, e *entry) bool {
 	}
 	s.lru.Remove(key) // Add replacing a key would not unlink the old entry
 	s.lru.Add(key, e)
-	s.bytes += len(e.body)
-	metricBytes.Add(float64(len(e.body)))
+	s.bytes += len(e.data)
+	metricBytes.Add(float64(len(e.data)))
 	for _, t := range e.tags {
 		if s.byTag[t] == nil {
 			s.byTag[t] = map[string]struct{}{}

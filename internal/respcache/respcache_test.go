@@ -7,7 +7,7 @@ import (
 )
 
 func entryOf(body string, until time.Time, tags ...string) *entry {
-	return &entry{body: []byte(body), contentType: "application/json", tags: tags, until: until}
+	return &entry{data: []byte(body), tags: tags, until: until}
 }
 
 func TestStore(t *testing.T) {

@@ -1,7 +1,7 @@
 package wstransport
 
 import (
-	"errors"
+	"encoding/json"
 	"net"
 	"net/http"
 	"sync"
@@ -59,11 +59,29 @@ var (
 	}, []string{"cap"})
 )
 
-// errShuttingDown and errOverCap refuse a connection before its upgrade.
+// refusal is why a connection is refused before its upgrade: an HTTP status and a
+// GraphQL error code.
+type refusal struct {
+	status  int
+	code    string
+	message string
+}
+
 var (
-	errShuttingDown = errors.New("the server is shutting down")
-	errOverCap      = errors.New("too many live connections, try again in a moment")
+	refusedShuttingDown = &refusal{http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "the server is shutting down"}
+	refusedInstanceCap  = &refusal{http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "the server has as many live connections as it takes; try again in a moment"}
+	refusedClientCap    = &refusal{http.StatusTooManyRequests, "RATE_LIMITED", "too many live connections from this client; close one first"}
 )
+
+// write answers the refused request: JSON with the error's code, Retry-After on a 429.
+func (f *refusal) write(w http.ResponseWriter) {
+	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{"message": f.message,
+		"extensions": map[string]any{"code": f.code}}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", "5")
+	w.WriteHeader(f.status)
+	_, _ = w.Write(body)
+}
 
 func (r *Registry) clientOf(req *http.Request) string {
 	if r.ClientAddr != nil {
@@ -78,19 +96,19 @@ func (r *Registry) clientOf(req *http.Request) string {
 
 // admit counts a connection about to be upgraded against the caps; leave gives the
 // count back for one that was not.
-func (r *Registry) admit(req *http.Request) error {
+func (r *Registry) admit(req *http.Request) *refusal {
 	client := r.clientOf(req)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
 	case r.closed:
-		return errShuttingDown
+		return refusedShuttingDown
 	case r.MaxConns > 0 && r.admitted >= r.MaxConns:
 		connectionsRefused.WithLabelValues("instance").Inc()
-		return errOverCap
+		return refusedInstanceCap
 	case r.MaxConnsPerClient > 0 && r.byClient[client] >= r.MaxConnsPerClient:
 		connectionsRefused.WithLabelValues("client").Inc()
-		return errOverCap
+		return refusedClientCap
 	}
 	if r.byClient == nil {
 		r.byClient = map[string]int{}

@@ -150,8 +150,8 @@ func (t *Transport) Supports(r *http.Request) bool {
 // grown stack with it, so a watcher that stays for hours costs only what it needs. The
 // connection's context keeps the request's values, not its cancellation.
 func (t *Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	if err := t.cfg.Registry.admit(r); err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+	if refused := t.cfg.Registry.admit(r); refused != nil {
+		refused.write(w)
 		return
 	}
 	ws, err := t.upgrader.Upgrade(w, r, nil)

@@ -1,0 +1,276 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"seatflow"
+	"seatflow/internal/auth"
+	"seatflow/internal/throttle"
+)
+
+// The cost model, as Shopify's and GitHub's APIs count it: an object costs 1, a scalar
+// or enum nothing (__typename included), a list its size times what one element costs.
+// A list's size is its size argument (first, count) when it has one, else the bound
+// below; introspection costs a flat amount, since the schema it describes is finite.
+var listSizes = map[string]int{
+	"Query.movies":                20, // first's default
+	"Query.reconcileRuns":         20,
+	"Query.showtimes":             50, // a day's showtimes
+	"Query.myOrders":              50,
+	"Movie.showtimes":             50,
+	"Hall.seats":                  300, // a large hall (halls hold at most 2,000)
+	"SeatMap.seats":               300,
+	"SeatMapEvent.seats":          300,
+	"Order.seats":                 seatflow.MaxSeatsPerOrder,
+	"Showtime.prices":             3, // one per seat kind
+	"MovieConnection.edges":       0, // sized by movies' first
+}
+
+// defaultListSize is the size of a list the model knows nothing about.
+const defaultListSize = 20
+
+// Flat costs of introspection.
+const (
+	schemaCost = 500
+	typeCost   = 10
+)
+
+// queryCost is the requested cost of an operation with its variables.
+func queryCost(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any) int {
+	w := costWalk{schema: schema, vars: vars, visiting: map[string]bool{}}
+	return w.set(op.SelectionSet, defaultListSize)
+}
+
+type costWalk struct {
+	schema   *ast.Schema
+	vars     map[string]any
+	visiting map[string]bool // fragments being walked (validation refuses cycles; this is a guard)
+}
+
+// set is the cost of a selection set; page sizes its connection lists.
+func (w costWalk) set(set ast.SelectionSet, page int) int {
+	total := 0
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			total = saturate(total, w.field(s, page))
+		case *ast.InlineFragment:
+			total = saturate(total, w.set(s.SelectionSet, page))
+		case *ast.FragmentSpread:
+			if s.Definition == nil || w.visiting[s.Name] {
+				continue
+			}
+			w.visiting[s.Name] = true
+			total = saturate(total, w.set(s.Definition.SelectionSet, page))
+			delete(w.visiting, s.Name)
+		}
+	}
+	return total
+}
+
+func (w costWalk) field(f *ast.Field, page int) int {
+	switch f.Name {
+	case "__typename":
+		return 0
+	case "__schema":
+		return schemaCost
+	case "__type":
+		return typeCost
+	}
+	if f.Definition == nil || f.ObjectDefinition == nil {
+		return 1
+	}
+	size, known := listSizes[f.ObjectDefinition.Name+"."+f.Name]
+	switch {
+	case !known:
+		size = defaultListSize
+	case size == 0:
+		size = page
+	}
+	args := f.ArgumentMap(w.vars)
+	for _, name := range []string{"first", "last", "count"} {
+		if n := intArg(args[name]); n > 0 {
+			size = n
+		}
+	}
+	one := 0
+	if def := w.schema.Types[f.Definition.Type.Name()]; def != nil && (def.Kind == ast.Object || def.Kind == ast.Interface || def.Kind == ast.Union) {
+		one = saturate(1, w.set(f.SelectionSet, size))
+	}
+	if f.Definition.Type.Elem == nil {
+		return one
+	}
+	return saturate(1, mul(size, one))
+}
+
+// intArg reads an Int argument however it arrived (literal, JSON variable); 0 if none.
+func intArg(v any) int {
+	switch n := v.(type) {
+	case int64:
+		return int(min(n, math.MaxInt32))
+	case int:
+		return min(n, math.MaxInt32)
+	case json.Number:
+		i, err := n.Int64()
+		if err == nil {
+			return int(min(i, math.MaxInt32))
+		}
+	}
+	return 0
+}
+
+func saturate(a, b int) int {
+	if a > math.MaxInt32-b {
+		return math.MaxInt32
+	}
+	return a + b
+}
+
+func mul(a, b int) int {
+	if b != 0 && a > math.MaxInt32/b {
+		return math.MaxInt32
+	}
+	return a * b
+}
+
+// costLimit prices every operation before it runs: it refuses one over the limit
+// (COMPLEXITY_LIMIT_EXCEEDED), charges the client's budget (RATE_LIMITED, HTTP 429 with
+// Retry-After, when it is empty), and reports the cost in extensions.cost: what was asked
+// (requestedQueryCost), what the answer really held (actualQueryCost: one point per object
+// returned) and the budget (throttleStatus). The difference is given back.
+type costLimit struct {
+	Limit  int
+	Budget *throttle.Budget
+	schema *ast.Schema
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+	graphql.ResponseInterceptor
+} = (*costLimit)(nil)
+
+// opCost is what costLimit keeps about one operation between pricing and answering it.
+type opCost struct {
+	requested int
+	status    throttle.Status
+	charged   bool
+}
+
+const costStats = "cost"
+
+// ExtensionName names the extension for gqlgen.
+func (*costLimit) ExtensionName() string { return "CostLimit" }
+
+// Validate keeps the schema the costs are read from.
+func (c *costLimit) Validate(es graphql.ExecutableSchema) error {
+	c.schema = es.Schema()
+	return nil
+}
+
+// MutateOperationContext prices the operation and charges the client.
+func (c *costLimit) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if oc.Operation == nil {
+		return nil
+	}
+	cost := max(queryCost(c.schema, oc.Operation, oc.Variables), 1) // a request is never free
+	if cost > c.Limit {
+		return &gqlerror.Error{Message: fmt.Sprintf("the query costs %d points; the limit is %d: ask for fewer items (first, count) or fewer fields",
+			cost, c.Limit), Extensions: map[string]any{"code": "COMPLEXITY_LIMIT_EXCEEDED", "cost": map[string]any{"requestedQueryCost": cost}}}
+	}
+	st := stateOf(ctx)
+	if st == nil {
+		return nil
+	}
+	ok, status, err := c.Budget.Spend(ctx, st.client, cost)
+	oc.Stats.SetExtension(costStats, &opCost{requested: cost, status: status, charged: ok && err == nil})
+	if err != nil {
+		return &gqlerror.Error{Message: seatflow.ErrorMessage(err), Extensions: map[string]any{"code": seatflow.ErrorCode(err)}}
+	}
+	if !ok {
+		return &gqlerror.Error{Message: fmt.Sprintf("query cost budget exhausted: this query costs %d points, %d are available, %d come back per second; try again in %s",
+			cost, status.CurrentlyAvailable, int(status.RestoreRate), status.RetryAfter.Round(100_000_000)),
+			Extensions: map[string]any{"code": seatflow.ERATELIMITED, "retryAfterMs": status.RetryAfter.Milliseconds(),
+				"cost": costExtension(cost, 0, status)}}
+	}
+	return nil
+}
+
+// InterceptResponse reports the cost in the response and gives back what was not used.
+// A subscription is charged when it starts; its events carry no cost.
+func (c *costLimit) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	if !graphql.HasOperationContext(ctx) {
+		return resp // a request refused before it was parsed
+	}
+	oc := graphql.GetOperationContext(ctx)
+	st := stateOf(ctx)
+	spent, _ := oc.Stats.GetExtension(costStats).(*opCost)
+	if resp == nil || st == nil || spent == nil || !spent.charged || oc.Operation.Operation == ast.Subscription {
+		return resp
+	}
+	actual := min(max(objectsIn(resp.Data), 1), spent.requested)
+	c.Budget.Refund(st.client, spent.requested-actual)
+	status := spent.status
+	status.CurrentlyAvailable += spent.requested - actual
+	if resp.Extensions == nil {
+		resp.Extensions = map[string]any{}
+	}
+	resp.Extensions["cost"] = costExtension(spent.requested, actual, status)
+	return resp
+}
+
+func costExtension(requested, actual int, st throttle.Status) map[string]any {
+	return map[string]any{"requestedQueryCost": requested, "actualQueryCost": actual, "throttleStatus": st}
+}
+
+// objectsIn counts the objects of a JSON answer: the opening braces outside strings.
+func objectsIn(data []byte) int {
+	n, inString, escaped := 0, false, false
+	for _, b := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && b == '\\':
+			escaped = true
+		case b == '"':
+			inString = !inString
+		case !inString && b == '{':
+			n++
+		}
+	}
+	return max(n-1, 0) // the data object itself is free
+}
+
+type stateKey struct{}
+
+// requestState is what the extensions of one HTTP request share: the client its cost is
+// charged to, and a persisted query to keep once it passed every check.
+type requestState struct {
+	client   string
+	register string
+}
+
+// withState gives a request the state its extensions share, for the client the request
+// comes from: the signed-in user, else its address.
+func withState(r *http.Request, addr func(*http.Request) string) *http.Request {
+	client := "addr:" + addr(r)
+	if u, err := auth.RequireUser(r.Context()); err == nil {
+		client = "user:" + strconv.Quote(u.ID)
+	}
+	return r.WithContext(context.WithValue(r.Context(), stateKey{}, &requestState{client: client}))
+}
+
+func stateOf(ctx context.Context) *requestState {
+	st, _ := ctx.Value(stateKey{}).(*requestState)
+	return st
+}

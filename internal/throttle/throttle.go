@@ -1,0 +1,126 @@
+// Package throttle keeps every client's query-cost budget: a leaky bucket (GCRA, through
+// go-redis/redis_rate: one Lua round trip) in Redis, so all instances draw from the same
+// budget. To keep that round trip off most requests, an instance leases a slice of a
+// client's budget at a time and spends it locally until it runs out or its lease ends; a
+// client spread over N instances can overdraw by at most N leases.
+package throttle
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+
+	"seatflow/internal/rdb"
+)
+
+// Defaults of a Budget.
+const (
+	DefaultCapacity = 10000 // points a client may spend at once
+	DefaultRestore  = 500   // points restored per second
+	defaultLease    = 100   // points leased from Redis at a time
+	leaseLife       = time.Second
+	leasedClients   = 100_000
+)
+
+// Budget is the cost budget of every client. A zero Capacity turns throttling off.
+type Budget struct {
+	Limiter *redis_rate.Limiter
+	// KeyPrefix is prepended to a client's key in Redis (keys.Keys.CostBudget).
+	KeyPrefix string
+	// Capacity is the most a client may spend at once; Restore how many points come back
+	// per second.
+	Capacity, Restore int
+	// Now is the clock of the leases; time.Now when nil.
+	Now func() time.Time
+
+	mu     sync.Mutex
+	leases *simplelru.LRU[string, *lease]
+}
+
+// lease is the slice of a client's budget this instance may spend without asking Redis.
+type lease struct {
+	points    int
+	available int // what Redis said was left after the lease, for the client's status
+	until     time.Time
+}
+
+// Status is what a spend tells the client (extensions.cost.throttleStatus).
+type Status struct {
+	MaximumAvailable   int     `json:"maximumAvailable"`
+	CurrentlyAvailable int     `json:"currentlyAvailable"`
+	RestoreRate        float64 `json:"restoreRate"`
+	// RetryAfter is how long a refused client should wait; zero when the spend was allowed.
+	RetryAfter time.Duration `json:"-"`
+}
+
+// On reports whether the budget limits anything.
+func (b *Budget) On() bool { return b != nil && b.Capacity > 0 && b.Limiter != nil }
+
+func (b *Budget) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
+}
+
+// Spend takes cost points from client's budget and reports whether it could; a refusal
+// carries how long to wait. Redis failing is SERVICE_UNAVAILABLE.
+func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Status, error) {
+	st := Status{MaximumAvailable: b.Capacity, RestoreRate: float64(b.Restore)}
+	if !b.On() {
+		st.CurrentlyAvailable = b.Capacity
+		return true, st, nil
+	}
+	now := b.now()
+	b.mu.Lock()
+	if b.leases == nil {
+		b.leases, _ = simplelru.NewLRU[string, *lease](leasedClients, nil)
+	}
+	if l, ok := b.leases.Get(client); ok && now.Before(l.until) && l.points >= cost {
+		l.points -= cost
+		st.CurrentlyAvailable = l.available + l.points
+		b.mu.Unlock()
+		return true, st, nil
+	}
+	b.mu.Unlock()
+
+	limit := redis_rate.Limit{Rate: b.Restore, Burst: b.Capacity, Period: time.Second}
+	want := max(cost, min(defaultLease, b.Capacity))
+	res, err := b.Limiter.AllowN(ctx, b.KeyPrefix+client, limit, want)
+	if err == nil && res.Allowed == 0 && want > cost {
+		res, err = b.Limiter.AllowN(ctx, b.KeyPrefix+client, limit, cost)
+		want = cost
+	}
+	if err != nil {
+		return false, st, rdb.Classify("query cost budget", err)
+	}
+	st.CurrentlyAvailable = res.Remaining
+	if res.Allowed == 0 {
+		st.RetryAfter = max(res.RetryAfter, time.Millisecond)
+		return false, st, nil
+	}
+	b.mu.Lock()
+	b.leases.Add(client, &lease{points: want - cost, available: res.Remaining, until: now.Add(leaseLife)})
+	b.mu.Unlock()
+	st.CurrentlyAvailable = res.Remaining + want - cost
+	return true, st, nil
+}
+
+// Refund gives back points a query was charged but did not use (its actual cost was
+// lower than requested) to the client's lease on this instance.
+func (b *Budget) Refund(client string, points int) {
+	if !b.On() || points <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.leases == nil {
+		return
+	}
+	if l, ok := b.leases.Get(client); ok && b.now().Before(l.until) {
+		l.points += points
+	}
+}
