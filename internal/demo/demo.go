@@ -1,6 +1,7 @@
 // Package demo is the live seat-map demo: a plain HTML/JS page under /demo/ that uses only
-// the public API, demo customer tokens in embedded mode, and the demo catalog seeded into an
-// empty database. It holds no business rule.
+// the public API, demo customer tokens in embedded mode, and the demo data (the catalog for
+// an empty database, showtimes for each day of the coming week that has none). It holds no
+// business rule.
 package demo
 
 import (
