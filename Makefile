@@ -17,7 +17,7 @@ BENCH_OUT ?= docs/BENCHMARKS.md
 GEN_STATE = { git status --porcelain --untracked-files=all -- ent graph; git diff -- ent graph; \
 	git ls-files -z --others --exclude-standard -- ent graph | xargs -0r cat; } | sha256sum
 
-.PHONY: all run build services generate check-generated lint test bench load test-cluster cluster-up cluster-down
+.PHONY: all run build services generate check-generated playground lint test bench load test-cluster cluster-up cluster-down
 
 all: build
 
@@ -47,6 +47,11 @@ check-generated:
 	fi; \
 	echo "check-generated: ent/ and graph/ are up to date"
 
+# Rebuilds the playground's GraphiQL and React files (internal/playground/vendor/, committed)
+# from the npm versions pinned in internal/playground/web/package-lock.json.
+playground:
+	bash scripts/playground.sh
+
 lint:
 	@files="$$(gofmt -l .)"; \
 	if [ -n "$$files" ]; then echo "lint: gofmt wants to reformat:" >&2; echo "$$files" >&2; exit 1; fi
@@ -55,6 +60,7 @@ lint:
 test:
 	$(MAKE) --no-print-directory services
 	$(MAKE) --no-print-directory check-generated
+	bash scripts/playground.sh --check
 	bash scripts/chromium.sh
 	$(GO) test -race -count=1 -timeout 20m ./...
 	@if [ -f scripts/fuzz.sh ]; then echo "bash scripts/fuzz.sh"; bash scripts/fuzz.sh; fi

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs Debian's chromium for the browser tests (server/demo_test.go); they skip without it.
+# Installs Debian's chromium for the browser tests (internal/app: the /demo page and the
+# playground, offline); they skip without it.
 set -euo pipefail
 if [ -x /usr/bin/chromium ]; then
 	exit 0

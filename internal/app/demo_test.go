@@ -10,9 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -112,6 +115,9 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("mute-audio", true),
+		// Offline: no host name resolves, so a page that needs anything but the test server
+		// (a CDN, a font service) fails here as it would on a machine with no internet.
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 1000),
 	}
@@ -125,18 +131,78 @@ type tab struct {
 	t    *testing.T
 	name string
 	ctx  context.Context
+	// requests are the URLs the tab asked for (HTTP and websockets), in order.
+	requests *urlLog
+}
+
+// urlLog collects URLs from the tab's event goroutine for the test's.
+type urlLog struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+func (l *urlLog) listen(ev any) {
+	var u string
+	switch ev := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		u = ev.Request.URL
+	case *network.EventWebSocketCreated:
+		u = ev.URL
+	default:
+		return
+	}
+	l.mu.Lock()
+	l.urls = append(l.urls, u)
+	l.mu.Unlock()
+}
+
+// outside returns the URLs that were not for the server at base (http://127.0.0.1:PORT)
+// nor data: URLs.
+func (l *urlLog) outside(base string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ws := "ws" + strings.TrimPrefix(base, "http")
+	var out []string
+	for _, u := range l.urls {
+		if !strings.HasPrefix(u, base+"/") && !strings.HasPrefix(u, ws+"/") && !strings.HasPrefix(u, "data:") {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 func openTab(t *testing.T, parent context.Context, name string) *tab {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(parent)
+	requests := &urlLog{}
+	ctx, cancel := chromedp.NewContext(parent, chromedp.WithListener(requests.listen))
 	t.Cleanup(cancel)
 	// The first Run binds the browser (first tab) or the tab to the context it gets, so it
 	// runs on ctx itself; later actions get their own timeouts.
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("%s: start the browser: %v", name, err)
 	}
-	return &tab{t: t, name: name, ctx: ctx}
+	// Every Content-Security-Policy violation is kept in window.cspViolations.
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: `window.cspViolations = []; document.addEventListener('securitypolicyviolation',
+			e => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));`}); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return &tab{t: t, name: name, ctx: ctx, requests: requests}
+}
+
+// assertOffline fails the test if the tab asked for anything but the server at base or
+// the page broke its Content-Security-Policy.
+func (b *tab) assertOffline(base string) {
+	b.t.Helper()
+	if out := b.requests.outside(base); len(out) > 0 {
+		b.t.Errorf("%s asked for URLs outside %s: %v", b.name, base, out)
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.cspViolations`))
+	if err != nil || len(v) > 0 {
+		b.t.Errorf("%s: Content-Security-Policy violations %v (%v)", b.name, v, err)
+	}
 }
 
 // do runs actions with a bounded wait; on failure it reports what the page shows.

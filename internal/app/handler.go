@@ -5,12 +5,11 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/99designs/gqlgen/graphql/playground"
-
 	"seatflow/graph"
 	"seatflow/internal/demo"
 	"seatflow/internal/httpapi"
 	"seatflow/internal/live"
+	"seatflow/internal/playground"
 	"seatflow/internal/seats"
 )
 
@@ -55,11 +54,14 @@ func (a *App) API() *httpapi.API {
 }
 
 // Handler is everything the instance serves over HTTP: the API (/query, /healthz,
-// /readyz, /metrics), the GraphiQL playground at / and the live seat-map demo at /demo/.
+// /readyz, /metrics), the GraphiQL playground at / (its files under /playground/) and the
+// live seat-map demo at /demo/.
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
 	a.API().Register(mux)
-	mux.Handle("GET /{$}", demo.WithLink(playground.Handler("SeatFlow", "/query")))
+	// The playground is served from the binary (no CDN): it works offline.
+	mux.Handle("GET /{$}", demo.WithLink(playground.Handler()))
+	mux.Handle("GET /playground/", playground.Handler())
 	var tokens demo.Issuer
 	if a.Config.Embedded() {
 		tokens = a.Auth

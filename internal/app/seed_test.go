@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -49,6 +50,25 @@ func TestDemoSeedKeepsAWeekScheduled(t *testing.T) {
 		t.Fatalf("first seed: %+v, want the catalog and 7 days of showtimes", rep)
 	}
 	before := week()
+
+	// The README's examples hold on a new database: showtime 1 is in Hall 1, whose seats 61
+	// and 62 are F5 and F6, standard.
+	var one struct {
+		Showtime struct {
+			Hall struct {
+				Name  string
+				Seats []struct {
+					ID, Row, Kind string
+					Number        int
+				}
+			}
+		}
+	}
+	a.must("", `{ showtime(id: "1") { hall { name seats { id row number kind } } } }`, nil, &one)
+	if h := one.Showtime.Hall; h.Name != "Hall 1" || len(h.Seats) != 150 || h.Seats[60].ID != "61" || h.Seats[61].ID != "62" ||
+		h.Seats[60].Row+fmt.Sprint(h.Seats[60].Number) != "F5" || h.Seats[61].Kind != "STANDARD" {
+		t.Fatalf("showtime 1 of a new database: %+v, want Hall 1 with seats 61, 62 = F5, F6 standard", h)
+	}
 
 	// A customer buys a seat of the first showtime.
 	first := day(a.clock.Now().In(tokyo))[0].ID

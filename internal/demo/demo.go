@@ -1,6 +1,7 @@
 // Package demo is the live seat-map demo: a plain HTML/JS page under /demo/ that uses only
-// the public API, demo customer tokens in embedded mode, and the demo catalog seeded into an
-// empty database. It holds no business rule.
+// the public API, demo customer tokens in embedded mode, and the demo data (the catalog for
+// an empty database, showtimes for each day of the coming week that has none). It holds no
+// business rule.
 package demo
 
 import (
@@ -94,10 +95,11 @@ func demoToken(w http.ResponseWriter, r *http.Request, tokens Issuer, log *slog.
 	json.NewEncoder(w).Encode(map[string]string{"token": tok, "user": sub})
 }
 
-// demoLink is what WithLink adds to the playground page.
-const demoLink = `<a href="/demo/" id="seatflow-demo-link" style="position:fixed;right:16px;bottom:16px;z-index:10000;` +
-	`padding:8px 14px;border-radius:999px;background:#1d4ed8;color:#fff;font:600 14px system-ui,sans-serif;` +
-	`text-decoration:none;box-shadow:0 2px 8px rgba(0,0,0,.3)">Live seat map demo &rarr;</a>`
+// demoLink is what WithLink adds to the playground page: the link and its style sheet
+// (a file, not a style attribute, so the page's Content-Security-Policy can refuse inline
+// styles).
+const demoLink = `<link rel="stylesheet" href="/demo/link.css">` +
+	`<a href="/demo/" id="seatflow-demo-link">Live seat map demo &rarr;</a>`
 
 // WithLink adds a "Live seat map demo →" link to the HTML page next serves (the
 // GraphiQL playground), just before </body>; anything else passes through unchanged.
@@ -114,7 +116,11 @@ func WithLink(next http.Handler) http.Handler {
 		for k, v := range rec.header {
 			w.Header()[k] = v
 		}
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		if r.Method == http.MethodHead {
+			w.Header().Del("Content-Length") // the body was not written: its length is unknown here
+		} else {
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		}
 		w.WriteHeader(rec.status)
 		w.Write(body)
 	})

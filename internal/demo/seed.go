@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"seatflow"
@@ -112,50 +113,66 @@ func (a *Seeder) Seed(ctx context.Context) (SeedReport, error) {
 		return rep, nil
 	}
 	now := a.Now().In(a.Location)
+	var plan []plannedShow
 	for d := range Week {
 		day := time.Date(now.Year(), now.Month(), now.Day()+d, 0, 0, 0, 0, a.Location)
-		added, err := a.scheduleDay(ctx, day, now, movies, halls)
+		shows, err := a.planDay(ctx, day, now, movies, halls)
 		if err != nil {
 			return rep, err
 		}
-		if added > 0 {
-			rep.Showtimes += added
-			rep.Days++
-		}
+		plan = append(plan, shows...)
 	}
+	// Hall 1's showtimes first: on a new database showtime 1 is then the next one in the
+	// 150-seat hall, whatever the hour, so the README's examples (seats "61", "62" of
+	// showtime "1") hold.
+	slices.SortStableFunc(plan, func(x, y plannedShow) int { return x.hall - y.hall })
+	days := map[int]bool{}
+	prices := []catalog.PriceInput{{Kind: seatflow.SeatStandard, AmountCents: 1200},
+		{Kind: seatflow.SeatPremium, AmountCents: 1800}, {Kind: seatflow.SeatAccessible, AmountCents: 1000}}
+	for _, p := range plan {
+		st, err := a.Catalog.CreateShowtime(ctx, catalog.ShowtimeInput{MovieID: p.movie.ID, HallID: halls[p.hall].ID,
+			StartsAt: p.at, Prices: prices})
+		if seatflow.ErrorCode(err) == seatflow.EINVALID {
+			continue // the hall is taken by an admin's showtime from the day before, or the movie was delisted
+		} else if err != nil {
+			return rep, fmt.Errorf("seed showtime: %w", err)
+		}
+		if _, err := a.Sales.OpenSales(ctx, st.ID); err != nil {
+			return rep, fmt.Errorf("seed: open sales: %w", err)
+		}
+		rep.Showtimes++
+		days[p.day] = true
+	}
+	rep.Days = len(days)
 	return rep, nil
 }
 
-// scheduleDay adds the demo day's showtimes to day unless it has a showtime already.
-func (a *Seeder) scheduleDay(ctx context.Context, day, now time.Time, movies []*ent.Movie, halls []*ent.Hall) (int, error) {
+// plannedShow is a demo showtime to create; day tells its day from the others.
+type plannedShow struct {
+	at    time.Time
+	day   int
+	hall  int
+	movie *ent.Movie
+}
+
+// planDay returns the demo day's showtimes for day, or none when it has a showtime
+// already. Today gets only the slots still ahead.
+func (a *Seeder) planDay(ctx context.Context, day, now time.Time, movies []*ent.Movie, halls []*ent.Hall) ([]plannedShow, error) {
 	next := time.Date(day.Year(), day.Month(), day.Day()+1, 0, 0, 0, 0, a.Location)
 	n, err := a.DB.Showtime.Query().Where(showtime.StartsAtGTE(day.UTC()), showtime.StartsAtLT(next.UTC())).Count(ctx)
 	if err != nil || n > 0 {
-		return 0, err
+		return nil, err
 	}
-	prices := []catalog.PriceInput{{Kind: seatflow.SeatStandard, AmountCents: 1200},
-		{Kind: seatflow.SeatPremium, AmountCents: 1800}, {Kind: seatflow.SeatAccessible, AmountCents: 1000}}
-	added := 0
+	var out []plannedShow
 	for i, slot := range daySchedule {
 		at := time.Date(day.Year(), day.Month(), day.Day(), slot.hour, slot.minute, 0, 0, a.Location)
 		if at.Before(now.Add(5 * time.Minute)) {
 			continue // too late to sell
 		}
 		// Movies rotate by day, so each day's programme differs.
-		m := movies[(i+day.YearDay())%len(movies)]
-		st, err := a.Catalog.CreateShowtime(ctx, catalog.ShowtimeInput{MovieID: m.ID, HallID: halls[slot.hall].ID,
-			StartsAt: at, Prices: prices})
-		if seatflow.ErrorCode(err) == seatflow.EINVALID {
-			continue // the hall is taken by an admin's showtime from the day before, or the movie was delisted
-		} else if err != nil {
-			return added, fmt.Errorf("seed showtime: %w", err)
-		}
-		if _, err := a.Sales.OpenSales(ctx, st.ID); err != nil {
-			return added, fmt.Errorf("seed: open sales: %w", err)
-		}
-		added++
+		out = append(out, plannedShow{at: at, day: day.YearDay(), hall: slot.hall, movie: movies[(i+day.YearDay())%len(movies)]})
 	}
-	return added, nil
+	return out, nil
 }
 
 // demoCatalog finds the demo movies and halls; nil when any is missing.

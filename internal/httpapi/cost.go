@@ -19,20 +19,22 @@ import (
 
 // The cost model, as Shopify's and GitHub's APIs count it: an object costs 1, a scalar
 // or enum nothing (__typename included), a list its size times what one element costs.
-// A list's size is its size argument (first, count) when it has one, else the bound
-// below; introspection costs a flat amount, since the schema it describes is finite.
+// A list's size is its size argument (first, last, count) when it has one, else the bound
+// below; a connection's first (on a field that is not a list) sizes its edges (entries of
+// 0 below). Introspection costs a flat amount: the schema it describes is finite. The
+// bounds are estimates of the largest real list: a hall of 300 seats, a day's showtimes.
 var listSizes = map[string]int{
-	"Query.movies":                20, // first's default
-	"Query.reconcileRuns":         20,
-	"Query.showtimes":             50, // a day's showtimes
-	"Query.myOrders":              50,
-	"Movie.showtimes":             50,
-	"Hall.seats":                  300, // a large hall (halls hold at most 2,000)
-	"SeatMap.seats":               300,
-	"SeatMapEvent.seats":          300,
-	"Order.seats":                 seatflow.MaxSeatsPerOrder,
-	"Showtime.prices":             3, // one per seat kind
-	"MovieConnection.edges":       0, // sized by movies' first
+	"Query.movies":          20, // first's default
+	"Query.reconcileRuns":   20,
+	"Query.showtimes":       50, // a day's showtimes
+	"Query.myOrders":        50,
+	"Movie.showtimes":       50,
+	"Hall.seats":            300, // a large hall (halls hold at most 2,000)
+	"SeatMap.seats":         300,
+	"SeatMapEvent.seats":    300,
+	"Order.seats":           seatflow.MaxSeatsPerOrder,
+	"Showtime.prices":       3, // one per seat kind
+	"MovieConnection.edges": 0, // sized by movies' first
 }
 
 // defaultListSize is the size of a list the model knows nothing about.
