@@ -55,6 +55,11 @@ func (RefundStatus) Values() []string {
 	return []string{string(RefundRequired), string(RefundPending), string(RefundSucceeded), string(RefundFailed)}
 }
 
+// MaxRefundAttempts is how many refunds of one payment the provider may report failed
+// before SeatFlow stops sending new ones: the rest is a person's (the reconciler keeps
+// reporting it as outstanding).
+const MaxRefundAttempts = 5
+
 // Due reports whether a refund in status s still has to be sent to the provider.
 func (s RefundStatus) Due() bool { return s == RefundRequired || s == RefundFailed }
 

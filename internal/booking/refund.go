@@ -14,11 +14,6 @@ import (
 	"seatflow/internal/payments"
 )
 
-// MaxRefundAttempts is how many refunds of one payment the provider may report failed
-// before SeatFlow stops sending new ones: the rest is a person's (the reconciler's report
-// keeps counting it as outstanding).
-const MaxRefundAttempts = 5
-
 // RefundOrder is staff's refund of an order's payment (admin refundOrder). A PAID order is
 // cancelled in the same transaction that makes its refund due, and its seats go back on
 // sale; an order whose payment is already being refunded is returned as it is. An order
@@ -109,7 +104,7 @@ func (s *Service) requireRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 }
 
 // SendRefund sends an order's refund to the provider when it is due (REQUIRED, or FAILED
-// fewer than MaxRefundAttempts times) and records the provider's answer. It reports
+// fewer than seatflow.MaxRefundAttempts times) and records the provider's answer. It reports
 // whether the provider took the refund. After a failure the refund stays due and the
 // next call repeats the same request (same idempotency key); after the provider reported
 // a refund failed, the next one is a new request. The reconciler calls it.
@@ -118,7 +113,7 @@ func (s *Service) SendRefund(ctx context.Context, orderID int) (bool, error) {
 		return false, errNoProvider
 	}
 	p, err := s.paymentRow(ctx, orderID)
-	if err != nil || p == nil || p.RefundStatus == nil || !p.RefundStatus.Due() || p.RefundAttempts >= MaxRefundAttempts {
+	if err != nil || p == nil || p.RefundStatus == nil || !p.RefundStatus.Due() || p.RefundAttempts >= seatflow.MaxRefundAttempts {
 		return false, err
 	}
 	if p.Provider != s.Provider.Name() {
