@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"seatflow"
 	"seatflow/internal/database"
 )
 
@@ -34,17 +35,24 @@ type Config struct {
 	// ResponseCacheBytes bounds the rendered responses of catalog-only queries (0 = off).
 	ResponseCacheBytes int
 	// SeatMapMemo keeps rendered seat maps per showtime version (off: every read renders).
-	SeatMapMemo bool
-	LoaderWait         time.Duration
-	ReconcileEvery     time.Duration
-	MaxDepth           int
-	MySQLMaxConns      int
-	HoldsPerMinute     int
+	SeatMapMemo    bool
+	LoaderWait     time.Duration
+	ReconcileEvery time.Duration
+	MaxDepth       int
+	MySQLMaxConns  int
+	HoldsPerMinute int
 	// OrderChangesPerMinute limits payOrder, cancelOrder and extendHold per user.
 	OrderChangesPerMinute int
 	MaxTokens             int
 	MaxBodyBytes          int64
 	WriteTimeout          time.Duration
+	// PaymentProvider is stripe or test: embedded mode defaults to test, real mode must
+	// name one.
+	PaymentProvider string
+	// StripeAPIKey, StripeWebhookSecret and StripeAPIBase configure the stripe provider.
+	StripeAPIKey        string
+	StripeWebhookSecret string
+	StripeAPIBase       string
 }
 
 // embeddedSecret signs tokens in embedded mode, so the printed demo tokens survive a
@@ -107,12 +115,19 @@ func ParseConfig(name string, args []string) (*Config, []string, error) {
 	maxBody := 0
 	num(&maxBody, "MAX_BODY_BYTES", 256<<10, "maximum request body size")
 	dur(&c.WriteTimeout, "WRITE_TIMEOUT", 30*time.Second, "time to write a response (not websockets)")
+	str(&c.PaymentProvider, "PAYMENT_PROVIDER", "", "stripe (real payments, confirmed by Stripe's webhook) or test (payOrder confirms at once: never in production); embedded mode defaults to test")
+	str(&c.StripeAPIKey, "STRIPE_API_KEY", "", "Stripe secret key (sk_test_… or sk_live_…) of the stripe provider")
+	str(&c.StripeWebhookSecret, "STRIPE_WEBHOOK_SECRET", "", "signing secret (whsec_…) of the webhook endpoint POST /webhooks/stripe")
+	str(&c.StripeAPIBase, "STRIPE_API_BASE", "", "base URL of the Stripe API; empty = https://api.stripe.com (set it to a stripe-mock in tests)")
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
 	c.MaxBodyBytes = int64(maxBody)
 	if c.Embedded() && c.JWTSecret == "" {
 		c.JWTSecret = embeddedSecret
+	}
+	if c.Embedded() && c.PaymentProvider == "" {
+		c.PaymentProvider = seatflow.ProviderTest
 	}
 	return c, fs.Args(), c.validate()
 }
@@ -125,6 +140,12 @@ func (c *Config) validate() error {
 		return errors.New("SEATFLOW_JWT_SECRET must be at least 16 bytes outside embedded mode")
 	case c.HoldTTL < time.Minute:
 		return errors.New("SEATFLOW_HOLD_TTL must be at least 1m")
+	case c.PaymentProvider == "":
+		return errors.New("set SEATFLOW_PAYMENT_PROVIDER outside embedded mode: stripe (real payments, see docs/PAYMENTS.md) or test (any customer can mark an order paid: demos and tests only)")
+	case c.PaymentProvider != seatflow.ProviderStripe && c.PaymentProvider != seatflow.ProviderTest:
+		return fmt.Errorf("SEATFLOW_PAYMENT_PROVIDER %q: want stripe or test", c.PaymentProvider)
+	case c.PaymentProvider == seatflow.ProviderStripe && (c.StripeAPIKey == "" || c.StripeWebhookSecret == ""):
+		return errors.New("the stripe payment provider needs SEATFLOW_STRIPE_API_KEY and SEATFLOW_STRIPE_WEBHOOK_SECRET (docs/PAYMENTS.md)")
 	}
 	_, err := c.Location()
 	return err

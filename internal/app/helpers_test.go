@@ -64,7 +64,8 @@ func startTestApp(t testing.TB, db *testenv.DB, r *testenv.Redis, flags ...strin
 		redisFlag = []string{"-redis-cluster", nodes}
 	}
 	cfg, _, err := ParseConfig("test", append(append(redisFlag, "-mysql-dsn", db.DSN,
-		"-redis-prefix", r.Keys.Prefix, "-jwt-secret", "test-secret-0123456789", "-loader-wait", "5ms"), flags...))
+		"-redis-prefix", r.Keys.Prefix, "-jwt-secret", "test-secret-0123456789", "-loader-wait", "5ms",
+		"-payment-provider", "test"), flags...))
 	if err != nil {
 		t.Fatal(err)
 	}
