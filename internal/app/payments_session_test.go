@@ -127,3 +127,40 @@ func TestTestProviderPaysWithPayOrder(t *testing.T) {
 		t.Fatalf("POST /webhooks/stripe with the test provider answered %d, want 404 (no route)", r.Status)
 	}
 }
+
+// TestStripeDeclinedPaymentKeepsTheHold: a declined or cancelled payment is recorded and
+// the hold stays as it is (the customer may try again with the same session); events that
+// arrive out of order never undo a payment that took money.
+func TestStripeDeclinedPaymentKeepsTheHold(t *testing.T) {
+	a := newStripeApp(t)
+	alice := a.token("alice", "customer")
+	show, seats := a.onSaleShowtime()
+	o := a.hold(alice, show, seats[:1], "k")
+	first := a.startPayment(alice, o.ID)
+	pi := a.orderState(alice, o.ID).Payment.Reference
+
+	declined := intent(pi, o.ID, o.AmountCents, "usd")
+	declined["status"], declined["amount_received"] = "requires_payment_method", 0
+	declined["last_payment_error"] = map[string]any{"message": "Your card was declined."}
+	failed, _ := stripeEvent("payment_intent.payment_failed", declined)
+	a.deliver(failed).want(t, http.StatusOK, "applied")
+	st := a.orderState(alice, o.ID)
+	if st.Status != "PENDING_PAYMENT" || st.Payment.Status != "FAILED" {
+		t.Fatalf("after payment_failed: %+v %+v, want pending and FAILED", st, st.Payment)
+	}
+	if m, _ := a.seatStatuses(show); m[seats[0]] != "HELD" {
+		t.Fatalf("seat = %s after a declined payment, want HELD", m[seats[0]])
+	}
+	if again := a.startPayment(alice, o.ID); !reflect.DeepEqual(again, first) {
+		t.Fatalf("session after a decline = %+v, want the same %+v", again, first)
+	}
+
+	ok, _ := stripeEvent("payment_intent.succeeded", intent(pi, o.ID, o.AmountCents, "usd"))
+	a.deliver(ok).want(t, http.StatusOK, "applied")
+	late, _ := stripeEvent("payment_intent.canceled", intent(pi, o.ID, o.AmountCents, "usd"))
+	a.deliver(late).want(t, http.StatusOK, "applied")
+	a.deliver(failed).want(t, http.StatusOK, "replayed")
+	if st := a.orderState(alice, o.ID); st.Status != "PAID" || st.Payment.Status != "SUCCEEDED" {
+		t.Fatalf("after out-of-order events: %+v %+v, want PAID and SUCCEEDED", st, st.Payment)
+	}
+}
