@@ -153,7 +153,9 @@ func TestRefundNeverSentIsSentByTheReconciler(t *testing.T) {
 	if got := a.orderState(alice, o.ID).refund(); got != "SUCCEEDED" {
 		t.Fatalf("refund = %s, want SUCCEEDED", got)
 	}
-	var runs struct{ ReconcileRuns []struct{ RefundsRetried, RefundsOutstanding int } }
+	var runs struct {
+		ReconcileRuns []struct{ RefundsRetried, RefundsOutstanding int }
+	}
 	a.must(a.admin, `{ reconcileRuns { refundsRetried refundsOutstanding } }`, nil, &runs)
 	if len(runs.ReconcileRuns) != 1 || runs.ReconcileRuns[0].RefundsRetried != 1 {
 		t.Fatalf("stored runs = %+v, want the run that sent the refund", runs.ReconcileRuns)

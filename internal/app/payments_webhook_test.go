@@ -42,7 +42,9 @@ func TestStripeWebhookRefusesBadDeliveries(t *testing.T) {
 			other := bytes.Replace(good, []byte(`"amount_received":`), []byte(`"amount_received":1`), 1)
 			return a.postWebhook(other, signedHeader(good))
 		}, 400, ""},
-		{"MalformedJSON", func() webhookReply { return a.deliver([]byte(`{"id": "evt_1", "type": "payment_intent.succeeded", "data": {`)) }, 400, ""},
+		{"MalformedJSON", func() webhookReply {
+			return a.deliver([]byte(`{"id": "evt_1", "type": "payment_intent.succeeded", "data": {`))
+		}, 400, ""},
 		{"MalformedObject", func() webhookReply {
 			ev, _ := stripeEvent("payment_intent.succeeded", map[string]any{"id": 42, "amount": "lots"})
 			return a.deliver(ev)

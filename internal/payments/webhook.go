@@ -28,7 +28,8 @@ import (
 type StripeWebhook struct {
 	Secret string
 	Events Events
-	Log    *slog.Logger
+	// Log receives every refused or failed delivery; slog.Default when nil.
+	Log *slog.Logger
 	// Tolerance is the age of the oldest signature accepted; webhook.DefaultTolerance
 	// (5 minutes) when zero. It bounds how long a captured delivery can be replayed.
 	Tolerance time.Duration
@@ -40,7 +41,12 @@ type webhookAnswer struct {
 	Error   string  `json:"error,omitempty"`
 }
 
+// ServeHTTP applies one delivery and answers as StripeWebhook says.
 func (h *StripeWebhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	log := h.Log
+	if log == nil {
+		log = slog.Default()
+	}
 	payload, err := io.ReadAll(r.Body)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
@@ -55,13 +61,13 @@ func (h *StripeWebhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev, err := webhook.ConstructEventWithOptions(payload, r.Header.Get("Stripe-Signature"), h.Secret,
 		webhook.ConstructEventOptions{Tolerance: h.Tolerance, IgnoreAPIVersionMismatch: true})
 	if err != nil {
-		h.Log.Warn("stripe webhook: refused a delivery", "err", err)
+		log.Warn("stripe webhook: refused a delivery", "err", err)
 		h.answer(w, http.StatusBadRequest, webhookAnswer{Error: refusal(err)})
 		return
 	}
 	pe, ours, err := stripeEvent(ev)
 	if err != nil {
-		h.Log.Warn("stripe webhook: malformed event", "event", ev.ID, "type", ev.Type, "err", err)
+		log.Warn("stripe webhook: malformed event", "event", ev.ID, "type", ev.Type, "err", err)
 		h.answer(w, http.StatusBadRequest, webhookAnswer{Error: "malformed event: " + err.Error()})
 		return
 	}
@@ -74,10 +80,10 @@ func (h *StripeWebhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "":
 		h.answer(w, http.StatusOK, webhookAnswer{Outcome: out})
 	case seatflow.ENOTFOUND, seatflow.EUNAVAILABLE:
-		h.Log.Warn("stripe webhook: not applied, Stripe will deliver it again", "event", pe.ID, "type", pe.Type, "order", pe.OrderID, "err", err)
+		log.Warn("stripe webhook: not applied, Stripe will deliver it again", "event", pe.ID, "type", pe.Type, "order", pe.OrderID, "err", err)
 		h.answer(w, http.StatusServiceUnavailable, webhookAnswer{Error: seatflow.ErrorMessage(err)})
 	default:
-		h.Log.Error("stripe webhook: event failed", "event", pe.ID, "type", pe.Type, "order", pe.OrderID, "err", err)
+		log.Error("stripe webhook: event failed", "event", pe.ID, "type", pe.Type, "order", pe.OrderID, "err", err)
 		h.answer(w, http.StatusInternalServerError, webhookAnswer{Error: seatflow.ErrorMessage(err)})
 	}
 }
