@@ -16,6 +16,8 @@ import (
 	"seatflow/ent/movie"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
+	"seatflow/ent/payment"
+	"seatflow/ent/paymentevent"
 	"seatflow/ent/reconcilerun"
 	"seatflow/ent/seat"
 	"seatflow/ent/seatoccupancy"
@@ -44,6 +46,10 @@ type Client struct {
 	Order *OrderClient
 	// OrderSeat is the client for interacting with the OrderSeat builders.
 	OrderSeat *OrderSeatClient
+	// Payment is the client for interacting with the Payment builders.
+	Payment *PaymentClient
+	// PaymentEvent is the client for interacting with the PaymentEvent builders.
+	PaymentEvent *PaymentEventClient
 	// ReconcileRun is the client for interacting with the ReconcileRun builders.
 	ReconcileRun *ReconcileRunClient
 	// Seat is the client for interacting with the Seat builders.
@@ -68,6 +74,8 @@ func (c *Client) init() {
 	c.Movie = NewMovieClient(c.config)
 	c.Order = NewOrderClient(c.config)
 	c.OrderSeat = NewOrderSeatClient(c.config)
+	c.Payment = NewPaymentClient(c.config)
+	c.PaymentEvent = NewPaymentEventClient(c.config)
 	c.ReconcileRun = NewReconcileRunClient(c.config)
 	c.Seat = NewSeatClient(c.config)
 	c.SeatOccupancy = NewSeatOccupancyClient(c.config)
@@ -169,6 +177,8 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Movie:         NewMovieClient(cfg),
 		Order:         NewOrderClient(cfg),
 		OrderSeat:     NewOrderSeatClient(cfg),
+		Payment:       NewPaymentClient(cfg),
+		PaymentEvent:  NewPaymentEventClient(cfg),
 		ReconcileRun:  NewReconcileRunClient(cfg),
 		Seat:          NewSeatClient(cfg),
 		SeatOccupancy: NewSeatOccupancyClient(cfg),
@@ -197,6 +207,8 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Movie:         NewMovieClient(cfg),
 		Order:         NewOrderClient(cfg),
 		OrderSeat:     NewOrderSeatClient(cfg),
+		Payment:       NewPaymentClient(cfg),
+		PaymentEvent:  NewPaymentEventClient(cfg),
 		ReconcileRun:  NewReconcileRunClient(cfg),
 		Seat:          NewSeatClient(cfg),
 		SeatOccupancy: NewSeatOccupancyClient(cfg),
@@ -230,8 +242,8 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.CacheOutbox, c.Hall, c.Movie, c.Order, c.OrderSeat, c.ReconcileRun, c.Seat,
-		c.SeatOccupancy, c.Showtime,
+		c.CacheOutbox, c.Hall, c.Movie, c.Order, c.OrderSeat, c.Payment, c.PaymentEvent,
+		c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime,
 	} {
 		n.Use(hooks...)
 	}
@@ -241,8 +253,8 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.CacheOutbox, c.Hall, c.Movie, c.Order, c.OrderSeat, c.ReconcileRun, c.Seat,
-		c.SeatOccupancy, c.Showtime,
+		c.CacheOutbox, c.Hall, c.Movie, c.Order, c.OrderSeat, c.Payment, c.PaymentEvent,
+		c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -261,6 +273,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Order.mutate(ctx, m)
 	case *OrderSeatMutation:
 		return c.OrderSeat.mutate(ctx, m)
+	case *PaymentMutation:
+		return c.Payment.mutate(ctx, m)
+	case *PaymentEventMutation:
+		return c.PaymentEvent.mutate(ctx, m)
 	case *ReconcileRunMutation:
 		return c.ReconcileRun.mutate(ctx, m)
 	case *SeatMutation:
@@ -861,6 +877,22 @@ func (c *OrderClient) QueryOccupancy(_m *Order) *SeatOccupancyQuery {
 	return query
 }
 
+// QueryPayment queries the payment edge of a Order.
+func (c *OrderClient) QueryPayment(_m *Order) *PaymentQuery {
+	query := (&PaymentClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(order.Table, order.FieldID, id),
+			sqlgraph.To(payment.Table, payment.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, false, order.PaymentTable, order.PaymentColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *OrderClient) Hooks() []Hook {
 	return c.hooks.Order
@@ -1032,6 +1064,288 @@ func (c *OrderSeatClient) mutate(ctx context.Context, m *OrderSeatMutation) (Val
 		return (&OrderSeatDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown OrderSeat mutation op: %q", m.Op())
+	}
+}
+
+// PaymentClient is a client for the Payment schema.
+type PaymentClient struct {
+	config
+}
+
+// NewPaymentClient returns a client for the Payment from the given config.
+func NewPaymentClient(c config) *PaymentClient {
+	return &PaymentClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `payment.Hooks(f(g(h())))`.
+func (c *PaymentClient) Use(hooks ...Hook) {
+	c.hooks.Payment = append(c.hooks.Payment, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `payment.Intercept(f(g(h())))`.
+func (c *PaymentClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Payment = append(c.inters.Payment, interceptors...)
+}
+
+// Create returns a builder for creating a Payment entity.
+func (c *PaymentClient) Create() *PaymentCreate {
+	mutation := newPaymentMutation(c.config, OpCreate)
+	return &PaymentCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Payment entities.
+func (c *PaymentClient) CreateBulk(builders ...*PaymentCreate) *PaymentCreateBulk {
+	return &PaymentCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PaymentClient) MapCreateBulk(slice any, setFunc func(*PaymentCreate, int)) *PaymentCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PaymentCreateBulk{err: fmt.Errorf("calling to PaymentClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PaymentCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PaymentCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Payment.
+func (c *PaymentClient) Update() *PaymentUpdate {
+	mutation := newPaymentMutation(c.config, OpUpdate)
+	return &PaymentUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PaymentClient) UpdateOne(_m *Payment) *PaymentUpdateOne {
+	mutation := newPaymentMutation(c.config, OpUpdateOne, withPayment(_m))
+	return &PaymentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PaymentClient) UpdateOneID(id int) *PaymentUpdateOne {
+	mutation := newPaymentMutation(c.config, OpUpdateOne, withPaymentID(id))
+	return &PaymentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Payment.
+func (c *PaymentClient) Delete() *PaymentDelete {
+	mutation := newPaymentMutation(c.config, OpDelete)
+	return &PaymentDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PaymentClient) DeleteOne(_m *Payment) *PaymentDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PaymentClient) DeleteOneID(id int) *PaymentDeleteOne {
+	builder := c.Delete().Where(payment.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PaymentDeleteOne{builder}
+}
+
+// Query returns a query builder for Payment.
+func (c *PaymentClient) Query() *PaymentQuery {
+	return &PaymentQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePayment},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Payment entity by its id.
+func (c *PaymentClient) Get(ctx context.Context, id int) (*Payment, error) {
+	return c.Query().Where(payment.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PaymentClient) GetX(ctx context.Context, id int) *Payment {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryOrder queries the order edge of a Payment.
+func (c *PaymentClient) QueryOrder(_m *Payment) *OrderQuery {
+	query := (&OrderClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(payment.Table, payment.FieldID, id),
+			sqlgraph.To(order.Table, order.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, true, payment.OrderTable, payment.OrderColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *PaymentClient) Hooks() []Hook {
+	return c.hooks.Payment
+}
+
+// Interceptors returns the client interceptors.
+func (c *PaymentClient) Interceptors() []Interceptor {
+	return c.inters.Payment
+}
+
+func (c *PaymentClient) mutate(ctx context.Context, m *PaymentMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PaymentCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PaymentUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PaymentUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PaymentDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Payment mutation op: %q", m.Op())
+	}
+}
+
+// PaymentEventClient is a client for the PaymentEvent schema.
+type PaymentEventClient struct {
+	config
+}
+
+// NewPaymentEventClient returns a client for the PaymentEvent from the given config.
+func NewPaymentEventClient(c config) *PaymentEventClient {
+	return &PaymentEventClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `paymentevent.Hooks(f(g(h())))`.
+func (c *PaymentEventClient) Use(hooks ...Hook) {
+	c.hooks.PaymentEvent = append(c.hooks.PaymentEvent, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `paymentevent.Intercept(f(g(h())))`.
+func (c *PaymentEventClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PaymentEvent = append(c.inters.PaymentEvent, interceptors...)
+}
+
+// Create returns a builder for creating a PaymentEvent entity.
+func (c *PaymentEventClient) Create() *PaymentEventCreate {
+	mutation := newPaymentEventMutation(c.config, OpCreate)
+	return &PaymentEventCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PaymentEvent entities.
+func (c *PaymentEventClient) CreateBulk(builders ...*PaymentEventCreate) *PaymentEventCreateBulk {
+	return &PaymentEventCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PaymentEventClient) MapCreateBulk(slice any, setFunc func(*PaymentEventCreate, int)) *PaymentEventCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PaymentEventCreateBulk{err: fmt.Errorf("calling to PaymentEventClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PaymentEventCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PaymentEventCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PaymentEvent.
+func (c *PaymentEventClient) Update() *PaymentEventUpdate {
+	mutation := newPaymentEventMutation(c.config, OpUpdate)
+	return &PaymentEventUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PaymentEventClient) UpdateOne(_m *PaymentEvent) *PaymentEventUpdateOne {
+	mutation := newPaymentEventMutation(c.config, OpUpdateOne, withPaymentEvent(_m))
+	return &PaymentEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PaymentEventClient) UpdateOneID(id int) *PaymentEventUpdateOne {
+	mutation := newPaymentEventMutation(c.config, OpUpdateOne, withPaymentEventID(id))
+	return &PaymentEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PaymentEvent.
+func (c *PaymentEventClient) Delete() *PaymentEventDelete {
+	mutation := newPaymentEventMutation(c.config, OpDelete)
+	return &PaymentEventDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PaymentEventClient) DeleteOne(_m *PaymentEvent) *PaymentEventDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PaymentEventClient) DeleteOneID(id int) *PaymentEventDeleteOne {
+	builder := c.Delete().Where(paymentevent.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PaymentEventDeleteOne{builder}
+}
+
+// Query returns a query builder for PaymentEvent.
+func (c *PaymentEventClient) Query() *PaymentEventQuery {
+	return &PaymentEventQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePaymentEvent},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PaymentEvent entity by its id.
+func (c *PaymentEventClient) Get(ctx context.Context, id int) (*PaymentEvent, error) {
+	return c.Query().Where(paymentevent.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PaymentEventClient) GetX(ctx context.Context, id int) *PaymentEvent {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PaymentEventClient) Hooks() []Hook {
+	return c.hooks.PaymentEvent
+}
+
+// Interceptors returns the client interceptors.
+func (c *PaymentEventClient) Interceptors() []Interceptor {
+	return c.inters.PaymentEvent
+}
+
+func (c *PaymentEventClient) mutate(ctx context.Context, m *PaymentEventMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PaymentEventCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PaymentEventUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PaymentEventUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PaymentEventDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PaymentEvent mutation op: %q", m.Op())
 	}
 }
 
@@ -1634,12 +1948,12 @@ func (c *ShowtimeClient) mutate(ctx context.Context, m *ShowtimeMutation) (Value
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		CacheOutbox, Hall, Movie, Order, OrderSeat, ReconcileRun, Seat, SeatOccupancy,
-		Showtime []ent.Hook
+		CacheOutbox, Hall, Movie, Order, OrderSeat, Payment, PaymentEvent, ReconcileRun,
+		Seat, SeatOccupancy, Showtime []ent.Hook
 	}
 	inters struct {
-		CacheOutbox, Hall, Movie, Order, OrderSeat, ReconcileRun, Seat, SeatOccupancy,
-		Showtime []ent.Interceptor
+		CacheOutbox, Hall, Movie, Order, OrderSeat, Payment, PaymentEvent, ReconcileRun,
+		Seat, SeatOccupancy, Showtime []ent.Interceptor
 	}
 )
 

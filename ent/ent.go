@@ -12,6 +12,8 @@ import (
 	"seatflow/ent/movie"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
+	"seatflow/ent/payment"
+	"seatflow/ent/paymentevent"
 	"seatflow/ent/reconcilerun"
 	"seatflow/ent/seat"
 	"seatflow/ent/seatoccupancy"
@@ -86,6 +88,8 @@ func checkColumn(t, c string) error {
 			movie.Table:         movie.ValidColumn,
 			order.Table:         order.ValidColumn,
 			orderseat.Table:     orderseat.ValidColumn,
+			payment.Table:       payment.ValidColumn,
+			paymentevent.Table:  paymentevent.ValidColumn,
 			reconcilerun.Table:  reconcilerun.ValidColumn,
 			seat.Table:          seat.ValidColumn,
 			seatoccupancy.Table: seatoccupancy.ValidColumn,

@@ -12,6 +12,8 @@ import (
 	"seatflow/ent/movie"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
+	"seatflow/ent/payment"
+	"seatflow/ent/paymentevent"
 	"seatflow/ent/predicate"
 	"seatflow/ent/reconcilerun"
 	"seatflow/ent/seat"
@@ -38,6 +40,8 @@ const (
 	TypeMovie         = "Movie"
 	TypeOrder         = "Order"
 	TypeOrderSeat     = "OrderSeat"
+	TypePayment       = "Payment"
+	TypePaymentEvent  = "PaymentEvent"
 	TypeReconcileRun  = "ReconcileRun"
 	TypeSeat          = "Seat"
 	TypeSeatOccupancy = "SeatOccupancy"
@@ -2025,6 +2029,8 @@ type OrderMutation struct {
 	occupancy        map[int]struct{}
 	removedoccupancy map[int]struct{}
 	clearedoccupancy bool
+	payment          *int
+	clearedpayment   bool
 	done             bool
 	oldValue         func(context.Context) (*Order, error)
 	predicates       []predicate.Order
@@ -2734,6 +2740,45 @@ func (m *OrderMutation) ResetOccupancy() {
 	m.removedoccupancy = nil
 }
 
+// SetPaymentID sets the "payment" edge to the Payment entity by id.
+func (m *OrderMutation) SetPaymentID(id int) {
+	m.payment = &id
+}
+
+// ClearPayment clears the "payment" edge to the Payment entity.
+func (m *OrderMutation) ClearPayment() {
+	m.clearedpayment = true
+}
+
+// PaymentCleared reports if the "payment" edge to the Payment entity was cleared.
+func (m *OrderMutation) PaymentCleared() bool {
+	return m.clearedpayment
+}
+
+// PaymentID returns the "payment" edge ID in the mutation.
+func (m *OrderMutation) PaymentID() (id int, exists bool) {
+	if m.payment != nil {
+		return *m.payment, true
+	}
+	return
+}
+
+// PaymentIDs returns the "payment" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// PaymentID instead. It exists only for internal usage by the builders.
+func (m *OrderMutation) PaymentIDs() (ids []int) {
+	if id := m.payment; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetPayment resets all changes to the "payment" edge.
+func (m *OrderMutation) ResetPayment() {
+	m.payment = nil
+	m.clearedpayment = false
+}
+
 // Where appends a list predicates to the OrderMutation builder.
 func (m *OrderMutation) Where(ps ...predicate.Order) {
 	m.predicates = append(m.predicates, ps...)
@@ -3096,12 +3141,15 @@ func (m *OrderMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *OrderMutation) AddedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.seats != nil {
 		edges = append(edges, order.EdgeSeats)
 	}
 	if m.occupancy != nil {
 		edges = append(edges, order.EdgeOccupancy)
+	}
+	if m.payment != nil {
+		edges = append(edges, order.EdgePayment)
 	}
 	return edges
 }
@@ -3122,13 +3170,17 @@ func (m *OrderMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case order.EdgePayment:
+		if id := m.payment; id != nil {
+			return []ent.Value{*id}
+		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *OrderMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.removedseats != nil {
 		edges = append(edges, order.EdgeSeats)
 	}
@@ -3160,12 +3212,15 @@ func (m *OrderMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *OrderMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.clearedseats {
 		edges = append(edges, order.EdgeSeats)
 	}
 	if m.clearedoccupancy {
 		edges = append(edges, order.EdgeOccupancy)
+	}
+	if m.clearedpayment {
+		edges = append(edges, order.EdgePayment)
 	}
 	return edges
 }
@@ -3178,6 +3233,8 @@ func (m *OrderMutation) EdgeCleared(name string) bool {
 		return m.clearedseats
 	case order.EdgeOccupancy:
 		return m.clearedoccupancy
+	case order.EdgePayment:
+		return m.clearedpayment
 	}
 	return false
 }
@@ -3186,6 +3243,9 @@ func (m *OrderMutation) EdgeCleared(name string) bool {
 // if that edge is not defined in the schema.
 func (m *OrderMutation) ClearEdge(name string) error {
 	switch name {
+	case order.EdgePayment:
+		m.ClearPayment()
+		return nil
 	}
 	return fmt.Errorf("unknown Order unique edge %s", name)
 }
@@ -3199,6 +3259,9 @@ func (m *OrderMutation) ResetEdge(name string) error {
 		return nil
 	case order.EdgeOccupancy:
 		m.ResetOccupancy()
+		return nil
+	case order.EdgePayment:
+		m.ResetPayment()
 		return nil
 	}
 	return fmt.Errorf("unknown Order edge %s", name)
@@ -3674,6 +3737,1672 @@ func (m *OrderSeatMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown OrderSeat edge %s", name)
 }
 
+// PaymentMutation represents an operation that mutates the Payment nodes in the graph.
+type PaymentMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *int
+	provider           *string
+	reference          *string
+	status             *seatflow.PaymentStatus
+	amount_cents       *int
+	addamount_cents    *int
+	currency           *string
+	refund_status      *seatflow.RefundStatus
+	refund_reference   *string
+	refund_attempts    *int
+	addrefund_attempts *int
+	refund_reason      *string
+	created_at         *time.Time
+	updated_at         *time.Time
+	clearedFields      map[string]struct{}
+	_order             *int
+	cleared_order      bool
+	done               bool
+	oldValue           func(context.Context) (*Payment, error)
+	predicates         []predicate.Payment
+}
+
+var _ ent.Mutation = (*PaymentMutation)(nil)
+
+// paymentOption allows management of the mutation configuration using functional options.
+type paymentOption func(*PaymentMutation)
+
+// newPaymentMutation creates new mutation for the Payment entity.
+func newPaymentMutation(c config, op Op, opts ...paymentOption) *PaymentMutation {
+	m := &PaymentMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePayment,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPaymentID sets the ID field of the mutation.
+func withPaymentID(id int) paymentOption {
+	return func(m *PaymentMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Payment
+		)
+		m.oldValue = func(ctx context.Context) (*Payment, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Payment.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPayment sets the old Payment of the mutation.
+func withPayment(node *Payment) paymentOption {
+	return func(m *PaymentMutation) {
+		m.oldValue = func(context.Context) (*Payment, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PaymentMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PaymentMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PaymentMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PaymentMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Payment.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetOrderID sets the "order_id" field.
+func (m *PaymentMutation) SetOrderID(i int) {
+	m._order = &i
+}
+
+// OrderID returns the value of the "order_id" field in the mutation.
+func (m *PaymentMutation) OrderID() (r int, exists bool) {
+	v := m._order
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderID returns the old "order_id" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldOrderID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderID: %w", err)
+	}
+	return oldValue.OrderID, nil
+}
+
+// ResetOrderID resets all changes to the "order_id" field.
+func (m *PaymentMutation) ResetOrderID() {
+	m._order = nil
+}
+
+// SetProvider sets the "provider" field.
+func (m *PaymentMutation) SetProvider(s string) {
+	m.provider = &s
+}
+
+// Provider returns the value of the "provider" field in the mutation.
+func (m *PaymentMutation) Provider() (r string, exists bool) {
+	v := m.provider
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProvider returns the old "provider" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldProvider(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProvider is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProvider requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProvider: %w", err)
+	}
+	return oldValue.Provider, nil
+}
+
+// ResetProvider resets all changes to the "provider" field.
+func (m *PaymentMutation) ResetProvider() {
+	m.provider = nil
+}
+
+// SetReference sets the "reference" field.
+func (m *PaymentMutation) SetReference(s string) {
+	m.reference = &s
+}
+
+// Reference returns the value of the "reference" field in the mutation.
+func (m *PaymentMutation) Reference() (r string, exists bool) {
+	v := m.reference
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReference returns the old "reference" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldReference(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReference is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReference requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReference: %w", err)
+	}
+	return oldValue.Reference, nil
+}
+
+// ResetReference resets all changes to the "reference" field.
+func (m *PaymentMutation) ResetReference() {
+	m.reference = nil
+}
+
+// SetStatus sets the "status" field.
+func (m *PaymentMutation) SetStatus(ss seatflow.PaymentStatus) {
+	m.status = &ss
+}
+
+// Status returns the value of the "status" field in the mutation.
+func (m *PaymentMutation) Status() (r seatflow.PaymentStatus, exists bool) {
+	v := m.status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStatus returns the old "status" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldStatus(ctx context.Context) (v seatflow.PaymentStatus, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStatus: %w", err)
+	}
+	return oldValue.Status, nil
+}
+
+// ResetStatus resets all changes to the "status" field.
+func (m *PaymentMutation) ResetStatus() {
+	m.status = nil
+}
+
+// SetAmountCents sets the "amount_cents" field.
+func (m *PaymentMutation) SetAmountCents(i int) {
+	m.amount_cents = &i
+	m.addamount_cents = nil
+}
+
+// AmountCents returns the value of the "amount_cents" field in the mutation.
+func (m *PaymentMutation) AmountCents() (r int, exists bool) {
+	v := m.amount_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmountCents returns the old "amount_cents" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldAmountCents(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmountCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmountCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmountCents: %w", err)
+	}
+	return oldValue.AmountCents, nil
+}
+
+// AddAmountCents adds i to the "amount_cents" field.
+func (m *PaymentMutation) AddAmountCents(i int) {
+	if m.addamount_cents != nil {
+		*m.addamount_cents += i
+	} else {
+		m.addamount_cents = &i
+	}
+}
+
+// AddedAmountCents returns the value that was added to the "amount_cents" field in this mutation.
+func (m *PaymentMutation) AddedAmountCents() (r int, exists bool) {
+	v := m.addamount_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAmountCents resets all changes to the "amount_cents" field.
+func (m *PaymentMutation) ResetAmountCents() {
+	m.amount_cents = nil
+	m.addamount_cents = nil
+}
+
+// SetCurrency sets the "currency" field.
+func (m *PaymentMutation) SetCurrency(s string) {
+	m.currency = &s
+}
+
+// Currency returns the value of the "currency" field in the mutation.
+func (m *PaymentMutation) Currency() (r string, exists bool) {
+	v := m.currency
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCurrency returns the old "currency" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldCurrency(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCurrency is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCurrency requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCurrency: %w", err)
+	}
+	return oldValue.Currency, nil
+}
+
+// ResetCurrency resets all changes to the "currency" field.
+func (m *PaymentMutation) ResetCurrency() {
+	m.currency = nil
+}
+
+// SetRefundStatus sets the "refund_status" field.
+func (m *PaymentMutation) SetRefundStatus(ss seatflow.RefundStatus) {
+	m.refund_status = &ss
+}
+
+// RefundStatus returns the value of the "refund_status" field in the mutation.
+func (m *PaymentMutation) RefundStatus() (r seatflow.RefundStatus, exists bool) {
+	v := m.refund_status
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRefundStatus returns the old "refund_status" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldRefundStatus(ctx context.Context) (v *seatflow.RefundStatus, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRefundStatus is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRefundStatus requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRefundStatus: %w", err)
+	}
+	return oldValue.RefundStatus, nil
+}
+
+// ClearRefundStatus clears the value of the "refund_status" field.
+func (m *PaymentMutation) ClearRefundStatus() {
+	m.refund_status = nil
+	m.clearedFields[payment.FieldRefundStatus] = struct{}{}
+}
+
+// RefundStatusCleared returns if the "refund_status" field was cleared in this mutation.
+func (m *PaymentMutation) RefundStatusCleared() bool {
+	_, ok := m.clearedFields[payment.FieldRefundStatus]
+	return ok
+}
+
+// ResetRefundStatus resets all changes to the "refund_status" field.
+func (m *PaymentMutation) ResetRefundStatus() {
+	m.refund_status = nil
+	delete(m.clearedFields, payment.FieldRefundStatus)
+}
+
+// SetRefundReference sets the "refund_reference" field.
+func (m *PaymentMutation) SetRefundReference(s string) {
+	m.refund_reference = &s
+}
+
+// RefundReference returns the value of the "refund_reference" field in the mutation.
+func (m *PaymentMutation) RefundReference() (r string, exists bool) {
+	v := m.refund_reference
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRefundReference returns the old "refund_reference" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldRefundReference(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRefundReference is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRefundReference requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRefundReference: %w", err)
+	}
+	return oldValue.RefundReference, nil
+}
+
+// ResetRefundReference resets all changes to the "refund_reference" field.
+func (m *PaymentMutation) ResetRefundReference() {
+	m.refund_reference = nil
+}
+
+// SetRefundAttempts sets the "refund_attempts" field.
+func (m *PaymentMutation) SetRefundAttempts(i int) {
+	m.refund_attempts = &i
+	m.addrefund_attempts = nil
+}
+
+// RefundAttempts returns the value of the "refund_attempts" field in the mutation.
+func (m *PaymentMutation) RefundAttempts() (r int, exists bool) {
+	v := m.refund_attempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRefundAttempts returns the old "refund_attempts" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldRefundAttempts(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRefundAttempts is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRefundAttempts requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRefundAttempts: %w", err)
+	}
+	return oldValue.RefundAttempts, nil
+}
+
+// AddRefundAttempts adds i to the "refund_attempts" field.
+func (m *PaymentMutation) AddRefundAttempts(i int) {
+	if m.addrefund_attempts != nil {
+		*m.addrefund_attempts += i
+	} else {
+		m.addrefund_attempts = &i
+	}
+}
+
+// AddedRefundAttempts returns the value that was added to the "refund_attempts" field in this mutation.
+func (m *PaymentMutation) AddedRefundAttempts() (r int, exists bool) {
+	v := m.addrefund_attempts
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRefundAttempts resets all changes to the "refund_attempts" field.
+func (m *PaymentMutation) ResetRefundAttempts() {
+	m.refund_attempts = nil
+	m.addrefund_attempts = nil
+}
+
+// SetRefundReason sets the "refund_reason" field.
+func (m *PaymentMutation) SetRefundReason(s string) {
+	m.refund_reason = &s
+}
+
+// RefundReason returns the value of the "refund_reason" field in the mutation.
+func (m *PaymentMutation) RefundReason() (r string, exists bool) {
+	v := m.refund_reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRefundReason returns the old "refund_reason" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldRefundReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRefundReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRefundReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRefundReason: %w", err)
+	}
+	return oldValue.RefundReason, nil
+}
+
+// ResetRefundReason resets all changes to the "refund_reason" field.
+func (m *PaymentMutation) ResetRefundReason() {
+	m.refund_reason = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *PaymentMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *PaymentMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *PaymentMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *PaymentMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *PaymentMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the Payment entity.
+// If the Payment object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *PaymentMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// ClearOrder clears the "order" edge to the Order entity.
+func (m *PaymentMutation) ClearOrder() {
+	m.cleared_order = true
+	m.clearedFields[payment.FieldOrderID] = struct{}{}
+}
+
+// OrderCleared reports if the "order" edge to the Order entity was cleared.
+func (m *PaymentMutation) OrderCleared() bool {
+	return m.cleared_order
+}
+
+// OrderIDs returns the "order" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// OrderID instead. It exists only for internal usage by the builders.
+func (m *PaymentMutation) OrderIDs() (ids []int) {
+	if id := m._order; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetOrder resets all changes to the "order" edge.
+func (m *PaymentMutation) ResetOrder() {
+	m._order = nil
+	m.cleared_order = false
+}
+
+// Where appends a list predicates to the PaymentMutation builder.
+func (m *PaymentMutation) Where(ps ...predicate.Payment) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PaymentMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PaymentMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Payment, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PaymentMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PaymentMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Payment).
+func (m *PaymentMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PaymentMutation) Fields() []string {
+	fields := make([]string, 0, 12)
+	if m._order != nil {
+		fields = append(fields, payment.FieldOrderID)
+	}
+	if m.provider != nil {
+		fields = append(fields, payment.FieldProvider)
+	}
+	if m.reference != nil {
+		fields = append(fields, payment.FieldReference)
+	}
+	if m.status != nil {
+		fields = append(fields, payment.FieldStatus)
+	}
+	if m.amount_cents != nil {
+		fields = append(fields, payment.FieldAmountCents)
+	}
+	if m.currency != nil {
+		fields = append(fields, payment.FieldCurrency)
+	}
+	if m.refund_status != nil {
+		fields = append(fields, payment.FieldRefundStatus)
+	}
+	if m.refund_reference != nil {
+		fields = append(fields, payment.FieldRefundReference)
+	}
+	if m.refund_attempts != nil {
+		fields = append(fields, payment.FieldRefundAttempts)
+	}
+	if m.refund_reason != nil {
+		fields = append(fields, payment.FieldRefundReason)
+	}
+	if m.created_at != nil {
+		fields = append(fields, payment.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, payment.FieldUpdatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PaymentMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case payment.FieldOrderID:
+		return m.OrderID()
+	case payment.FieldProvider:
+		return m.Provider()
+	case payment.FieldReference:
+		return m.Reference()
+	case payment.FieldStatus:
+		return m.Status()
+	case payment.FieldAmountCents:
+		return m.AmountCents()
+	case payment.FieldCurrency:
+		return m.Currency()
+	case payment.FieldRefundStatus:
+		return m.RefundStatus()
+	case payment.FieldRefundReference:
+		return m.RefundReference()
+	case payment.FieldRefundAttempts:
+		return m.RefundAttempts()
+	case payment.FieldRefundReason:
+		return m.RefundReason()
+	case payment.FieldCreatedAt:
+		return m.CreatedAt()
+	case payment.FieldUpdatedAt:
+		return m.UpdatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PaymentMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case payment.FieldOrderID:
+		return m.OldOrderID(ctx)
+	case payment.FieldProvider:
+		return m.OldProvider(ctx)
+	case payment.FieldReference:
+		return m.OldReference(ctx)
+	case payment.FieldStatus:
+		return m.OldStatus(ctx)
+	case payment.FieldAmountCents:
+		return m.OldAmountCents(ctx)
+	case payment.FieldCurrency:
+		return m.OldCurrency(ctx)
+	case payment.FieldRefundStatus:
+		return m.OldRefundStatus(ctx)
+	case payment.FieldRefundReference:
+		return m.OldRefundReference(ctx)
+	case payment.FieldRefundAttempts:
+		return m.OldRefundAttempts(ctx)
+	case payment.FieldRefundReason:
+		return m.OldRefundReason(ctx)
+	case payment.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case payment.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Payment field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PaymentMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case payment.FieldOrderID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderID(v)
+		return nil
+	case payment.FieldProvider:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProvider(v)
+		return nil
+	case payment.FieldReference:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReference(v)
+		return nil
+	case payment.FieldStatus:
+		v, ok := value.(seatflow.PaymentStatus)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStatus(v)
+		return nil
+	case payment.FieldAmountCents:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmountCents(v)
+		return nil
+	case payment.FieldCurrency:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCurrency(v)
+		return nil
+	case payment.FieldRefundStatus:
+		v, ok := value.(seatflow.RefundStatus)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRefundStatus(v)
+		return nil
+	case payment.FieldRefundReference:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRefundReference(v)
+		return nil
+	case payment.FieldRefundAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRefundAttempts(v)
+		return nil
+	case payment.FieldRefundReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRefundReason(v)
+		return nil
+	case payment.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case payment.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Payment field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PaymentMutation) AddedFields() []string {
+	var fields []string
+	if m.addamount_cents != nil {
+		fields = append(fields, payment.FieldAmountCents)
+	}
+	if m.addrefund_attempts != nil {
+		fields = append(fields, payment.FieldRefundAttempts)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PaymentMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case payment.FieldAmountCents:
+		return m.AddedAmountCents()
+	case payment.FieldRefundAttempts:
+		return m.AddedRefundAttempts()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PaymentMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case payment.FieldAmountCents:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmountCents(v)
+		return nil
+	case payment.FieldRefundAttempts:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRefundAttempts(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Payment numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PaymentMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(payment.FieldRefundStatus) {
+		fields = append(fields, payment.FieldRefundStatus)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PaymentMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PaymentMutation) ClearField(name string) error {
+	switch name {
+	case payment.FieldRefundStatus:
+		m.ClearRefundStatus()
+		return nil
+	}
+	return fmt.Errorf("unknown Payment nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PaymentMutation) ResetField(name string) error {
+	switch name {
+	case payment.FieldOrderID:
+		m.ResetOrderID()
+		return nil
+	case payment.FieldProvider:
+		m.ResetProvider()
+		return nil
+	case payment.FieldReference:
+		m.ResetReference()
+		return nil
+	case payment.FieldStatus:
+		m.ResetStatus()
+		return nil
+	case payment.FieldAmountCents:
+		m.ResetAmountCents()
+		return nil
+	case payment.FieldCurrency:
+		m.ResetCurrency()
+		return nil
+	case payment.FieldRefundStatus:
+		m.ResetRefundStatus()
+		return nil
+	case payment.FieldRefundReference:
+		m.ResetRefundReference()
+		return nil
+	case payment.FieldRefundAttempts:
+		m.ResetRefundAttempts()
+		return nil
+	case payment.FieldRefundReason:
+		m.ResetRefundReason()
+		return nil
+	case payment.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case payment.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Payment field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PaymentMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m._order != nil {
+		edges = append(edges, payment.EdgeOrder)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PaymentMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case payment.EdgeOrder:
+		if id := m._order; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PaymentMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PaymentMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PaymentMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.cleared_order {
+		edges = append(edges, payment.EdgeOrder)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PaymentMutation) EdgeCleared(name string) bool {
+	switch name {
+	case payment.EdgeOrder:
+		return m.cleared_order
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PaymentMutation) ClearEdge(name string) error {
+	switch name {
+	case payment.EdgeOrder:
+		m.ClearOrder()
+		return nil
+	}
+	return fmt.Errorf("unknown Payment unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PaymentMutation) ResetEdge(name string) error {
+	switch name {
+	case payment.EdgeOrder:
+		m.ResetOrder()
+		return nil
+	}
+	return fmt.Errorf("unknown Payment edge %s", name)
+}
+
+// PaymentEventMutation represents an operation that mutates the PaymentEvent nodes in the graph.
+type PaymentEventMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	provider      *string
+	event_id      *string
+	_type         *string
+	order_id      *int
+	addorder_id   *int
+	received_at   *time.Time
+	clearedFields map[string]struct{}
+	done          bool
+	oldValue      func(context.Context) (*PaymentEvent, error)
+	predicates    []predicate.PaymentEvent
+}
+
+var _ ent.Mutation = (*PaymentEventMutation)(nil)
+
+// paymenteventOption allows management of the mutation configuration using functional options.
+type paymenteventOption func(*PaymentEventMutation)
+
+// newPaymentEventMutation creates new mutation for the PaymentEvent entity.
+func newPaymentEventMutation(c config, op Op, opts ...paymenteventOption) *PaymentEventMutation {
+	m := &PaymentEventMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePaymentEvent,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPaymentEventID sets the ID field of the mutation.
+func withPaymentEventID(id int) paymenteventOption {
+	return func(m *PaymentEventMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *PaymentEvent
+		)
+		m.oldValue = func(ctx context.Context) (*PaymentEvent, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().PaymentEvent.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPaymentEvent sets the old PaymentEvent of the mutation.
+func withPaymentEvent(node *PaymentEvent) paymenteventOption {
+	return func(m *PaymentEventMutation) {
+		m.oldValue = func(context.Context) (*PaymentEvent, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PaymentEventMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PaymentEventMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PaymentEventMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PaymentEventMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().PaymentEvent.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetProvider sets the "provider" field.
+func (m *PaymentEventMutation) SetProvider(s string) {
+	m.provider = &s
+}
+
+// Provider returns the value of the "provider" field in the mutation.
+func (m *PaymentEventMutation) Provider() (r string, exists bool) {
+	v := m.provider
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldProvider returns the old "provider" field's value of the PaymentEvent entity.
+// If the PaymentEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentEventMutation) OldProvider(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldProvider is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldProvider requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldProvider: %w", err)
+	}
+	return oldValue.Provider, nil
+}
+
+// ResetProvider resets all changes to the "provider" field.
+func (m *PaymentEventMutation) ResetProvider() {
+	m.provider = nil
+}
+
+// SetEventID sets the "event_id" field.
+func (m *PaymentEventMutation) SetEventID(s string) {
+	m.event_id = &s
+}
+
+// EventID returns the value of the "event_id" field in the mutation.
+func (m *PaymentEventMutation) EventID() (r string, exists bool) {
+	v := m.event_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEventID returns the old "event_id" field's value of the PaymentEvent entity.
+// If the PaymentEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentEventMutation) OldEventID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEventID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEventID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEventID: %w", err)
+	}
+	return oldValue.EventID, nil
+}
+
+// ResetEventID resets all changes to the "event_id" field.
+func (m *PaymentEventMutation) ResetEventID() {
+	m.event_id = nil
+}
+
+// SetType sets the "type" field.
+func (m *PaymentEventMutation) SetType(s string) {
+	m._type = &s
+}
+
+// GetType returns the value of the "type" field in the mutation.
+func (m *PaymentEventMutation) GetType() (r string, exists bool) {
+	v := m._type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldType returns the old "type" field's value of the PaymentEvent entity.
+// If the PaymentEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentEventMutation) OldType(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldType: %w", err)
+	}
+	return oldValue.Type, nil
+}
+
+// ResetType resets all changes to the "type" field.
+func (m *PaymentEventMutation) ResetType() {
+	m._type = nil
+}
+
+// SetOrderID sets the "order_id" field.
+func (m *PaymentEventMutation) SetOrderID(i int) {
+	m.order_id = &i
+	m.addorder_id = nil
+}
+
+// OrderID returns the value of the "order_id" field in the mutation.
+func (m *PaymentEventMutation) OrderID() (r int, exists bool) {
+	v := m.order_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderID returns the old "order_id" field's value of the PaymentEvent entity.
+// If the PaymentEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentEventMutation) OldOrderID(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderID: %w", err)
+	}
+	return oldValue.OrderID, nil
+}
+
+// AddOrderID adds i to the "order_id" field.
+func (m *PaymentEventMutation) AddOrderID(i int) {
+	if m.addorder_id != nil {
+		*m.addorder_id += i
+	} else {
+		m.addorder_id = &i
+	}
+}
+
+// AddedOrderID returns the value that was added to the "order_id" field in this mutation.
+func (m *PaymentEventMutation) AddedOrderID() (r int, exists bool) {
+	v := m.addorder_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearOrderID clears the value of the "order_id" field.
+func (m *PaymentEventMutation) ClearOrderID() {
+	m.order_id = nil
+	m.addorder_id = nil
+	m.clearedFields[paymentevent.FieldOrderID] = struct{}{}
+}
+
+// OrderIDCleared returns if the "order_id" field was cleared in this mutation.
+func (m *PaymentEventMutation) OrderIDCleared() bool {
+	_, ok := m.clearedFields[paymentevent.FieldOrderID]
+	return ok
+}
+
+// ResetOrderID resets all changes to the "order_id" field.
+func (m *PaymentEventMutation) ResetOrderID() {
+	m.order_id = nil
+	m.addorder_id = nil
+	delete(m.clearedFields, paymentevent.FieldOrderID)
+}
+
+// SetReceivedAt sets the "received_at" field.
+func (m *PaymentEventMutation) SetReceivedAt(t time.Time) {
+	m.received_at = &t
+}
+
+// ReceivedAt returns the value of the "received_at" field in the mutation.
+func (m *PaymentEventMutation) ReceivedAt() (r time.Time, exists bool) {
+	v := m.received_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReceivedAt returns the old "received_at" field's value of the PaymentEvent entity.
+// If the PaymentEvent object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PaymentEventMutation) OldReceivedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReceivedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReceivedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReceivedAt: %w", err)
+	}
+	return oldValue.ReceivedAt, nil
+}
+
+// ResetReceivedAt resets all changes to the "received_at" field.
+func (m *PaymentEventMutation) ResetReceivedAt() {
+	m.received_at = nil
+}
+
+// Where appends a list predicates to the PaymentEventMutation builder.
+func (m *PaymentEventMutation) Where(ps ...predicate.PaymentEvent) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PaymentEventMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PaymentEventMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.PaymentEvent, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PaymentEventMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PaymentEventMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (PaymentEvent).
+func (m *PaymentEventMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PaymentEventMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.provider != nil {
+		fields = append(fields, paymentevent.FieldProvider)
+	}
+	if m.event_id != nil {
+		fields = append(fields, paymentevent.FieldEventID)
+	}
+	if m._type != nil {
+		fields = append(fields, paymentevent.FieldType)
+	}
+	if m.order_id != nil {
+		fields = append(fields, paymentevent.FieldOrderID)
+	}
+	if m.received_at != nil {
+		fields = append(fields, paymentevent.FieldReceivedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PaymentEventMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case paymentevent.FieldProvider:
+		return m.Provider()
+	case paymentevent.FieldEventID:
+		return m.EventID()
+	case paymentevent.FieldType:
+		return m.GetType()
+	case paymentevent.FieldOrderID:
+		return m.OrderID()
+	case paymentevent.FieldReceivedAt:
+		return m.ReceivedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PaymentEventMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case paymentevent.FieldProvider:
+		return m.OldProvider(ctx)
+	case paymentevent.FieldEventID:
+		return m.OldEventID(ctx)
+	case paymentevent.FieldType:
+		return m.OldType(ctx)
+	case paymentevent.FieldOrderID:
+		return m.OldOrderID(ctx)
+	case paymentevent.FieldReceivedAt:
+		return m.OldReceivedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown PaymentEvent field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PaymentEventMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case paymentevent.FieldProvider:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetProvider(v)
+		return nil
+	case paymentevent.FieldEventID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEventID(v)
+		return nil
+	case paymentevent.FieldType:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetType(v)
+		return nil
+	case paymentevent.FieldOrderID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderID(v)
+		return nil
+	case paymentevent.FieldReceivedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReceivedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PaymentEvent field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PaymentEventMutation) AddedFields() []string {
+	var fields []string
+	if m.addorder_id != nil {
+		fields = append(fields, paymentevent.FieldOrderID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PaymentEventMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case paymentevent.FieldOrderID:
+		return m.AddedOrderID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PaymentEventMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case paymentevent.FieldOrderID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOrderID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PaymentEvent numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PaymentEventMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(paymentevent.FieldOrderID) {
+		fields = append(fields, paymentevent.FieldOrderID)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PaymentEventMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PaymentEventMutation) ClearField(name string) error {
+	switch name {
+	case paymentevent.FieldOrderID:
+		m.ClearOrderID()
+		return nil
+	}
+	return fmt.Errorf("unknown PaymentEvent nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PaymentEventMutation) ResetField(name string) error {
+	switch name {
+	case paymentevent.FieldProvider:
+		m.ResetProvider()
+		return nil
+	case paymentevent.FieldEventID:
+		m.ResetEventID()
+		return nil
+	case paymentevent.FieldType:
+		m.ResetType()
+		return nil
+	case paymentevent.FieldOrderID:
+		m.ResetOrderID()
+		return nil
+	case paymentevent.FieldReceivedAt:
+		m.ResetReceivedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown PaymentEvent field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PaymentEventMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PaymentEventMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PaymentEventMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PaymentEventMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PaymentEventMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PaymentEventMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PaymentEventMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown PaymentEvent unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PaymentEventMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown PaymentEvent edge %s", name)
+}
+
 // ReconcileRunMutation represents an operation that mutates the ReconcileRun nodes in the graph.
 type ReconcileRunMutation struct {
 	config
@@ -3694,6 +5423,10 @@ type ReconcileRunMutation struct {
 	addsold_orphans_released *int
 	limits_recounted         *int
 	addlimits_recounted      *int
+	refunds_retried          *int
+	addrefunds_retried       *int
+	refunds_outstanding      *int
+	addrefunds_outstanding   *int
 	showtimes                *[]int
 	appendshowtimes          []int
 	clearedFields            map[string]struct{}
@@ -4208,6 +5941,118 @@ func (m *ReconcileRunMutation) ResetLimitsRecounted() {
 	m.addlimits_recounted = nil
 }
 
+// SetRefundsRetried sets the "refunds_retried" field.
+func (m *ReconcileRunMutation) SetRefundsRetried(i int) {
+	m.refunds_retried = &i
+	m.addrefunds_retried = nil
+}
+
+// RefundsRetried returns the value of the "refunds_retried" field in the mutation.
+func (m *ReconcileRunMutation) RefundsRetried() (r int, exists bool) {
+	v := m.refunds_retried
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRefundsRetried returns the old "refunds_retried" field's value of the ReconcileRun entity.
+// If the ReconcileRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReconcileRunMutation) OldRefundsRetried(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRefundsRetried is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRefundsRetried requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRefundsRetried: %w", err)
+	}
+	return oldValue.RefundsRetried, nil
+}
+
+// AddRefundsRetried adds i to the "refunds_retried" field.
+func (m *ReconcileRunMutation) AddRefundsRetried(i int) {
+	if m.addrefunds_retried != nil {
+		*m.addrefunds_retried += i
+	} else {
+		m.addrefunds_retried = &i
+	}
+}
+
+// AddedRefundsRetried returns the value that was added to the "refunds_retried" field in this mutation.
+func (m *ReconcileRunMutation) AddedRefundsRetried() (r int, exists bool) {
+	v := m.addrefunds_retried
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRefundsRetried resets all changes to the "refunds_retried" field.
+func (m *ReconcileRunMutation) ResetRefundsRetried() {
+	m.refunds_retried = nil
+	m.addrefunds_retried = nil
+}
+
+// SetRefundsOutstanding sets the "refunds_outstanding" field.
+func (m *ReconcileRunMutation) SetRefundsOutstanding(i int) {
+	m.refunds_outstanding = &i
+	m.addrefunds_outstanding = nil
+}
+
+// RefundsOutstanding returns the value of the "refunds_outstanding" field in the mutation.
+func (m *ReconcileRunMutation) RefundsOutstanding() (r int, exists bool) {
+	v := m.refunds_outstanding
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRefundsOutstanding returns the old "refunds_outstanding" field's value of the ReconcileRun entity.
+// If the ReconcileRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReconcileRunMutation) OldRefundsOutstanding(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRefundsOutstanding is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRefundsOutstanding requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRefundsOutstanding: %w", err)
+	}
+	return oldValue.RefundsOutstanding, nil
+}
+
+// AddRefundsOutstanding adds i to the "refunds_outstanding" field.
+func (m *ReconcileRunMutation) AddRefundsOutstanding(i int) {
+	if m.addrefunds_outstanding != nil {
+		*m.addrefunds_outstanding += i
+	} else {
+		m.addrefunds_outstanding = &i
+	}
+}
+
+// AddedRefundsOutstanding returns the value that was added to the "refunds_outstanding" field in this mutation.
+func (m *ReconcileRunMutation) AddedRefundsOutstanding() (r int, exists bool) {
+	v := m.addrefunds_outstanding
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetRefundsOutstanding resets all changes to the "refunds_outstanding" field.
+func (m *ReconcileRunMutation) ResetRefundsOutstanding() {
+	m.refunds_outstanding = nil
+	m.addrefunds_outstanding = nil
+}
+
 // SetShowtimes sets the "showtimes" field.
 func (m *ReconcileRunMutation) SetShowtimes(i []int) {
 	m.showtimes = &i
@@ -4307,7 +6152,7 @@ func (m *ReconcileRunMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ReconcileRunMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 11)
 	if m.started_at != nil {
 		fields = append(fields, reconcilerun.FieldStartedAt)
 	}
@@ -4331,6 +6176,12 @@ func (m *ReconcileRunMutation) Fields() []string {
 	}
 	if m.limits_recounted != nil {
 		fields = append(fields, reconcilerun.FieldLimitsRecounted)
+	}
+	if m.refunds_retried != nil {
+		fields = append(fields, reconcilerun.FieldRefundsRetried)
+	}
+	if m.refunds_outstanding != nil {
+		fields = append(fields, reconcilerun.FieldRefundsOutstanding)
 	}
 	if m.showtimes != nil {
 		fields = append(fields, reconcilerun.FieldShowtimes)
@@ -4359,6 +6210,10 @@ func (m *ReconcileRunMutation) Field(name string) (ent.Value, bool) {
 		return m.SoldOrphansReleased()
 	case reconcilerun.FieldLimitsRecounted:
 		return m.LimitsRecounted()
+	case reconcilerun.FieldRefundsRetried:
+		return m.RefundsRetried()
+	case reconcilerun.FieldRefundsOutstanding:
+		return m.RefundsOutstanding()
 	case reconcilerun.FieldShowtimes:
 		return m.Showtimes()
 	}
@@ -4386,6 +6241,10 @@ func (m *ReconcileRunMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldSoldOrphansReleased(ctx)
 	case reconcilerun.FieldLimitsRecounted:
 		return m.OldLimitsRecounted(ctx)
+	case reconcilerun.FieldRefundsRetried:
+		return m.OldRefundsRetried(ctx)
+	case reconcilerun.FieldRefundsOutstanding:
+		return m.OldRefundsOutstanding(ctx)
 	case reconcilerun.FieldShowtimes:
 		return m.OldShowtimes(ctx)
 	}
@@ -4453,6 +6312,20 @@ func (m *ReconcileRunMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLimitsRecounted(v)
 		return nil
+	case reconcilerun.FieldRefundsRetried:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRefundsRetried(v)
+		return nil
+	case reconcilerun.FieldRefundsOutstanding:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRefundsOutstanding(v)
+		return nil
 	case reconcilerun.FieldShowtimes:
 		v, ok := value.([]int)
 		if !ok {
@@ -4486,6 +6359,12 @@ func (m *ReconcileRunMutation) AddedFields() []string {
 	if m.addlimits_recounted != nil {
 		fields = append(fields, reconcilerun.FieldLimitsRecounted)
 	}
+	if m.addrefunds_retried != nil {
+		fields = append(fields, reconcilerun.FieldRefundsRetried)
+	}
+	if m.addrefunds_outstanding != nil {
+		fields = append(fields, reconcilerun.FieldRefundsOutstanding)
+	}
 	return fields
 }
 
@@ -4506,6 +6385,10 @@ func (m *ReconcileRunMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedSoldOrphansReleased()
 	case reconcilerun.FieldLimitsRecounted:
 		return m.AddedLimitsRecounted()
+	case reconcilerun.FieldRefundsRetried:
+		return m.AddedRefundsRetried()
+	case reconcilerun.FieldRefundsOutstanding:
+		return m.AddedRefundsOutstanding()
 	}
 	return nil, false
 }
@@ -4556,6 +6439,20 @@ func (m *ReconcileRunMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddLimitsRecounted(v)
+		return nil
+	case reconcilerun.FieldRefundsRetried:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRefundsRetried(v)
+		return nil
+	case reconcilerun.FieldRefundsOutstanding:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddRefundsOutstanding(v)
 		return nil
 	}
 	return fmt.Errorf("unknown ReconcileRun numeric field %s", name)
@@ -4616,6 +6513,12 @@ func (m *ReconcileRunMutation) ResetField(name string) error {
 		return nil
 	case reconcilerun.FieldLimitsRecounted:
 		m.ResetLimitsRecounted()
+		return nil
+	case reconcilerun.FieldRefundsRetried:
+		m.ResetRefundsRetried()
+		return nil
+	case reconcilerun.FieldRefundsOutstanding:
+		m.ResetRefundsOutstanding()
 		return nil
 	case reconcilerun.FieldShowtimes:
 		m.ResetShowtimes()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"seatflow"
 	"seatflow/ent/order"
+	"seatflow/ent/payment"
 	"strings"
 	"time"
 
@@ -54,9 +55,11 @@ type OrderEdges struct {
 	Seats []*OrderSeat `json:"seats,omitempty"`
 	// Occupancy holds the value of the occupancy edge.
 	Occupancy []*SeatOccupancy `json:"occupancy,omitempty"`
+	// Payment holds the value of the payment edge.
+	Payment *Payment `json:"payment,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [2]bool
+	loadedTypes [3]bool
 }
 
 // SeatsOrErr returns the Seats value or an error if the edge
@@ -75,6 +78,17 @@ func (e OrderEdges) OccupancyOrErr() ([]*SeatOccupancy, error) {
 		return e.Occupancy, nil
 	}
 	return nil, &NotLoadedError{edge: "occupancy"}
+}
+
+// PaymentOrErr returns the Payment value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e OrderEdges) PaymentOrErr() (*Payment, error) {
+	if e.Payment != nil {
+		return e.Payment, nil
+	} else if e.loadedTypes[2] {
+		return nil, &NotFoundError{label: payment.Label}
+	}
+	return nil, &NotLoadedError{edge: "payment"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -205,6 +219,11 @@ func (_m *Order) QuerySeats() *OrderSeatQuery {
 // QueryOccupancy queries the "occupancy" edge of the Order entity.
 func (_m *Order) QueryOccupancy() *SeatOccupancyQuery {
 	return NewOrderClient(_m.config).QueryOccupancy(_m)
+}
+
+// QueryPayment queries the "payment" edge of the Order entity.
+func (_m *Order) QueryPayment() *PaymentQuery {
+	return NewOrderClient(_m.config).QueryPayment(_m)
 }
 
 // Update returns a builder for updating this Order.

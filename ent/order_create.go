@@ -9,6 +9,7 @@ import (
 	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
+	"seatflow/ent/payment"
 	"seatflow/ent/seatoccupancy"
 	"time"
 
@@ -165,6 +166,25 @@ func (_c *OrderCreate) AddOccupancy(v ...*SeatOccupancy) *OrderCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddOccupancyIDs(ids...)
+}
+
+// SetPaymentID sets the "payment" edge to the Payment entity by ID.
+func (_c *OrderCreate) SetPaymentID(id int) *OrderCreate {
+	_c.mutation.SetPaymentID(id)
+	return _c
+}
+
+// SetNillablePaymentID sets the "payment" edge to the Payment entity by ID if the given value is not nil.
+func (_c *OrderCreate) SetNillablePaymentID(id *int) *OrderCreate {
+	if id != nil {
+		_c = _c.SetPaymentID(*id)
+	}
+	return _c
+}
+
+// SetPayment sets the "payment" edge to the Payment entity.
+func (_c *OrderCreate) SetPayment(v *Payment) *OrderCreate {
+	return _c.SetPaymentID(v.ID)
 }
 
 // Mutation returns the OrderMutation object of the builder.
@@ -383,6 +403,22 @@ func (_c *OrderCreate) createSpec() (*Order, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(seatoccupancy.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.PaymentIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   order.PaymentTable,
+			Columns: []string{order.PaymentColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
+	"seatflow/ent/payment"
 	"seatflow/ent/predicate"
 	"seatflow/ent/seatoccupancy"
 
@@ -27,6 +28,7 @@ type OrderQuery struct {
 	predicates    []predicate.Order
 	withSeats     *OrderSeatQuery
 	withOccupancy *SeatOccupancyQuery
+	withPayment   *PaymentQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -100,6 +102,28 @@ func (_q *OrderQuery) QueryOccupancy() *SeatOccupancyQuery {
 			sqlgraph.From(order.Table, order.FieldID, selector),
 			sqlgraph.To(seatoccupancy.Table, seatoccupancy.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, order.OccupancyTable, order.OccupancyColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryPayment chains the current query on the "payment" edge.
+func (_q *OrderQuery) QueryPayment() *PaymentQuery {
+	query := (&PaymentClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(order.Table, order.FieldID, selector),
+			sqlgraph.To(payment.Table, payment.FieldID),
+			sqlgraph.Edge(sqlgraph.O2O, false, order.PaymentTable, order.PaymentColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -301,6 +325,7 @@ func (_q *OrderQuery) Clone() *OrderQuery {
 		predicates:    append([]predicate.Order{}, _q.predicates...),
 		withSeats:     _q.withSeats.Clone(),
 		withOccupancy: _q.withOccupancy.Clone(),
+		withPayment:   _q.withPayment.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -326,6 +351,17 @@ func (_q *OrderQuery) WithOccupancy(opts ...func(*SeatOccupancyQuery)) *OrderQue
 		opt(query)
 	}
 	_q.withOccupancy = query
+	return _q
+}
+
+// WithPayment tells the query-builder to eager-load the nodes that are connected to
+// the "payment" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *OrderQuery) WithPayment(opts ...func(*PaymentQuery)) *OrderQuery {
+	query := (&PaymentClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withPayment = query
 	return _q
 }
 
@@ -407,9 +443,10 @@ func (_q *OrderQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Order,
 	var (
 		nodes       = []*Order{}
 		_spec       = _q.querySpec()
-		loadedTypes = [2]bool{
+		loadedTypes = [3]bool{
 			_q.withSeats != nil,
 			_q.withOccupancy != nil,
+			_q.withPayment != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -441,6 +478,12 @@ func (_q *OrderQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Order,
 		if err := _q.loadOccupancy(ctx, query, nodes,
 			func(n *Order) { n.Edges.Occupancy = []*SeatOccupancy{} },
 			func(n *Order, e *SeatOccupancy) { n.Edges.Occupancy = append(n.Edges.Occupancy, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withPayment; query != nil {
+		if err := _q.loadPayment(ctx, query, nodes, nil,
+			func(n *Order, e *Payment) { n.Edges.Payment = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -492,6 +535,33 @@ func (_q *OrderQuery) loadOccupancy(ctx context.Context, query *SeatOccupancyQue
 	}
 	query.Where(predicate.SeatOccupancy(func(s *sql.Selector) {
 		s.Where(sql.InValues(s.C(order.OccupancyColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.OrderID
+		node, ok := nodeids[fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "order_id" returned %v for node %v`, fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *OrderQuery) loadPayment(ctx context.Context, query *PaymentQuery, nodes []*Order, init func(*Order), assign func(*Order, *Payment)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Order)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+	}
+	if len(query.ctx.Fields) > 0 {
+		query.ctx.AppendFieldOnce(payment.FieldOrderID)
+	}
+	query.Where(predicate.Payment(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(order.PaymentColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
+	"seatflow/ent/payment"
 	"seatflow/ent/predicate"
 	"seatflow/ent/seatoccupancy"
 	"time"
@@ -241,6 +242,25 @@ func (_u *OrderUpdate) AddOccupancy(v ...*SeatOccupancy) *OrderUpdate {
 	return _u.AddOccupancyIDs(ids...)
 }
 
+// SetPaymentID sets the "payment" edge to the Payment entity by ID.
+func (_u *OrderUpdate) SetPaymentID(id int) *OrderUpdate {
+	_u.mutation.SetPaymentID(id)
+	return _u
+}
+
+// SetNillablePaymentID sets the "payment" edge to the Payment entity by ID if the given value is not nil.
+func (_u *OrderUpdate) SetNillablePaymentID(id *int) *OrderUpdate {
+	if id != nil {
+		_u = _u.SetPaymentID(*id)
+	}
+	return _u
+}
+
+// SetPayment sets the "payment" edge to the Payment entity.
+func (_u *OrderUpdate) SetPayment(v *Payment) *OrderUpdate {
+	return _u.SetPaymentID(v.ID)
+}
+
 // Mutation returns the OrderMutation object of the builder.
 func (_u *OrderUpdate) Mutation() *OrderMutation {
 	return _u.mutation
@@ -286,6 +306,12 @@ func (_u *OrderUpdate) RemoveOccupancy(v ...*SeatOccupancy) *OrderUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveOccupancyIDs(ids...)
+}
+
+// ClearPayment clears the "payment" edge to the Payment entity.
+func (_u *OrderUpdate) ClearPayment() *OrderUpdate {
+	_u.mutation.ClearPayment()
+	return _u
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -495,6 +521,35 @@ func (_u *OrderUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(seatoccupancy.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.PaymentCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   order.PaymentTable,
+			Columns: []string{order.PaymentColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.PaymentIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   order.PaymentTable,
+			Columns: []string{order.PaymentColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -732,6 +787,25 @@ func (_u *OrderUpdateOne) AddOccupancy(v ...*SeatOccupancy) *OrderUpdateOne {
 	return _u.AddOccupancyIDs(ids...)
 }
 
+// SetPaymentID sets the "payment" edge to the Payment entity by ID.
+func (_u *OrderUpdateOne) SetPaymentID(id int) *OrderUpdateOne {
+	_u.mutation.SetPaymentID(id)
+	return _u
+}
+
+// SetNillablePaymentID sets the "payment" edge to the Payment entity by ID if the given value is not nil.
+func (_u *OrderUpdateOne) SetNillablePaymentID(id *int) *OrderUpdateOne {
+	if id != nil {
+		_u = _u.SetPaymentID(*id)
+	}
+	return _u
+}
+
+// SetPayment sets the "payment" edge to the Payment entity.
+func (_u *OrderUpdateOne) SetPayment(v *Payment) *OrderUpdateOne {
+	return _u.SetPaymentID(v.ID)
+}
+
 // Mutation returns the OrderMutation object of the builder.
 func (_u *OrderUpdateOne) Mutation() *OrderMutation {
 	return _u.mutation
@@ -777,6 +851,12 @@ func (_u *OrderUpdateOne) RemoveOccupancy(v ...*SeatOccupancy) *OrderUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveOccupancyIDs(ids...)
+}
+
+// ClearPayment clears the "payment" edge to the Payment entity.
+func (_u *OrderUpdateOne) ClearPayment() *OrderUpdateOne {
+	_u.mutation.ClearPayment()
+	return _u
 }
 
 // Where appends a list predicates to the OrderUpdate builder.
@@ -1016,6 +1096,35 @@ func (_u *OrderUpdateOne) sqlSave(ctx context.Context) (_node *Order, err error)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(seatoccupancy.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.PaymentCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   order.PaymentTable,
+			Columns: []string{order.PaymentColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.PaymentIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2O,
+			Inverse: false,
+			Table:   order.PaymentTable,
+			Columns: []string{order.PaymentColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -34,6 +34,10 @@ type ReconcileRun struct {
 	SoldOrphansReleased int `json:"sold_orphans_released,omitempty"`
 	// LimitsRecounted holds the value of the "limits_recounted" field.
 	LimitsRecounted int `json:"limits_recounted,omitempty"`
+	// RefundsRetried holds the value of the "refunds_retried" field.
+	RefundsRetried int `json:"refunds_retried,omitempty"`
+	// RefundsOutstanding holds the value of the "refunds_outstanding" field.
+	RefundsOutstanding int `json:"refunds_outstanding,omitempty"`
 	// Showtimes holds the value of the "showtimes" field.
 	Showtimes    []int `json:"showtimes,omitempty"`
 	selectValues sql.SelectValues
@@ -46,7 +50,7 @@ func (*ReconcileRun) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case reconcilerun.FieldShowtimes:
 			values[i] = new([]byte)
-		case reconcilerun.FieldID, reconcilerun.FieldExpiredCancelled, reconcilerun.FieldPaidSeatsFixed, reconcilerun.FieldHashesRebuilt, reconcilerun.FieldOrphanHoldsReleased, reconcilerun.FieldSoldOrphansReleased, reconcilerun.FieldLimitsRecounted:
+		case reconcilerun.FieldID, reconcilerun.FieldExpiredCancelled, reconcilerun.FieldPaidSeatsFixed, reconcilerun.FieldHashesRebuilt, reconcilerun.FieldOrphanHoldsReleased, reconcilerun.FieldSoldOrphansReleased, reconcilerun.FieldLimitsRecounted, reconcilerun.FieldRefundsRetried, reconcilerun.FieldRefundsOutstanding:
 			values[i] = new(sql.NullInt64)
 		case reconcilerun.FieldStartedAt, reconcilerun.FieldFinishedAt:
 			values[i] = new(sql.NullTime)
@@ -119,6 +123,18 @@ func (_m *ReconcileRun) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.LimitsRecounted = int(value.Int64)
 			}
+		case reconcilerun.FieldRefundsRetried:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field refunds_retried", values[i])
+			} else if value.Valid {
+				_m.RefundsRetried = int(value.Int64)
+			}
+		case reconcilerun.FieldRefundsOutstanding:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field refunds_outstanding", values[i])
+			} else if value.Valid {
+				_m.RefundsOutstanding = int(value.Int64)
+			}
 		case reconcilerun.FieldShowtimes:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field showtimes", values[i])
@@ -186,6 +202,12 @@ func (_m *ReconcileRun) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("limits_recounted=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LimitsRecounted))
+	builder.WriteString(", ")
+	builder.WriteString("refunds_retried=")
+	builder.WriteString(fmt.Sprintf("%v", _m.RefundsRetried))
+	builder.WriteString(", ")
+	builder.WriteString("refunds_outstanding=")
+	builder.WriteString(fmt.Sprintf("%v", _m.RefundsOutstanding))
 	builder.WriteString(", ")
 	builder.WriteString("showtimes=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Showtimes))

@@ -118,6 +118,34 @@ func (_c *ReconcileRunCreate) SetNillableLimitsRecounted(v *int) *ReconcileRunCr
 	return _c
 }
 
+// SetRefundsRetried sets the "refunds_retried" field.
+func (_c *ReconcileRunCreate) SetRefundsRetried(v int) *ReconcileRunCreate {
+	_c.mutation.SetRefundsRetried(v)
+	return _c
+}
+
+// SetNillableRefundsRetried sets the "refunds_retried" field if the given value is not nil.
+func (_c *ReconcileRunCreate) SetNillableRefundsRetried(v *int) *ReconcileRunCreate {
+	if v != nil {
+		_c.SetRefundsRetried(*v)
+	}
+	return _c
+}
+
+// SetRefundsOutstanding sets the "refunds_outstanding" field.
+func (_c *ReconcileRunCreate) SetRefundsOutstanding(v int) *ReconcileRunCreate {
+	_c.mutation.SetRefundsOutstanding(v)
+	return _c
+}
+
+// SetNillableRefundsOutstanding sets the "refunds_outstanding" field if the given value is not nil.
+func (_c *ReconcileRunCreate) SetNillableRefundsOutstanding(v *int) *ReconcileRunCreate {
+	if v != nil {
+		_c.SetRefundsOutstanding(*v)
+	}
+	return _c
+}
+
 // SetShowtimes sets the "showtimes" field.
 func (_c *ReconcileRunCreate) SetShowtimes(v []int) *ReconcileRunCreate {
 	_c.mutation.SetShowtimes(v)
@@ -183,6 +211,14 @@ func (_c *ReconcileRunCreate) defaults() {
 		v := reconcilerun.DefaultLimitsRecounted
 		_c.mutation.SetLimitsRecounted(v)
 	}
+	if _, ok := _c.mutation.RefundsRetried(); !ok {
+		v := reconcilerun.DefaultRefundsRetried
+		_c.mutation.SetRefundsRetried(v)
+	}
+	if _, ok := _c.mutation.RefundsOutstanding(); !ok {
+		v := reconcilerun.DefaultRefundsOutstanding
+		_c.mutation.SetRefundsOutstanding(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -210,6 +246,12 @@ func (_c *ReconcileRunCreate) check() error {
 	}
 	if _, ok := _c.mutation.LimitsRecounted(); !ok {
 		return &ValidationError{Name: "limits_recounted", err: errors.New(`ent: missing required field "ReconcileRun.limits_recounted"`)}
+	}
+	if _, ok := _c.mutation.RefundsRetried(); !ok {
+		return &ValidationError{Name: "refunds_retried", err: errors.New(`ent: missing required field "ReconcileRun.refunds_retried"`)}
+	}
+	if _, ok := _c.mutation.RefundsOutstanding(); !ok {
+		return &ValidationError{Name: "refunds_outstanding", err: errors.New(`ent: missing required field "ReconcileRun.refunds_outstanding"`)}
 	}
 	return nil
 }
@@ -269,6 +311,14 @@ func (_c *ReconcileRunCreate) createSpec() (*ReconcileRun, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.LimitsRecounted(); ok {
 		_spec.SetField(reconcilerun.FieldLimitsRecounted, field.TypeInt, value)
 		_node.LimitsRecounted = value
+	}
+	if value, ok := _c.mutation.RefundsRetried(); ok {
+		_spec.SetField(reconcilerun.FieldRefundsRetried, field.TypeInt, value)
+		_node.RefundsRetried = value
+	}
+	if value, ok := _c.mutation.RefundsOutstanding(); ok {
+		_spec.SetField(reconcilerun.FieldRefundsOutstanding, field.TypeInt, value)
+		_node.RefundsOutstanding = value
 	}
 	if value, ok := _c.mutation.Showtimes(); ok {
 		_spec.SetField(reconcilerun.FieldShowtimes, field.TypeJSON, value)
@@ -455,6 +505,42 @@ func (u *ReconcileRunUpsert) UpdateLimitsRecounted() *ReconcileRunUpsert {
 // AddLimitsRecounted adds v to the "limits_recounted" field.
 func (u *ReconcileRunUpsert) AddLimitsRecounted(v int) *ReconcileRunUpsert {
 	u.Add(reconcilerun.FieldLimitsRecounted, v)
+	return u
+}
+
+// SetRefundsRetried sets the "refunds_retried" field.
+func (u *ReconcileRunUpsert) SetRefundsRetried(v int) *ReconcileRunUpsert {
+	u.Set(reconcilerun.FieldRefundsRetried, v)
+	return u
+}
+
+// UpdateRefundsRetried sets the "refunds_retried" field to the value that was provided on create.
+func (u *ReconcileRunUpsert) UpdateRefundsRetried() *ReconcileRunUpsert {
+	u.SetExcluded(reconcilerun.FieldRefundsRetried)
+	return u
+}
+
+// AddRefundsRetried adds v to the "refunds_retried" field.
+func (u *ReconcileRunUpsert) AddRefundsRetried(v int) *ReconcileRunUpsert {
+	u.Add(reconcilerun.FieldRefundsRetried, v)
+	return u
+}
+
+// SetRefundsOutstanding sets the "refunds_outstanding" field.
+func (u *ReconcileRunUpsert) SetRefundsOutstanding(v int) *ReconcileRunUpsert {
+	u.Set(reconcilerun.FieldRefundsOutstanding, v)
+	return u
+}
+
+// UpdateRefundsOutstanding sets the "refunds_outstanding" field to the value that was provided on create.
+func (u *ReconcileRunUpsert) UpdateRefundsOutstanding() *ReconcileRunUpsert {
+	u.SetExcluded(reconcilerun.FieldRefundsOutstanding)
+	return u
+}
+
+// AddRefundsOutstanding adds v to the "refunds_outstanding" field.
+func (u *ReconcileRunUpsert) AddRefundsOutstanding(v int) *ReconcileRunUpsert {
+	u.Add(reconcilerun.FieldRefundsOutstanding, v)
 	return u
 }
 
@@ -667,6 +753,48 @@ func (u *ReconcileRunUpsertOne) AddLimitsRecounted(v int) *ReconcileRunUpsertOne
 func (u *ReconcileRunUpsertOne) UpdateLimitsRecounted() *ReconcileRunUpsertOne {
 	return u.Update(func(s *ReconcileRunUpsert) {
 		s.UpdateLimitsRecounted()
+	})
+}
+
+// SetRefundsRetried sets the "refunds_retried" field.
+func (u *ReconcileRunUpsertOne) SetRefundsRetried(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetRefundsRetried(v)
+	})
+}
+
+// AddRefundsRetried adds v to the "refunds_retried" field.
+func (u *ReconcileRunUpsertOne) AddRefundsRetried(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddRefundsRetried(v)
+	})
+}
+
+// UpdateRefundsRetried sets the "refunds_retried" field to the value that was provided on create.
+func (u *ReconcileRunUpsertOne) UpdateRefundsRetried() *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdateRefundsRetried()
+	})
+}
+
+// SetRefundsOutstanding sets the "refunds_outstanding" field.
+func (u *ReconcileRunUpsertOne) SetRefundsOutstanding(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetRefundsOutstanding(v)
+	})
+}
+
+// AddRefundsOutstanding adds v to the "refunds_outstanding" field.
+func (u *ReconcileRunUpsertOne) AddRefundsOutstanding(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddRefundsOutstanding(v)
+	})
+}
+
+// UpdateRefundsOutstanding sets the "refunds_outstanding" field to the value that was provided on create.
+func (u *ReconcileRunUpsertOne) UpdateRefundsOutstanding() *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdateRefundsOutstanding()
 	})
 }
 
@@ -1046,6 +1174,48 @@ func (u *ReconcileRunUpsertBulk) AddLimitsRecounted(v int) *ReconcileRunUpsertBu
 func (u *ReconcileRunUpsertBulk) UpdateLimitsRecounted() *ReconcileRunUpsertBulk {
 	return u.Update(func(s *ReconcileRunUpsert) {
 		s.UpdateLimitsRecounted()
+	})
+}
+
+// SetRefundsRetried sets the "refunds_retried" field.
+func (u *ReconcileRunUpsertBulk) SetRefundsRetried(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetRefundsRetried(v)
+	})
+}
+
+// AddRefundsRetried adds v to the "refunds_retried" field.
+func (u *ReconcileRunUpsertBulk) AddRefundsRetried(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddRefundsRetried(v)
+	})
+}
+
+// UpdateRefundsRetried sets the "refunds_retried" field to the value that was provided on create.
+func (u *ReconcileRunUpsertBulk) UpdateRefundsRetried() *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdateRefundsRetried()
+	})
+}
+
+// SetRefundsOutstanding sets the "refunds_outstanding" field.
+func (u *ReconcileRunUpsertBulk) SetRefundsOutstanding(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetRefundsOutstanding(v)
+	})
+}
+
+// AddRefundsOutstanding adds v to the "refunds_outstanding" field.
+func (u *ReconcileRunUpsertBulk) AddRefundsOutstanding(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddRefundsOutstanding(v)
+	})
+}
+
+// UpdateRefundsOutstanding sets the "refunds_outstanding" field to the value that was provided on create.
+func (u *ReconcileRunUpsertBulk) UpdateRefundsOutstanding() *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdateRefundsOutstanding()
 	})
 }
 

@@ -183,6 +183,48 @@ func (_u *ReconcileRunUpdate) AddLimitsRecounted(v int) *ReconcileRunUpdate {
 	return _u
 }
 
+// SetRefundsRetried sets the "refunds_retried" field.
+func (_u *ReconcileRunUpdate) SetRefundsRetried(v int) *ReconcileRunUpdate {
+	_u.mutation.ResetRefundsRetried()
+	_u.mutation.SetRefundsRetried(v)
+	return _u
+}
+
+// SetNillableRefundsRetried sets the "refunds_retried" field if the given value is not nil.
+func (_u *ReconcileRunUpdate) SetNillableRefundsRetried(v *int) *ReconcileRunUpdate {
+	if v != nil {
+		_u.SetRefundsRetried(*v)
+	}
+	return _u
+}
+
+// AddRefundsRetried adds value to the "refunds_retried" field.
+func (_u *ReconcileRunUpdate) AddRefundsRetried(v int) *ReconcileRunUpdate {
+	_u.mutation.AddRefundsRetried(v)
+	return _u
+}
+
+// SetRefundsOutstanding sets the "refunds_outstanding" field.
+func (_u *ReconcileRunUpdate) SetRefundsOutstanding(v int) *ReconcileRunUpdate {
+	_u.mutation.ResetRefundsOutstanding()
+	_u.mutation.SetRefundsOutstanding(v)
+	return _u
+}
+
+// SetNillableRefundsOutstanding sets the "refunds_outstanding" field if the given value is not nil.
+func (_u *ReconcileRunUpdate) SetNillableRefundsOutstanding(v *int) *ReconcileRunUpdate {
+	if v != nil {
+		_u.SetRefundsOutstanding(*v)
+	}
+	return _u
+}
+
+// AddRefundsOutstanding adds value to the "refunds_outstanding" field.
+func (_u *ReconcileRunUpdate) AddRefundsOutstanding(v int) *ReconcileRunUpdate {
+	_u.mutation.AddRefundsOutstanding(v)
+	return _u
+}
+
 // SetShowtimes sets the "showtimes" field.
 func (_u *ReconcileRunUpdate) SetShowtimes(v []int) *ReconcileRunUpdate {
 	_u.mutation.SetShowtimes(v)
@@ -283,6 +325,18 @@ func (_u *ReconcileRunUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if value, ok := _u.mutation.AddedLimitsRecounted(); ok {
 		_spec.AddField(reconcilerun.FieldLimitsRecounted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.RefundsRetried(); ok {
+		_spec.SetField(reconcilerun.FieldRefundsRetried, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRefundsRetried(); ok {
+		_spec.AddField(reconcilerun.FieldRefundsRetried, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.RefundsOutstanding(); ok {
+		_spec.SetField(reconcilerun.FieldRefundsOutstanding, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRefundsOutstanding(); ok {
+		_spec.AddField(reconcilerun.FieldRefundsOutstanding, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.Showtimes(); ok {
 		_spec.SetField(reconcilerun.FieldShowtimes, field.TypeJSON, value)
@@ -469,6 +523,48 @@ func (_u *ReconcileRunUpdateOne) AddLimitsRecounted(v int) *ReconcileRunUpdateOn
 	return _u
 }
 
+// SetRefundsRetried sets the "refunds_retried" field.
+func (_u *ReconcileRunUpdateOne) SetRefundsRetried(v int) *ReconcileRunUpdateOne {
+	_u.mutation.ResetRefundsRetried()
+	_u.mutation.SetRefundsRetried(v)
+	return _u
+}
+
+// SetNillableRefundsRetried sets the "refunds_retried" field if the given value is not nil.
+func (_u *ReconcileRunUpdateOne) SetNillableRefundsRetried(v *int) *ReconcileRunUpdateOne {
+	if v != nil {
+		_u.SetRefundsRetried(*v)
+	}
+	return _u
+}
+
+// AddRefundsRetried adds value to the "refunds_retried" field.
+func (_u *ReconcileRunUpdateOne) AddRefundsRetried(v int) *ReconcileRunUpdateOne {
+	_u.mutation.AddRefundsRetried(v)
+	return _u
+}
+
+// SetRefundsOutstanding sets the "refunds_outstanding" field.
+func (_u *ReconcileRunUpdateOne) SetRefundsOutstanding(v int) *ReconcileRunUpdateOne {
+	_u.mutation.ResetRefundsOutstanding()
+	_u.mutation.SetRefundsOutstanding(v)
+	return _u
+}
+
+// SetNillableRefundsOutstanding sets the "refunds_outstanding" field if the given value is not nil.
+func (_u *ReconcileRunUpdateOne) SetNillableRefundsOutstanding(v *int) *ReconcileRunUpdateOne {
+	if v != nil {
+		_u.SetRefundsOutstanding(*v)
+	}
+	return _u
+}
+
+// AddRefundsOutstanding adds value to the "refunds_outstanding" field.
+func (_u *ReconcileRunUpdateOne) AddRefundsOutstanding(v int) *ReconcileRunUpdateOne {
+	_u.mutation.AddRefundsOutstanding(v)
+	return _u
+}
+
 // SetShowtimes sets the "showtimes" field.
 func (_u *ReconcileRunUpdateOne) SetShowtimes(v []int) *ReconcileRunUpdateOne {
 	_u.mutation.SetShowtimes(v)
@@ -599,6 +695,18 @@ func (_u *ReconcileRunUpdateOne) sqlSave(ctx context.Context) (_node *ReconcileR
 	}
 	if value, ok := _u.mutation.AddedLimitsRecounted(); ok {
 		_spec.AddField(reconcilerun.FieldLimitsRecounted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.RefundsRetried(); ok {
+		_spec.SetField(reconcilerun.FieldRefundsRetried, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRefundsRetried(); ok {
+		_spec.AddField(reconcilerun.FieldRefundsRetried, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.RefundsOutstanding(); ok {
+		_spec.SetField(reconcilerun.FieldRefundsOutstanding, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRefundsOutstanding(); ok {
+		_spec.AddField(reconcilerun.FieldRefundsOutstanding, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.Showtimes(); ok {
 		_spec.SetField(reconcilerun.FieldShowtimes, field.TypeJSON, value)

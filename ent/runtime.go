@@ -6,6 +6,8 @@ import (
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/order"
+	"seatflow/ent/payment"
+	"seatflow/ent/paymentevent"
 	"seatflow/ent/reconcilerun"
 	"seatflow/ent/schema"
 	"seatflow/ent/seat"
@@ -150,6 +152,112 @@ func init() {
 	orderDescRefundRequired := orderFields[11].Descriptor()
 	// order.DefaultRefundRequired holds the default value on creation for the refund_required field.
 	order.DefaultRefundRequired = orderDescRefundRequired.Default.(bool)
+	paymentFields := schema.Payment{}.Fields()
+	_ = paymentFields
+	// paymentDescProvider is the schema descriptor for provider field.
+	paymentDescProvider := paymentFields[1].Descriptor()
+	// payment.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
+	payment.ProviderValidator = func() func(string) error {
+		validators := paymentDescProvider.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(provider string) error {
+			for _, fn := range fns {
+				if err := fn(provider); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// paymentDescReference is the schema descriptor for reference field.
+	paymentDescReference := paymentFields[2].Descriptor()
+	// payment.ReferenceValidator is a validator for the "reference" field. It is called by the builders before save.
+	payment.ReferenceValidator = func() func(string) error {
+		validators := paymentDescReference.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(reference string) error {
+			for _, fn := range fns {
+				if err := fn(reference); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// paymentDescAmountCents is the schema descriptor for amount_cents field.
+	paymentDescAmountCents := paymentFields[4].Descriptor()
+	// payment.AmountCentsValidator is a validator for the "amount_cents" field. It is called by the builders before save.
+	payment.AmountCentsValidator = paymentDescAmountCents.Validators[0].(func(int) error)
+	// paymentDescCurrency is the schema descriptor for currency field.
+	paymentDescCurrency := paymentFields[5].Descriptor()
+	// payment.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	payment.CurrencyValidator = paymentDescCurrency.Validators[0].(func(string) error)
+	// paymentDescRefundReference is the schema descriptor for refund_reference field.
+	paymentDescRefundReference := paymentFields[7].Descriptor()
+	// payment.DefaultRefundReference holds the default value on creation for the refund_reference field.
+	payment.DefaultRefundReference = paymentDescRefundReference.Default.(string)
+	// payment.RefundReferenceValidator is a validator for the "refund_reference" field. It is called by the builders before save.
+	payment.RefundReferenceValidator = paymentDescRefundReference.Validators[0].(func(string) error)
+	// paymentDescRefundAttempts is the schema descriptor for refund_attempts field.
+	paymentDescRefundAttempts := paymentFields[8].Descriptor()
+	// payment.DefaultRefundAttempts holds the default value on creation for the refund_attempts field.
+	payment.DefaultRefundAttempts = paymentDescRefundAttempts.Default.(int)
+	// payment.RefundAttemptsValidator is a validator for the "refund_attempts" field. It is called by the builders before save.
+	payment.RefundAttemptsValidator = paymentDescRefundAttempts.Validators[0].(func(int) error)
+	// paymentDescRefundReason is the schema descriptor for refund_reason field.
+	paymentDescRefundReason := paymentFields[9].Descriptor()
+	// payment.DefaultRefundReason holds the default value on creation for the refund_reason field.
+	payment.DefaultRefundReason = paymentDescRefundReason.Default.(string)
+	// payment.RefundReasonValidator is a validator for the "refund_reason" field. It is called by the builders before save.
+	payment.RefundReasonValidator = paymentDescRefundReason.Validators[0].(func(string) error)
+	paymenteventFields := schema.PaymentEvent{}.Fields()
+	_ = paymenteventFields
+	// paymenteventDescProvider is the schema descriptor for provider field.
+	paymenteventDescProvider := paymenteventFields[0].Descriptor()
+	// paymentevent.ProviderValidator is a validator for the "provider" field. It is called by the builders before save.
+	paymentevent.ProviderValidator = func() func(string) error {
+		validators := paymenteventDescProvider.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(provider string) error {
+			for _, fn := range fns {
+				if err := fn(provider); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// paymenteventDescEventID is the schema descriptor for event_id field.
+	paymenteventDescEventID := paymenteventFields[1].Descriptor()
+	// paymentevent.EventIDValidator is a validator for the "event_id" field. It is called by the builders before save.
+	paymentevent.EventIDValidator = func() func(string) error {
+		validators := paymenteventDescEventID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(event_id string) error {
+			for _, fn := range fns {
+				if err := fn(event_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// paymenteventDescType is the schema descriptor for type field.
+	paymenteventDescType := paymenteventFields[2].Descriptor()
+	// paymentevent.TypeValidator is a validator for the "type" field. It is called by the builders before save.
+	paymentevent.TypeValidator = paymenteventDescType.Validators[0].(func(string) error)
 	reconcilerunFields := schema.ReconcileRun{}.Fields()
 	_ = reconcilerunFields
 	// reconcilerunDescExpiredCancelled is the schema descriptor for expired_cancelled field.
@@ -176,6 +284,14 @@ func init() {
 	reconcilerunDescLimitsRecounted := reconcilerunFields[7].Descriptor()
 	// reconcilerun.DefaultLimitsRecounted holds the default value on creation for the limits_recounted field.
 	reconcilerun.DefaultLimitsRecounted = reconcilerunDescLimitsRecounted.Default.(int)
+	// reconcilerunDescRefundsRetried is the schema descriptor for refunds_retried field.
+	reconcilerunDescRefundsRetried := reconcilerunFields[8].Descriptor()
+	// reconcilerun.DefaultRefundsRetried holds the default value on creation for the refunds_retried field.
+	reconcilerun.DefaultRefundsRetried = reconcilerunDescRefundsRetried.Default.(int)
+	// reconcilerunDescRefundsOutstanding is the schema descriptor for refunds_outstanding field.
+	reconcilerunDescRefundsOutstanding := reconcilerunFields[9].Descriptor()
+	// reconcilerun.DefaultRefundsOutstanding holds the default value on creation for the refunds_outstanding field.
+	reconcilerun.DefaultRefundsOutstanding = reconcilerunDescRefundsOutstanding.Default.(int)
 	seatFields := schema.Seat{}.Fields()
 	_ = seatFields
 	// seatDescRowLabel is the schema descriptor for row_label field.

@@ -24,6 +24,10 @@ type Tx struct {
 	Order *OrderClient
 	// OrderSeat is the client for interacting with the OrderSeat builders.
 	OrderSeat *OrderSeatClient
+	// Payment is the client for interacting with the Payment builders.
+	Payment *PaymentClient
+	// PaymentEvent is the client for interacting with the PaymentEvent builders.
+	PaymentEvent *PaymentEventClient
 	// ReconcileRun is the client for interacting with the ReconcileRun builders.
 	ReconcileRun *ReconcileRunClient
 	// Seat is the client for interacting with the Seat builders.
@@ -168,6 +172,8 @@ func (tx *Tx) init() {
 	tx.Movie = NewMovieClient(tx.config)
 	tx.Order = NewOrderClient(tx.config)
 	tx.OrderSeat = NewOrderSeatClient(tx.config)
+	tx.Payment = NewPaymentClient(tx.config)
+	tx.PaymentEvent = NewPaymentEventClient(tx.config)
 	tx.ReconcileRun = NewReconcileRunClient(tx.config)
 	tx.Seat = NewSeatClient(tx.config)
 	tx.SeatOccupancy = NewSeatOccupancyClient(tx.config)

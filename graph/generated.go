@@ -84,9 +84,11 @@ type ComplexityRoot struct {
 		HoldSeats          func(childComplexity int, input booking.HoldSeatsInput) int
 		OpenSales          func(childComplexity int, showtimeID int) int
 		PayOrder           func(childComplexity int, orderID int, paymentRef string) int
+		RefundOrder        func(childComplexity int, orderID int) int
 		RescheduleShowtime func(childComplexity int, id int, startsAt time.Time) int
 		RunReconcile       func(childComplexity int) int
 		SetMovieStatus     func(childComplexity int, id int, status seatflow.MovieStatus) int
+		StartPayment       func(childComplexity int, orderID int) int
 		UpdateMovie        func(childComplexity int, id int, input catalog.MovieInput) int
 	}
 
@@ -97,6 +99,7 @@ type ComplexityRoot struct {
 		ExpiresAt      func(childComplexity int) int
 		ID             func(childComplexity int) int
 		PaidAt         func(childComplexity int) int
+		Payment        func(childComplexity int) int
 		RefundRequired func(childComplexity int) int
 		Seats          func(childComplexity int) int
 		Showtime       func(childComplexity int) int
@@ -108,6 +111,21 @@ type ComplexityRoot struct {
 		HasNextPage     func(childComplexity int) int
 		HasPreviousPage func(childComplexity int) int
 		StartCursor     func(childComplexity int) int
+	}
+
+	Payment struct {
+		Provider     func(childComplexity int) int
+		Reference    func(childComplexity int) int
+		RefundStatus func(childComplexity int) int
+		Status       func(childComplexity int) int
+	}
+
+	PaymentSession struct {
+		AmountCents  func(childComplexity int) int
+		ClientSecret func(childComplexity int) int
+		Currency     func(childComplexity int) int
+		ExpiresAt    func(childComplexity int) int
+		Provider     func(childComplexity int) int
 	}
 
 	Price struct {
@@ -134,6 +152,8 @@ type ComplexityRoot struct {
 		LimitsRecounted     func(childComplexity int) int
 		OrphanHoldsReleased func(childComplexity int) int
 		PaidSeatsFixed      func(childComplexity int) int
+		RefundsOutstanding  func(childComplexity int) int
+		RefundsRetried      func(childComplexity int) int
 		ShowtimeIDs         func(childComplexity int) int
 		SoldOrphansReleased func(childComplexity int) int
 		StartedAt           func(childComplexity int) int
@@ -197,6 +217,7 @@ type MovieResolver interface {
 type MutationResolver interface {
 	HoldSeats(ctx context.Context, input booking.HoldSeatsInput) (*seatflow.Order, error)
 	ExtendHold(ctx context.Context, orderID int) (*seatflow.Order, error)
+	StartPayment(ctx context.Context, orderID int) (*seatflow.PaymentSession, error)
 	PayOrder(ctx context.Context, orderID int, paymentRef string) (*seatflow.Order, error)
 	CancelOrder(ctx context.Context, orderID int) (*seatflow.Order, error)
 	CreateMovie(ctx context.Context, input catalog.MovieInput) (*seatflow.Movie, error)
@@ -209,10 +230,13 @@ type MutationResolver interface {
 	CloseSales(ctx context.Context, showtimeID int) (*seatflow.Showtime, error)
 	CancelShowtime(ctx context.Context, id int) (*seatflow.Showtime, error)
 	RunReconcile(ctx context.Context) (*reconcile.Report, error)
+	RefundOrder(ctx context.Context, orderID int) (*seatflow.Order, error)
 }
 type OrderResolver interface {
 	Showtime(ctx context.Context, obj *seatflow.Order) (*seatflow.Showtime, error)
 	Seats(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Seat, error)
+
+	Payment(ctx context.Context, obj *seatflow.Order) (*seatflow.Payment, error)
 }
 type QueryResolver interface {
 	Movies(ctx context.Context, first *int, after *string, status *seatflow.MovieStatus) (*model.MovieConnection, error)
@@ -474,6 +498,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PayOrder(childComplexity, args["orderId"].(int), args["paymentRef"].(string)), true
+	case "Mutation.refundOrder":
+		if e.ComplexityRoot.Mutation.RefundOrder == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_refundOrder_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RefundOrder(childComplexity, args["orderId"].(int)), true
 	case "Mutation.rescheduleShowtime":
 		if e.ComplexityRoot.Mutation.RescheduleShowtime == nil {
 			break
@@ -502,6 +537,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetMovieStatus(childComplexity, args["id"].(int), args["status"].(seatflow.MovieStatus)), true
+	case "Mutation.startPayment":
+		if e.ComplexityRoot.Mutation.StartPayment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_startPayment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.StartPayment(childComplexity, args["orderId"].(int)), true
 	case "Mutation.updateMovie":
 		if e.ComplexityRoot.Mutation.UpdateMovie == nil {
 			break
@@ -550,6 +596,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.PaidAt(childComplexity), true
+	case "Order.payment":
+		if e.ComplexityRoot.Order.Payment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Payment(childComplexity), true
 	case "Order.refundRequired":
 		if e.ComplexityRoot.Order.RefundRequired == nil {
 			break
@@ -599,6 +651,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
+
+	case "Payment.provider":
+		if e.ComplexityRoot.Payment.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.Provider(childComplexity), true
+	case "Payment.reference":
+		if e.ComplexityRoot.Payment.Reference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.Reference(childComplexity), true
+	case "Payment.refundStatus":
+		if e.ComplexityRoot.Payment.RefundStatus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.RefundStatus(childComplexity), true
+	case "Payment.status":
+		if e.ComplexityRoot.Payment.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.Status(childComplexity), true
+
+	case "PaymentSession.amountCents":
+		if e.ComplexityRoot.PaymentSession.AmountCents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.AmountCents(childComplexity), true
+	case "PaymentSession.clientSecret":
+		if e.ComplexityRoot.PaymentSession.ClientSecret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.ClientSecret(childComplexity), true
+	case "PaymentSession.currency":
+		if e.ComplexityRoot.PaymentSession.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.Currency(childComplexity), true
+	case "PaymentSession.expiresAt":
+		if e.ComplexityRoot.PaymentSession.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.ExpiresAt(childComplexity), true
+	case "PaymentSession.provider":
+		if e.ComplexityRoot.PaymentSession.Provider == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentSession.Provider(childComplexity), true
 
 	case "Price.amountCents":
 		if e.ComplexityRoot.Price.AmountCents == nil {
@@ -745,6 +853,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReconcileReport.PaidSeatsFixed(childComplexity), true
+	case "ReconcileReport.refundsOutstanding":
+		if e.ComplexityRoot.ReconcileReport.RefundsOutstanding == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileReport.RefundsOutstanding(childComplexity), true
+	case "ReconcileReport.refundsRetried":
+		if e.ComplexityRoot.ReconcileReport.RefundsRetried == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileReport.RefundsRetried(childComplexity), true
 	case "ReconcileReport.showtimeIds":
 		if e.ComplexityRoot.ReconcileReport.ShowtimeIDs == nil {
 			break
@@ -1099,6 +1219,17 @@ type Mutation {
   holdSeats(input: HoldSeatsInput!): Order!
   "Pushes expiresAt out by the hold TTL, at most to twice the TTL after the hold."
   extendHold(orderId: ID!): Order!
+  """
+  Starts paying one of the caller's PENDING_PAYMENT orders with the server's payment provider,
+  or returns the payment already started for it (the same order gives the same session). It
+  does not extend the hold. Someone else's order is NOT_FOUND; a paid or cancelled order
+  INVALID_STATE; an expired one ORDER_EXPIRED.
+  """
+  startPayment("The order to pay." orderId: ID!): PaymentSession!
+  """
+  Marks an order PAID with the test payment provider only (the demo and the tests pay this
+  way). With a real provider it is FORBIDDEN: payments are confirmed by the provider.
+  """
   payOrder(orderId: ID!, paymentRef: String!): Order!
   cancelOrder(orderId: ID!): Order!
 
@@ -1113,8 +1244,18 @@ type Mutation {
   rescheduleShowtime(id: ID!, startsAt: Time!): Showtime!
   openSales(showtimeId: ID!): Showtime!
   closeSales(showtimeId: ID!): Showtime!
+  """
+  Cancels a showtime. The refunds of its paid orders are sent by the next reconciler run
+  (runReconcile sends them at once).
+  """
   cancelShowtime(id: ID!): Showtime!
   runReconcile: ReconcileReport!
+  """
+  Admin: refunds an order's received payment through its provider. A PAID order is
+  cancelled and its seats go back on sale; an order already being refunded is returned as it
+  is; an order with no received payment is INVALID_STATE.
+  """
+  refundOrder("The order to refund." orderId: ID!): Order!
 }
 
 type Subscription {
@@ -1127,6 +1268,16 @@ enum SeatKind { STANDARD PREMIUM ACCESSIBLE }
 enum ShowtimeStatus { SCHEDULED ON_SALE CLOSED CANCELLED }
 enum SeatStatus { AVAILABLE HELD SOLD UNAVAILABLE }
 enum OrderStatus { PENDING_PAYMENT PAID CANCELLED EXPIRED }
+"""
+Where an order's payment is with its provider. MISMATCH: the provider confirmed an amount or
+currency other than the order's; the order was not paid and the money is refunded.
+"""
+enum PaymentStatus { PENDING SUCCEEDED FAILED CANCELED MISMATCH }
+"""
+Where a refund is: REQUIRED (decided, not yet taken by the provider), PENDING (taken, not yet
+confirmed), SUCCEEDED, or FAILED (the provider could not return the money; sent again).
+"""
+enum RefundStatus { REQUIRED PENDING SUCCEEDED FAILED }
 enum SeatMapEventKind { SNAPSHOT DELTA }
 
 input MovieInput {
@@ -1271,6 +1422,37 @@ type Order {
   createdAt: Time!
   "True when a payment arrived after the seats went to someone else: the money must go back."
   refundRequired: Boolean!
+  "The order's payment as its provider reported it; null until one is started."
+  payment: Payment
+}
+
+"An order's payment with its provider, and its refund."
+type Payment {
+  "The provider that took it: stripe or test."
+  provider: String!
+  "Where the payment is with the provider."
+  status: PaymentStatus!
+  "The provider's id of the payment (Stripe: the PaymentIntent id)."
+  reference: String
+  "The refund of the payment; null when none was decided."
+  refundStatus: RefundStatus
+}
+
+"What a client needs to complete an order's payment with the provider."
+type PaymentSession {
+  "The provider that confirms the payment: stripe or test."
+  provider: String!
+  """
+  Stripe: the PaymentIntent's client secret, to confirm the payment with Stripe.js. Null with
+  the test provider, where the client calls payOrder.
+  """
+  clientSecret: String
+  "The amount to pay, in cents of currency: the order's."
+  amountCents: Int!
+  "ISO 4217 currency code of the amount, upper case."
+  currency: String!
+  "When the order's hold ends; starting a payment does not extend it."
+  expiresAt: Time
 }
 
 type ReconcileReport {
@@ -1282,6 +1464,10 @@ type ReconcileReport {
   orphanHoldsReleased: Int!
   soldOrphansReleased: Int!
   limitsRecounted: Int!
+  "Refunds the run sent: never sent before, reported failed by the provider, or owed for a cancelled showtime."
+  refundsRetried: Int!
+  "Refunds not yet confirmed by the provider when the run ended."
+  refundsOutstanding: Int!
   "Showtimes the run touched."
   showtimeIds: [ID!]!
 }
@@ -1373,6 +1559,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_createdAt(ctx, field)
 	case "refundRequired":
 		return ec.fieldContext_Order_refundRequired(ctx, field)
+	case "payment":
+		return ec.fieldContext_Order_payment(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
 }
@@ -1389,6 +1577,36 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_Payment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_Payment_provider(ctx, field)
+	case "status":
+		return ec.fieldContext_Payment_status(ctx, field)
+	case "reference":
+		return ec.fieldContext_Payment_reference(ctx, field)
+	case "refundStatus":
+		return ec.fieldContext_Payment_refundStatus(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Payment", field.Name)
+}
+
+func (ec *executionContext) childFields_PaymentSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "provider":
+		return ec.fieldContext_PaymentSession_provider(ctx, field)
+	case "clientSecret":
+		return ec.fieldContext_PaymentSession_clientSecret(ctx, field)
+	case "amountCents":
+		return ec.fieldContext_PaymentSession_amountCents(ctx, field)
+	case "currency":
+		return ec.fieldContext_PaymentSession_currency(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_PaymentSession_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PaymentSession", field.Name)
 }
 
 func (ec *executionContext) childFields_Price(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1419,6 +1637,10 @@ func (ec *executionContext) childFields_ReconcileReport(ctx context.Context, fie
 		return ec.fieldContext_ReconcileReport_soldOrphansReleased(ctx, field)
 	case "limitsRecounted":
 		return ec.fieldContext_ReconcileReport_limitsRecounted(ctx, field)
+	case "refundsRetried":
+		return ec.fieldContext_ReconcileReport_refundsRetried(ctx, field)
+	case "refundsOutstanding":
+		return ec.fieldContext_ReconcileReport_refundsOutstanding(ctx, field)
 	case "showtimeIds":
 		return ec.fieldContext_ReconcileReport_showtimeIds(ctx, field)
 	}
@@ -1789,6 +2011,20 @@ func (ec *executionContext) field_Mutation_payOrder_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_refundOrder_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "orderId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_rescheduleShowtime_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1830,6 +2066,20 @@ func (ec *executionContext) field_Mutation_setMovieStatus_args(ctx context.Conte
 		return nil, err
 	}
 	args["status"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_startPayment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "orderId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderId"] = arg0
 	return args, nil
 }
 
@@ -2637,6 +2887,50 @@ func (ec *executionContext) fieldContext_Mutation_extendHold(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_startPayment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_startPayment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().StartPayment(ctx, fc.Args["orderId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.PaymentSession) graphql.Marshaler {
+			return ec.marshalNPaymentSession2ᚖseatflowᚐPaymentSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_startPayment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PaymentSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_startPayment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_payOrder(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3153,6 +3447,50 @@ func (ec *executionContext) fieldContext_Mutation_runReconcile(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_refundOrder(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_refundOrder(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RefundOrder(ctx, fc.Args["orderId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖseatflowᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_refundOrder(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_refundOrder_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Order_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3401,6 +3739,38 @@ func (ec *executionContext) fieldContext_Order_refundRequired(_ context.Context,
 	return graphql.NewScalarFieldContext("Order", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _Order_payment(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_payment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Order().Payment(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Payment) graphql.Marshaler {
+			return ec.marshalOPayment2ᚖseatflowᚐPayment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Payment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3491,6 +3861,213 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _Payment_provider(ctx context.Context, field graphql.CollectedField, obj *seatflow.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Payment_status(ctx context.Context, field graphql.CollectedField, obj *seatflow.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.PaymentStatus) graphql.Marshaler {
+			return ec.marshalNPaymentStatus2seatflowᚐPaymentStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "PaymentStatus")
+}
+
+func (ec *executionContext) _Payment_reference(ctx context.Context, field graphql.CollectedField, obj *seatflow.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_reference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_reference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Payment_refundStatus(ctx context.Context, field graphql.CollectedField, obj *seatflow.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_refundStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefundStatus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.RefundStatus) graphql.Marshaler {
+			return ec.marshalORefundStatus2ᚖseatflowᚐRefundStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_refundStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "RefundStatus")
+}
+
+func (ec *executionContext) _PaymentSession_provider(ctx context.Context, field graphql.CollectedField, obj *seatflow.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_provider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Provider, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_provider(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, "String")
+}
+
+func (ec *executionContext) _PaymentSession_clientSecret(ctx context.Context, field graphql.CollectedField, obj *seatflow.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_clientSecret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClientSecret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_clientSecret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, "String")
+}
+
+func (ec *executionContext) _PaymentSession_amountCents(ctx context.Context, field graphql.CollectedField, obj *seatflow.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_amountCents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountCents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_amountCents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PaymentSession_currency(ctx context.Context, field graphql.CollectedField, obj *seatflow.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, "String")
+}
+
+func (ec *executionContext) _PaymentSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.PaymentSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentSession_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentSession_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PaymentSession", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Price_kind(ctx context.Context, field graphql.CollectedField, obj *seatflow.Price) (ret graphql.Marshaler) {
@@ -4180,6 +4757,52 @@ func (ec *executionContext) _ReconcileReport_limitsRecounted(ctx context.Context
 	)
 }
 func (ec *executionContext) fieldContext_ReconcileReport_limitsRecounted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ReconcileReport_refundsRetried(ctx context.Context, field graphql.CollectedField, obj *reconcile.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileReport_refundsRetried(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefundsRetried, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileReport_refundsRetried(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ReconcileReport_refundsOutstanding(ctx context.Context, field graphql.CollectedField, obj *reconcile.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileReport_refundsOutstanding(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefundsOutstanding, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileReport_refundsOutstanding(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "Int")
 }
 
@@ -6640,6 +7263,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "startPayment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_startPayment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "payOrder":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_payOrder(ctx, field)
@@ -6724,6 +7354,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "refundOrder":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_refundOrder(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6804,6 +7441,12 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "payment":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Order_payment(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -6849,6 +7492,107 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var paymentImplementors = []string{"Payment"}
+
+func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Payment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, paymentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Payment")
+		case "provider":
+			out.Values[i] = ec._Payment_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._Payment_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "reference":
+			out.Values[i] = ec._Payment_reference(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "refundStatus":
+			out.Values[i] = ec._Payment_refundStatus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var paymentSessionImplementors = []string{"PaymentSession"}
+
+func (ec *executionContext) _PaymentSession(ctx context.Context, sel ast.SelectionSet, obj *seatflow.PaymentSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, paymentSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PaymentSession")
+		case "provider":
+			out.Values[i] = ec._PaymentSession_provider(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clientSecret":
+			out.Values[i] = ec._PaymentSession_clientSecret(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "amountCents":
+			out.Values[i] = ec._PaymentSession_amountCents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._PaymentSession_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._PaymentSession_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -7059,6 +7803,16 @@ func (ec *executionContext) _ReconcileReport(ctx context.Context, sel ast.Select
 			}
 		case "limitsRecounted":
 			out.Values[i] = ec._ReconcileReport_limitsRecounted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refundsRetried":
+			out.Values[i] = ec._ReconcileReport_refundsRetried(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refundsOutstanding":
+			out.Values[i] = ec._ReconcileReport_refundsOutstanding(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8004,6 +8758,46 @@ func (ec *executionContext) marshalNPageInfo2ᚖseatflowᚋgraphᚋmodelᚐPageI
 	return ec._PageInfo(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNPaymentSession2ᚖseatflowᚐPaymentSession(ctx context.Context, sel ast.SelectionSet, v *seatflow.PaymentSession) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PaymentSession!")
+		return graphql.Null
+	}
+	return ec._PaymentSession(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPaymentStatus2seatflowᚐPaymentStatus(ctx context.Context, v any) (seatflow.PaymentStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNPaymentStatus2seatflowᚐPaymentStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPaymentStatus2seatflowᚐPaymentStatus(ctx context.Context, sel ast.SelectionSet, v seatflow.PaymentStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNPaymentStatus2seatflowᚐPaymentStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "PaymentStatus!")
+	}
+	return res
+}
+
+var (
+	unmarshalNPaymentStatus2seatflowᚐPaymentStatus = map[string]seatflow.PaymentStatus{
+		"PENDING":   seatflow.PaymentPending,
+		"SUCCEEDED": seatflow.PaymentSucceeded,
+		"FAILED":    seatflow.PaymentFailed,
+		"CANCELED":  seatflow.PaymentCanceled,
+		"MISMATCH":  seatflow.PaymentMismatch,
+	}
+	marshalNPaymentStatus2seatflowᚐPaymentStatus = map[seatflow.PaymentStatus]string{
+		seatflow.PaymentPending:   "PENDING",
+		seatflow.PaymentSucceeded: "SUCCEEDED",
+		seatflow.PaymentFailed:    "FAILED",
+		seatflow.PaymentCanceled:  "CANCELED",
+		seatflow.PaymentMismatch:  "MISMATCH",
+	}
+)
+
 func (ec *executionContext) marshalNPrice2seatflowᚐPrice(ctx context.Context, sel ast.SelectionSet, v seatflow.Price) graphql.Marshaler {
 	return ec._Price(ctx, sel, &v)
 }
@@ -8652,6 +9446,47 @@ func (ec *executionContext) marshalOOrder2ᚖseatflowᚐOrder(ctx context.Contex
 	return ec._Order(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOPayment2ᚖseatflowᚐPayment(ctx context.Context, sel ast.SelectionSet, v *seatflow.Payment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Payment(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalORefundStatus2ᚖseatflowᚐRefundStatus(ctx context.Context, v any) (*seatflow.RefundStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalORefundStatus2ᚖseatflowᚐRefundStatus[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalORefundStatus2ᚖseatflowᚐRefundStatus(ctx context.Context, sel ast.SelectionSet, v *seatflow.RefundStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalORefundStatus2ᚖseatflowᚐRefundStatus[*v])
+	return res
+}
+
+var (
+	unmarshalORefundStatus2ᚖseatflowᚐRefundStatus = map[string]seatflow.RefundStatus{
+		"REQUIRED":  seatflow.RefundRequired,
+		"PENDING":   seatflow.RefundPending,
+		"SUCCEEDED": seatflow.RefundSucceeded,
+		"FAILED":    seatflow.RefundFailed,
+	}
+	marshalORefundStatus2ᚖseatflowᚐRefundStatus = map[seatflow.RefundStatus]string{
+		seatflow.RefundRequired:  "REQUIRED",
+		seatflow.RefundPending:   "PENDING",
+		seatflow.RefundSucceeded: "SUCCEEDED",
+		seatflow.RefundFailed:    "FAILED",
+	}
+)
+
 func (ec *executionContext) unmarshalOSeatKind2ᚖseatflowᚐSeatKind(ctx context.Context, v any) (*seatflow.SeatKind, error) {
 	if v == nil {
 		return nil, nil
@@ -8689,6 +9524,18 @@ func (ec *executionContext) marshalOShowtime2ᚖseatflowᚐShowtime(ctx context.
 		return graphql.Null
 	}
 	return ec._Showtime(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

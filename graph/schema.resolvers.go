@@ -48,6 +48,15 @@ func (r *mutationResolver) ExtendHold(ctx context.Context, orderID int) (*seatfl
 	return r.Booking.ExtendHold(ctx, u.ID, orderID)
 }
 
+// StartPayment is the resolver for the startPayment field.
+func (r *mutationResolver) StartPayment(ctx context.Context, orderID int) (*seatflow.PaymentSession, error) {
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Booking.StartPayment(ctx, u.ID, orderID)
+}
+
 // PayOrder is the resolver for the payOrder field.
 func (r *mutationResolver) PayOrder(ctx context.Context, orderID int, paymentRef string) (*seatflow.Order, error) {
 	u, err := auth.RequireUser(ctx)
@@ -146,6 +155,14 @@ func (r *mutationResolver) RunReconcile(ctx context.Context) (*reconcile.Report,
 	return r.Rec.RunOnce(ctx)
 }
 
+// RefundOrder is the resolver for the refundOrder field.
+func (r *mutationResolver) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order, error) {
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Booking.RefundOrder(ctx, orderID)
+}
+
 // Showtime is the resolver for the showtime field.
 func (r *orderResolver) Showtime(ctx context.Context, obj *seatflow.Order) (*seatflow.Showtime, error) {
 	return found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
@@ -162,6 +179,11 @@ func (r *orderResolver) Seats(ctx context.Context, obj *seatflow.Order) ([]*seat
 		return nil, err
 	}
 	return ptrs(seatflow.SeatsByID(seats, obj.SeatIDs)), nil
+}
+
+// Payment is the resolver for the payment field.
+func (r *orderResolver) Payment(ctx context.Context, obj *seatflow.Order) (*seatflow.Payment, error) {
+	return r.Booking.Payment(ctx, obj.ID)
 }
 
 // Movies is the resolver for the movies field.

@@ -15,7 +15,7 @@
 # Environment: CLUSTER_PORTS (default "8081 8082 8083"), CLUSTER_REDIS_PORT (6391),
 # SEATFLOW_MYSQL_DSN (root@tcp(127.0.0.1:3306)/seatflow_load; the database is created if
 # missing), SEATFLOW_REDIS_PREFIX (sfload), SEATFLOW_JWT_SECRET (the load test's default),
-# any other SEATFLOW_* setting is passed to every instance.
+# SEATFLOW_PAYMENT_PROVIDER (test), any other SEATFLOW_* setting is passed to every instance.
 # `go run ./server load -start=false` runs the load test against this cluster.
 set -euo pipefail
 
@@ -33,6 +33,8 @@ export SEATFLOW_REDIS_URL="${SEATFLOW_REDIS_URL:-redis://127.0.0.1:${REDIS_PORT}
 export SEATFLOW_REDIS_PREFIX="${SEATFLOW_REDIS_PREFIX:-sfload}"
 export SEATFLOW_JWT_SECRET="${SEATFLOW_JWT_SECRET:-seatflow-load-test-shared-secret}"
 export SEATFLOW_LOG_LEVEL="${SEATFLOW_LOG_LEVEL:-warn}"
+# The load test pays with payOrder, which only the test provider accepts.
+export SEATFLOW_PAYMENT_PROVIDER="${SEATFLOW_PAYMENT_PROVIDER:-test}"
 
 log() { echo "cluster-up: $*"; }
 die() { echo "cluster-up: ERROR: $*" >&2; exit 1; }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Makes MariaDB (127.0.0.1:3306, user root, empty password over TCP) and Redis
-# (127.0.0.1:6379) available for the tests. Idempotent: does nothing when both answer.
-# Installs them with apt-get where missing and starts them by hand (no systemd here).
-# Must run as root when it has to install or start anything.
+# Makes MariaDB (127.0.0.1:3306, user root, empty password over TCP), Redis
+# (127.0.0.1:6379) and stripe-mock (Stripe's API mock, http://127.0.0.1:12111, the payment
+# tests' SEATFLOW_TEST_STRIPE_URL) available for the tests. Idempotent: does nothing when
+# all three answer. Installs MariaDB and Redis with apt-get where missing and starts them by
+# hand (no systemd here); must run as root when it has to. stripe-mock is installed with
+# `go install` and runs as the caller, logging to /tmp/seatflow-stripe-mock.log.
 set -euo pipefail
 
 WAIT_SECONDS="${SEATFLOW_SERVICES_WAIT:-60}"
@@ -25,6 +27,35 @@ mariadbd_running() {
 mariadb_socket_ok() {
 	timeout 5 mariadb -uroot -e 'select 1' >/dev/null 2>&1
 }
+
+# --- stripe-mock ------------------------------------------------------------------
+STRIPE_MOCK_VERSION=v0.203.0
+STRIPE_MOCK_PORT=12111
+# An authenticated GET that stripe-mock answers 200 (bash's /dev/tcp: no curl needed).
+stripe_mock_ok() {
+	timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$STRIPE_MOCK_PORT &&
+		printf 'GET /v1/charges HTTP/1.0\r\nAuthorization: Bearer sk_test_123\r\n\r\n' >&3 && head -c 64 <&3" \
+		2>/dev/null | grep -q '^HTTP/1\.[01] 200'
+}
+if stripe_mock_ok; then
+	log "stripe-mock already answers on 127.0.0.1:$STRIPE_MOCK_PORT"
+else
+	gobin="$(go env GOPATH)/bin"
+	if [ ! -x "$gobin/stripe-mock" ]; then
+		log "installing stripe-mock $STRIPE_MOCK_VERSION with go install"
+		go install "github.com/stripe/stripe-mock@$STRIPE_MOCK_VERSION"
+	fi
+	log "starting stripe-mock on 127.0.0.1:$STRIPE_MOCK_PORT (log: /tmp/seatflow-stripe-mock.log)"
+	# Loopback only, HTTPS too (it listens on every interface unless told otherwise).
+	setsid "$gobin/stripe-mock" -http-addr "127.0.0.1:$STRIPE_MOCK_PORT" -https-addr "127.0.0.1:$((STRIPE_MOCK_PORT + 1))" \
+		>>/tmp/seatflow-stripe-mock.log 2>&1 </dev/null &
+	for _ in $(seq 1 "$WAIT_SECONDS"); do
+		stripe_mock_ok && break
+		sleep 1
+	done
+	stripe_mock_ok || die "stripe-mock does not answer on 127.0.0.1:$STRIPE_MOCK_PORT (see /tmp/seatflow-stripe-mock.log)"
+	log "stripe-mock answers on 127.0.0.1:$STRIPE_MOCK_PORT"
+fi
 
 if redis_ok && mariadb_tcp_ok; then
 	log "Redis (127.0.0.1:6379) and MariaDB (127.0.0.1:3306) already answer; nothing to do"
@@ -117,4 +148,4 @@ until redis_ok && mariadb_tcp_ok; do
 	fi
 	sleep 1
 done
-log "ready: Redis 127.0.0.1:6379, MariaDB 127.0.0.1:3306 (root, no password)"
+log "ready: Redis 127.0.0.1:6379, MariaDB 127.0.0.1:3306 (root, no password), stripe-mock 127.0.0.1:$STRIPE_MOCK_PORT"

@@ -68,6 +68,30 @@ func (f OrderSeatFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrderSeatMutation", m)
 }
 
+// The PaymentFunc type is an adapter to allow the use of ordinary
+// function as Payment mutator.
+type PaymentFunc func(context.Context, *ent.PaymentMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PaymentFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PaymentMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PaymentMutation", m)
+}
+
+// The PaymentEventFunc type is an adapter to allow the use of ordinary
+// function as PaymentEvent mutator.
+type PaymentEventFunc func(context.Context, *ent.PaymentEventMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PaymentEventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PaymentEventMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PaymentEventMutation", m)
+}
+
 // The ReconcileRunFunc type is an adapter to allow the use of ordinary
 // function as ReconcileRun mutator.
 type ReconcileRunFunc func(context.Context, *ent.ReconcileRunMutation) (ent.Value, error)

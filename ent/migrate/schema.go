@@ -130,6 +130,75 @@ var (
 			},
 		},
 	}
+	// PaymentsColumns holds the columns for the "payments" table.
+	PaymentsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "provider", Type: field.TypeString, Size: 16},
+		{Name: "reference", Type: field.TypeString, Size: 255},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"PENDING", "SUCCEEDED", "FAILED", "CANCELED", "MISMATCH"}},
+		{Name: "amount_cents", Type: field.TypeInt},
+		{Name: "currency", Type: field.TypeString, Size: 3},
+		{Name: "refund_status", Type: field.TypeEnum, Nullable: true, Enums: []string{"REQUIRED", "PENDING", "SUCCEEDED", "FAILED"}},
+		{Name: "refund_reference", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "refund_attempts", Type: field.TypeInt, Default: 0},
+		{Name: "refund_reason", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "order_id", Type: field.TypeInt, Unique: true},
+	}
+	// PaymentsTable holds the schema information for the "payments" table.
+	PaymentsTable = &schema.Table{
+		Name:       "payments",
+		Columns:    PaymentsColumns,
+		PrimaryKey: []*schema.Column{PaymentsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "payments_orders_payment",
+				Columns:    []*schema.Column{PaymentsColumns[12]},
+				RefColumns: []*schema.Column{OrdersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "payment_provider_reference",
+				Unique:  false,
+				Columns: []*schema.Column{PaymentsColumns[1], PaymentsColumns[2]},
+			},
+			{
+				Name:    "payment_refund_status_updated_at",
+				Unique:  false,
+				Columns: []*schema.Column{PaymentsColumns[6], PaymentsColumns[11]},
+			},
+		},
+	}
+	// PaymentEventsColumns holds the columns for the "payment_events" table.
+	PaymentEventsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "provider", Type: field.TypeString, Size: 16},
+		{Name: "event_id", Type: field.TypeString, Size: 255},
+		{Name: "type", Type: field.TypeString, Size: 100},
+		{Name: "order_id", Type: field.TypeInt, Nullable: true},
+		{Name: "received_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+	}
+	// PaymentEventsTable holds the schema information for the "payment_events" table.
+	PaymentEventsTable = &schema.Table{
+		Name:       "payment_events",
+		Columns:    PaymentEventsColumns,
+		PrimaryKey: []*schema.Column{PaymentEventsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "paymentevent_provider_event_id",
+				Unique:  true,
+				Columns: []*schema.Column{PaymentEventsColumns[1], PaymentEventsColumns[2]},
+			},
+			{
+				Name:    "paymentevent_order_id",
+				Unique:  false,
+				Columns: []*schema.Column{PaymentEventsColumns[4]},
+			},
+		},
+	}
 	// ReconcileRunsColumns holds the columns for the "reconcile_runs" table.
 	ReconcileRunsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -141,6 +210,8 @@ var (
 		{Name: "orphan_holds_released", Type: field.TypeInt, Default: 0},
 		{Name: "sold_orphans_released", Type: field.TypeInt, Default: 0},
 		{Name: "limits_recounted", Type: field.TypeInt, Default: 0},
+		{Name: "refunds_retried", Type: field.TypeInt, Default: 0},
+		{Name: "refunds_outstanding", Type: field.TypeInt, Default: 0},
 		{Name: "showtimes", Type: field.TypeJSON, Nullable: true},
 	}
 	// ReconcileRunsTable holds the schema information for the "reconcile_runs" table.
@@ -275,6 +346,8 @@ var (
 		MoviesTable,
 		OrdersTable,
 		OrderSeatsTable,
+		PaymentsTable,
+		PaymentEventsTable,
 		ReconcileRunsTable,
 		SeatsTable,
 		SeatOccupanciesTable,
@@ -284,6 +357,7 @@ var (
 
 func init() {
 	OrderSeatsTable.ForeignKeys[0].RefTable = OrdersTable
+	PaymentsTable.ForeignKeys[0].RefTable = OrdersTable
 	SeatsTable.ForeignKeys[0].RefTable = HallsTable
 	SeatOccupanciesTable.ForeignKeys[0].RefTable = OrdersTable
 	ShowtimesTable.ForeignKeys[0].RefTable = HallsTable

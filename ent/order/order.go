@@ -43,6 +43,8 @@ const (
 	EdgeSeats = "seats"
 	// EdgeOccupancy holds the string denoting the occupancy edge name in mutations.
 	EdgeOccupancy = "occupancy"
+	// EdgePayment holds the string denoting the payment edge name in mutations.
+	EdgePayment = "payment"
 	// Table holds the table name of the order in the database.
 	Table = "orders"
 	// SeatsTable is the table that holds the seats relation/edge.
@@ -59,6 +61,13 @@ const (
 	OccupancyInverseTable = "seat_occupancies"
 	// OccupancyColumn is the table column denoting the occupancy relation/edge.
 	OccupancyColumn = "order_id"
+	// PaymentTable is the table that holds the payment relation/edge.
+	PaymentTable = "payments"
+	// PaymentInverseTable is the table name for the Payment entity.
+	// It exists in this package in order to avoid circular dependency with the "payment" package.
+	PaymentInverseTable = "payments"
+	// PaymentColumn is the table column denoting the payment relation/edge.
+	PaymentColumn = "order_id"
 )
 
 // Columns holds all SQL columns for order fields.
@@ -214,6 +223,13 @@ func ByOccupancy(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newOccupancyStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByPaymentField orders the results by payment field.
+func ByPaymentField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newPaymentStep(), sql.OrderByField(field, opts...))
+	}
+}
 func newSeatsStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -226,5 +242,12 @@ func newOccupancyStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(OccupancyInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, OccupancyTable, OccupancyColumn),
+	)
+}
+func newPaymentStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(PaymentInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2O, false, PaymentTable, PaymentColumn),
 	)
 }

@@ -21,6 +21,12 @@ type Order func(*sql.Selector)
 // OrderSeat is the predicate function for orderseat builders.
 type OrderSeat func(*sql.Selector)
 
+// Payment is the predicate function for payment builders.
+type Payment func(*sql.Selector)
+
+// PaymentEvent is the predicate function for paymentevent builders.
+type PaymentEvent func(*sql.Selector)
+
 // ReconcileRun is the predicate function for reconcilerun builders.
 type ReconcileRun func(*sql.Selector)
 

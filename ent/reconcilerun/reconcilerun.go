@@ -27,6 +27,10 @@ const (
 	FieldSoldOrphansReleased = "sold_orphans_released"
 	// FieldLimitsRecounted holds the string denoting the limits_recounted field in the database.
 	FieldLimitsRecounted = "limits_recounted"
+	// FieldRefundsRetried holds the string denoting the refunds_retried field in the database.
+	FieldRefundsRetried = "refunds_retried"
+	// FieldRefundsOutstanding holds the string denoting the refunds_outstanding field in the database.
+	FieldRefundsOutstanding = "refunds_outstanding"
 	// FieldShowtimes holds the string denoting the showtimes field in the database.
 	FieldShowtimes = "showtimes"
 	// Table holds the table name of the reconcilerun in the database.
@@ -44,6 +48,8 @@ var Columns = []string{
 	FieldOrphanHoldsReleased,
 	FieldSoldOrphansReleased,
 	FieldLimitsRecounted,
+	FieldRefundsRetried,
+	FieldRefundsOutstanding,
 	FieldShowtimes,
 }
 
@@ -70,6 +76,10 @@ var (
 	DefaultSoldOrphansReleased int
 	// DefaultLimitsRecounted holds the default value on creation for the "limits_recounted" field.
 	DefaultLimitsRecounted int
+	// DefaultRefundsRetried holds the default value on creation for the "refunds_retried" field.
+	DefaultRefundsRetried int
+	// DefaultRefundsOutstanding holds the default value on creation for the "refunds_outstanding" field.
+	DefaultRefundsOutstanding int
 )
 
 // OrderOption defines the ordering options for the ReconcileRun queries.
@@ -118,4 +128,14 @@ func BySoldOrphansReleased(opts ...sql.OrderTermOption) OrderOption {
 // ByLimitsRecounted orders the results by the limits_recounted field.
 func ByLimitsRecounted(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLimitsRecounted, opts...).ToFunc()
+}
+
+// ByRefundsRetried orders the results by the refunds_retried field.
+func ByRefundsRetried(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRefundsRetried, opts...).ToFunc()
+}
+
+// ByRefundsOutstanding orders the results by the refunds_outstanding field.
+func ByRefundsOutstanding(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRefundsOutstanding, opts...).ToFunc()
 }

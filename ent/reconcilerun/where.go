@@ -94,6 +94,16 @@ func LimitsRecounted(v int) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldEQ(FieldLimitsRecounted, v))
 }
 
+// RefundsRetried applies equality check predicate on the "refunds_retried" field. It's identical to RefundsRetriedEQ.
+func RefundsRetried(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldRefundsRetried, v))
+}
+
+// RefundsOutstanding applies equality check predicate on the "refunds_outstanding" field. It's identical to RefundsOutstandingEQ.
+func RefundsOutstanding(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldRefundsOutstanding, v))
+}
+
 // StartedAtEQ applies the EQ predicate on the "started_at" field.
 func StartedAtEQ(v time.Time) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldEQ(FieldStartedAt, v))
@@ -412,6 +422,86 @@ func LimitsRecountedLT(v int) predicate.ReconcileRun {
 // LimitsRecountedLTE applies the LTE predicate on the "limits_recounted" field.
 func LimitsRecountedLTE(v int) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldLTE(FieldLimitsRecounted, v))
+}
+
+// RefundsRetriedEQ applies the EQ predicate on the "refunds_retried" field.
+func RefundsRetriedEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldRefundsRetried, v))
+}
+
+// RefundsRetriedNEQ applies the NEQ predicate on the "refunds_retried" field.
+func RefundsRetriedNEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNEQ(FieldRefundsRetried, v))
+}
+
+// RefundsRetriedIn applies the In predicate on the "refunds_retried" field.
+func RefundsRetriedIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldIn(FieldRefundsRetried, vs...))
+}
+
+// RefundsRetriedNotIn applies the NotIn predicate on the "refunds_retried" field.
+func RefundsRetriedNotIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNotIn(FieldRefundsRetried, vs...))
+}
+
+// RefundsRetriedGT applies the GT predicate on the "refunds_retried" field.
+func RefundsRetriedGT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGT(FieldRefundsRetried, v))
+}
+
+// RefundsRetriedGTE applies the GTE predicate on the "refunds_retried" field.
+func RefundsRetriedGTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGTE(FieldRefundsRetried, v))
+}
+
+// RefundsRetriedLT applies the LT predicate on the "refunds_retried" field.
+func RefundsRetriedLT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLT(FieldRefundsRetried, v))
+}
+
+// RefundsRetriedLTE applies the LTE predicate on the "refunds_retried" field.
+func RefundsRetriedLTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLTE(FieldRefundsRetried, v))
+}
+
+// RefundsOutstandingEQ applies the EQ predicate on the "refunds_outstanding" field.
+func RefundsOutstandingEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldRefundsOutstanding, v))
+}
+
+// RefundsOutstandingNEQ applies the NEQ predicate on the "refunds_outstanding" field.
+func RefundsOutstandingNEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNEQ(FieldRefundsOutstanding, v))
+}
+
+// RefundsOutstandingIn applies the In predicate on the "refunds_outstanding" field.
+func RefundsOutstandingIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldIn(FieldRefundsOutstanding, vs...))
+}
+
+// RefundsOutstandingNotIn applies the NotIn predicate on the "refunds_outstanding" field.
+func RefundsOutstandingNotIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNotIn(FieldRefundsOutstanding, vs...))
+}
+
+// RefundsOutstandingGT applies the GT predicate on the "refunds_outstanding" field.
+func RefundsOutstandingGT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGT(FieldRefundsOutstanding, v))
+}
+
+// RefundsOutstandingGTE applies the GTE predicate on the "refunds_outstanding" field.
+func RefundsOutstandingGTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGTE(FieldRefundsOutstanding, v))
+}
+
+// RefundsOutstandingLT applies the LT predicate on the "refunds_outstanding" field.
+func RefundsOutstandingLT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLT(FieldRefundsOutstanding, v))
+}
+
+// RefundsOutstandingLTE applies the LTE predicate on the "refunds_outstanding" field.
+func RefundsOutstandingLTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLTE(FieldRefundsOutstanding, v))
 }
 
 // ShowtimesIsNil applies the IsNil predicate on the "showtimes" field.

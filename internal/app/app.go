@@ -26,6 +26,7 @@ import (
 	"seatflow/internal/httpapi"
 	"seatflow/internal/keys"
 	"seatflow/internal/live"
+	"seatflow/internal/payments"
 	"seatflow/internal/rdb"
 	"seatflow/internal/reconcile"
 	"seatflow/internal/respcache"
@@ -64,7 +65,9 @@ type App struct {
 	Booking   *booking.Service
 	Live      *live.Hub
 	Rec       *reconcile.Reconciler
-	Outbox    *cache.Outbox
+	// Payments is the configured payment provider.
+	Payments payments.Provider
+	Outbox   *cache.Outbox
 	// SeatMaps keeps rendered seat maps per showtime, version and selection.
 	SeatMaps *seatrender.Memo
 	// Websockets are the instance's open websockets, closed with a frame on shutdown.
@@ -97,6 +100,17 @@ func (a *App) wire() error {
 		return err
 	}
 	a.Auth = NewAuthenticator(a.Config)
+	if a.Config.PaymentProvider != "" { // commands that take no payment (migrate, seed-demo, verify) have none
+		a.Payments, err = payments.New(payments.Config{Provider: a.Config.PaymentProvider, Stripe: payments.StripeConfig{
+			APIKey: a.Config.StripeAPIKey, WebhookSecret: a.Config.StripeWebhookSecret, APIBase: a.Config.StripeAPIBase}})
+		if err != nil {
+			return fmt.Errorf("SEATFLOW_PAYMENT_PROVIDER: %w", err)
+		}
+	}
+	if a.Payments != nil && a.Payments.ConfirmedByClient() && !a.Config.Embedded() {
+		a.Log.Warn("PAYMENTS ARE NOT REAL: SEATFLOW_PAYMENT_PROVIDER=test lets any customer mark an order PAID " +
+			"with payOrder and take seats without paying. Use it for demos and tests only; set stripe to sell tickets")
+	}
 	cacheCfg := cache.Config{LocalBytes: a.Config.LocalCacheBytes, Now: a.Now, Disabled: !a.Config.CacheEnabled}
 	if a.Config.CacheEnabled && a.Config.ResponseCacheBytes > 0 {
 		a.Responses = respcache.New(a.Config.ResponseCacheBytes, a.Now)
@@ -121,7 +135,8 @@ func (a *App) wire() error {
 	a.Sales = &sales.Service{DB: a.DB, Seats: a.Seats, RDB: a.Redis, Keys: a.Keys, Catalog: a.Catalog, Now: a.Now}
 	a.Booking = &booking.Service{DB: a.DB, Seats: a.Seats, Layouts: a.Layouts, Hashes: a.Sales, RDB: a.Redis,
 		Keys: a.Keys, Catalog: a.Catalog, Now: a.Now, HoldTTL: a.Config.HoldTTL, Limiter: redis_rate.NewLimiter(a.Redis),
-		HoldRate: perMinute(a.Config.HoldsPerMinute), OrderRate: perMinute(a.Config.OrderChangesPerMinute)}
+		HoldRate: perMinute(a.Config.HoldsPerMinute), OrderRate: perMinute(a.Config.OrderChangesPerMinute),
+		Provider: a.Payments, Log: a.Log}
 	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Log: a.Log})
 	a.Rec = &reconcile.Reconciler{DB: a.DB, Seats: a.Seats, Orders: a.Booking, Sales: a.Sales, RDB: a.Redis,
 		Keys: a.Keys, Config: reconcile.Config{Now: a.Now, Log: a.Log}}

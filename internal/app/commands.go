@@ -22,7 +22,10 @@ var (
 	storeSettings   = []string{"MYSQL_DSN", "REDIS_URL", "REDIS_CLUSTER", "REDIS_PREFIX", "LOG_LEVEL"}
 	seedSettings    = append([]string{"SQLITE_PATH", "TIMEZONE"}, storeSettings...)
 	migrateSettings = []string{"MYSQL_DSN", "SQLITE_PATH", "LOG_LEVEL"}
-	embeddedRefusal = "in embedded mode (no SEATFLOW_MYSQL_DSN / SEATFLOW_REDIS_URL) the seat state lives " +
+	// reconcile sends the refunds left unsent: it needs the provider (its keys stay in
+	// the environment, out of shell history).
+	reconcileSettings = append([]string{"PAYMENT_PROVIDER"}, storeSettings...)
+	embeddedRefusal   = "in embedded mode (no SEATFLOW_MYSQL_DSN / SEATFLOW_REDIS_URL) the seat state lives " +
 		"only in the Redis inside the running server's process, so a separate command would look at an empty one"
 )
 
@@ -125,7 +128,7 @@ func ReconcileCommand(ctx context.Context, args []string, out, _ io.Writer) erro
 	onceFlag := func(fs *flag.FlagSet) {
 		fs.BoolVar(&once, "once", false, "run one reconciliation and print its report (required: servers run it on their own schedule)")
 	}
-	cfg, _, err := ParseConfigFor("seatflow reconcile", storeSettings, onceFlag, args)
+	cfg, _, err := ParseConfigFor("seatflow reconcile", reconcileSettings, onceFlag, args)
 	switch {
 	case err != nil:
 		return err

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"seatflow"
 	"seatflow/internal/database"
 	"seatflow/internal/httpapi"
 )
@@ -61,6 +63,15 @@ type Config struct {
 	CacheRedisURL string
 	// MetricsAddr serves /metrics on an address of its own; empty: on Addr.
 	MetricsAddr string
+	// PaymentProvider is stripe or test: embedded mode defaults to test, real mode must
+	// name one.
+	PaymentProvider string
+	// StripeAPIKey, StripeWebhookSecret and StripeAPIBase configure the stripe provider.
+	StripeAPIKey        string
+	StripeWebhookSecret string
+	StripeAPIBase       string
+	// takesPayments: the command takes or refunds payments, so it needs a provider.
+	takesPayments bool
 }
 
 // embeddedSecret signs tokens in embedded mode, so the printed demo tokens survive a
@@ -90,7 +101,7 @@ func ParseConfig(name string, args []string) (*Config, []string, error) {
 // value that does not parse, in a flag or in a SEATFLOW_* variable, is a cli.UsageError
 // naming it, and so is an invalid configuration; -h is cli.Help.
 func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []string) (*Config, []string, error) {
-	c := &Config{}
+	c := &Config{takesPayments: keys == nil || slices.Contains(keys, "PAYMENT_PROVIDER")}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	str := func(p *string, key, def, usage string) {
 		fs.StringVar(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
@@ -148,6 +159,10 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	maxBody := 0
 	num(&maxBody, "MAX_BODY_BYTES", 256<<10, "maximum request body size")
 	dur(&c.WriteTimeout, "WRITE_TIMEOUT", 30*time.Second, "time to write a response (not websockets)")
+	str(&c.PaymentProvider, "PAYMENT_PROVIDER", "", "stripe (real payments, confirmed by Stripe's webhook) or test (payOrder confirms at once: never in production); embedded mode defaults to test")
+	str(&c.StripeAPIKey, "STRIPE_API_KEY", "", "Stripe secret key (sk_test_… or sk_live_…) of the stripe provider")
+	str(&c.StripeWebhookSecret, "STRIPE_WEBHOOK_SECRET", "", "signing secret (whsec_…) of the webhook endpoint POST /webhooks/stripe")
+	str(&c.StripeAPIBase, "STRIPE_API_BASE", "", "base URL of the Stripe API; empty = https://api.stripe.com (set it to a stripe-mock in tests)")
 	rest, err := parseSettings(fs, keys, own, args)
 	if err != nil {
 		return nil, nil, err
@@ -155,6 +170,9 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	c.MaxBodyBytes = int64(maxBody)
 	if c.Embedded() && c.JWTSecret == "" {
 		c.JWTSecret = embeddedSecret
+	}
+	if c.Embedded() && c.PaymentProvider == "" {
+		c.PaymentProvider = seatflow.ProviderTest
 	}
 	return c, rest, invalidConfig(c.validate())
 }
@@ -173,6 +191,13 @@ func (c *Config) validate() error {
 		return errors.New("SEATFLOW_COST_RESTORE must be positive when SEATFLOW_COST_BUDGET is on")
 	case c.PersistedOnly && c.PersistedQueries == "":
 		return errors.New("SEATFLOW_PERSISTED_ONLY needs SEATFLOW_PERSISTED_QUERIES, the manifest of the documents that may run")
+	case c.PaymentProvider == "" && !c.takesPayments:
+	case c.PaymentProvider == "":
+		return errors.New("set SEATFLOW_PAYMENT_PROVIDER outside embedded mode: stripe (real payments, see docs/PAYMENTS.md) or test (any customer can mark an order paid: demos and tests only)")
+	case c.PaymentProvider != seatflow.ProviderStripe && c.PaymentProvider != seatflow.ProviderTest:
+		return fmt.Errorf("SEATFLOW_PAYMENT_PROVIDER %q: want stripe or test", c.PaymentProvider)
+	case c.PaymentProvider == seatflow.ProviderStripe && (c.StripeAPIKey == "" || c.StripeWebhookSecret == ""):
+		return errors.New("the stripe payment provider needs SEATFLOW_STRIPE_API_KEY and SEATFLOW_STRIPE_WEBHOOK_SECRET (docs/PAYMENTS.md)")
 	}
 	if _, err := httpapi.ParseTrustedProxies(c.TrustedProxies); err != nil {
 		return fmt.Errorf("SEATFLOW_TRUSTED_PROXIES: %w", err)

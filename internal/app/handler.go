@@ -5,17 +5,19 @@ import (
 	"net/http"
 	"strings"
 
+	"seatflow"
 	"seatflow/graph"
 	"seatflow/internal/demo"
 	"seatflow/internal/httpapi"
 	"seatflow/internal/live"
+	"seatflow/internal/payments"
 	"seatflow/internal/playground"
 	"seatflow/internal/seats"
 )
 
 // API is the instance's HTTP API over its services.
 func (a *App) API() *httpapi.API {
-	return &httpapi.API{
+	api := &httpapi.API{
 		Options: httpapi.Options{
 			AllowedOrigins:       a.AllowedOrigins(),
 			Introspection:        a.Config.Introspection,
@@ -51,6 +53,10 @@ func (a *App) API() *httpapi.API {
 		Ready:          a.Ready,
 		Log:            a.Log,
 	}
+	if a.Config.PaymentProvider == seatflow.ProviderStripe {
+		api.StripeWebhook = &payments.StripeWebhook{Secret: a.Config.StripeWebhookSecret, Events: a.Booking, Log: a.Log}
+	}
+	return api
 }
 
 // Handler is everything the instance serves over HTTP: the API (/query, /healthz,

@@ -273,7 +273,7 @@ func createBenchDatabase(ctx context.Context, name string) (dsn string, drop fun
 // the server: Open, then Start) and serves its Handler on a loopback port.
 func (b *benchEnv) openBenchApp(ctx context.Context, flags ...string) (*benchServer, error) {
 	cfg, _, err := app.ParseConfig("bench", append([]string{"-mysql-dsn", b.MySQLDSN, "-redis-url", b.RedisURL,
-		"-redis-prefix", b.Prefix, "-jwt-secret", b.Secret, "-reconcile-every", "0", "-log-level", "error"}, flags...))
+		"-redis-prefix", b.Prefix, "-jwt-secret", b.Secret, "-reconcile-every", "0", "-log-level", "error", "-payment-provider", "test"}, flags...))
 	if err != nil {
 		return nil, err
 	}

@@ -14,8 +14,8 @@ import (
 )
 
 // CancelOrder cancels a pending order and frees its seats. A paid order cannot be
-// cancelled by the customer (INVALID_STATE): refunds are handled by staff, and its seats
-// stay sold until then. Cancelling an order that is no longer pending is INVALID_STATE.
+// cancelled by the customer (INVALID_STATE): refunds are handled by staff (RefundOrder),
+// and its seats stay sold until then. Cancelling an order that is no longer pending is INVALID_STATE.
 func (s *Service) CancelOrder(ctx context.Context, userID string, orderID int) (*seatflow.Order, error) {
 	if err := s.rateLimit(ctx, "order", userID, s.OrderRate); err != nil {
 		return nil, err
@@ -62,32 +62,55 @@ func (s *Service) Expire(ctx context.Context, orderID int) (bool, error) {
 // matched nothing. A failed release is left to the reconciler's orphan-hold repair: the
 // order's end is already committed.
 func (s *Service) finish(ctx context.Context, o *ent.Order, to seatflow.OrderStatus) (bool, error) {
-	where := []predicate.Order{order.ID(o.ID), order.StatusEQ(seatflow.OrderPending), order.HoldToken(o.HoldToken)}
-	if to == seatflow.OrderExpired {
-		where = append(where, order.ExpiresAtLTE(s.now()))
-	}
 	err := s.withTx(ctx, func(tx *ent.Tx) error {
-		n, err := tx.Order.Update().Where(where...).SetStatus(to).Save(ctx)
-		if err != nil {
-			return fmt.Errorf("mark %s: %w", to, err)
-		}
-		if n == 0 {
+		ended, err := s.endIn(ctx, tx, o, to)
+		if err == nil && !ended {
 			return errChanged
 		}
-		if _, err := tx.SeatOccupancy.Delete().Where(seatoccupancy.OrderID(o.ID)).Exec(ctx); err != nil {
-			return fmt.Errorf("delete occupancy: %w", err)
-		}
-		return nil
+		return err
 	})
 	if errors.Is(err, errChanged) {
 		return false, nil
 	} else if err != nil {
 		return false, fmt.Errorf("end order: %w", database.Classify(err))
 	}
+	s.releaseEnded(ctx, o)
+	return true, nil
+}
+
+// endIn moves a pending order to CANCELLED or EXPIRED (only once its hold is due) inside
+// tx and deletes its occupancy; false when the order was not in that state any more.
+func (s *Service) endIn(ctx context.Context, tx *ent.Tx, o *ent.Order, to seatflow.OrderStatus) (bool, error) {
+	where := []predicate.Order{order.ID(o.ID), order.StatusEQ(seatflow.OrderPending), order.HoldToken(o.HoldToken)}
+	if to == seatflow.OrderExpired {
+		where = append(where, order.ExpiresAtLTE(s.now()))
+	}
+	n, err := tx.Order.Update().Where(where...).SetStatus(to).Save(ctx)
+	if err != nil {
+		return false, fmt.Errorf("mark %s: %w", to, err)
+	} else if n == 0 {
+		return false, nil
+	}
+	if err := deleteOccupancy(ctx, tx, o.ID); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// deleteOccupancy frees an order's rows of seat_occupancy: the order no longer holds them.
+func deleteOccupancy(ctx context.Context, tx *ent.Tx, orderID int) error {
+	if _, err := tx.SeatOccupancy.Delete().Where(seatoccupancy.OrderID(orderID)).Exec(ctx); err != nil {
+		return fmt.Errorf("delete occupancy: %w", err)
+	}
+	return nil
+}
+
+// releaseEnded frees the seats of an order whose end (or staff refund) is committed and
+// takes it out of the expiry queue; what fails here is the reconciler's to repair.
+func (s *Service) releaseEnded(ctx context.Context, o *ent.Order) {
 	ctx = context.WithoutCancel(ctx)
 	if ids, err := s.seatIDs(ctx, o.ID); err == nil {
 		_, _ = s.Seats.Release(ctx, o.ShowtimeID, o.HoldToken, o.UserID, ids)
 	}
 	_ = s.queue().Remove(ctx, o.ID)
-	return true, nil
 }

@@ -12,6 +12,7 @@ import (
 	"seatflow/ent"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
+	"seatflow/internal/payments"
 	"seatflow/internal/sales"
 	"seatflow/internal/seats"
 	"seatflow/internal/testenv"
@@ -46,7 +47,7 @@ func newEnv(t testing.TB, rows, perRow int, opts showOpts) *env {
 	cat := &catalog.Service{DB: db, Now: clk.Now}
 	e.svc = &booking.Service{DB: db, Seats: store, Layouts: &seats.Layouts{Halls: cat},
 		Hashes: &sales.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now},
-		RDB:    r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now}
+		RDB:    r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now, Provider: payments.Test{}}
 	e.cat = cat
 	e.show, e.hall = e.addShowtime(t, rows, perRow, opts)
 	return e

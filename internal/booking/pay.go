@@ -10,7 +10,6 @@ import (
 	"seatflow"
 	"seatflow/ent"
 	"seatflow/ent/order"
-	"seatflow/ent/seatoccupancy"
 	"seatflow/internal/database"
 	"seatflow/internal/seats"
 )
@@ -18,34 +17,95 @@ import (
 // maxPaymentRef is the column size of orders.payment_ref.
 const maxPaymentRef = 191
 
-// PayOrder records the payment of a pending order and marks its seats sold. Paying again
-// with the same paymentRef returns the paid order. A payment arriving after the hold
-// expired first tries to take the same seats again; if another buyer has them it fails
-// with ORDER_EXPIRED and the order is marked refundRequired.
+// settlement is a payment to apply to an order: the customer's payOrder (test provider) or
+// a provider's confirmation (the webhook).
+type settlement struct {
+	provider    string
+	reference   string
+	amountCents int
+	currency    string
+	// claim, when set, runs first in every transaction that applies the payment: it records
+	// the provider's event, so a second delivery of it waits there and then changes nothing
+	// (Service.claim).
+	claim func(ctx context.Context, tx *ent.Tx) error
+}
+
+func (p settlement) claimIn(ctx context.Context, tx *ent.Tx) error {
+	if p.claim == nil {
+		return nil
+	}
+	return p.claim(ctx, tx)
+}
+
+var (
+	// errAlreadyPaid: the order is paid with this very payment; nothing to do.
+	errAlreadyPaid = errors.New("the order is already paid with this payment")
+	// errSeatsGone wraps the ORDER_EXPIRED of a late payment whose seats went to someone
+	// else: the payment was recorded with its refund due.
+	errSeatsGone = errors.New("the seats went to another buyer; refund recorded")
+)
+
+// refusal is why an order cannot take a payment. payOrder shows err to the customer; a
+// provider's confirmation is refunded instead, unless the order already tracks this very
+// payment (tracked: a late payment whose refund is recorded).
+type refusal struct {
+	err     *seatflow.Error
+	tracked bool
+}
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+func refuse(code, msg string) *refusal { return &refusal{err: seatflow.Errorf(code, "%s", msg)} }
+
+// PayOrder records the payment of a pending order and marks its seats sold: the client's
+// own confirmation, accepted only from the test provider (with a real one it is FORBIDDEN:
+// the provider confirms, through ApplyPaymentEvent). Paying again with the same paymentRef
+// returns the paid order. A payment arriving after the hold expired first tries to take
+// the same seats again; if another buyer has them it fails with ORDER_EXPIRED and the order
+// is marked refundRequired.
 func (s *Service) PayOrder(ctx context.Context, userID string, orderID int, paymentRef string) (*seatflow.Order, error) {
+	if s.Provider == nil || !s.Provider.ConfirmedByClient() {
+		return nil, seatflow.Errorf(seatflow.EFORBIDDEN, "payments are confirmed by the provider")
+	}
 	if paymentRef == "" || len(paymentRef) > maxPaymentRef {
 		return nil, seatflow.Errorf(seatflow.EINVALID, "paymentRef must be 1 to %d characters", maxPaymentRef)
 	}
 	if err := s.rateLimit(ctx, "order", userID, s.OrderRate); err != nil {
 		return nil, err
 	}
+	o, err := s.own(ctx, userID, orderID)
+	if err != nil {
+		return nil, err
+	}
+	paid, err := s.pay(ctx, o.ID, settlement{provider: s.Provider.Name(), reference: paymentRef,
+		amountCents: o.AmountCents, currency: o.Currency})
+	if errors.Is(err, errAlreadyPaid) {
+		return s.reload(ctx, o.ID)
+	}
+	return paid, err
+}
+
+// pay applies a payment to an order: PAID and its seats sold, or, when the hold has
+// expired, the late-payment rescue. It returns errAlreadyPaid, a *refusal, or errSeatsGone
+// (wrapping ORDER_EXPIRED) when the order does not become paid by it.
+func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow.Order, error) {
 	// Two rounds at most: a conditional update that lost a race is decided on a reload.
 	for range 2 {
-		o, err := s.own(ctx, userID, orderID)
+		o, err := s.DB.Order.Get(ctx, orderID)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("pay order: %w", database.Classify(err))
 		}
 		now := s.now()
 		switch {
+		case o.Status == seatflow.OrderPaid && o.PaymentRef == p.reference:
+			return nil, errAlreadyPaid
 		case o.Status == seatflow.OrderPaid:
-			if o.PaymentRef == paymentRef {
-				return s.withSeats(ctx, o)
-			}
-			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order is already paid")
+			return nil, refuse(seatflow.EINVALIDSTATE, "the order is already paid")
 		case o.Status == seatflow.OrderCancelled:
-			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order was cancelled")
+			return nil, refuse(seatflow.EINVALIDSTATE, "the order was cancelled")
 		case o.Status == seatflow.OrderExpired && o.RefundRequired:
-			return nil, expiredErr()
+			return nil, &refusal{err: expiredErr(), tracked: o.PaymentRef == p.reference}
 		}
 		st, err := s.Catalog.FreshShowtime(ctx, o.ShowtimeID)
 		if err != nil {
@@ -53,19 +113,29 @@ func (s *Service) PayOrder(ctx context.Context, userID string, orderID int, paym
 		}
 		if st.Status == seatflow.ShowtimeCancelled {
 			// Its seats are not for sale any more, whatever the order's state.
-			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the showtime was cancelled; the order cannot be paid")
+			return nil, refuse(seatflow.EINVALIDSTATE, "the showtime was cancelled; the order cannot be paid")
 		}
 		if o.Status == seatflow.OrderExpired || !o.ExpiresAt.After(now) {
-			return s.payLate(ctx, o, st, paymentRef)
+			return s.payLate(ctx, o, st, p)
 		}
-		n, err := s.DB.Order.Update().Where(order.ID(o.ID), order.StatusEQ(seatflow.OrderPending),
-			order.HoldToken(o.HoldToken), order.ExpiresAtGT(now)).
-			SetStatus(seatflow.OrderPaid).SetPaidAt(now).SetPaymentRef(paymentRef).Save(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("pay order: %w", database.Classify(err))
-		}
-		if n == 0 {
+		err = s.withTx(ctx, func(tx *ent.Tx) error {
+			if err := p.claimIn(ctx, tx); err != nil {
+				return err
+			}
+			n, err := tx.Order.Update().Where(order.ID(o.ID), order.StatusEQ(seatflow.OrderPending),
+				order.HoldToken(o.HoldToken), order.ExpiresAtGT(now)).
+				SetStatus(seatflow.OrderPaid).SetPaidAt(now).SetPaymentRef(p.reference).Save(ctx)
+			if err != nil {
+				return fmt.Errorf("mark paid: %w", err)
+			} else if n == 0 {
+				return errChanged
+			}
+			return s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, "")
+		})
+		if errors.Is(err, errChanged) {
 			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("pay order: %w", database.Classify(err))
 		}
 		return s.afterPaid(ctx, o.ID, o.ShowtimeID, o.HoldToken)
 	}
@@ -85,7 +155,7 @@ func (s *Service) afterPaid(ctx context.Context, orderID, showID int, token stri
 	return o, nil
 }
 
-func expiredErr() error {
+func expiredErr() *seatflow.Error {
 	return seatflow.Errorf(seatflow.EORDEREXPIRED, "the hold expired and the seats went to another buyer; the payment will be refunded")
 }
 
@@ -94,8 +164,9 @@ var errChanged = errors.New("order changed meanwhile")
 // payLate rescues a payment that arrived after the hold expired. The seats move to a fresh
 // hold token (taking over the old token's seats if they are still held): the expiry path
 // releases by the old token after its commit, and with a new token that late release
-// cannot free the seats just paid for.
-func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showtime, paymentRef string) (*seatflow.Order, error) {
+// cannot free the seats just paid for. The seats are taken inside the transaction, after
+// its claim, so a second delivery of the same confirmation waits before touching them.
+func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showtime, p settlement) (*seatflow.Order, error) {
 	layout, err := s.Layouts.Of(ctx, st.HallID)
 	if err != nil {
 		return nil, fmt.Errorf("pay order: load hall: %w", err)
@@ -106,37 +177,45 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 	}
 	token := uuid.NewString()
 	ctx = context.WithoutCancel(ctx) // a re-hold applied in Redis must reach MySQL or be released
-	// No limit and no gap rule: the customer had these seats and has paid for them.
-	err = s.Seats.Hold(ctx, seats.HoldRequest{ShowtimeID: o.ShowtimeID, Layout: layout, SeatIDs: seatIDs, Token: token,
-		UserID: o.UserID, AllowGaps: true, TakeOver: o.HoldToken})
-	if seatflow.ErrorCode(err) == seatflow.ESEATSUNAVAILABLE {
-		return s.refund(ctx, o, paymentRef)
-	} else if err != nil {
-		return nil, err
-	}
-	now := s.now()
+	held := false
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		if err := p.claimIn(ctx, tx); err != nil {
+			return err
+		}
+		// No limit and no gap rule: the customer had these seats and has paid for them.
+		err := s.Seats.Hold(ctx, seats.HoldRequest{ShowtimeID: o.ShowtimeID, Layout: layout, SeatIDs: seatIDs,
+			Token: token, UserID: o.UserID, AllowGaps: true, TakeOver: o.HoldToken})
+		if seatflow.ErrorCode(err) == seatflow.ESEATSUNAVAILABLE {
+			return errSeatsGone
+		} else if err != nil {
+			return err
+		}
+		held = true
 		// Not if a concurrent late payment of the same order already gave up on it.
 		n, err := tx.Order.Update().Where(order.ID(o.ID), order.HoldToken(o.HoldToken),
 			order.StatusIn(seatflow.OrderPending, seatflow.OrderExpired), order.RefundRequired(false)).
-			SetStatus(seatflow.OrderPaid).SetHoldToken(token).SetPaidAt(now).SetPaymentRef(paymentRef).Save(ctx)
+			SetStatus(seatflow.OrderPaid).SetHoldToken(token).SetPaidAt(s.now()).SetPaymentRef(p.reference).Save(ctx)
 		if err != nil {
 			return fmt.Errorf("mark paid: %w", err)
-		}
-		if n == 0 {
+		} else if n == 0 {
 			return errChanged
 		}
 		// Expiry deleted the occupancy; a still-pending order keeps its rows: rewrite them.
-		if _, err := tx.SeatOccupancy.Delete().Where(seatoccupancy.OrderID(o.ID)).Exec(ctx); err != nil {
-			return fmt.Errorf("delete occupancy: %w", err)
+		if err := deleteOccupancy(ctx, tx, o.ID); err != nil {
+			return err
 		}
-		return insertOccupancy(ctx, tx, o, seatIDs)
+		if err := insertOccupancy(ctx, tx, o, seatIDs); err != nil {
+			return err
+		}
+		return s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, "")
 	})
 	if err != nil {
-		_, _ = s.Seats.Release(ctx, o.ShowtimeID, token, o.UserID, seatIDs)
+		if held {
+			_, _ = s.Seats.Release(ctx, o.ShowtimeID, token, o.UserID, seatIDs)
+		}
 		switch {
-		case ent.IsConstraintError(err): // MySQL has another active order on a seat
-			return s.refund(ctx, o, paymentRef)
+		case errors.Is(err, errSeatsGone), ent.IsConstraintError(err): // MySQL has another active order on a seat
+			return s.refundLate(ctx, o, p)
 		case errors.Is(err, errChanged):
 			return nil, errChangedMeanwhile()
 		}
@@ -145,22 +224,43 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 	return s.afterPaid(ctx, o.ID, o.ShowtimeID, token)
 }
 
-// refund ends an order whose seats went to someone else while its payment was on the way.
-func (s *Service) refund(ctx context.Context, o *ent.Order, paymentRef string) (*seatflow.Order, error) {
-	if o.Status == seatflow.OrderPending {
-		if _, err := s.finish(ctx, o, seatflow.OrderExpired); err != nil {
-			return nil, err
+// refundLate ends an order whose seats went to someone else while its payment was on the
+// way. One transaction: the order EXPIRED (if it was still pending), refundRequired, and
+// the payment recorded with its refund due; then the seats are released and the refund
+// sent (the reconciler sends it if this does not).
+func (s *Service) refundLate(ctx context.Context, o *ent.Order, p settlement) (*seatflow.Order, error) {
+	ended := false
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		if err := p.claimIn(ctx, tx); err != nil {
+			return err
 		}
-	}
-	n, err := s.DB.Order.Update().Where(order.ID(o.ID), order.StatusEQ(seatflow.OrderExpired)).
-		SetRefundRequired(true).SetPaymentRef(paymentRef).Save(ctx)
-	if err != nil {
+		if o.Status == seatflow.OrderPending {
+			n, err := s.endIn(ctx, tx, o, seatflow.OrderExpired)
+			if err != nil {
+				return err
+			}
+			ended = n
+		}
+		n, err := tx.Order.Update().Where(order.ID(o.ID), order.StatusEQ(seatflow.OrderExpired), order.RefundRequired(false)).
+			SetRefundRequired(true).SetPaymentRef(p.reference).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("mark refund required: %w", err)
+		} else if n == 0 {
+			return errChanged
+		}
+		return s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, "the seats went to another buyer before the payment arrived")
+	})
+	if errors.Is(err, errChanged) { // paid, or given up on, by a concurrent retry of the same payment
+		if paid, err := s.reload(ctx, o.ID); err == nil && paid.Status == seatflow.OrderPaid {
+			return paid, nil
+		}
+		return nil, expiredErr()
+	} else if err != nil {
 		return nil, fmt.Errorf("mark refund required: %w", database.Classify(err))
 	}
-	if n == 0 { // paid by a concurrent retry of the same payment
-		if p, err := s.reload(ctx, o.ID); err == nil && p.Status == seatflow.OrderPaid {
-			return p, nil
-		}
+	if ended {
+		s.releaseEnded(ctx, o)
 	}
-	return nil, expiredErr()
+	s.trySendRefund(ctx, o.ID)
+	return nil, fmt.Errorf("%w: %w", errSeatsGone, expiredErr())
 }

@@ -1,11 +1,14 @@
 // Package booking owns orders: holdSeats, extendHold, payOrder, cancelOrder, expiry,
-// purchase limits, rate limits and idempotency. It writes orders in MySQL and changes
-// seats only through package seats; it is the only code that creates or changes an order.
+// purchase limits, rate limits and idempotency, and their payments: starting one with the
+// provider, applying the provider's confirmations once each, refunds. It writes orders and
+// payments in MySQL and changes seats only through package seats; it is the only code that
+// creates or changes an order or a payment record.
 package booking
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 	"seatflow/ent/orderseat"
 	"seatflow/internal/database"
 	"seatflow/internal/keys"
+	"seatflow/internal/payments"
 	"seatflow/internal/seats"
 )
 
@@ -55,6 +59,11 @@ type Service struct {
 	Limiter   *redis_rate.Limiter
 	HoldRate  redis_rate.Limit
 	OrderRate redis_rate.Limit
+	// Provider takes payments and refunds; without one, payOrder and startPayment refuse.
+	Provider payments.Provider
+	// Log receives what a customer's request cannot report (a refund the provider did not
+	// take yet, a payment a person must look at); slog.Default when nil.
+	Log *slog.Logger
 }
 
 var errNotFound = seatflow.Errorf(seatflow.ENOTFOUND, "order not found")
@@ -64,6 +73,13 @@ func (s *Service) now() time.Time {
 		return s.Now()
 	}
 	return time.Now()
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
 }
 
 func (s *Service) ttl() time.Duration {

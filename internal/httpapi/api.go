@@ -73,12 +73,18 @@ type API struct {
 	SeatMapWatches wstransport.SeatMaps
 	// Websockets is the registry of the instance's open websockets (closed on shutdown).
 	Websockets *wstransport.Registry
+	// StripeWebhook receives Stripe's events at POST /webhooks/stripe; nil = no route.
+	StripeWebhook http.Handler
 	// Ready reports whether the instance can serve (readiness probe).
 	Ready func(ctx context.Context) error
 	Log   *slog.Logger
 }
 
-// Register adds the API's routes to mux: /query, /healthz, /readyz, /metrics.
+// webhookMaxBytes bounds a webhook delivery: Stripe's events are a few kilobytes.
+const webhookMaxBytes = 1 << 20
+
+// Register adds the API's routes to mux: /query, /healthz, /readyz, /metrics, and
+// /webhooks/stripe with the stripe provider.
 func (a *API) Register(mux *http.ServeMux) {
 	gql := http.Handler(loaders.Middleware(a.Catalog, a.LoaderWait, a.GraphQL()))
 	if a.Responses != nil {
@@ -96,6 +102,9 @@ func (a *API) Register(mux *http.ServeMux) {
 	})
 	if a.ServeMetrics {
 		mux.Handle("GET /metrics", promhttp.Handler())
+	}
+	if a.StripeWebhook != nil { // no token, no CORS: Stripe's signature is its authentication
+		mux.Handle("POST /webhooks/stripe", http.MaxBytesHandler(a.StripeWebhook, webhookMaxBytes))
 	}
 }
 

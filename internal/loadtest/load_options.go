@@ -158,6 +158,7 @@ func (o *loadOptions) serverEnv(i int, addr string) []string {
 		"SEATFLOW_JWT_SECRET="+o.Secret,
 		"SEATFLOW_HOLD_TTL="+o.HoldTTL.String(),
 		"SEATFLOW_LOG_LEVEL=warn",
+		"SEATFLOW_PAYMENT_PROVIDER=test", // the buyers pay with payOrder
 		"SEATFLOW_DEBUG_ADDR="+map[bool]string{true: fmt.Sprintf("127.0.0.1:%d", o.DebugPort+i), false: ""}[o.DebugPort > 0],
 	)
 }
@@ -166,7 +167,7 @@ func (o *loadOptions) serverEnv(i int, addr string) []string {
 func (o *loadOptions) appConfig() (*app.Config, error) {
 	cfg, _, err := app.ParseConfig("load", []string{
 		"-mysql-dsn", o.MySQLDSN, "-redis-url", o.redisURL(), "-redis-prefix", o.Prefix,
-		"-jwt-secret", o.Secret, "-hold-ttl", o.HoldTTL.String(), "-redis-cluster", "",
+		"-jwt-secret", o.Secret, "-hold-ttl", o.HoldTTL.String(), "-redis-cluster", "", "-payment-provider", "test",
 	})
 	return cfg, err
 }

@@ -13,6 +13,7 @@ import (
 	"seatflow/ent"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
+	"seatflow/internal/payments"
 	"seatflow/internal/reconcile"
 	"seatflow/internal/sales"
 	"seatflow/internal/seats"
@@ -51,7 +52,7 @@ func newEnv(t testing.TB, rows, perRow int) *env {
 	e.cat = cat
 	e.sales = &sales.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now}
 	e.svc = &booking.Service{DB: db, Seats: store, Layouts: &seats.Layouts{Halls: cat}, Hashes: e.sales,
-		RDB: r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now}
+		RDB: r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now, Provider: payments.Test{}}
 	e.rec = e.reconciler(t, 500)
 	e.show, e.hall = e.addShowtime(t, rows, perRow)
 	return e

@@ -13,6 +13,7 @@ const (
 	kindOrphanHolds = "orphan_holds_released"
 	kindSoldOrphans = "sold_orphans_released"
 	kindLimits      = "limits_recounted"
+	kindRefunds     = "refunds_retried"
 )
 
 var (

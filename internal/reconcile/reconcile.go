@@ -27,6 +27,14 @@ type Sales interface {
 	ActiveOccupancy(ctx context.Context, showID int) ([]seats.Occupancy, error)
 }
 
+// Orders is what the reconciler needs of package booking: expiring an order, and the two
+// ways a refund gets sent again.
+type Orders interface {
+	Expire(ctx context.Context, orderID int) (bool, error)
+	SendRefund(ctx context.Context, orderID int) (bool, error)
+	RefundCancelledShowtime(ctx context.Context, orderID int) (bool, error)
+}
+
 // ErrBusy is returned by RunOnce when another run (on any instance) holds the reconcile
 // lock; the scheduler skips this round, a caller of runReconcile sees IN_PROGRESS.
 var ErrBusy = seatflow.Errorf(seatflow.EINPROGRESS, "a reconciler run is already in progress; try again shortly")
@@ -37,6 +45,8 @@ const (
 	DefaultGrace        = 2 * time.Minute
 	DefaultExpiryBuffer = time.Minute
 	DefaultLockTTL      = time.Minute
+	DefaultRefundBatch  = 20
+	DefaultRefundGrace  = time.Minute
 )
 
 // showPage is how many showtime ids one query of the scan reads.
@@ -59,6 +69,12 @@ type Config struct {
 	ExpiryBuffer time.Duration
 	// LockTTL is the life of the run lock, and so the longest a run may take.
 	LockTTL time.Duration
+	// RefundBatch bounds the refunds one run sends: each is a call to the payment provider,
+	// and the run must end within LockTTL.
+	RefundBatch int
+	// RefundGrace is how long a due refund is left to the request that made it due (which
+	// sends it at once) before a run sends it.
+	RefundGrace time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Log receives one line per run that repaired something and every error;
@@ -78,6 +94,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LockTTL <= 0 {
 		c.LockTTL = DefaultLockTTL
+	}
+	if c.RefundBatch <= 0 {
+		c.RefundBatch = DefaultRefundBatch
+	}
+	if c.RefundGrace <= 0 {
+		c.RefundGrace = DefaultRefundGrace
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -99,13 +121,11 @@ func (c Config) withDefaults() Config {
 type Reconciler struct {
 	DB    *ent.Client
 	Seats *seats.Store
-	// Orders expires pending orders through booking's own path.
-	Orders interface {
-		Expire(ctx context.Context, orderID int) (bool, error)
-	}
-	Sales Sales
-	RDB   redis.UniversalClient
-	Keys  keys.Keys
+	// Orders expires pending orders and sends refunds through booking's own paths.
+	Orders Orders
+	Sales  Sales
+	RDB    redis.UniversalClient
+	Keys   keys.Keys
 	Config
 
 	mu     sync.Mutex
@@ -138,10 +158,14 @@ func (r *Reconciler) RunOnce(ctx context.Context) (*Report, error) {
 	for _, k := range []string{kindExpired, kindPaidSeats, kindHashes, kindOrphanHolds, kindSoldOrphans, kindLimits} {
 		x.left[k] = c.Batch
 	}
+	x.left[kindRefunds] = c.RefundBatch
 	x.rep.StartedAt = x.now
 	err = x.expireOrders(runCtx)
 	if err == nil {
 		err = x.scanShowtimes(runCtx)
+	}
+	if err == nil { // last: provider calls must not starve the seat repairs of the run's time
+		err = x.retryRefunds(runCtx)
 	}
 	finished := c.Now()
 	x.rep.FinishedAt = &finished
@@ -156,7 +180,8 @@ func (r *Reconciler) RunOnce(ctx context.Context) (*Report, error) {
 		c.Log.Info("reconcile: repaired drift", "expiredCancelled", x.rep.ExpiredCancelled,
 			"paidSeatsFixed", x.rep.PaidSeatsFixed, "hashesRebuilt", x.rep.HashesRebuilt,
 			"orphanHoldsReleased", x.rep.OrphanHoldsReleased, "soldOrphansReleased", x.rep.SoldOrphansReleased,
-			"limitsRecounted", x.rep.LimitsRecounted, "showtimes", x.rep.ShowtimeIDs)
+			"limitsRecounted", x.rep.LimitsRecounted, "refundsRetried", x.rep.RefundsRetried,
+			"refundsOutstanding", x.rep.RefundsOutstanding, "showtimes", x.rep.ShowtimeIDs)
 	}
 	if err != nil {
 		runsTotal.WithLabelValues("error").Inc()
@@ -204,7 +229,8 @@ func (r *Reconciler) Runs(ctx context.Context, first int) ([]*Report, error) {
 		finished := row.FinishedAt
 		out[i] = &Report{StartedAt: row.StartedAt, FinishedAt: &finished, ExpiredCancelled: row.ExpiredCancelled,
 			PaidSeatsFixed: row.PaidSeatsFixed, HashesRebuilt: row.HashesRebuilt, OrphanHoldsReleased: row.OrphanHoldsReleased,
-			SoldOrphansReleased: row.SoldOrphansReleased, LimitsRecounted: row.LimitsRecounted, ShowtimeIDs: row.Showtimes}
+			SoldOrphansReleased: row.SoldOrphansReleased, LimitsRecounted: row.LimitsRecounted,
+			RefundsRetried: row.RefundsRetried, RefundsOutstanding: row.RefundsOutstanding, ShowtimeIDs: row.Showtimes}
 	}
 	return out, nil
 }
@@ -214,6 +240,7 @@ func (r *Reconciler) store(ctx context.Context, rep *Report) error {
 		SetExpiredCancelled(rep.ExpiredCancelled).SetPaidSeatsFixed(rep.PaidSeatsFixed).
 		SetHashesRebuilt(rep.HashesRebuilt).SetOrphanHoldsReleased(rep.OrphanHoldsReleased).
 		SetSoldOrphansReleased(rep.SoldOrphansReleased).SetLimitsRecounted(rep.LimitsRecounted).
+		SetRefundsRetried(rep.RefundsRetried).SetRefundsOutstanding(rep.RefundsOutstanding).
 		SetShowtimes(rep.ShowtimeIDs).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("store run: %w", err)

@@ -54,6 +54,8 @@ func (x *run) done(kind string, n, showID int) {
 		x.rep.SoldOrphansReleased += n
 	case kindLimits:
 		x.rep.LimitsRecounted += n
+	case kindRefunds:
+		x.rep.RefundsRetried += n
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package reconcile repairs every drift between seat state in Redis and orders in MySQL
-// that a crash between the two stores can leave (DESIGN.md "Reconciler"). It changes seats
-// only through package seats' scripts and orders only through package booking.
+// that a crash between the two stores can leave (DESIGN.md "Reconciler"), and sends again
+// the refunds that a crash or the provider left unsent. It changes seats only through
+// package seats' scripts, and orders and payments only through package booking.
 package reconcile
 
 import "time"
@@ -15,6 +16,13 @@ type Report struct {
 	OrphanHoldsReleased int        `json:"orphanHoldsReleased"`
 	SoldOrphansReleased int        `json:"soldOrphansReleased"`
 	LimitsRecounted     int        `json:"limitsRecounted"`
+	// RefundsRetried counts refunds the run sent: never sent (a crash, the provider
+	// unreachable), reported failed by the provider, or owed to the paid orders of a
+	// cancelled showtime.
+	RefundsRetried int `json:"refundsRetried"`
+	// RefundsOutstanding counts refunds not confirmed by the provider when the run ended
+	// (due, failed, or pending): money that has not gone back yet.
+	RefundsOutstanding int `json:"refundsOutstanding"`
 	// PaidSeatConflicts counts seats of paid orders found held or sold by another token:
 	// double sales in Redis that the reconciler reports and leaves to a person. Not
 	// stored with the run (they are logged and in the metrics).
@@ -25,5 +33,5 @@ type Report struct {
 // repaired reports whether the run changed anything (and so is stored).
 func (r *Report) repaired() bool {
 	return r.ExpiredCancelled+r.PaidSeatsFixed+r.HashesRebuilt+r.OrphanHoldsReleased+
-		r.SoldOrphansReleased+r.LimitsRecounted > 0
+		r.SoldOrphansReleased+r.LimitsRecounted+r.RefundsRetried > 0
 }

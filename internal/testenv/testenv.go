@@ -4,7 +4,8 @@
 //
 // SEATFLOW_TEST_MYSQL_DSN (default root@tcp(127.0.0.1:3306)/) and SEATFLOW_TEST_REDIS_URL
 // (default redis://127.0.0.1:6379/0) name the servers; SEATFLOW_TEST_REDIS_CLUSTER
-// (host:port,...) runs the Redis side on a Redis Cluster instead.
+// (host:port,...) runs the Redis side on a Redis Cluster instead; SEATFLOW_TEST_STRIPE_URL
+// (default http://127.0.0.1:12111) names the stripe-mock of the payment tests.
 package testenv
 
 import (

@@ -1,0 +1,213 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"seatflow"
+	"seatflow/ent"
+	"seatflow/ent/order"
+	"seatflow/ent/payment"
+	"seatflow/internal/database"
+	"seatflow/internal/payments"
+)
+
+// RefundOrder is staff's refund of an order's payment (admin refundOrder). A PAID order is
+// cancelled in the same transaction that makes its refund due, and its seats go back on
+// sale; an order whose payment is already being refunded is returned as it is. An order
+// with no payment that took money is INVALID_STATE. The refund is sent at once; if the
+// provider does not take it now, the order shows refundStatus REQUIRED and the reconciler
+// sends it again.
+func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order, error) {
+	o, err := s.DB.Order.Get(ctx, orderID)
+	if ent.IsNotFound(err) {
+		return nil, errNotFound
+	} else if err != nil {
+		return nil, fmt.Errorf("refund order: %w", database.Classify(err))
+	}
+	p, err := s.paymentRow(ctx, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil || !p.Status.Settled() {
+		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order has no received payment to refund")
+	}
+	if p.RefundStatus == nil {
+		cancelled := false
+		err := s.withTx(ctx, func(tx *ent.Tx) error {
+			if o.Status == seatflow.OrderPaid {
+				n, err := tx.Order.Update().Where(order.ID(o.ID), order.StatusEQ(seatflow.OrderPaid), order.HoldToken(o.HoldToken)).
+					SetStatus(seatflow.OrderCancelled).Save(ctx)
+				if err != nil {
+					return fmt.Errorf("cancel paid order: %w", err)
+				} else if n == 0 {
+					return errChanged
+				}
+				if err := deleteOccupancy(ctx, tx, o.ID); err != nil {
+					return err
+				}
+				cancelled = true
+			}
+			return s.requireRefund(ctx, tx, p, "refunded by staff")
+		})
+		if errors.Is(err, errChanged) {
+			return nil, errChangedMeanwhile()
+		} else if err != nil {
+			return nil, fmt.Errorf("refund order: %w", database.Classify(err))
+		}
+		if cancelled {
+			s.releaseEnded(ctx, o)
+		}
+	}
+	s.trySendRefund(ctx, o.ID)
+	return s.reload(context.WithoutCancel(ctx), o.ID)
+}
+
+// RefundCancelledShowtime makes the refund of a paid order of a cancelled showtime due and
+// sends it. It reports false when there is nothing to do: the order is not paid, its
+// payment is already being refunded, or its showtime is not cancelled. The order stays
+// PAID (the showtime's status says why it will not be played); the reconciler calls it.
+func (s *Service) RefundCancelledShowtime(ctx context.Context, orderID int) (bool, error) {
+	o, err := s.DB.Order.Get(ctx, orderID)
+	if err != nil {
+		return false, fmt.Errorf("refund order: %w", database.Classify(err))
+	}
+	st, err := s.Catalog.FreshShowtime(ctx, o.ShowtimeID)
+	if err != nil {
+		return false, fmt.Errorf("refund order: %w", err)
+	}
+	p, err := s.paymentRow(ctx, o.ID)
+	if err != nil || p == nil || o.Status != seatflow.OrderPaid || p.RefundStatus != nil || st.Status != seatflow.ShowtimeCancelled {
+		return false, err
+	}
+	err = s.withTx(ctx, func(tx *ent.Tx) error { return s.requireRefund(ctx, tx, p, "the showtime was cancelled") })
+	if errors.Is(err, errChanged) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("refund order: %w", database.Classify(err))
+	}
+	return s.SendRefund(ctx, o.ID)
+}
+
+// requireRefund makes a payment's refund due, unless one was decided meanwhile (errChanged).
+func (s *Service) requireRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment, reason string) error {
+	n, err := tx.Payment.Update().Where(payment.ID(p.ID), payment.RefundStatusIsNil()).
+		SetRefundStatus(seatflow.RefundRequired).SetRefundReason(reason).SetUpdatedAt(s.now()).Save(ctx)
+	if err != nil {
+		return fmt.Errorf("require refund: %w", err)
+	} else if n == 0 {
+		return errChanged
+	}
+	return nil
+}
+
+// SendRefund sends an order's refund to the provider when it is due (REQUIRED, or FAILED
+// fewer than seatflow.MaxRefundAttempts times) and records the provider's answer. It reports
+// whether the provider took the refund. After a failure the refund stays due and the
+// next call repeats the same request (same idempotency key); after the provider reported
+// a refund failed, the next one is a new request. The reconciler calls it.
+func (s *Service) SendRefund(ctx context.Context, orderID int) (bool, error) {
+	if s.Provider == nil {
+		return false, errNoProvider
+	}
+	p, err := s.paymentRow(ctx, orderID)
+	if err != nil || p == nil || p.RefundStatus == nil || !p.RefundStatus.Due() || p.RefundAttempts >= seatflow.MaxRefundAttempts {
+		return false, err
+	}
+	if p.Provider != s.Provider.Name() {
+		return false, fmt.Errorf("refund of order %d: its payment was taken by provider %q, this instance runs %q",
+			orderID, p.Provider, s.Provider.Name())
+	}
+	o, err := s.DB.Order.Get(ctx, orderID)
+	if err != nil {
+		return false, fmt.Errorf("refund order: %w", database.Classify(err))
+	}
+	r, err := s.Provider.Refund(ctx, payments.RefundRequest{Reference: p.Reference, OrderID: strconv.Itoa(o.ID),
+		IdempotencyKey: fmt.Sprintf("%s-refund-%d", orderKey(o), p.RefundAttempts), Reason: p.RefundReason})
+	if err != nil {
+		return false, fmt.Errorf("send refund of order %d: %w", orderID, err)
+	}
+	// Only over the state it was sent from: a webhook may have said more meanwhile.
+	u := s.DB.Payment.Update().Where(payment.ID(p.ID), payment.RefundStatusEQ(*p.RefundStatus), payment.RefundAttempts(p.RefundAttempts)).
+		SetRefundStatus(r.Status).SetUpdatedAt(s.now())
+	if r.Reference != "" {
+		u.SetRefundReference(r.Reference)
+	}
+	if r.Status == seatflow.RefundFailed {
+		u.AddRefundAttempts(1)
+	}
+	if _, err := u.Save(context.WithoutCancel(ctx)); err != nil { // the provider has it: record it
+		return true, fmt.Errorf("record refund of order %d: %w", orderID, database.Classify(err))
+	}
+	return true, nil
+}
+
+// trySendRefund sends a refund just made due; what fails is logged and left to the
+// reconciler, which sends due refunds again.
+func (s *Service) trySendRefund(ctx context.Context, orderID int) {
+	if _, err := s.SendRefund(context.WithoutCancel(ctx), orderID); err != nil {
+		s.log().Warn("payments: refund not sent yet; the reconciler will send it", "order", orderID, "err", err)
+	}
+}
+
+// refundUpdated follows the provider's word on a refund. A success counts whichever refund
+// of the payment it is about; a failure only for the refund last sent (an older attempt's
+// failure changes nothing); a pending refund only while none is confirmed. Refunds of
+// payments SeatFlow does not know are ignored.
+func (s *Service) refundUpdated(ctx context.Context, ev seatflow.PaymentEvent) (payments.Outcome, error) {
+	p, err := s.DB.Payment.Query().Where(payment.Provider(ev.Provider), payment.Reference(ev.Reference)).
+		Order(ent.Desc(payment.FieldID)).First(ctx)
+	if ent.IsNotFound(err) {
+		return payments.Ignored, nil
+	} else if err != nil {
+		return "", fmt.Errorf("load payment: %w", database.Classify(err))
+	}
+	ev.OrderID = p.OrderID
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		if err := s.claim(ev)(ctx, tx); err != nil {
+			return err
+		}
+		cur, err := tx.Payment.Get(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		u := tx.Payment.UpdateOneID(cur.ID).SetUpdatedAt(s.now())
+		same := ev.RefundReference != "" && ev.RefundReference == cur.RefundReference
+		switch st := cur.RefundStatus; {
+		case ev.RefundStatus == seatflow.RefundSucceeded:
+			if st != nil && *st == seatflow.RefundSucceeded {
+				return nil
+			}
+		case ev.RefundStatus == seatflow.RefundFailed:
+			if !same || (st != nil && *st == seatflow.RefundFailed) {
+				return nil
+			}
+			u.AddRefundAttempts(1)
+		case ev.RefundStatus == seatflow.RefundPending:
+			if st != nil && *st != seatflow.RefundRequired && (*st != seatflow.RefundFailed || same) {
+				return nil
+			}
+		default:
+			return nil
+		}
+		if ev.RefundReference != "" {
+			u.SetRefundReference(ev.RefundReference)
+		}
+		if cur.RefundStatus == nil { // refunded from outside SeatFlow (the provider's dashboard)
+			u.SetRefundReason("refunded at the provider")
+		}
+		return u.SetRefundStatus(ev.RefundStatus).Exec(ctx)
+	})
+	if errors.Is(err, errReplay) {
+		return payments.Replayed, nil
+	} else if err != nil {
+		return "", fmt.Errorf("record refund update: %w", database.Classify(err))
+	}
+	if ev.RefundStatus == seatflow.RefundFailed {
+		s.log().Warn("payments: the provider reports a refund failed; the reconciler sends a new one", "order", p.OrderID,
+			"refund", ev.RefundReference, "reason", ev.Reason)
+	}
+	return payments.Applied, nil
+}

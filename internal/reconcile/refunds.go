@@ -1,0 +1,76 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	"entgo.io/ent/dialect/sql"
+
+	"seatflow"
+	"seatflow/ent"
+	"seatflow/ent/order"
+	"seatflow/ent/payment"
+	"seatflow/ent/showtime"
+)
+
+// retryRefunds is repair 7: money that should go back and has not. Paid orders of a
+// cancelled showtime get their refund; refunds made due but never sent (a crash after the
+// commit, the provider unreachable) or reported failed by the provider are sent again
+// once RefundGrace old (a younger one is being sent by its request). At most RefundBatch
+// per run, each through booking. Last, it counts the refunds still unconfirmed, so the
+// report shows money not yet returned even when nothing could be done about it.
+func (x *run) retryRefunds(ctx context.Context) error {
+	owed, err := x.r.DB.Order.Query().
+		Where(order.StatusEQ(seatflow.OrderPaid), inCancelledShowtime(),
+			order.HasPaymentWith(payment.StatusEQ(seatflow.PaymentSucceeded), payment.RefundStatusIsNil())).
+		Order(ent.Asc(order.FieldID)).Limit(x.left[kindRefunds]).Select(order.FieldID, order.FieldShowtimeID).All(ctx)
+	if err != nil {
+		return fmt.Errorf("orders of cancelled showtimes: %w", err)
+	}
+	for _, o := range owed {
+		x.send(ctx, o, x.r.Orders.RefundCancelledShowtime)
+	}
+	due, err := x.r.DB.Order.Query().
+		Where(order.HasPaymentWith(payment.RefundStatusIn(seatflow.RefundRequired, seatflow.RefundFailed),
+			payment.RefundAttemptsLT(seatflow.MaxRefundAttempts), payment.UpdatedAtLT(x.now.Add(-x.c.RefundGrace)))).
+		Order(ent.Asc(order.FieldID)).Limit(max(x.left[kindRefunds], 0)).Select(order.FieldID, order.FieldShowtimeID).All(ctx)
+	if err != nil {
+		return fmt.Errorf("due refunds: %w", err)
+	}
+	for _, o := range due {
+		if x.left[kindRefunds] <= 0 {
+			break
+		}
+		x.send(ctx, o, x.r.Orders.SendRefund)
+	}
+	n, err := x.r.DB.Payment.Query().
+		Where(payment.RefundStatusIn(seatflow.RefundRequired, seatflow.RefundPending, seatflow.RefundFailed)).Count(ctx)
+	if err != nil {
+		return fmt.Errorf("outstanding refunds: %w", err)
+	}
+	x.rep.RefundsOutstanding = n
+	return nil
+}
+
+// send sends one order's refund through booking and counts it when the provider took it;
+// a failure is logged and left to the next run.
+func (x *run) send(ctx context.Context, o *ent.Order, sendRefund func(context.Context, int) (bool, error)) {
+	x.left[kindRefunds]--
+	sent, err := sendRefund(ctx, o.ID)
+	if err != nil {
+		x.c.Log.Error("reconcile: refund not sent", "order", o.ID, "err", err)
+	}
+	if sent {
+		x.done(kindRefunds, 1, o.ShowtimeID)
+	}
+}
+
+// inCancelledShowtime matches orders whose showtime is CANCELLED (orders have no edge to
+// their showtime: a subquery).
+func inCancelledShowtime() func(*sql.Selector) {
+	return func(s *sql.Selector) {
+		s.Where(sql.In(s.C(order.FieldShowtimeID),
+			sql.Select(showtime.FieldID).From(sql.Table(showtime.Table)).
+				Where(sql.EQ(showtime.FieldStatus, string(seatflow.ShowtimeCancelled)))))
+	}
+}
