@@ -134,7 +134,8 @@ func (a *App) wire() error {
 	a.Maps = &seats.Maps{Store: a.Seats, Layouts: a.Layouts, Showtimes: a.Catalog}
 	a.Sales = &sales.Service{DB: a.DB, Seats: a.Seats, RDB: a.Redis, Keys: a.Keys, Catalog: a.Catalog, Now: a.Now}
 	a.Booking = &booking.Service{DB: a.DB, Seats: a.Seats, Layouts: a.Layouts, Hashes: a.Sales, RDB: a.Redis,
-		Keys: a.Keys, Catalog: a.Catalog, Now: a.Now, HoldTTL: a.Config.HoldTTL, Limiter: redis_rate.NewLimiter(a.Redis),
+		Keys: a.Keys, Catalog: a.Catalog, Now: a.Now, HoldTTL: a.Config.HoldTTL, LateWindow: a.Config.LateWindow,
+		Limiter:  redis_rate.NewLimiter(a.Redis),
 		HoldRate: perMinute(a.Config.HoldsPerMinute), OrderRate: perMinute(a.Config.OrderChangesPerMinute),
 		Provider: a.Payments, Log: a.Log}
 	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Log: a.Log})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"seatflow"
+	"seatflow/internal/booking"
 	"seatflow/internal/database"
 	"seatflow/internal/httpapi"
 )
@@ -25,6 +26,7 @@ type Config struct {
 	SQLitePath      string
 	JWTSecret       string
 	HoldTTL         time.Duration
+	LateWindow      time.Duration
 	AllowedOrigins  string
 	Introspection   bool
 	ComplexityLimit int
@@ -124,6 +126,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.SQLitePath, "SQLITE_PATH", "seatflow.db", "SQLite file of embedded mode")
 	str(&c.JWTSecret, "JWT_SECRET", "", "HS256 secret of bearer tokens (required outside embedded mode)")
 	dur(&c.HoldTTL, "HOLD_TTL", 15*time.Minute, "how long held seats wait for payment")
+	dur(&c.LateWindow, "LATE_PAYMENT_WINDOW", booking.DefaultLateWindow, "how long after a hold expired its payment may still take the seats (later: refunded)")
 	str(&c.AllowedOrigins, "ALLOWED_ORIGINS", "", "comma-separated browser origins allowed (CORS, websocket); empty = same origin only, * in embedded mode")
 	boolean(&c.Introspection, "INTROSPECTION", true, "allow GraphQL introspection")
 	num(&c.ComplexityLimit, "COMPLEXITY_LIMIT", 20000, "maximum cost of one query in points (an object 1, a list its size times an element)")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"seatflow/internal/rdb"
 	"seatflow/internal/testenv"
 )
 
@@ -76,6 +77,12 @@ func startTestApp(t testing.TB, db *testenv.DB, r *testenv.Redis, flags ...strin
 		Redis: r.Client, Keys: r.Keys, Now: clk.Now}
 	// Tests run the reconciler themselves when they mean to.
 	a.Config.ReconcileEvery = 0
+	if cfg.CacheRedisURL != "" {
+		if a.CacheRedis, err = rdb.Open(cfg.CacheRedisURL, ""); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.CacheRedis.Close() })
+	}
 	if err := a.wire(); err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +110,10 @@ func (a *testApp) token(sub, role string) string {
 
 // gqlResponse is a GraphQL response as a client sees it.
 type gqlResponse struct {
-	Data   json.RawMessage `json:"data"`
-	Errors []gqlError      `json:"errors"`
-	Status int             `json:"-"`
+	Data       json.RawMessage `json:"data"`
+	Errors     []gqlError      `json:"errors"`
+	Extensions map[string]any  `json:"extensions"`
+	Status     int             `json:"-"`
 }
 
 type gqlError struct {

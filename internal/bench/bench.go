@@ -48,6 +48,7 @@ var benchSections = []benchSection{
 	{Name: "holdseats", Title: "holdSeats end to end", Run: benchHoldSeats},
 	{Name: "contention", Title: "Contention", Run: benchContention},
 	{Name: "fanout", Title: "Live seat-map fan-out", Run: benchFanout},
+	{Name: "abuse", Title: "Hostile documents", Run: benchAbuse},
 	{Name: "load", Title: "Premiere-night load (3 instances)", Run: benchLoad},
 	{Name: "capacity", Title: "Premiere-night capacity (3 instances)", Run: benchCapacity},
 }
@@ -273,7 +274,9 @@ func createBenchDatabase(ctx context.Context, name string) (dsn string, drop fun
 // the server: Open, then Start) and serves its Handler on a loopback port.
 func (b *benchEnv) openBenchApp(ctx context.Context, flags ...string) (*benchServer, error) {
 	cfg, _, err := app.ParseConfig("bench", append([]string{"-mysql-dsn", b.MySQLDSN, "-redis-url", b.RedisURL,
-		"-redis-prefix", b.Prefix, "-jwt-secret", b.Secret, "-reconcile-every", "0", "-log-level", "error", "-payment-provider", "test"}, flags...))
+		"-redis-prefix", b.Prefix, "-jwt-secret", b.Secret, "-reconcile-every", "0", "-log-level", "error", "-payment-provider", "test",
+		// Every bench client comes from one address: a budget that never runs out, still spent.
+		"-cost-restore", "1000000000"}, flags...))
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,11 @@ func (s *Service) HoldSeats(ctx context.Context, userID string, in HoldSeatsInpu
 	if err := in.validate(userID); err != nil {
 		return nil, err
 	}
+	// Replays count too: each costs a look-up, and a client replaying in a loop is limited
+	// like one holding in a loop.
+	if err := s.rateLimit(ctx, "hold", userID, s.HoldRate); err != nil {
+		return nil, err
+	}
 	first, err := s.markInFlight(ctx, userID, in.IdempotencyKey)
 	if err != nil {
 		return nil, err
@@ -62,11 +67,6 @@ func (s *Service) HoldSeats(ctx context.Context, userID string, in HoldSeatsInpu
 		return s.repeated(ctx, userID, in.IdempotencyKey)
 	}
 	cleanup := context.WithoutCancel(ctx)
-	// Rate-limited after the marker, so duplicates of one request do not use up the budget.
-	if err := s.rateLimit(ctx, "hold", userID, s.HoldRate); err != nil {
-		s.forget(cleanup, userID, in.IdempotencyKey)
-		return nil, err
-	}
 	o, err := s.hold(ctx, userID, in)
 	if err != nil {
 		s.forget(cleanup, userID, in.IdempotencyKey)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -40,10 +41,29 @@ func (p settlement) claimIn(ctx context.Context, tx *ent.Tx) error {
 var (
 	// errAlreadyPaid: the order is paid with this very payment; nothing to do.
 	errAlreadyPaid = errors.New("the order is already paid with this payment")
-	// errSeatsGone wraps the ORDER_EXPIRED of a late payment whose seats went to someone
-	// else: the payment was recorded with its refund due.
-	errSeatsGone = errors.New("the seats went to another buyer; refund recorded")
+	// errSeatsGone wraps the ORDER_EXPIRED of a late payment that cannot have its seats:
+	// the payment was recorded with its refund due.
+	errSeatsGone = errors.New("the late payment cannot have its seats; refund recorded")
+	// errOverLimit: the customer holds or bought the showtime's purchase limit meanwhile.
+	errOverLimit = errors.New("over the purchase limit")
 )
+
+// Why a late payment is refunded instead of rescued: the message the customer reads
+// (ORDER_EXPIRED) and the reason recorded with the refund.
+var (
+	lateSeatsGone = lateRefund{"the hold expired and the seats went to another buyer; the payment will be refunded",
+		"the seats went to another buyer before the payment arrived"}
+	lateOverLimit = lateRefund{"the hold expired and the seats you hold or bought since then reach this showtime's purchase limit; the payment will be refunded",
+		"a late payment would put the customer over the showtime's purchase limit"}
+	lateTooLate = lateRefund{"the hold expired too long ago to be rescued; the payment will be refunded",
+		"the payment arrived after the late-payment window"}
+)
+
+type lateRefund struct{ message, reason string }
+
+// DefaultLateWindow is how long after its hold expired an order's payment may still take
+// its seats (DESIGN: a payment that arrives just after expiry).
+const DefaultLateWindow = 30 * time.Minute
 
 // refusal is why an order cannot take a payment. payOrder shows err to the customer; a
 // provider's confirmation is refunded instead, unless the order already tracks this very
@@ -155,18 +175,25 @@ func (s *Service) afterPaid(ctx context.Context, orderID, showID int, token stri
 	return o, nil
 }
 
-func expiredErr() *seatflow.Error {
-	return seatflow.Errorf(seatflow.EORDEREXPIRED, "the hold expired and the seats went to another buyer; the payment will be refunded")
+func expiredErr() *seatflow.Error { return lateSeatsGone.err() }
+
+func (l lateRefund) err() *seatflow.Error {
+	return seatflow.Errorf(seatflow.EORDEREXPIRED, "%s", l.message)
 }
 
 var errChanged = errors.New("order changed meanwhile")
 
-// payLate rescues a payment that arrived after the hold expired. The seats move to a fresh
+// payLate rescues a payment that arrived after the hold expired, within the late window
+// and the purchase limit (the seats are held again as a hold would be, minus the gap
+// rule: the customer chose them when they were free). The seats move to a fresh
 // hold token (taking over the old token's seats if they are still held): the expiry path
 // releases by the old token after its commit, and with a new token that late release
 // cannot free the seats just paid for. The seats are taken inside the transaction, after
 // its claim, so a second delivery of the same confirmation waits before touching them.
 func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showtime, p settlement) (*seatflow.Order, error) {
+	if s.now().Sub(o.ExpiresAt) > s.lateWindow() {
+		return s.refundLate(ctx, o, p, lateTooLate)
+	}
 	layout, err := s.Layouts.Of(ctx, st.HallID)
 	if err != nil {
 		return nil, fmt.Errorf("pay order: load hall: %w", err)
@@ -182,12 +209,18 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 		if err := p.claimIn(ctx, tx); err != nil {
 			return err
 		}
-		// No limit and no gap rule: the customer had these seats and has paid for them.
+		// No gap rule: the customer had these seats and has paid for them. The limit holds:
+		// the customer may have held others since, and a still-held seat of this order
+		// (the take-over) is counted already.
 		err := s.Seats.Hold(ctx, seats.HoldRequest{ShowtimeID: o.ShowtimeID, Layout: layout, SeatIDs: seatIDs,
-			Token: token, UserID: o.UserID, AllowGaps: true, TakeOver: o.HoldToken})
-		if seatflow.ErrorCode(err) == seatflow.ESEATSUNAVAILABLE {
+			Token: token, UserID: o.UserID, Limit: st.PurchaseLimit, AllowGaps: true, TakeOver: o.HoldToken})
+		switch seatflow.ErrorCode(err) {
+		case "":
+		case seatflow.ESEATSUNAVAILABLE:
 			return errSeatsGone
-		} else if err != nil {
+		case seatflow.ELIMIT:
+			return errOverLimit
+		default:
 			return err
 		}
 		held = true
@@ -215,7 +248,9 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 		}
 		switch {
 		case errors.Is(err, errSeatsGone), ent.IsConstraintError(err): // MySQL has another active order on a seat
-			return s.refundLate(ctx, o, p)
+			return s.refundLate(ctx, o, p, lateSeatsGone)
+		case errors.Is(err, errOverLimit):
+			return s.refundLate(ctx, o, p, lateOverLimit)
 		case errors.Is(err, errChanged):
 			return nil, errChangedMeanwhile()
 		}
@@ -224,11 +259,12 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 	return s.afterPaid(ctx, o.ID, o.ShowtimeID, token)
 }
 
-// refundLate ends an order whose seats went to someone else while its payment was on the
-// way. One transaction: the order EXPIRED (if it was still pending), refundRequired, and
-// the payment recorded with its refund due; then the seats are released and the refund
-// sent (the reconciler sends it if this does not).
-func (s *Service) refundLate(ctx context.Context, o *ent.Order, p settlement) (*seatflow.Order, error) {
+// refundLate ends an order whose late payment cannot have its seats (why: taken by
+// someone else, over the purchase limit, past the late window). One transaction: the
+// order EXPIRED (if it was still pending), refundRequired, and the payment recorded with
+// its refund due; then the seats are released and the refund sent (the reconciler sends
+// it if this does not).
+func (s *Service) refundLate(ctx context.Context, o *ent.Order, p settlement, why lateRefund) (*seatflow.Order, error) {
 	ended := false
 	err := s.withTx(ctx, func(tx *ent.Tx) error {
 		if err := p.claimIn(ctx, tx); err != nil {
@@ -248,13 +284,13 @@ func (s *Service) refundLate(ctx context.Context, o *ent.Order, p settlement) (*
 		} else if n == 0 {
 			return errChanged
 		}
-		return s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, "the seats went to another buyer before the payment arrived")
+		return s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, why.reason)
 	})
 	if errors.Is(err, errChanged) { // paid, or given up on, by a concurrent retry of the same payment
 		if paid, err := s.reload(ctx, o.ID); err == nil && paid.Status == seatflow.OrderPaid {
 			return paid, nil
 		}
-		return nil, expiredErr()
+		return nil, why.err()
 	} else if err != nil {
 		return nil, fmt.Errorf("mark refund required: %w", database.Classify(err))
 	}
@@ -262,5 +298,5 @@ func (s *Service) refundLate(ctx context.Context, o *ent.Order, p settlement) (*
 		s.releaseEnded(ctx, o)
 	}
 	s.trySendRefund(ctx, o.ID)
-	return nil, fmt.Errorf("%w: %w", errSeatsGone, expiredErr())
+	return nil, fmt.Errorf("%w: %w", errSeatsGone, why.err())
 }

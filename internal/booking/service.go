@@ -54,6 +54,9 @@ type Service struct {
 	Now func() time.Time
 	// HoldTTL is the life of a hold; DefaultHoldTTL when zero.
 	HoldTTL time.Duration
+	// LateWindow is how long after its expiry an order's payment may still take its seats;
+	// DefaultLateWindow when zero. A later payment is refunded.
+	LateWindow time.Duration
 	// Limiter, HoldRate and OrderRate limit holds and order changes (pay, cancel, extend)
 	// per user; no limit when unset.
 	Limiter   *redis_rate.Limiter
@@ -67,6 +70,13 @@ type Service struct {
 }
 
 var errNotFound = seatflow.Errorf(seatflow.ENOTFOUND, "order not found")
+
+func (s *Service) lateWindow() time.Duration {
+	if s.LateWindow > 0 {
+		return s.LateWindow
+	}
+	return DefaultLateWindow
+}
 
 func (s *Service) now() time.Time {
 	if s.Now != nil {

@@ -26,6 +26,7 @@ func (a *API) GraphQL() *handler.Server {
 		SeatMaps:       a.SeatMapWatches,
 		Compression:    a.WebsocketCompression,
 		Log:            a.Log,
+		Now:            a.Auth.Now,
 		Auth: func(ctx context.Context, token string) (context.Context, time.Time, error) {
 			ctx = a.Auth.WithToken(ctx, token)
 			u, err := auth.RequireUser(ctx)

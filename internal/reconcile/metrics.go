@@ -25,6 +25,10 @@ var (
 		Namespace: "seatflow", Subsystem: "reconcile", Name: "paid_seat_conflicts_total",
 		Help: "Seats of a paid order found held or sold by another token in Redis (a double sale a person must resolve); counted on every run that sees one.",
 	})
+	usersOverLimitTotal = promauto.NewCounter(prometheus.CounterOpts{
+		Namespace: "seatflow", Subsystem: "reconcile", Name: "users_over_limit_total",
+		Help: "Users found with more active seats of a showtime than its purchase limit (left to a person); counted on every run that sees one.",
+	})
 	runsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seatflow", Subsystem: "reconcile", Name: "runs_total",
 		Help: "Reconciler runs by outcome (ok, busy, error).",

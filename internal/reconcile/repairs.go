@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"seatflow"
+	"seatflow/ent"
 	"seatflow/internal/seats"
 )
 
@@ -22,7 +23,8 @@ type active struct {
 // InitSeats takes), then, holding the same lock, repairs 2, 4, 5 and 6 against one
 // reading of Redis followed by one of MySQL. Redis is read first, on purpose: a seat
 // sold in Redis was paid in MySQL before, so the later MySQL read always sees that order.
-func (x *run) showtime(ctx context.Context, showID, hallID int) error {
+func (x *run) showtime(ctx context.Context, sh *ent.Showtime) error {
+	showID, hallID := sh.ID, sh.HallID
 	r := x.r
 	exists, err := r.Seats.Exists(ctx, showID)
 	if err != nil {
@@ -70,7 +72,30 @@ func (x *run) showtime(ctx context.Context, showID, hallID int) error {
 			return err
 		}
 	}
+	x.reportOverLimit(sh, tokens)
 	return x.recountLimits(ctx, showID, states, counts, tokens)
+}
+
+// reportOverLimit reports the users whose pending and paid orders of the showtime hold
+// more seats than its purchase limit: nothing SeatFlow does puts a user there (holds and
+// late payments are checked in Redis), so one means a bug or a manual change. Nothing is
+// repaired: which order to cancel is a person's call.
+func (x *run) reportOverLimit(sh *ent.Showtime, tokens map[string]*active) {
+	if sh.PurchaseLimit <= 0 {
+		return
+	}
+	seatsOf := map[string]int{}
+	for _, a := range tokens {
+		seatsOf[a.userID] += len(a.seats)
+	}
+	for _, u := range sortedKeys(seatsOf) {
+		if seatsOf[u] > sh.PurchaseLimit {
+			x.rep.UsersOverLimit++
+			usersOverLimitTotal.Inc()
+			x.c.Log.Error("reconcile: a user holds or bought more seats than the purchase limit",
+				"showtime", sh.ID, "user", u, "seats", seatsOf[u], "limit", sh.PurchaseLimit)
+		}
+	}
 }
 
 // read takes one reading of a showtime: seats and counts from Redis, then the active

@@ -99,12 +99,13 @@ func (x *run) scanShowtimes(ctx context.Context) error {
 		want := min(showPage, x.c.Batch-visited)
 		page, err := r.DB.Showtime.Query().
 			Where(showtime.StatusIn(seatflow.ShowtimeOnSale, seatflow.ShowtimeClosed), showtime.IDGT(after)).
-			Order(ent.Asc(showtime.FieldID)).Limit(want).Select(showtime.FieldID, showtime.FieldHallID).All(ctx)
+			Order(ent.Asc(showtime.FieldID)).Limit(want).
+			Select(showtime.FieldID, showtime.FieldHallID, showtime.FieldPurchaseLimit).All(ctx)
 		if err != nil {
 			return fmt.Errorf("showtimes: %w", err)
 		}
 		for _, sh := range page {
-			if err := x.showtime(ctx, sh.ID, sh.HallID); err != nil {
+			if err := x.showtime(ctx, sh); err != nil {
 				return fmt.Errorf("showtime %d: %w", sh.ID, err)
 			}
 			if x.truncated {

@@ -26,8 +26,11 @@ type Report struct {
 	// PaidSeatConflicts counts seats of paid orders found held or sold by another token:
 	// double sales in Redis that the reconciler reports and leaves to a person. Not
 	// stored with the run (they are logged and in the metrics).
-	PaidSeatConflicts int   `json:"paidSeatConflicts"`
-	ShowtimeIDs       []int `json:"showtimeIds"`
+	PaidSeatConflicts int `json:"paidSeatConflicts"`
+	// UsersOverLimit counts users whose active orders of a showtime cover more seats than
+	// its purchase limit: reported (logs, metrics), left to a person, not stored.
+	UsersOverLimit int   `json:"usersOverLimit"`
+	ShowtimeIDs    []int `json:"showtimeIds"`
 }
 
 // repaired reports whether the run changed anything (and so is stored).

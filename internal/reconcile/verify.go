@@ -132,6 +132,9 @@ func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violatio
 			if limits[u] != counts[u] {
 				out = append(out, Violation{sh.ID, fmt.Sprintf("user %s counts %d seats in Redis but has %d active", strconv.Quote(u), limits[u], counts[u])})
 			}
+			if sh.PurchaseLimit > 0 && counts[u] > sh.PurchaseLimit {
+				out = append(out, Violation{sh.ID, fmt.Sprintf("user %s has %d active seats, over the purchase limit of %d", strconv.Quote(u), counts[u], sh.PurchaseLimit)})
+			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ShowtimeID < out[j].ShowtimeID })

@@ -16,13 +16,12 @@ import (
 	"seatflow/internal/rdb"
 )
 
-// Defaults of a Budget.
+// Leases: how many points an instance takes from Redis at a time, for how long, for how
+// many clients at most (the least recently seen lose theirs).
 const (
-	DefaultCapacity = 10000 // points a client may spend at once
-	DefaultRestore  = 500   // points restored per second
-	defaultLease    = 100   // points leased from Redis at a time
-	leaseLife       = time.Second
-	leasedClients   = 100_000
+	defaultLease  = 100
+	leaseLife     = time.Second
+	leasedClients = 100_000
 )
 
 // Budget is the cost budget of every client. A zero Capacity turns throttling off.
@@ -69,6 +68,9 @@ func (b *Budget) now() time.Time {
 // Spend takes cost points from client's budget and reports whether it could; a refusal
 // carries how long to wait. Redis failing is SERVICE_UNAVAILABLE.
 func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Status, error) {
+	if b == nil {
+		return true, Status{}, nil
+	}
 	st := Status{MaximumAvailable: b.Capacity, RestoreRate: float64(b.Restore)}
 	if !b.On() {
 		st.CurrentlyAvailable = b.Capacity
@@ -79,33 +81,39 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 	if b.leases == nil {
 		b.leases, _ = simplelru.NewLRU[string, *lease](leasedClients, nil)
 	}
-	if l, ok := b.leases.Get(client); ok && now.Before(l.until) && l.points >= cost {
-		l.points -= cost
-		st.CurrentlyAvailable = l.available + l.points
-		b.mu.Unlock()
-		return true, st, nil
+	leftover := 0
+	if l, ok := b.leases.Get(client); ok && now.Before(l.until) {
+		if l.points >= cost {
+			l.points -= cost
+			st.CurrentlyAvailable = l.available + l.points
+			b.mu.Unlock()
+			return true, st, nil
+		}
+		leftover = l.points // kept: the new lease adds to it
 	}
 	b.mu.Unlock()
 
 	limit := redis_rate.Limit{Rate: b.Restore, Burst: b.Capacity, Period: time.Second}
-	want := max(cost, min(defaultLease, b.Capacity))
+	need := cost - leftover
+	want := max(need, min(defaultLease, b.Capacity))
 	res, err := b.Limiter.AllowN(ctx, b.KeyPrefix+client, limit, want)
-	if err == nil && res.Allowed == 0 && want > cost {
-		res, err = b.Limiter.AllowN(ctx, b.KeyPrefix+client, limit, cost)
-		want = cost
+	if err == nil && res.Allowed == 0 && want > need {
+		res, err = b.Limiter.AllowN(ctx, b.KeyPrefix+client, limit, need)
+		want = need
 	}
 	if err != nil {
 		return false, st, rdb.Classify("query cost budget", err)
 	}
-	st.CurrentlyAvailable = res.Remaining
+	st.CurrentlyAvailable = res.Remaining + leftover
 	if res.Allowed == 0 {
 		st.RetryAfter = max(res.RetryAfter, time.Millisecond)
 		return false, st, nil
 	}
+	points := leftover + want - cost
 	b.mu.Lock()
-	b.leases.Add(client, &lease{points: want - cost, available: res.Remaining, until: now.Add(leaseLife)})
+	b.leases.Add(client, &lease{points: points, available: res.Remaining, until: now.Add(leaseLife)})
 	b.mu.Unlock()
-	st.CurrentlyAvailable = res.Remaining + want - cost
+	st.CurrentlyAvailable = res.Remaining + points
 	return true, st, nil
 }
 

@@ -110,7 +110,7 @@ func (c *conn) handle(m message) bool {
 		case !c.isInitialised():
 			c.shut(closeUnauthorized, "Unauthorized")
 			return false
-		case c.expired(time.Now()):
+		case c.expired():
 			c.shut(closeForbidden, "forbidden: token expired")
 			return false
 		case m.ID == "":
@@ -204,7 +204,9 @@ func (c *conn) isInitialised() bool {
 	return c.initialised
 }
 
-func (c *conn) expired(now time.Time) bool {
+// expired reports whether the connection's token has expired (on the tokens' clock).
+func (c *conn) expired() bool {
+	now := c.t.cfg.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return !c.expires.IsZero() && !now.Before(c.expires)
@@ -214,8 +216,9 @@ func (c *conn) expired(now time.Time) bool {
 // the registry's ticker calls it for every connection.
 func (c *conn) tick(now time.Time) {
 	cfg := c.t.cfg
+	expired := c.expired()
 	c.mu.Lock()
-	initialised, expired := c.initialised, !c.expires.IsZero() && !now.Before(c.expires)
+	initialised := c.initialised
 	var keepAlive []byte
 	silent := false
 	if initialised && c.proto.legacy && !now.Before(c.nextKA) {

@@ -60,6 +60,8 @@ type Config struct {
 	// then. A connection without a token stays anonymous; one whose token Auth rejects
 	// (or any token when Auth is nil) is closed with 4403.
 	Auth func(ctx context.Context, token string) (context.Context, time.Time, error)
+	// Now is the clock tokens expire on (the one Auth checks them with); time.Now when nil.
+	Now func() time.Time
 	// SeatMaps starts seat-map watches delivered straight into a connection's queue;
 	// without it seat-map subscriptions run through the executor like any other.
 	SeatMaps SeatMaps
@@ -111,6 +113,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	return c
 }

@@ -1,0 +1,55 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/vektah/gqlparser/v2"
+
+	"seatflow/graph"
+)
+
+func TestQueryCost(t *testing.T) {
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{}}).Schema()
+	cases := []struct {
+		name, query string
+		vars        map[string]any
+		want        int
+	}{
+		{"TypenameIsFree", `{ __typename }`, nil, 0},
+		{"AnObject", `{ movie(id: "1") { id title __typename } }`, nil, 1},
+		{"ConnectionSizedByFirst", `{ movies(first: 5) { totalCount edges { node { id } } } }`, nil, 1 + 1 + 5*2},
+		{"FirstFromAVariable", `query($n: Int) { movies(first: $n) { edges { node { id } } } }`, map[string]any{"n": json.Number("50")}, 1 + 1 + 50*2},
+		{"ConnectionDefaultPage", `{ movies { edges { node { id } } } }`, nil, 1 + 1 + 20*2},
+		{"HallSeats", `{ showtime(id: "1") { hall { seats { id } } } }`, nil, 1 + 1 + 1 + 300},
+		{"CountArgument", `{ bestSeats(showtimeId: "1", count: 4) { id } }`, nil, 1 + 4},
+		{"NestedListsMultiply", `{ movie(id: "1") { showtimes { movie { showtimes { id } } } } }`, nil, 1 + 1 + 50*(1+1+1+50)},
+		{"FragmentsCounted", `fragment F on Movie { showtimes { id } } { movie(id: "1") { ...F } a: movie(id: "2") { ...F } }`, nil, 2 * (1 + 1 + 50)},
+		{"ScalarListCostsOne", `{ movie(id: "1") { genres } }`, nil, 1 + 1},
+		{"IntrospectionFlat", `{ __schema { types { name fields { name } } } }`, nil, schemaCost},
+		{"HugeFirstSaturates", `{ movies(first: 2147483647) { edges { node { showtimes { id } } } } }`, nil, 1<<31 - 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			doc, err := gqlparser.LoadQuery(schema, c.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := queryCost(schema, doc.Operations[0], c.vars); got != c.want {
+				t.Fatalf("cost %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+func TestObjectsIn(t *testing.T) {
+	for data, want := range map[string]int{
+		`{}`:                                  0,
+		`{"movie":{"id":"1"}}`:                1,
+		`{"a":[{"x":"{"},{"y":"\"{"}],"b":{}}`: 3,
+	} {
+		if got := objectsIn([]byte(data)); got != want {
+			t.Errorf("objectsIn(%s) = %d, want %d", data, got, want)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package throttle
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/go-redis/redis_rate/v10"
+
+	"seatflow/internal/testenv"
+)
+
+func newBudget(t *testing.T, capacity, restore int) *Budget {
+	t.Helper()
+	r := testenv.NewRedis(t)
+	return &Budget{Limiter: redis_rate.NewLimiter(r.Client), KeyPrefix: r.Keys.CostBudget(), Capacity: capacity, Restore: restore}
+}
+
+func TestSpendUntilEmpty(t *testing.T) {
+	b := newBudget(t, 1000, 1)
+	ctx := context.Background()
+	spent := 0
+	for {
+		ok, st, err := b.Spend(ctx, "addr:a", 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			if st.RetryAfter <= 0 || st.CurrentlyAvailable >= 7 {
+				t.Fatalf("refused with %+v: want a wait and less than the cost available", st)
+			}
+			break
+		}
+		spent += 7
+		if st.MaximumAvailable != 1000 || st.CurrentlyAvailable != 1000-spent {
+			t.Fatalf("after spending %d: %+v", spent, st)
+		}
+	}
+	// At most one lease (100) past what the budget held, none lost: the rest of the
+	// lease was spent locally, so the client got what the bucket had, give or take 7.
+	if spent < 1000-7 || spent > 1000 {
+		t.Fatalf("spent %d of 1000", spent)
+	}
+	if ok, _, _ := b.Spend(ctx, "addr:b", 500); !ok {
+		t.Fatal("another client shares the budget")
+	}
+}
+
+func TestRefundAndConcurrentInstances(t *testing.T) {
+	r := testenv.NewRedis(t)
+	ctx := context.Background()
+	// Three instances on one Redis: each leases; together they never spend more than the
+	// budget plus one lease each.
+	var instances []*Budget
+	for range 3 {
+		instances = append(instances, &Budget{Limiter: redis_rate.NewLimiter(r.Client), KeyPrefix: r.Keys.CostBudget(),
+			Capacity: 2000, Restore: 1})
+	}
+	var mu sync.Mutex
+	spent := 0
+	var wg sync.WaitGroup
+	for _, b := range instances {
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					ok, _, err := b.Spend(ctx, "user:x", 3)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if !ok {
+						return
+					}
+					mu.Lock()
+					spent += 3
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if spent > 2000+3*defaultLease || spent < 2000-3*defaultLease {
+		t.Fatalf("three instances spent %d of a 2000 budget", spent)
+	}
+
+	b := newBudget(t, 100, 1)
+	if ok, _, _ := b.Spend(ctx, "c", 100); !ok {
+		t.Fatal("could not spend the whole budget")
+	}
+	if ok, _, _ := b.Spend(ctx, "c", 10); ok {
+		t.Fatal("spent past the budget")
+	}
+	b.Refund("c", 60) // the query used 40 of its 100
+	if ok, st, _ := b.Spend(ctx, "c", 50); !ok || st.CurrentlyAvailable != 10 {
+		t.Fatalf("after a refund of 60: ok %v, %+v", ok, st)
+	}
+}
+
+func TestOff(t *testing.T) {
+	var b *Budget
+	if ok, _, err := b.Spend(context.Background(), "x", 1<<30); !ok || err != nil {
+		t.Fatal("a nil budget refused")
+	}
+	if ok, _, _ := (&Budget{}).Spend(context.Background(), "x", 1<<30); !ok {
+		t.Fatal("a zero budget refused")
+	}
+}
