@@ -55,6 +55,7 @@ type Config struct {
 	CostBudget, CostRestore                  int // points per client: at once, back per second (0 = off)
 	MaxFields, MaxAliases                    int
 	MaxErrors, MaxResponseBytes, MaxURLBytes int
+	MaxInflightCost                          int
 	MaxPersistedBytes                        int
 	PersistedOnly                            bool
 	PersistedQueries                         string // manifest file
@@ -136,6 +137,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	num(&c.MaxAliases, "MAX_ALIASES", 100, "most aliases in one document")
 	num(&c.MaxErrors, "MAX_ERRORS", 20, "most errors listed in one answer")
 	num(&c.MaxResponseBytes, "MAX_RESPONSE_BYTES", 4<<20, "largest data of one answer (RESPONSE_TOO_LARGE past it)")
+	num(&c.MaxInflightCost, "MAX_INFLIGHT_COST", 50000, "query-cost points of the large queries (1,000 points or more) an instance executes at once; others wait up to 5s (0 = no bound)")
 	num(&c.MaxURLBytes, "MAX_URL_BYTES", 8<<10, "longest query string of a GET request (414 past it)")
 	num(&c.MaxPersistedBytes, "MAX_PERSISTED_BYTES", 16<<10, "largest document a client may register as a persisted query")
 	boolean(&c.PersistedOnly, "PERSISTED_ONLY", false, "run only the documents of SEATFLOW_PERSISTED_QUERIES (production front ends)")

@@ -33,6 +33,7 @@ func (a *App) API() *httpapi.API {
 			MaxErrors:            a.Config.MaxErrors,
 			MaxResponseBytes:     a.Config.MaxResponseBytes,
 			MaxURLBytes:          a.Config.MaxURLBytes,
+			MaxInflightCost:      a.Config.MaxInflightCost,
 			PersistedOnly:        a.Config.PersistedOnly,
 			PersistedQueries:     a.PersistedQueries,
 			MaxPersistedBytes:    a.Config.MaxPersistedBytes,

@@ -41,6 +41,8 @@ type Options struct {
 	// MaxResponseBytes and MaxURLBytes bound an answer and a GET.
 	MaxFields, MaxAliases                    int
 	MaxErrors, MaxResponseBytes, MaxURLBytes int
+	// MaxInflightCost is the cost of the heavy operations an instance executes at once.
+	MaxInflightCost int
 	// PersistedOnly runs only the documents of PersistedQueries (sha256 → document);
 	// MaxPersistedBytes bounds a document clients may register.
 	PersistedOnly     bool

@@ -59,6 +59,7 @@ func (a *API) GraphQL() *handler.Server {
 	if a.Responses != nil {
 		srv.Use(a.Responses.Extension())
 	}
+	srv.Use(newInflightCost(a.MaxInflightCost))
 	srv.Use(seatrender.Extension{Maps: a.Resolver.Maps, Versions: a.Resolver.Live, Memo: a.SeatMaps})
 	srv.SetErrorPresenter(presentError(a.Log, schema.Schema()))
 	srv.SetRecoverFunc(recoverPanic(a.Log))
