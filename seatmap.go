@@ -28,11 +28,18 @@ type SeatMap struct {
 	Seats      []SeatState `json:"seats"`
 }
 
-// SeatState is one seat and its status.
+// SeatState is one seat of one showtime and its status.
 type SeatState struct {
-	Seat   Seat       `json:"seat"`
-	Status SeatStatus `json:"status"`
+	ShowtimeID int        `json:"-"`
+	Seat       Seat       `json:"seat"`
+	Status     SeatStatus `json:"status"`
 }
+
+// SeatRef names one seat of one showtime: what a seat's state is the state of.
+type SeatRef struct{ ShowtimeID, SeatID int }
+
+// Ref is the seat and showtime s is the state of.
+func (s SeatState) Ref() SeatRef { return SeatRef{ShowtimeID: s.ShowtimeID, SeatID: s.Seat.ID} }
 
 // SeatMapEvent is what a seat-map subscription receives: a SNAPSHOT of every seat or a
 // DELTA with only the seats that changed.
@@ -40,5 +47,7 @@ type SeatMapEvent struct {
 	Kind       SeatMapEventKind `json:"kind"`
 	ShowtimeID int              `json:"showtimeId"`
 	Version    int              `json:"version"`
-	Seats      []SeatState      `json:"seats"`
+	// Available is the number of seats free after the event.
+	Available int         `json:"available"`
+	Seats     []SeatState `json:"seats"`
 }

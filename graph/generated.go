@@ -5,6 +5,7 @@ package graph
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"seatflow"
@@ -136,8 +137,10 @@ type ComplexityRoot struct {
 	Query struct {
 		BestSeats     func(childComplexity int, showtimeID int, count int) int
 		Movie         func(childComplexity int, id int) int
-		Movies        func(childComplexity int, first *int, after *string, status *seatflow.MovieStatus) int
+		Movies        func(childComplexity int, first *int, after *string, last *int, before *string, status *seatflow.MovieStatus) int
 		MyOrders      func(childComplexity int) int
+		Node          func(childComplexity int, id int) int
+		Nodes         func(childComplexity int, ids []int) int
 		Order         func(childComplexity int, id int) int
 		ReconcileRuns func(childComplexity int, first *int) int
 		SeatMap       func(childComplexity int, showtimeID int) int
@@ -177,6 +180,7 @@ type ComplexityRoot struct {
 	}
 
 	SeatMapEvent struct {
+		Available  func(childComplexity int) int
 		Kind       func(childComplexity int) int
 		Seats      func(childComplexity int) int
 		ShowtimeID func(childComplexity int) int
@@ -184,6 +188,7 @@ type ComplexityRoot struct {
 	}
 
 	SeatState struct {
+		Ref    func(childComplexity int) int
 		Seat   func(childComplexity int) int
 		Status func(childComplexity int) int
 	}
@@ -239,7 +244,9 @@ type OrderResolver interface {
 	Payment(ctx context.Context, obj *seatflow.Order) (*seatflow.Payment, error)
 }
 type QueryResolver interface {
-	Movies(ctx context.Context, first *int, after *string, status *seatflow.MovieStatus) (*model.MovieConnection, error)
+	Node(ctx context.Context, id int) (model.Node, error)
+	Nodes(ctx context.Context, ids []int) ([]model.Node, error)
+	Movies(ctx context.Context, first *int, after *string, last *int, before *string, status *seatflow.MovieStatus) (*model.MovieConnection, error)
 	Movie(ctx context.Context, id int) (*seatflow.Movie, error)
 	Showtime(ctx context.Context, id int) (*seatflow.Showtime, error)
 	Showtimes(ctx context.Context, date string, movieID *int) ([]*seatflow.Showtime, error)
@@ -754,13 +761,35 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Movies(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*seatflow.MovieStatus)), true
+		return e.ComplexityRoot.Query.Movies(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["status"].(*seatflow.MovieStatus)), true
 	case "Query.myOrders":
 		if e.ComplexityRoot.Query.MyOrders == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.MyOrders(childComplexity), true
+	case "Query.node":
+		if e.ComplexityRoot.Query.Node == nil {
+			break
+		}
+
+		args, err := ec.field_Query_node_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(int)), true
+	case "Query.nodes":
+		if e.ComplexityRoot.Query.Nodes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nodes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]int)), true
 	case "Query.order":
 		if e.ComplexityRoot.Query.Order == nil {
 			break
@@ -939,7 +968,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SeatMap.Seats(childComplexity), true
-	case "SeatMap.showtimeId":
+	case "SeatMap.id", "SeatMap.showtimeId":
 		if e.ComplexityRoot.SeatMap.ShowtimeID == nil {
 			break
 		}
@@ -952,6 +981,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SeatMap.Version(childComplexity), true
 
+	case "SeatMapEvent.available":
+		if e.ComplexityRoot.SeatMapEvent.Available == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeatMapEvent.Available(childComplexity), true
 	case "SeatMapEvent.kind":
 		if e.ComplexityRoot.SeatMapEvent.Kind == nil {
 			break
@@ -977,6 +1012,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SeatMapEvent.Version(childComplexity), true
 
+	case "SeatState.id":
+		if e.ComplexityRoot.SeatState.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeatState.Ref(childComplexity), true
 	case "SeatState.seat":
 		if e.ComplexityRoot.SeatState.Seat == nil {
 			break
@@ -1177,11 +1218,17 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../schema.graphql", Input: `# SeatFlow public API. Names are fixed by DESIGN.md "API"; fields may be added.
-# Errors carry extensions.code: UNAUTHENTICATED, FORBIDDEN, NOT_FOUND, BAD_USER_INPUT,
-# SEATS_UNAVAILABLE (extensions.seatIds), SEAT_GAP, PURCHASE_LIMIT_EXCEEDED, IN_PROGRESS,
-# NOT_ON_SALE, ORDER_EXPIRED, INVALID_STATE, RATE_LIMITED, SERVICE_UNAVAILABLE,
-# INTERNAL; and, from the query limits, COMPLEXITY_LIMIT_EXCEEDED, DEPTH_LIMIT_EXCEEDED.
+	{Name: "../schema.graphql", Input: `# SeatFlow public API. Names are fixed by the design (docs/ARCHITECTURE.md); fields may be
+# added. Errors carry extensions.code: UNAUTHENTICATED, FORBIDDEN, NOT_FOUND,
+# BAD_USER_INPUT, SEATS_UNAVAILABLE (extensions.seatIds), SEAT_GAP,
+# PURCHASE_LIMIT_EXCEEDED, IN_PROGRESS, NOT_ON_SALE, ORDER_EXPIRED, INVALID_STATE,
+# RATE_LIMITED, SERVICE_UNAVAILABLE, INTERNAL; from the request limits
+# COMPLEXITY_LIMIT_EXCEEDED, DEPTH_LIMIT_EXCEEDED, FIELD_LIMIT_EXCEEDED,
+# ALIAS_LIMIT_EXCEEDED, MULTIPLE_MUTATIONS, RESPONSE_TOO_LARGE, TOO_MANY_ERRORS,
+# PERSISTED_QUERY_NOT_FOUND, PERSISTED_QUERY_NOT_ALLOWED, BAD_REQUEST.
+#
+# One mutation per request: a document selecting two mutation fields is refused
+# (MULTIPLE_MUTATIONS), so a mutation's result is never lost to another's failure.
 
 """
 The field's value comes from the catalog (movies, halls, showtimes) through its cache and
@@ -1190,35 +1237,77 @@ response cache; seat state, orders and anything that depends on the caller never
 """
 directive @catalog on FIELD_DEFINITION
 
-"RFC 3339 date-time, e.g. 2026-12-01T19:30:00Z."
-scalar Time
-"A calendar day in the cinema's time zone, YYYY-MM-DD."
-scalar Date
+"An instant, as an RFC 3339 date-time in UTC, e.g. 2026-12-01T19:30:00Z."
+scalar Time @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc3339")
+"A calendar day in the cinema's time zone, YYYY-MM-DD (RFC 3339 full-date)."
+scalar Date @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc3339#section-5.6")
 
+"""
+An object with a globally unique, opaque id, which node(id:) fetches again (Relay's object
+identification). Ids are only to be kept and sent back, never built: an id of one type is
+NOT_FOUND where another type is expected, a malformed one BAD_USER_INPUT.
+"""
+interface Node {
+  "The object's globally unique, opaque id."
+  id: ID!
+}
+
+"What clients can read."
 type Query {
-  "Movies ordered by id, as a Relay cursor connection. first defaults to 20, at most 100."
-  movies(first: Int, after: String, status: MovieStatus): MovieConnection! @catalog
-  movie(id: ID!): Movie @catalog
-  showtime(id: ID!): Showtime @catalog
+  "The object with this id: a Movie, Hall, Seat, Showtime, or one of the caller's orders."
+  node("An id the API returned." id: ID!): Node
+  "The objects with these ids, in the same order (null for an id naming nothing)."
+  nodes("Ids the API returned; at most 100." ids: [ID!]!): [Node]!
+  """
+  Movies ordered by id, as a Relay cursor connection: first (default 20, at most 100) after
+  a cursor, or last before one.
+  """
+  movies(
+    "How many movies to return after the cursor; 0 to 100, 20 when neither first nor last is given."
+    first: Int
+    "The cursor after which the page starts (an edge's cursor or pageInfo.endCursor)."
+    after: String
+    "How many movies to return before the cursor; 0 to 100."
+    last: Int
+    "The cursor before which the page ends (an edge's cursor or pageInfo.startCursor)."
+    before: String
+    "Only movies with this status."
+    status: MovieStatus
+  ): MovieConnection! @catalog
+  "A movie, or null when none has this id."
+  movie("The movie's id." id: ID!): Movie @catalog
+  "A showtime, or null when none has this id."
+  showtime("The showtime's id." id: ID!): Showtime @catalog
   "Showtimes starting on the given day (cinema time zone), ordered by start time."
-  showtimes(date: Date!, movieId: ID): [Showtime!]! @catalog
+  showtimes(
+    "The day, in the cinema's time zone."
+    date: Date!
+    "Only the showtimes of this movie."
+    movieId: ID
+  ): [Showtime!]! @catalog
   "Live state of every seat of a showtime; never cached."
-  seatMap(showtimeId: ID!): SeatMap!
+  seatMap("The showtime whose seats to show." showtimeId: ID!): SeatMap!
   "The best count adjacent free seats, as close to the centre of the hall as possible."
-  bestSeats(showtimeId: ID!, count: Int!): [Seat!]!
+  bestSeats(
+    "The showtime to seat the party in."
+    showtimeId: ID!
+    "How many adjacent seats: 1 to the showtime's purchase limit."
+    count: Int!
+  ): [Seat!]!
   "The caller's orders, newest first."
   myOrders: [Order!]!
   "One of the caller's orders; someone else's order is NOT_FOUND."
-  order(id: ID!): Order
+  order("The order's id." id: ID!): Order
   "Admin: reconciler runs that repaired something, newest first."
-  reconcileRuns(first: Int): [ReconcileReport!]!
+  reconcileRuns("How many runs, 1 to 100 (default 20)." first: Int): [ReconcileReport!]!
 }
 
+"What clients can change. One mutation field per request."
 type Mutation {
   "Holds seats for the caller until expiresAt; the same idempotencyKey returns the same order."
-  holdSeats(input: HoldSeatsInput!): Order!
+  holdSeats("The showtime, its seats and the request's idempotency key." input: HoldSeatsInput!): Order!
   "Pushes expiresAt out by the hold TTL, at most to twice the TTL after the hold."
-  extendHold(orderId: ID!): Order!
+  extendHold("One of the caller's PENDING_PAYMENT orders." orderId: ID!): Order!
   """
   Starts paying one of the caller's PENDING_PAYMENT orders with the server's payment provider,
   or returns the payment already started for it (the same order gives the same session). It
@@ -1230,25 +1319,36 @@ type Mutation {
   Marks an order PAID with the test payment provider only (the demo and the tests pay this
   way). With a real provider it is FORBIDDEN: payments are confirmed by the provider.
   """
-  payOrder(orderId: ID!, paymentRef: String!): Order!
-  cancelOrder(orderId: ID!): Order!
-
-  # admin only
-  createMovie(input: MovieInput!): Movie!
-  updateMovie(id: ID!, input: MovieInput!): Movie!
-  setMovieStatus(id: ID!, status: MovieStatus!): Movie!
-  "Creates a hall; seats are numbered 1..n in each row."
-  createHall(input: HallInput!): Hall!
-  "Creates a SCHEDULED showtime; endsAt = startsAt + the movie's duration."
-  createShowtime(input: ShowtimeInput!): Showtime!
-  rescheduleShowtime(id: ID!, startsAt: Time!): Showtime!
-  openSales(showtimeId: ID!): Showtime!
-  closeSales(showtimeId: ID!): Showtime!
+  payOrder(
+    "One of the caller's orders."
+    orderId: ID!
+    "The payment's reference; paying again with the same reference returns the paid order."
+    paymentRef: String!
+  ): Order!
+  "Cancels one of the caller's PENDING_PAYMENT orders; its seats go back on sale at once."
+  cancelOrder("One of the caller's orders." orderId: ID!): Order!
+  "Admin: adds a movie, LISTED."
+  createMovie("The movie's details." input: MovieInput!): Movie!
+  "Admin: replaces a movie's details."
+  updateMovie("The movie to change." id: ID!, "Its new details." input: MovieInput!): Movie!
+  "Admin: lists or delists a movie (a delisted movie gets no new showtimes)."
+  setMovieStatus("The movie to change." id: ID!, "Its new status." status: MovieStatus!): Movie!
+  "Admin: creates a hall; seats are numbered 1..n in each row."
+  createHall("The hall's name and rows." input: HallInput!): Hall!
+  "Admin: creates a SCHEDULED showtime; endsAt = startsAt + the movie's duration."
+  createShowtime("The showtime's movie, hall, start and prices." input: ShowtimeInput!): Showtime!
+  "Admin: moves a showtime that has not closed to another start, in the future."
+  rescheduleShowtime("The showtime to move." id: ID!, "Its new start." startsAt: Time!): Showtime!
+  "Admin: opens a SCHEDULED or CLOSED showtime's sale: ON_SALE."
+  openSales("The showtime to open." showtimeId: ID!): Showtime!
+  "Admin: stops new holds of an ON_SALE showtime: CLOSED (holds already made may still be paid)."
+  closeSales("The showtime to close." showtimeId: ID!): Showtime!
   """
-  Cancels a showtime. The refunds of its paid orders are sent by the next reconciler run
-  (runReconcile sends them at once).
+  Admin: cancels a showtime. The refunds of its paid orders are sent by the next reconciler
+  run (runReconcile sends them at once).
   """
-  cancelShowtime(id: ID!): Showtime!
+  cancelShowtime("The showtime to cancel." id: ID!): Showtime!
+  "Admin: runs the reconciler once, now, and returns its report."
   runReconcile: ReconcileReport!
   """
   Admin: refunds an order's received payment through its provider. A PAID order is
@@ -1258,167 +1358,348 @@ type Mutation {
   refundOrder("The order to refund." orderId: ID!): Order!
 }
 
+"What clients can watch."
 type Subscription {
-  "First a SNAPSHOT of every seat, then DELTA events with only the changed seats, in version order."
-  seatMap(showtimeId: ID!): SeatMapEvent!
+  """
+  A showtime's seat map, live: first a SNAPSHOT of every seat, then DELTA events with only
+  the changed seats, in version order (a slow client gets a new SNAPSHOT).
+  """
+  seatMap("The showtime to watch." showtimeId: ID!): SeatMapEvent!
 }
 
-enum MovieStatus { LISTED DELISTED }
-enum SeatKind { STANDARD PREMIUM ACCESSIBLE }
-enum ShowtimeStatus { SCHEDULED ON_SALE CLOSED CANCELLED }
-enum SeatStatus { AVAILABLE HELD SOLD UNAVAILABLE }
-enum OrderStatus { PENDING_PAYMENT PAID CANCELLED EXPIRED }
-"""
-Where an order's payment is with its provider. MISMATCH: the provider confirmed an amount or
-currency other than the order's; the order was not paid and the money is refunded.
-"""
-enum PaymentStatus { PENDING SUCCEEDED FAILED CANCELED MISMATCH }
-"""
-Where a refund is: REQUIRED (decided, not yet taken by the provider), PENDING (taken, not yet
-confirmed), SUCCEEDED, or FAILED (the provider could not return the money; sent again).
-"""
-enum RefundStatus { REQUIRED PENDING SUCCEEDED FAILED }
-enum SeatMapEventKind { SNAPSHOT DELTA }
+"Whether a movie can get new showtimes."
+enum MovieStatus {
+  "Shown: new showtimes may be scheduled."
+  LISTED
+  "Withdrawn: no new showtimes; existing ones stay."
+  DELISTED
+}
 
+"A seat's kind; each has its price in a showtime."
+enum SeatKind {
+  "An ordinary seat."
+  STANDARD
+  "A better seat at a higher price."
+  PREMIUM
+  "A seat for wheelchair users and their companions."
+  ACCESSIBLE
+}
+
+"Where a showtime's sale is."
+enum ShowtimeStatus {
+  "Scheduled; seats cannot be held yet."
+  SCHEDULED
+  "Seats can be held and paid."
+  ON_SALE
+  "No new holds; holds already made may still be paid."
+  CLOSED
+  "Cancelled: paid orders are refunded."
+  CANCELLED
+}
+
+"A seat's state as every client sees it; never who holds it."
+enum SeatStatus {
+  "Free to hold."
+  AVAILABLE
+  "Held by an order waiting for payment."
+  HELD
+  "Paid for."
+  SOLD
+  "Never sold (broken, kept for staff)."
+  UNAVAILABLE
+}
+
+"Where an order is in its life."
+enum OrderStatus {
+  "Its seats are held until expiresAt."
+  PENDING_PAYMENT
+  "Paid: its seats are sold."
+  PAID
+  "Cancelled by the customer or staff; its seats went back on sale."
+  CANCELLED
+  "The hold ran out before payment; its seats went back on sale."
+  EXPIRED
+}
+
+"Where an order's payment is with its provider."
+enum PaymentStatus {
+  "Started; the provider has not confirmed it."
+  PENDING
+  "The provider confirmed the money was taken."
+  SUCCEEDED
+  "The provider reported it failed; the hold stays until it expires."
+  FAILED
+  "Cancelled at the provider."
+  CANCELED
+  "The provider confirmed an amount or currency other than the order's: not paid, refunded."
+  MISMATCH
+}
+
+"Where a refund is."
+enum RefundStatus {
+  "Decided, not yet taken by the provider."
+  REQUIRED
+  "Taken by the provider, not yet confirmed."
+  PENDING
+  "The money went back."
+  SUCCEEDED
+  "The provider could not return the money; it is sent again."
+  FAILED
+}
+
+"What a seat-map event holds."
+enum SeatMapEventKind {
+  "Every seat of the showtime."
+  SNAPSHOT
+  "Only the seats that changed."
+  DELTA
+}
+
+"A movie's details."
 input MovieInput {
+  "The title, 1 to 200 characters."
   title: String!
+  "A short summary."
   synopsis: String
+  "Running time in minutes, 1 to 600."
   durationMinutes: Int!
+  "Age rating, e.g. PG-13."
   rating: String
+  "Genres, e.g. Drama."
   genres: [String!]
+  "URL of the poster image."
   posterUrl: String
 }
 
+"A hall's name and rows of seats."
 input HallInput {
+  "The hall's name, unique."
   name: String!
+  "Its rows, front to back."
   rows: [HallRowInput!]!
 }
 
 "One row of seats numbered 1..seats; unsellable lists seat numbers that can never be sold."
 input HallRowInput {
+  "The row's label, e.g. A."
   label: String!
+  "How many seats, 1 to 100."
   seats: Int!
+  "The kind of every seat of the row (default STANDARD)."
   kind: SeatKind
+  "Numbers of the row's seats that can never be sold."
   unsellable: [Int!]
 }
 
+"A showtime to schedule."
 input ShowtimeInput {
+  "The movie shown; it must be LISTED."
   movieId: ID!
+  "The hall it is shown in; it must be free then."
   hallId: ID!
+  "When it starts, in the future."
   startsAt: Time!
+  "A price for each seat kind the hall has."
   prices: [PriceInput!]!
+  "Most seats one customer may hold or buy (default 6, at most 50)."
   purchaseLimit: Int
+  "Whether a hold may leave a single free seat between taken ones (default false)."
   allowSeatGaps: Boolean
 }
 
+"The price of one kind of seat."
 input PriceInput {
+  "The kind of seat."
   kind: SeatKind!
+  "Its price in cents."
   amountCents: Int!
 }
 
+"A hold request."
 input HoldSeatsInput {
+  "The showtime, ON_SALE."
   showtimeId: ID!
+  "The seats to hold: 1 to the showtime's purchase limit, at most 10."
   seatIds: [ID!]!
+  "Chosen by the client per purchase: a retry with the same key returns the same order."
   idempotencyKey: String!
 }
 
-type Movie {
+"A movie of the catalog."
+type Movie implements Node {
+  "The movie's id."
   id: ID! @catalog
+  "Its title."
   title: String! @catalog
+  "A short summary; empty when none."
   synopsis: String! @catalog
+  "Running time in minutes."
   durationMinutes: Int! @catalog
+  "Age rating; empty when none."
   rating: String! @catalog
+  "Its genres."
   genres: [String!]! @catalog
+  "URL of its poster; empty when none."
   posterUrl: String! @catalog
+  "Whether it gets new showtimes."
   status: MovieStatus! @catalog
   "Showtimes of this movie, on one day when date is given, ordered by start time."
-  showtimes(date: Date): [Showtime!]! @catalog
+  showtimes("Only the showtimes starting on this day (cinema time zone)." date: Date): [Showtime!]! @catalog
 }
 
+"A page of movies (Relay cursor connection)."
 type MovieConnection {
+  "The movies of the page, each with its cursor."
   edges: [MovieEdge!]! @catalog
+  "Where the page is in the whole list."
   pageInfo: PageInfo! @catalog
+  "How many movies match, in every page."
   totalCount: Int! @catalog
 }
 
+"A movie and its place in the list."
 type MovieEdge {
+  "The position to page from (after or before)."
   cursor: String! @catalog
+  "The movie."
   node: Movie! @catalog
 }
 
+"Where a page is in a list (Relay cursor connection)."
 type PageInfo {
+  "Whether movies follow this page."
   hasNextPage: Boolean! @catalog
+  "Whether movies precede this page."
   hasPreviousPage: Boolean! @catalog
+  "The first edge's cursor; null for an empty page."
   startCursor: String @catalog
+  "The last edge's cursor; null for an empty page."
   endCursor: String @catalog
 }
 
-type Hall {
+"A hall and its seats."
+type Hall implements Node {
+  "The hall's id."
   id: ID! @catalog
+  "Its name."
   name: String! @catalog
+  "Its seats, row by row."
   seats: [Seat!]! @catalog
 }
 
-type Seat {
+"A seat of a hall."
+type Seat implements Node {
+  "The seat's id."
   id: ID! @catalog
+  "Its row's label."
   row: String! @catalog
+  "Its number in the row, from 1."
   number: Int! @catalog
+  "Its horizontal position on the hall's plan."
   x: Int! @catalog
+  "Its vertical position on the hall's plan (rows from the screen)."
   y: Int! @catalog
+  "Its kind, which sets its price."
   kind: SeatKind! @catalog
   "False for seats that can never be sold (broken, kept for staff)."
   sellable: Boolean! @catalog
 }
 
-type Showtime {
+"A movie shown in a hall at a time."
+type Showtime implements Node {
+  "The showtime's id."
   id: ID! @catalog
+  "The movie shown."
   movie: Movie! @catalog
+  "The hall it is shown in."
   hall: Hall! @catalog
+  "When it starts."
   startsAt: Time! @catalog
+  "When it ends."
   endsAt: Time! @catalog
+  "Where its sale is."
   status: ShowtimeStatus! @catalog
+  "The price of each kind of seat."
   prices: [Price!]! @catalog
+  "ISO 4217 currency code of its prices, upper case."
   currency: String! @catalog
+  "Most seats one customer may hold or buy."
   purchaseLimit: Int! @catalog
+  "Whether a hold may leave a single free seat between taken ones."
   allowSeatGaps: Boolean! @catalog
+  "Its seats' live state; never cached."
   seatMap: SeatMap!
 }
 
+"The price of one kind of seat in a showtime."
 type Price {
+  "The kind of seat."
   kind: SeatKind! @catalog
+  "Its price, in cents of the showtime's currency."
   amountCents: Int! @catalog
 }
 
+"""
+The live state of every seat of a showtime, at one version. Its id and its seats' ids
+stay the same from one read to the next, so a normalised cache updates it in place; a
+seat-map event (the subscription) carries the same showtimeId, version and available.
+"""
 type SeatMap {
+  "The seat map's id (one per showtime)."
+  id: ID!
+  "The showtime."
   showtimeId: ID!
+  "Grows with every change of a seat; events come in this order."
   version: Int!
+  "How many seats are free."
   available: Int!
+  "Every seat and its state."
   seats: [SeatState!]!
 }
 
-"A seat's state; never who holds it."
+"A seat's state in one showtime; never who holds it."
 type SeatState {
+  "The id of this seat's state in this showtime (not the seat's id)."
+  id: ID!
+  "The seat."
   seat: Seat!
+  "Its state."
   status: SeatStatus!
 }
 
+"A change of a showtime's seat map, or all of it."
 type SeatMapEvent {
+  "SNAPSHOT: every seat; DELTA: only the seats that changed."
   kind: SeatMapEventKind!
+  "The showtime."
   showtimeId: ID!
+  "The seat map's version after the event."
   version: Int!
+  "How many seats are free after the event."
+  available: Int!
   "SNAPSHOT: every seat; DELTA: only the seats that changed."
   seats: [SeatState!]!
 }
 
-type Order {
+"A customer's hold on seats of one showtime, then paid, cancelled or expired."
+type Order implements Node {
+  "The order's id."
   id: ID!
+  "The showtime."
   showtime: Showtime!
+  "The seats it covers."
   seats: [Seat!]!
+  "Where it is in its life."
   status: OrderStatus!
+  "Its total, in cents of currency."
   amountCents: Int!
+  "ISO 4217 currency code of the amount, upper case."
   currency: String!
+  "When its hold ends unless paid; null once it is no longer pending."
   expiresAt: Time
+  "When it was paid; null until then."
   paidAt: Time
+  "When it was created."
   createdAt: Time!
   "True when a payment arrived after the seats went to someone else: the money must go back."
   refundRequired: Boolean!
@@ -1455,14 +1736,23 @@ type PaymentSession {
   expiresAt: Time
 }
 
+"What one reconciler run repaired between Redis and MySQL."
 type ReconcileReport {
+  "When the run started."
   startedAt: Time!
+  "When it ended; null while it runs."
   finishedAt: Time
+  "Pending orders past their expiry that the run expired."
   expiredCancelled: Int!
+  "Seats of paid orders the run marked sold in Redis."
   paidSeatsFixed: Int!
+  "Seat hashes the run rebuilt from MySQL."
   hashesRebuilt: Int!
+  "Held seats without a live order that the run freed."
   orphanHoldsReleased: Int!
+  "Sold seats without a paid order that the run freed."
   soldOrphansReleased: Int!
+  "Customers' seat counts the run corrected."
   limitsRecounted: Int!
   "Refunds the run sent: never sent before, reported failed by the provider, or owed for a cancelled showtime."
   refundsRetried: Int!
@@ -1669,6 +1959,8 @@ func (ec *executionContext) childFields_Seat(ctx context.Context, field graphql.
 
 func (ec *executionContext) childFields_SeatMap(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_SeatMap_id(ctx, field)
 	case "showtimeId":
 		return ec.fieldContext_SeatMap_showtimeId(ctx, field)
 	case "version":
@@ -1689,6 +1981,8 @@ func (ec *executionContext) childFields_SeatMapEvent(ctx context.Context, field 
 		return ec.fieldContext_SeatMapEvent_showtimeId(ctx, field)
 	case "version":
 		return ec.fieldContext_SeatMapEvent_version(ctx, field)
+	case "available":
+		return ec.fieldContext_SeatMapEvent_available(ctx, field)
 	case "seats":
 		return ec.fieldContext_SeatMapEvent_seats(ctx, field)
 	}
@@ -1697,6 +1991,8 @@ func (ec *executionContext) childFields_SeatMapEvent(ctx context.Context, field 
 
 func (ec *executionContext) childFields_SeatState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_SeatState_id(ctx, field)
 	case "seat":
 		return ec.fieldContext_SeatState_seat(ctx, field)
 	case "status":
@@ -2174,14 +2470,58 @@ func (ec *executionContext) field_Query_movies_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "status",
 		func(ctx context.Context, v any) (*seatflow.MovieStatus, error) {
 			return ec.unmarshalOMovieStatus2ᚖseatflowᚐMovieStatus(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["status"] = arg2
+	args["status"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]int, error) {
+			return ec.unmarshalNID2ᚕintᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
 	return args, nil
 }
 
@@ -4116,6 +4456,94 @@ func (ec *executionContext) fieldContext_Price_amountCents(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Price", field, false, false, "Int")
 }
 
+func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Node) graphql.Marshaler {
+			return ec.marshalONode2seatflowᚋgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_node_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕseatflowᚋgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_movies(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4126,7 +4554,7 @@ func (ec *executionContext) _Query_movies(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Movies(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*seatflow.MovieStatus))
+			return ec.Resolvers.Query().Movies(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["status"].(*seatflow.MovieStatus))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.MovieConnection) graphql.Marshaler {
@@ -4990,6 +5418,29 @@ func (ec *executionContext) fieldContext_Seat_sellable(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Seat", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _SeatMap_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMap) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeatMap_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ShowtimeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeatMap_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeatMap", field, false, false, "ID")
+}
+
 func (ec *executionContext) _SeatMap_showtimeId(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMap) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5160,6 +5611,29 @@ func (ec *executionContext) fieldContext_SeatMapEvent_version(_ context.Context,
 	return graphql.NewScalarFieldContext("SeatMapEvent", field, false, false, "Int")
 }
 
+func (ec *executionContext) _SeatMapEvent_available(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMapEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeatMapEvent_available(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Available, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeatMapEvent_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeatMapEvent", field, false, false, "Int")
+}
+
 func (ec *executionContext) _SeatMapEvent_seats(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMapEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5190,6 +5664,29 @@ func (ec *executionContext) fieldContext_SeatMapEvent_seats(_ context.Context, f
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SeatState_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeatState_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ref(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.SeatRef) graphql.Marshaler {
+			return ec.marshalNID2seatflowᚐSeatRef(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeatState_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeatState", field, true, false, "ID")
 }
 
 func (ec *executionContext) _SeatState_seat(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatState) (ret graphql.Marshaler) {
@@ -7028,11 +7525,59 @@ func UnmarshalShowtimeInput(ctx context.Context, raw any) (catalog.ShowtimeInput
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj model.Node) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case seatflow.Showtime:
+		return ec._Showtime(ctx, sel, &obj)
+	case *seatflow.Showtime:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Showtime(ctx, sel, obj)
+	case seatflow.Seat:
+		return ec._Seat(ctx, sel, &obj)
+	case *seatflow.Seat:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Seat(ctx, sel, obj)
+	case seatflow.Order:
+		return ec._Order(ctx, sel, &obj)
+	case *seatflow.Order:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Order(ctx, sel, obj)
+	case seatflow.Movie:
+		return ec._Movie(ctx, sel, &obj)
+	case *seatflow.Movie:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Movie(ctx, sel, obj)
+	case seatflow.Hall:
+		return ec._Hall(ctx, sel, &obj)
+	case *seatflow.Hall:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Hall(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
 
-var hallImplementors = []string{"Hall"}
+var hallImplementors = []string{"Hall", "Node"}
 
 func (ec *executionContext) _Hall(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Hall) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, hallImplementors)
@@ -7075,7 +7620,7 @@ func (ec *executionContext) _Hall(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
-var movieImplementors = []string{"Movie"}
+var movieImplementors = []string{"Movie", "Node"}
 
 func (ec *executionContext) _Movie(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Movie) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, movieImplementors)
@@ -7378,7 +7923,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	return out
 }
 
-var orderImplementors = []string{"Order"}
+var orderImplementors = []string{"Order", "Node"}
 
 func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Order) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
@@ -7670,6 +8215,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Query")
+		case "node":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_node(ctx, field)
+				})
+		case "nodes":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_nodes(ctx, field)
+				})
 		case "movies":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
 				true, true,
@@ -7838,7 +8395,7 @@ func (ec *executionContext) _ReconcileReport(ctx context.Context, sel ast.Select
 	return out
 }
 
-var seatImplementors = []string{"Seat"}
+var seatImplementors = []string{"Seat", "Node"}
 
 func (ec *executionContext) _Seat(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Seat) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, seatImplementors)
@@ -7912,6 +8469,11 @@ func (ec *executionContext) _SeatMap(ctx context.Context, sel ast.SelectionSet, 
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("SeatMap")
+		case "id":
+			out.Values[i] = ec._SeatMap_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "showtimeId":
 			out.Values[i] = ec._SeatMap_showtimeId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -7975,6 +8537,11 @@ func (ec *executionContext) _SeatMapEvent(ctx context.Context, sel ast.Selection
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "available":
+			out.Values[i] = ec._SeatMapEvent_available(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "seats":
 			out.Values[i] = ec._SeatMapEvent_seats(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -8008,6 +8575,11 @@ func (ec *executionContext) _SeatState(ctx context.Context, sel ast.SelectionSet
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("SeatState")
+		case "id":
+			out.Values[i] = ec._SeatState_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "seat":
 			out.Values[i] = ec._SeatState_seat(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -8035,7 +8607,7 @@ func (ec *executionContext) _SeatState(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
-var showtimeImplementors = []string{"Showtime"}
+var showtimeImplementors = []string{"Showtime", "Node"}
 
 func (ec *executionContext) _Showtime(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Showtime) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, showtimeImplementors)
@@ -8569,13 +9141,27 @@ func (ec *executionContext) unmarshalNHoldSeatsInput2seatflowᚋinternalᚋbooki
 }
 
 func (ec *executionContext) unmarshalNID2int(ctx context.Context, v any) (int, error) {
-	res, err := model.UnmarshalID(v)
+	res, err := model.UnmarshalID(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNID2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
 	_ = sel
 	res := model.MarshalID(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) unmarshalNID2seatflowᚐSeatRef(ctx context.Context, v any) (seatflow.SeatRef, error) {
+	res, err := model.UnmarshalSeatRef(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2seatflowᚐSeatRef(ctx context.Context, sel ast.SelectionSet, v seatflow.SeatRef) graphql.Marshaler {
+	_ = sel
+	res := model.MarshalSeatRef(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
@@ -8695,6 +9281,16 @@ var (
 		seatflow.MovieDelisted: "DELISTED",
 	}
 )
+
+func (ec *executionContext) marshalNNode2ᚕseatflowᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalONode2seatflowᚋgraphᚋmodelᚐNode(ctx, sel, v[i])
+	})
+
+	return ret
+}
 
 func (ec *executionContext) marshalNOrder2ᚕᚖseatflowᚐOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.Order) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
@@ -9335,7 +9931,7 @@ func (ec *executionContext) unmarshalOID2ᚖint(ctx context.Context, v any) (*in
 	if v == nil {
 		return nil, nil
 	}
-	res, err := model.UnmarshalID(v)
+	res, err := model.UnmarshalID(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -9344,9 +9940,8 @@ func (ec *executionContext) marshalOID2ᚖint(ctx context.Context, sel ast.Selec
 		return graphql.Null
 	}
 	_ = sel
-	_ = ctx
 	res := model.MarshalID(*v)
-	return res
+	return graphql.WrapContextMarshaler(ctx, res)
 }
 
 func (ec *executionContext) unmarshalOInt2ᚕintᚄ(ctx context.Context, v any) ([]int, error) {
@@ -9438,6 +10033,13 @@ var (
 		seatflow.MovieDelisted: "DELISTED",
 	}
 )
+
+func (ec *executionContext) marshalONode2seatflowᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Node(ctx, sel, v)
+}
 
 func (ec *executionContext) marshalOOrder2ᚖseatflowᚐOrder(ctx context.Context, sel ast.SelectionSet, v *seatflow.Order) graphql.Marshaler {
 	if v == nil {

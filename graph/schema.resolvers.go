@@ -186,9 +186,30 @@ func (r *orderResolver) Payment(ctx context.Context, obj *seatflow.Order) (*seat
 	return r.Booking.Payment(ctx, obj.ID)
 }
 
+// Node is the resolver for the node field.
+func (r *queryResolver) Node(ctx context.Context, id int) (model.Node, error) {
+	return r.fetchNode(ctx, rawIDs(ctx, "id")[0])
+}
+
+// Nodes is the resolver for the nodes field.
+func (r *queryResolver) Nodes(ctx context.Context, ids []int) ([]model.Node, error) {
+	if len(ids) > maxNodes {
+		return nil, seatflow.Errorf(seatflow.EINVALID, "nodes takes at most %d ids", maxNodes)
+	}
+	out := make([]model.Node, len(ids))
+	for i, raw := range rawIDs(ctx, "ids") {
+		node, err := r.fetchNode(ctx, raw)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = node
+	}
+	return out, nil
+}
+
 // Movies is the resolver for the movies field.
-func (r *queryResolver) Movies(ctx context.Context, first *int, after *string, status *seatflow.MovieStatus) (*model.MovieConnection, error) {
-	page, err := r.Catalog.ListMovies(ctx, first, after, status)
+func (r *queryResolver) Movies(ctx context.Context, first *int, after *string, last *int, before *string, status *seatflow.MovieStatus) (*model.MovieConnection, error) {
+	page, err := r.Catalog.ListMovies(ctx, catalog.MoviePageArgs{First: first, After: after, Last: last, Before: before, Status: status})
 	if err != nil {
 		return nil, err
 	}

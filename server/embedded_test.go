@@ -50,7 +50,7 @@ func TestEmbeddedModeServesDemoData(t *testing.T) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	body, _ := json.Marshal(map[string]string{"query": `{ movies(first: 5) { edges { node { title showtimes { startsAt hall { name } } } } } showtime(id: "1") { hall { name seats { id } } } }`})
+	body, _ := json.Marshal(map[string]string{"query": `{ movies(first: 5) { edges { node { title showtimes { startsAt hall { name } } } } } showtime(id: "U2hvd3RpbWU6MQ") { hall { name seats { id } } } }`})
 	resp, err := http.Post("http://"+addr+"/query", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

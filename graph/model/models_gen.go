@@ -6,29 +6,44 @@ import (
 	"seatflow"
 )
 
+// A page of movies (Relay cursor connection).
 type MovieConnection struct {
-	Edges      []*MovieEdge `json:"edges"`
-	PageInfo   *PageInfo    `json:"pageInfo"`
-	TotalCount int          `json:"totalCount"`
+	// The movies of the page, each with its cursor.
+	Edges []*MovieEdge `json:"edges"`
+	// Where the page is in the whole list.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// How many movies match, in every page.
+	TotalCount int `json:"totalCount"`
 }
 
+// A movie and its place in the list.
 type MovieEdge struct {
-	Cursor string          `json:"cursor"`
-	Node   *seatflow.Movie `json:"node"`
+	// The position to page from (after or before).
+	Cursor string `json:"cursor"`
+	// The movie.
+	Node *seatflow.Movie `json:"node"`
 }
 
+// What clients can change. One mutation field per request.
 type Mutation struct {
 }
 
+// Where a page is in a list (Relay cursor connection).
 type PageInfo struct {
-	HasNextPage     bool    `json:"hasNextPage"`
-	HasPreviousPage bool    `json:"hasPreviousPage"`
-	StartCursor     *string `json:"startCursor,omitempty"`
-	EndCursor       *string `json:"endCursor,omitempty"`
+	// Whether movies follow this page.
+	HasNextPage bool `json:"hasNextPage"`
+	// Whether movies precede this page.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The first edge's cursor; null for an empty page.
+	StartCursor *string `json:"startCursor,omitempty"`
+	// The last edge's cursor; null for an empty page.
+	EndCursor *string `json:"endCursor,omitempty"`
 }
 
+// What clients can read.
 type Query struct {
 }
 
+// What clients can watch.
 type Subscription struct {
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"seatflow/internal/nodeid"
 )
 
 // onSaleShowtime creates a movie, a 3×8 hall (row B premium) and a showtime tomorrow, and
@@ -149,8 +151,10 @@ func TestOrderFlowThroughAPI(t *testing.T) {
 		a.wantCode(bob, holdQ, holdVars(show, []string{}, "x"), "BAD_USER_INPUT")
 		a.wantCode(bob, holdQ, holdVars(show, seats[:11], "x"), "BAD_USER_INPUT")
 		a.wantCode(bob, holdQ, holdVars(show, []string{seats[0], seats[0]}, "x"), "BAD_USER_INPUT")
+		a.wantCode(bob, holdQ, holdVars(show, []string{nodeid.Encode(nodeid.Seat, 99999999)}, "x"), "BAD_USER_INPUT")
 		a.wantCode(bob, holdQ, holdVars(show, []string{"99999999"}, "x"), "BAD_USER_INPUT")
-		a.wantCode(bob, holdQ, holdVars("99999999", seats[:1], "x"), "NOT_FOUND")
+		a.wantCode(bob, holdQ, holdVars(nodeid.Encode(nodeid.Showtime, 99999999), seats[:1], "x"), "NOT_FOUND")
+		a.wantCode(bob, holdQ, holdVars(show, []string{show}, "x"), "NOT_FOUND") // a showtime's id as a seat
 		a.wantCode(bob, holdQ, holdVars(show, []string{seats[1]}, "gap"), "SEAT_GAP")
 		a.wantCode(bob, holdQ, holdVars(show, seats[16:23], "limit"), "PURCHASE_LIMIT_EXCEEDED")
 		a.wantCode(bob, `query($id: ID!) { bestSeats(showtimeId: $id, count: 0) { id } }`, map[string]any{"id": show}, "BAD_USER_INPUT")
@@ -204,8 +208,7 @@ func TestCacheForkedFromDatabase(t *testing.T) {
 		return out.Movie.Title
 	}
 	read() // warm both levels
-	var id int
-	fmt.Sscan(movie, &id)
+	id := idOf(t, movie)
 
 	t.Run("ChangeBehindTheCacheIsNotSeen", func(t *testing.T) {
 		if _, err := a.SQL.Exec("UPDATE movies SET title = 'Behind' WHERE id = ?", id); err != nil {
@@ -227,7 +230,7 @@ func TestCacheForkedFromDatabase(t *testing.T) {
 		}
 		old := fmt.Sprintf(`{"expireAt":%d,"data":{"id":%d,"title":"Updated","durationMinutes":100,"genres":[],"status":"LISTED"}}`,
 			testNow.Add(-time.Minute).UnixMilli(), id)
-		if err := a.Redis.Set(t.Context(), a.Keys.Cache("movie:"+movie), old, time.Hour).Err(); err != nil {
+		if err := a.Redis.Set(t.Context(), a.Keys.Cache(fmt.Sprint("movie:", id)), old, time.Hour).Err(); err != nil {
 			t.Fatal(err)
 		}
 		a.clock.Advance(61 * time.Second) // past the local level's 60 s

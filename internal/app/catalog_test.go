@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"seatflow/internal/nodeid"
 )
 
 func TestCatalogQueries(t *testing.T) {
@@ -97,7 +99,8 @@ func TestCatalogQueries(t *testing.T) {
 
 	t.Run("MissingIsNull", func(t *testing.T) {
 		var out struct{ Showtime, Movie *struct{ ID string } }
-		a.must("", `{ showtime(id: "999999") { id } movie(id: "999999") { id } }`, nil, &out)
+		a.must("", `query($s: ID!, $m: ID!) { showtime(id: $s) { id } movie(id: $m) { id } }`,
+			map[string]any{"s": nodeid.Encode(nodeid.Showtime, 999999), "m": nodeid.Encode(nodeid.Movie, 999999)}, &out)
 		if out.Showtime != nil || out.Movie != nil {
 			t.Fatalf("missing ids gave %+v", out)
 		}
@@ -214,15 +217,19 @@ func TestCatalogBadInput(t *testing.T) {
 		{"EmptyTitle", createMovieQ, movieIn("   ", 90), "BAD_USER_INPUT", "title must not be empty"},
 		{"ZeroDuration", createMovieQ, movieIn("X", 0), "BAD_USER_INPUT", "durationMinutes"},
 		{"BadPosterURL", createMovieQ, map[string]any{"in": map[string]any{"title": "X", "durationMinutes": 90, "posterUrl": "javascript:alert(1)"}}, "BAD_USER_INPUT", "posterUrl"},
-		{"UpdateUnknownMovie", `mutation { updateMovie(id: "424242", input: {title: "X", durationMinutes: 9}) { id } }`, nil, "NOT_FOUND", "movie 424242 does not exist"},
+		{"UpdateUnknownMovie", `mutation($id: ID!) { updateMovie(id: $id, input: {title: "X", durationMinutes: 9}) { id } }`,
+			map[string]any{"id": nodeid.Encode(nodeid.Movie, 424242)}, "NOT_FOUND", "movie 424242 does not exist"},
+		{"IDOfAnotherType", `mutation($id: ID!) { updateMovie(id: $id, input: {title: "X", durationMinutes: 9}) { id } }`,
+			map[string]any{"id": hall}, "NOT_FOUND", "no movie has the id"},
+		{"DatabaseIDRefused", `mutation { setMovieStatus(id: "1", status: LISTED) { id } }`, nil, "BAD_USER_INPUT", "not a valid id"},
 		{"MalformedID", `mutation { setMovieStatus(id: "abc", status: LISTED) { id } }`, nil, "BAD_USER_INPUT", "not a valid id"},
 		{"HallWithNoRows", createHallQ, hallIn(), "BAD_USER_INPUT", "at least one row"},
 		{"HallRowWithZeroSeats", createHallQ, hallIn(map[string]any{"label": "A", "seats": 0}), "BAD_USER_INPUT", "seats must be between"},
 		{"HallDuplicateRows", createHallQ, hallIn(map[string]any{"label": "A", "seats": 3}, map[string]any{"label": "a", "seats": 3}), "BAD_USER_INPUT", "used twice"},
 		{"HallUnsellableOutsideRow", createHallQ, hallIn(map[string]any{"label": "A", "seats": 3, "unsellable": []int{4}}), "BAD_USER_INPUT", "not a seat of the row"},
 		{"HallAllUnsellable", createHallQ, hallIn(map[string]any{"label": "A", "seats": 2, "unsellable": []int{1, 2}}), "BAD_USER_INPUT", "at least one sellable"},
-		{"ShowtimeUnknownMovie", createShowtimeQ, showIn("777777", hall, future, allPrices), "NOT_FOUND", "movie 777777 does not exist"},
-		{"ShowtimeUnknownHall", createShowtimeQ, showIn(movie, "777777", future, allPrices), "NOT_FOUND", "hall 777777 does not exist"},
+		{"ShowtimeUnknownMovie", createShowtimeQ, showIn(nodeid.Encode(nodeid.Movie, 777777), hall, future, allPrices), "NOT_FOUND", "movie 777777 does not exist"},
+		{"ShowtimeUnknownHall", createShowtimeQ, showIn(movie, nodeid.Encode(nodeid.Hall, 777777), future, allPrices), "NOT_FOUND", "hall 777777 does not exist"},
 		{"ShowtimeInThePast", createShowtimeQ, showIn(movie, hall, testNow.Add(-time.Minute).Format(time.RFC3339), allPrices), "BAD_USER_INPUT", "in the past"},
 		{"ShowtimeBadTime", createShowtimeQ, showIn(movie, hall, "tomorrow at 8", allPrices), "BAD_USER_INPUT", "RFC 3339"},
 		{"ShowtimePriceMissingKind", createShowtimeQ, showIn(movie, hall, future, []map[string]any{{"kind": "STANDARD", "amountCents": 900}}), "BAD_USER_INPUT", "prices miss PREMIUM"},

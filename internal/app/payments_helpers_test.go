@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strconv"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/stripe/stripe-go/v82/webhook"
 
 	"seatflow/ent/paymentevent"
+	"seatflow/internal/nodeid"
 	"seatflow/internal/testenv"
 )
 
@@ -201,11 +201,12 @@ func (a *testApp) waitExpired(token, orderID, show, seat string) {
 	}
 }
 
+// idOf is the database id of an object the API gave the id s.
 func idOf(t testing.TB, s string) int {
 	t.Helper()
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		t.Fatal(err)
+	_, ids, err := nodeid.Decode(s)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("%q is not an API id: %v", s, err)
 	}
-	return n
+	return ids[0]
 }

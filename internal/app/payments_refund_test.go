@@ -8,6 +8,7 @@ import (
 
 	"seatflow/ent"
 	"seatflow/ent/payment"
+	"seatflow/internal/nodeid"
 )
 
 const refundOrderQ = `mutation($id: ID!) { refundOrder(orderId: $id) { id status payment { status refundStatus } } }`
@@ -42,7 +43,7 @@ func TestRefundOrderByStaff(t *testing.T) {
 
 	a.wantCode(alice, refundOrderQ, map[string]any{"id": o.ID}, "FORBIDDEN")
 	a.wantCode(a.admin, refundOrderQ, map[string]any{"id": pending.ID}, "INVALID_STATE")
-	a.wantCode(a.admin, refundOrderQ, map[string]any{"id": "999999"}, "NOT_FOUND")
+	a.wantCode(a.admin, refundOrderQ, map[string]any{"id": nodeid.Encode(nodeid.Order, 999999)}, "NOT_FOUND")
 
 	a.must(a.admin, refundOrderQ, map[string]any{"id": o.ID}, nil)
 	st := a.orderState(alice, o.ID)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"seatflow/ent/payment"
+	"seatflow/internal/nodeid"
 )
 
 func TestStripePaymentIsConfirmedByTheProviderOnly(t *testing.T) {
@@ -87,7 +88,7 @@ func TestStartPaymentRefusals(t *testing.T) {
 		name, token, id, code string
 	}{
 		{"SomeoneElsesOrder", bob, pending.ID, "NOT_FOUND"},
-		{"MissingOrder", alice, "999999", "NOT_FOUND"},
+		{"MissingOrder", alice, nodeid.Encode(nodeid.Order, 999999), "NOT_FOUND"},
 		{"PaidOrder", alice, paid.ID, "INVALID_STATE"},
 		{"CancelledOrder", alice, cancelled.ID, "INVALID_STATE"},
 		{"ExpiredOrder", alice, expiring.ID, "ORDER_EXPIRED"},

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stripe/stripe-go/v82/webhook"
 
+	"seatflow/internal/nodeid"
 	"seatflow/internal/testenv"
 )
 
@@ -150,7 +151,7 @@ func TestStripeWebhookBeforeTheOrderExists(t *testing.T) {
 	a := newStripeApp(t)
 	alice := a.token("alice", "customer")
 	show, seats := a.onSaleShowtime()
-	ev, id := stripeEvent("payment_intent.succeeded", intent("pi_early", "1", 1000, "usd"))
+	ev, id := stripeEvent("payment_intent.succeeded", intent("pi_early", nodeid.Encode(nodeid.Order, 1), 1000, "usd"))
 
 	if r := a.deliver(ev); r.Status != http.StatusServiceUnavailable || r.Error == "" {
 		t.Fatalf("webhook before the order answered %+v, want 503 with a reason", r)
@@ -159,7 +160,7 @@ func TestStripeWebhookBeforeTheOrderExists(t *testing.T) {
 		t.Fatalf("event recorded %d times before its order existed, want 0", n)
 	}
 	o := a.hold(alice, show, seats[:1], "k") // the first order of this database: id 1, 1000 cents
-	if o.ID != "1" || o.AmountCents != 1000 {
+	if o.ID != nodeid.Encode(nodeid.Order, 1) || o.AmountCents != 1000 {
 		t.Fatalf("order = %s for %d cents, want 1 for 1000", o.ID, o.AmountCents)
 	}
 	a.deliver(ev).want(t, http.StatusOK, "applied")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // responseText is what GraphiQL's result panel shows.
@@ -77,6 +78,12 @@ func TestPlaygroundOffline(t *testing.T) {
 	// GraphiQL's dialogs work under the page's Content-Security-Policy (they inject styles).
 	p.do("open the settings dialog", chromedp.Click(chromedp.CSS(`button[aria-label="Open settings dialog"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`.graphiql-dialog`)))
+	p.do("close it", chromedp.KeyEvent(kb.Escape), chromedp.WaitNotPresent(chromedp.CSS(`.graphiql-dialog`)))
+	// The docs come from the full introspection query GraphiQL sends.
+	p.do("the documentation explorer lists Query.showtimes",
+		chromedp.Click(chromedp.CSS(`button[aria-label="Show Documentation Explorer"]`)),
+		chromedp.Click(chromedp.Search(`//a[@class="graphiql-doc-explorer-type-name" and text()="Query"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//a[contains(@class, "graphiql-doc-explorer-field-name") and text()="showtimes"]`)))
 	p.assertOffline(a.srv.URL)
 }
 

@@ -2,7 +2,6 @@ package app
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -17,7 +16,7 @@ func TestReconcileThroughAPIAndVerify(t *testing.T) {
 	a.must(alice, `mutation($id: ID!) { payOrder(orderId: $id, paymentRef: "p") { id } }`, map[string]any{"id": o.ID}, nil)
 	a.hold(alice, show, seats[8:10], "k2")
 
-	id, _ := strconv.Atoi(show)
+	id := idOf(t, show)
 	if err := a.Redis.Del(t.Context(), a.Keys.Seats(id)).Err(); err != nil { // Redis lost the seat hash
 		t.Fatal(err)
 	}

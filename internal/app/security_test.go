@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"seatflow/internal/nodeid"
 )
 
 func TestAuthEdges(t *testing.T) {
@@ -83,7 +85,7 @@ func TestOrdersOfOthersAreInvisible(t *testing.T) {
 	}
 	for _, q := range ops {
 		theirs := a.wantCode(bob, q, map[string]any{"id": o.ID}, "NOT_FOUND")
-		missing := a.wantCode(bob, q, map[string]any{"id": "987654321"}, "NOT_FOUND")
+		missing := a.wantCode(bob, q, map[string]any{"id": nodeid.Encode(nodeid.Order, 987654321)}, "NOT_FOUND")
 		if theirs.Errors[0].Message != missing.Errors[0].Message {
 			t.Fatalf("someone else's order (%q) reads differently from a missing one (%q)", theirs.Errors[0].Message, missing.Errors[0].Message)
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"seatflow/internal/nodeid"
 )
 
 // TestDemoSeedKeepsAWeekScheduled: the demo data stays alive. Seeded on day 1, then started
@@ -64,8 +66,10 @@ func TestDemoSeedKeepsAWeekScheduled(t *testing.T) {
 			}
 		}
 	}
-	a.must("", `{ showtime(id: "1") { hall { name seats { id row number kind } } } }`, nil, &one)
-	if h := one.Showtime.Hall; h.Name != "Hall 1" || len(h.Seats) != 150 || h.Seats[60].ID != "61" || h.Seats[61].ID != "62" ||
+	a.must("", `query($id: ID!) { showtime(id: $id) { hall { name seats { id row number kind } } } }`,
+		map[string]any{"id": nodeid.Encode(nodeid.Showtime, 1)}, &one)
+	if h := one.Showtime.Hall; h.Name != "Hall 1" || len(h.Seats) != 150 || h.Seats[60].ID != nodeid.Encode(nodeid.Seat, 61) ||
+		h.Seats[61].ID != nodeid.Encode(nodeid.Seat, 62) ||
 		h.Seats[60].Row+fmt.Sprint(h.Seats[60].Number) != "F5" || h.Seats[61].Kind != "STANDARD" {
 		t.Fatalf("showtime 1 of a new database: %+v, want Hall 1 with seats 61, 62 = F5, F6 standard", h)
 	}

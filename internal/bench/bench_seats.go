@@ -21,6 +21,7 @@ import (
 	"seatflow"
 	"seatflow/ent"
 	"seatflow/internal/keys"
+	"seatflow/internal/nodeid"
 	"seatflow/internal/reconcile"
 	"seatflow/internal/seats"
 )
@@ -227,11 +228,11 @@ func benchHoldSeats(ctx context.Context, b *benchEnv, w io.Writer) error {
 	// The same rows through the same ent client, one transaction each.
 	plainIDs := make([]int, len(plain))
 	for i, p := range plain {
-		plainIDs[i], _ = strconv.Atoi(p.ID)
+		plainIDs[i] = databaseID(p.ID)
 	}
 	seatIDs := make([]int, len(plain[0].SeatIDs))
 	for i, id := range plain[0].SeatIDs {
-		seatIDs[i], _ = strconv.Atoi(id)
+		seatIDs[i] = databaseID(id)
 	}
 	next.Store(0)
 	pn, plat, perrs, ptook := runFor(ctx, holdSeatsWorkers, b.Opt.Duration, func(ctx context.Context, _, _ int) error {
@@ -260,6 +261,15 @@ func errText(errs map[string]int) string {
 		return "0"
 	}
 	return fmt.Sprintf("%d (%s)", sumErrors(errs), firstError(errs))
+}
+
+// databaseID is the database id behind an id the API returned.
+func databaseID(apiID string) int {
+	_, ids, _ := nodeid.Decode(apiID)
+	if len(ids) != 1 {
+		return 0
+	}
+	return ids[0]
 }
 
 // insertOrderRows writes what holdSeats commits for one seat: the order, its seat and the

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"seatflow"
 	"seatflow/ent"
 	"seatflow/ent/payment"
 	"seatflow/internal/database"
+	"seatflow/internal/nodeid"
 	"seatflow/internal/payments"
 )
 
@@ -67,7 +67,7 @@ func (s *Service) StartPayment(ctx context.Context, userID string, orderID int) 
 			return s.resume(ctx, o, cur.Reference)
 		}
 	}
-	in, err := s.Provider.StartPayment(ctx, payments.IntentRequest{OrderID: strconv.Itoa(o.ID),
+	in, err := s.Provider.StartPayment(ctx, payments.IntentRequest{OrderID: nodeid.Encode(nodeid.Order, o.ID),
 		AmountCents: o.AmountCents, Currency: o.Currency, IdempotencyKey: orderKey(o) + "-payment"})
 	if err != nil {
 		return nil, fmt.Errorf("start payment of order %d: %w", o.ID, err)

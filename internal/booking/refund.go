@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"seatflow"
 	"seatflow/ent"
 	"seatflow/ent/order"
 	"seatflow/ent/payment"
 	"seatflow/internal/database"
+	"seatflow/internal/nodeid"
 	"seatflow/internal/payments"
 )
 
@@ -124,7 +124,7 @@ func (s *Service) SendRefund(ctx context.Context, orderID int) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("refund order: %w", database.Classify(err))
 	}
-	r, err := s.Provider.Refund(ctx, payments.RefundRequest{Reference: p.Reference, OrderID: strconv.Itoa(o.ID),
+	r, err := s.Provider.Refund(ctx, payments.RefundRequest{Reference: p.Reference, OrderID: nodeid.Encode(nodeid.Order, o.ID),
 		IdempotencyKey: fmt.Sprintf("%s-refund-%d", orderKey(o), p.RefundAttempts), Reason: p.RefundReason})
 	if err != nil {
 		return false, fmt.Errorf("send refund of order %d: %w", orderID, err)

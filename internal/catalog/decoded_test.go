@@ -82,7 +82,7 @@ func TestMoviesPageFromTheCachedIDList(t *testing.T) {
 		ids = append(ids, m.ID)
 	}
 	two := 2
-	page, err := svc.ListMovies(ctx, &two, nil, nil)
+	page, err := svc.ListMovies(ctx, catalog.MoviePageArgs{First: &two})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,11 +90,11 @@ func TestMoviesPageFromTheCachedIDList(t *testing.T) {
 		t.Fatalf("first page: %+v", page)
 	}
 	after := catalog.MovieCursor(page.Movies[1].ID)
-	if _, err := svc.ListMovies(ctx, &two, &after, nil); err != nil { // loads this page's movies
+	if _, err := svc.ListMovies(ctx, catalog.MoviePageArgs{First: &two, After: &after}); err != nil { // loads this page's movies
 		t.Fatal(err)
 	}
 	db.Queries.Reset()
-	page, err = svc.ListMovies(ctx, &two, &after, nil)
+	page, err = svc.ListMovies(ctx, catalog.MoviePageArgs{First: &two, After: &after})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestMoviesPageFromTheCachedIDList(t *testing.T) {
 		t.Fatal(err)
 	}
 	delisted := seatflow.MovieDelisted
-	page, err = svc.ListMovies(ctx, nil, nil, &delisted)
+	page, err = svc.ListMovies(ctx, catalog.MoviePageArgs{Status: &delisted})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,6 +97,19 @@ func (s *Service) Hall(ctx context.Context, id int) (*seatflow.Hall, error) {
 	return one(s.Halls(ctx, []int{id}))("hall", id)
 }
 
+// Seat returns one seat, or NOT_FOUND. Seats are read by hall everywhere else; this one
+// lookup (node(id:) of a seat) goes to MySQL.
+func (s *Service) Seat(ctx context.Context, id int) (*seatflow.Seat, error) {
+	st, err := s.DB.Seat.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, seatflow.Errorf(seatflow.ENOTFOUND, "seat %d not found", id)
+	} else if err != nil {
+		return nil, fmt.Errorf("seat %d: %w", id, database.Classify(err))
+	}
+	seat := toSeat(st)
+	return &seat, nil
+}
+
 // Showtime returns one showtime, or NOT_FOUND.
 func (s *Service) Showtime(ctx context.Context, id int) (*seatflow.Showtime, error) {
 	return one(s.Showtimes(ctx, []int{id}))("showtime", id)
@@ -312,37 +325,48 @@ func MovieCursor(id int) string {
 	return base64.RawURLEncoding.EncodeToString([]byte("movie:" + strconv.Itoa(id)))
 }
 
-func parseMovieCursor(c string) (int, error) {
+func parseMovieCursor(name, c string) (int, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	id, convErr := strconv.Atoi(strings.TrimPrefix(string(b), "movie:"))
 	if err != nil || convErr != nil || !strings.HasPrefix(string(b), "movie:") || id < 0 {
-		return 0, seatflow.Errorf(seatflow.EINVALID, "after is not a cursor this API returned")
+		return 0, seatflow.Errorf(seatflow.EINVALID, "%s is not a cursor this API returned", name)
 	}
 	return id, nil
 }
 
-// ListMovies returns a page of movies ordered by id, after the given cursor, optionally
-// only those with a status. The ids come from a cached list of every movie's id (one per
-// status filter: a catalog has hundreds of movies, not millions), the movies from the
-// cache too.
-func (s *Service) ListMovies(ctx context.Context, first *int, after *string, status *seatflow.MovieStatus) (*MoviePage, error) {
-	n := DefaultPageSize
-	if first != nil {
-		n = *first
+// MoviePageArgs are a page request of the movies connection, as Relay's cursor
+// connections take them: first after a cursor going forwards, last before one going
+// backwards; first defaults to DefaultPageSize when neither first nor last is given.
+type MoviePageArgs struct {
+	First, Last   *int
+	After, Before *string
+	Status        *seatflow.MovieStatus
+}
+
+// ListMovies returns a page of movies ordered by id. The ids come from a cached list of
+// every movie's id (one per status filter: a catalog has hundreds of movies, not
+// millions), the movies from the cache too.
+func (s *Service) ListMovies(ctx context.Context, p MoviePageArgs) (*MoviePage, error) {
+	for name, n := range map[string]*int{"first": p.First, "last": p.Last} {
+		if n != nil && (*n < 0 || *n > MaxPageSize) {
+			return nil, seatflow.Errorf(seatflow.EINVALID, "%s must be between 0 and %d", name, MaxPageSize)
+		}
 	}
-	if n < 0 || n > MaxPageSize {
-		return nil, seatflow.Errorf(seatflow.EINVALID, "first must be between 0 and %d", MaxPageSize)
+	afterID, beforeID := 0, 0
+	var err error
+	if p.After != nil && *p.After != "" {
+		if afterID, err = parseMovieCursor("after", *p.After); err != nil {
+			return nil, err
+		}
 	}
-	afterID := 0
-	if after != nil && *after != "" {
-		var err error
-		if afterID, err = parseMovieCursor(*after); err != nil {
+	if p.Before != nil && *p.Before != "" {
+		if beforeID, err = parseMovieCursor("before", *p.Before); err != nil {
 			return nil, err
 		}
 	}
 	filter := ""
-	if status != nil {
-		filter = string(*status)
+	if p.Status != nil {
+		filter = string(*p.Status)
 	}
 	lists, err := getMany(ctx, s, []string{filter}, movieIDsKey, s.loadMovieIDs)
 	if err != nil {
@@ -350,10 +374,18 @@ func (s *Service) ListMovies(ctx context.Context, first *int, after *string, sta
 	}
 	all := derefLists(lists)[0]
 	ids := all[sort.SearchInts(all, afterID+1):]
-	ids = ids[:min(len(ids), n+1)]
-	page := &MoviePage{TotalCount: len(all), HasPrevious: afterID > 0}
-	if len(ids) > n {
-		ids, page.HasNext = ids[:n], true
+	if beforeID > 0 {
+		ids = ids[:sort.SearchInts(ids, beforeID)]
+	}
+	page := &MoviePage{TotalCount: len(all), HasPrevious: afterID > 0, HasNext: beforeID > 0}
+	if p.First == nil && p.Last == nil {
+		p.First = new(DefaultPageSize)
+	}
+	if p.First != nil && len(ids) > *p.First {
+		ids, page.HasNext = ids[:*p.First], true
+	}
+	if p.Last != nil && len(ids) > *p.Last {
+		ids, page.HasPrevious = ids[len(ids)-*p.Last:], true
 	}
 	movies, err := s.Movies(ctx, ids)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"seatflow"
 	"seatflow/internal/auth"
+	"seatflow/internal/respcache"
 	"seatflow/internal/throttle"
 )
 
@@ -227,7 +228,11 @@ func (c *costLimit) InterceptResponse(ctx context.Context, next graphql.Response
 	if resp.Extensions == nil {
 		resp.Extensions = map[string]any{}
 	}
-	resp.Extensions["cost"] = costExtension(spent.requested, actual, status)
+	cost := costExtension(spent.requested, actual, status)
+	if respcache.Shared(ctx) { // the same bytes go to every client: no client's budget in them
+		delete(cost, "throttleStatus")
+	}
+	resp.Extensions["cost"] = cost
 	return resp
 }
 

@@ -59,6 +59,8 @@ func (h httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	ctx := r.Context()
 	contentType := responseType(r)
 	w.Header().Set("Content-Type", contentType)
+	// Answers are not to be kept, but catalog ones the response cache marks shareable.
+	w.Header().Set("Cache-Control", "private, no-store")
 	params := rawParams.Get().(*graphql.RawParams)
 	defer func() {
 		*params = graphql.RawParams{}

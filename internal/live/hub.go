@@ -95,6 +95,13 @@ type show struct {
 	watchers  map[*watcher]struct{}
 	confirmed chan struct{} // closed at the first subscribe confirmation
 	isReady   bool
+
+	// The seats' statuses at stateVersion, from the newest snapshot and the deltas since,
+	// for the available count of each delta; nil when a delta was missed (until the
+	// next snapshot). Guarded by the hub's mu.
+	state        []seatflow.SeatStatus
+	stateVersion int
+	available    int
 }
 
 // watcher is one subscription. Its sink is where its events go: the hub puts events in
@@ -280,10 +287,11 @@ func (h *Hub) offer(w *watcher, ev *seatflow.SeatMapEvent) {
 }
 
 // deltaEvent turns a delta into the event clients see: the changed seats with their full
-// template. The event is shared read-only by every watcher of the show.
+// template and the seats free after it. The event is shared read-only by every watcher
+// of the show; h.mu is held.
 func (s *show) deltaEvent(d seats.Delta) *seatflow.SeatMapEvent {
 	ev := &seatflow.SeatMapEvent{Kind: seatflow.EventDelta, ShowtimeID: s.id, Version: d.Version,
-		Seats: make([]seatflow.SeatState, 0, len(d.Changes))}
+		Available: s.available, Seats: make([]seatflow.SeatState, 0, len(d.Changes))}
 	for _, c := range d.Changes {
 		id, err := strconv.Atoi(c.SeatID)
 		if err != nil {
@@ -301,9 +309,51 @@ func (s *show) deltaEvent(d seats.Delta) *seatflow.SeatMapEvent {
 		case status != seatflow.SeatAvailable && status != seatflow.SeatHeld && status != seatflow.SeatSold:
 			status = seatflow.SeatHeld // never offer a seat of unknown state as free
 		}
-		ev.Seats = append(ev.Seats, seatflow.SeatState{Seat: seat, Status: status})
+		ev.Seats = append(ev.Seats, seatflow.SeatState{ShowtimeID: s.id, Seat: seat, Status: status})
 	}
+	s.track(ev)
 	return ev
+}
+
+// learn takes the seats' statuses from a snapshot newer than what the show knows; h.mu
+// is held.
+func (s *show) learn(ev *seatflow.SeatMapEvent) {
+	if s.state != nil && ev.Version <= s.stateVersion {
+		return
+	}
+	s.state = make([]seatflow.SeatStatus, len(s.hall.Seats))
+	for _, st := range ev.Seats {
+		if i, ok := s.index[st.Seat.ID]; ok {
+			s.state[i] = st.Status
+		}
+	}
+	s.stateVersion, s.available = ev.Version, ev.Available
+}
+
+// track applies the next delta to the statuses the show knows and sets its available
+// count. A delta past the next one means one was missed: the count is unknown until the
+// next snapshot (every watcher resyncs then, so none is given a wrong count); h.mu is held.
+// No watcher has received ev yet.
+func (s *show) track(ev *seatflow.SeatMapEvent) {
+	switch {
+	case s.state == nil || ev.Version <= s.stateVersion:
+	case ev.Version > s.stateVersion+1:
+		s.state = nil
+	default:
+		for _, st := range ev.Seats {
+			i := s.index[st.Seat.ID]
+			s.available += countFree(st.Status) - countFree(s.state[i])
+			s.state[i] = st.Status
+		}
+		s.stateVersion, ev.Available = ev.Version, s.available
+	}
+}
+
+func countFree(st seatflow.SeatStatus) int {
+	if st == seatflow.SeatAvailable {
+		return 1
+	}
+	return 0
 }
 
 // beat publishes a heartbeat every beatEvery until ctx ends.

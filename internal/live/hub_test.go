@@ -44,9 +44,13 @@ func TestSnapshotThenDelta(t *testing.T) {
 	if ev.Kind != seatflow.EventDelta || ev.Version != snap.Version+1 {
 		t.Fatalf("after a hold: got %s v%d, want DELTA v%d", ev.Kind, ev.Version, snap.Version+1)
 	}
-	want := seatflow.SeatState{Seat: f.hall.Seats[3], Status: seatflow.SeatHeld}
+	want := seatflow.SeatState{ShowtimeID: showID, Seat: f.hall.Seats[3], Status: seatflow.SeatHeld}
 	if len(ev.Seats) != 1 || ev.Seats[0] != want {
 		t.Fatalf("delta seats: got %+v, want [%+v]", ev.Seats, want)
+	}
+	if snap.Available != len(f.hall.Seats)-1 || ev.Available != snap.Available-1 {
+		t.Fatalf("available: snapshot %d, after a hold %d; want %d then %d", snap.Available, ev.Available,
+			len(f.hall.Seats)-1, len(f.hall.Seats)-2)
 	}
 
 	cancel()

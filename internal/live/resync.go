@@ -100,6 +100,11 @@ func (h *Hub) settle(w *watcher, ev *seatflow.SeatMapEvent, reason string) {
 	if w.closed {
 		return
 	}
+	// The deltas that came while no snapshot was known have no count yet: they follow it.
+	w.show.learn(ev)
+	for _, d := range w.pending {
+		w.show.track(d)
+	}
 	if w.sink.Full() { // it was drained and only the hub puts; were it full, read again
 		w.resyncing = false
 		h.startResync(w, reason)
@@ -132,6 +137,7 @@ func (h *Hub) snapshot(ctx context.Context, s *show) (*seatflow.SeatMapEvent, er
 		if err != nil {
 			return nil, fmt.Errorf("live seat map: %w", err)
 		}
-		return &seatflow.SeatMapEvent{Kind: seatflow.EventSnapshot, ShowtimeID: s.id, Version: m.Version, Seats: m.Seats}, nil
+		return &seatflow.SeatMapEvent{Kind: seatflow.EventSnapshot, ShowtimeID: s.id, Version: m.Version,
+			Available: m.Available, Seats: m.Seats}, nil
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/stripe/stripe-go/v82/webhook"
 
 	"seatflow"
+	"seatflow/internal/nodeid"
 )
 
 // StripeWebhook is the endpoint Stripe posts its events to (POST /webhooks/stripe). A
@@ -129,12 +129,11 @@ func stripeEvent(ev stripe.Event) (pe seatflow.PaymentEvent, ours bool, err erro
 		if err := json.Unmarshal(ev.Data.Raw, &pi); err != nil || pi.ID == "" {
 			return pe, false, fmt.Errorf("data.object is not a payment intent: %v", err)
 		}
-		raw, tagged := pi.Metadata["order_id"]
-		id, err := strconv.Atoi(raw)
-		if !tagged || err != nil || id <= 0 {
+		typ, ids, err := nodeid.Decode(pi.Metadata["order_id"])
+		if err != nil || typ != nodeid.Order || len(ids) != 1 {
 			return pe, false, nil // started elsewhere: not an order's
 		}
-		pe.OrderID, pe.Reference, pe.Currency = id, pi.ID, strings.ToUpper(string(pi.Currency))
+		pe.OrderID, pe.Reference, pe.Currency = ids[0], pi.ID, strings.ToUpper(string(pi.Currency))
 		pe.AmountCents = int(pi.Amount)
 		if kind == seatflow.EventPaymentSucceeded {
 			pe.AmountCents = int(pi.AmountReceived) // what was taken, not what was asked

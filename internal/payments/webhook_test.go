@@ -7,6 +7,7 @@ import (
 	"github.com/stripe/stripe-go/v82"
 
 	"seatflow"
+	"seatflow/internal/nodeid"
 )
 
 // TestStripeEventReading: what each Stripe event type becomes, and which are not an
@@ -14,7 +15,7 @@ import (
 // internal/app).
 func TestStripeEventReading(t *testing.T) {
 	pi := func(extra string) string {
-		return `{"id":"pi_1","object":"payment_intent","amount":1000,"amount_received":900,"currency":"usd","metadata":{"order_id":"7"}` + extra + `}`
+		return `{"id":"pi_1","object":"payment_intent","amount":1000,"amount_received":900,"currency":"usd","metadata":{"order_id":"` + nodeid.Encode(nodeid.Order, 7) + `"}` + extra + `}`
 	}
 	for _, c := range []struct {
 		name, typ, object string
@@ -27,8 +28,9 @@ func TestStripeEventReading(t *testing.T) {
 			seatflow.PaymentEvent{Kind: seatflow.EventPaymentFailed, OrderID: 7, Reference: "pi_1", AmountCents: 1000, Currency: "USD", Reason: "card declined"}},
 		{"Canceled", "payment_intent.canceled", pi(`,"cancellation_reason":"abandoned"`), true, false,
 			seatflow.PaymentEvent{Kind: seatflow.EventPaymentCanceled, OrderID: 7, Reference: "pi_1", AmountCents: 1000, Currency: "USD", Reason: "abandoned"}},
-		{"OrderIDNotANumber", "payment_intent.succeeded", `{"id":"pi_1","metadata":{"order_id":"seven"}}`, false, false, seatflow.PaymentEvent{}},
-		{"OrderIDZero", "payment_intent.succeeded", `{"id":"pi_1","metadata":{"order_id":"0"}}`, false, false, seatflow.PaymentEvent{}},
+		{"OrderIDNotAnID", "payment_intent.succeeded", `{"id":"pi_1","metadata":{"order_id":"seven"}}`, false, false, seatflow.PaymentEvent{}},
+		{"DatabaseOrderID", "payment_intent.succeeded", `{"id":"pi_1","metadata":{"order_id":"7"}}`, false, false, seatflow.PaymentEvent{}},
+		{"OtherTypesID", "payment_intent.succeeded", `{"id":"pi_1","metadata":{"order_id":"` + nodeid.Encode(nodeid.Showtime, 7) + `"}}`, false, false, seatflow.PaymentEvent{}},
 		{"NoOrderID", "payment_intent.succeeded", `{"id":"pi_1","metadata":{}}`, false, false, seatflow.PaymentEvent{}},
 		{"NotAnIntent", "payment_intent.succeeded", `{"id":42,"amount":"lots"}`, false, true, seatflow.PaymentEvent{}},
 		{"RefundFailed", "refund.failed", `{"id":"re_1","object":"refund","payment_intent":"pi_1","status":"failed","failure_reason":"lost_or_stolen_card"}`, true, false,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -22,8 +21,12 @@ type pending struct {
 	key         string
 	gen         uint64
 	trace       cache.Trace
+	shareable   bool // an anonymous GET: its answer may be cached by browsers and CDNs
 	catalogOnly bool
-	hit         atomic.Bool
+	// Set by the extension before the answer is written (same goroutine).
+	hit    bool
+	etag   string // of a shareable catalog answer's data
+	maxAge int    // seconds a shareable answer stays fresh; 0: not cacheable
 }
 
 type pendingKey struct{}
@@ -41,9 +44,10 @@ func (s *Store) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p := &pending{key: key, gen: s.generation()} // before the first cache read: a drop after it stops the put
+		p := &pending{key: key, gen: s.generation(), // before the first cache read: a drop after it stops the put
+			shareable: r.Method == http.MethodGet && r.Header.Get("Authorization") == ""}
 		ctx := cache.WithTrace(context.WithValue(r.Context(), pendingKey{}, p), &p.trace)
-		next.ServeHTTP(hitHeader{ResponseWriter: w, p: p}, r.WithContext(ctx))
+		next.ServeHTTP(&answer{ResponseWriter: w, p: p, ifNoneMatch: r.Header.Get("If-None-Match")}, r.WithContext(ctx))
 	})
 }
 
@@ -84,30 +88,6 @@ func (e errReader) Read([]byte) (int, error) {
 	}
 	return 0, io.EOF
 }
-
-// hitHeader marks a response answered from the store with X-Response-Cache: hit.
-type hitHeader struct {
-	http.ResponseWriter
-	p *pending
-}
-
-func (h hitHeader) WriteHeader(code int) {
-	h.mark()
-	h.ResponseWriter.WriteHeader(code)
-}
-
-func (h hitHeader) Write(b []byte) (int, error) {
-	h.mark()
-	return h.ResponseWriter.Write(b)
-}
-
-func (h hitHeader) mark() {
-	if h.p.hit.Load() {
-		h.Header().Set("X-Response-Cache", "hit")
-	}
-}
-
-func (h hitHeader) Unwrap() http.ResponseWriter { return h.ResponseWriter }
 
 // Extension is the gqlgen side of the store: once an operation is parsed and validated, it
 // tells the middleware whether every field the operation selects is catalog data.
@@ -158,22 +138,29 @@ func (e extension) InterceptResponse(ctx context.Context, next graphql.ResponseH
 		return next(ctx)
 	}
 	s := e.s
-	if data, ok := s.get(p.key); ok {
+	if e, ok := s.get(p.key); ok {
 		s.hits.Add(1)
 		lookupHit.Inc()
-		p.hit.Store(true)
-		return &graphql.Response{Data: data}
+		p.hit = true
+		p.fresh(e.etag, e.until, s.now())
+		return &graphql.Response{Data: e.data}
 	}
 	resp := next(ctx)
 	until, fromLocal := p.trace.Until()
-	if resp != nil && len(resp.Errors) == 0 && fromLocal &&
-		s.put(p.key, p.gen, &entry{data: resp.Data, tags: p.trace.Keys(), until: until}) {
-		s.misses.Add(1)
-		lookupMiss.Inc()
+	if resp == nil || len(resp.Errors) > 0 || !fromLocal {
+		s.skipped.Add(1)
+		lookupSkipped.Inc()
 		return resp
 	}
-	s.skipped.Add(1)
-	lookupSkipped.Inc()
+	stored := &entry{data: resp.Data, etag: etagOf(resp.Data), tags: p.trace.Keys(), until: until}
+	p.fresh(stored.etag, until, s.now())
+	if s.put(p.key, p.gen, stored) {
+		s.misses.Add(1)
+		lookupMiss.Inc()
+	} else {
+		s.skipped.Add(1)
+		lookupSkipped.Inc()
+	}
 	return resp
 }
 

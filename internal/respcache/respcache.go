@@ -74,6 +74,7 @@ type Stats struct {
 
 type entry struct {
 	data  json.RawMessage
+	etag  string
 	tags  []string
 	until time.Time
 }
@@ -102,7 +103,7 @@ func (s *Store) evicted(key string, e *entry) {
 	}
 }
 
-func (s *Store) get(key string) (json.RawMessage, bool) {
+func (s *Store) get(key string) (*entry, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.lru.Get(key)
@@ -113,7 +114,7 @@ func (s *Store) get(key string) (json.RawMessage, bool) {
 		s.lru.Remove(key)
 		return nil, false
 	}
-	return e.data, true
+	return e, true
 }
 
 func (s *Store) generation() uint64 {

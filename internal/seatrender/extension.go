@@ -11,6 +11,7 @@ import (
 
 	"seatflow"
 	"seatflow/graph/model"
+	"seatflow/internal/nodeid"
 )
 
 // Maps is where seat maps come from (package seats): the map with its version, read at
@@ -67,7 +68,7 @@ func (e Extension) InterceptRootField(ctx context.Context, next graphql.RootReso
 		rendersTotal.WithLabelValues("executor").Inc()
 		return next(ctx)
 	}
-	showID, err := model.UnmarshalID(rc.Field.ArgumentMap(oc.Variables)["showtimeId"])
+	showID, err := model.DecodeID(rc.Field.ArgumentMap(oc.Variables)["showtimeId"], nodeid.Showtime)
 	if err != nil {
 		return next(ctx)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"seatflow"
+	"seatflow/internal/nodeid"
 )
 
 // field is one selected field of an object: its response key and what to write.
@@ -29,12 +30,14 @@ type kind int
 const (
 	typename kind = iota
 	// SeatMap and SeatMapEvent
+	seatMapID
 	showtimeID
 	version
 	available
 	seatStates
 	eventKind
 	// SeatState
+	stateID
 	state
 	seat
 	// Seat
@@ -56,9 +59,11 @@ type Plan struct {
 
 // kinds are the fields the renderer knows, per type.
 var kinds = map[string]map[string]kind{
-	"SeatMap":      {"showtimeId": showtimeID, "version": version, "available": available, "seats": seatStates},
-	"SeatMapEvent": {"kind": eventKind, "showtimeId": showtimeID, "version": version, "seats": seatStates},
-	"SeatState":    {"seat": seat, "status": state},
+	"SeatMap": {"id": seatMapID, "showtimeId": showtimeID, "version": version, "available": available,
+		"seats": seatStates},
+	"SeatMapEvent": {"kind": eventKind, "showtimeId": showtimeID, "version": version, "available": available,
+		"seats": seatStates},
+	"SeatState": {"id": stateID, "seat": seat, "status": state},
 	"Seat": {"id": seatID, "row": seatRow, "number": seatNumber, "x": seatX, "y": seatY, "kind": seatKind,
 		"sellable": seatSellable},
 }
@@ -122,8 +127,10 @@ func (p *Plan) WriteSeatMap(w *bytes.Buffer, m *seatflow.SeatMap) {
 	for i, f := range p.fields {
 		p.writeKey(w, i, f)
 		switch f.kind {
+		case seatMapID:
+			writeID(w, nodeid.SeatMap, m.ShowtimeID)
 		case showtimeID:
-			writeID(w, m.ShowtimeID)
+			writeID(w, nodeid.Showtime, m.ShowtimeID)
 		case version:
 			writeInt(w, m.Version)
 		case available:
@@ -144,9 +151,11 @@ func (p *Plan) WriteEvent(w *bytes.Buffer, ev *seatflow.SeatMapEvent) {
 		case eventKind:
 			writeString(w, string(ev.Kind))
 		case showtimeID:
-			writeID(w, ev.ShowtimeID)
+			writeID(w, nodeid.Showtime, ev.ShowtimeID)
 		case version:
 			writeInt(w, ev.Version)
+		case available:
+			writeInt(w, ev.Available)
 		case seatStates:
 			f.sub.writeStates(w, ev.Seats)
 		}
@@ -165,6 +174,8 @@ func (p *Plan) writeStates(w *bytes.Buffer, states []seatflow.SeatState) {
 		for i, f := range p.fields {
 			p.writeKey(w, i, f)
 			switch f.kind {
+			case stateID:
+				writeID(w, nodeid.SeatState, st.ShowtimeID, st.Seat.ID)
 			case state:
 				writeString(w, string(st.Status))
 			case seat:
@@ -182,7 +193,7 @@ func (p *Plan) writeSeat(w *bytes.Buffer, s *seatflow.Seat) {
 		p.writeKey(w, i, f)
 		switch f.kind {
 		case seatID:
-			writeID(w, s.ID)
+			writeID(w, nodeid.Seat, s.ID)
 		case seatRow:
 			writeString(w, s.Row)
 		case seatNumber:
@@ -216,11 +227,11 @@ func (p *Plan) writeKey(w *bytes.Buffer, i int, f field) {
 	}
 }
 
-// writeID writes a database id as the API's ID: its decimal digits, quoted
-// (model.MarshalID).
-func writeID(w *bytes.Buffer, id int) {
+// writeID writes the API's id of the object of type typ with database ids ids, quoted
+// (model.MarshalID, model.MarshalSeatRef).
+func writeID(w *bytes.Buffer, typ string, ids ...int) {
 	w.WriteByte('"')
-	writeInt(w, id)
+	w.Write(nodeid.Append(w.AvailableBuffer(), typ, ids...))
 	w.WriteByte('"')
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	"seatflow"
 	"seatflow/graph"
 	"seatflow/internal/catalog"
+	"seatflow/internal/nodeid"
 	"seatflow/internal/seatrender"
 	"seatflow/internal/seatrender/seatrendertest"
 	"seatflow/internal/seats"
@@ -97,7 +97,7 @@ func TestRendererWritesTheExecutorsBytes(t *testing.T) {
 	w := newWorld(t)
 	rng := rand.New(rand.NewPCG(7, 11))
 	for i := range 150 {
-		vars := map[string]any{"id": fmt.Sprint(w.show)}
+		vars := map[string]any{"id": nodeid.Encode(nodeid.Showtime, w.show)}
 		query := seatrendertest.Query(rng, "query", "SeatMap", "m: seatMap(showtimeId: $id)")
 		if strings.Contains(query, "$yes") {
 			vars["yes"] = rng.IntN(2) == 0
@@ -119,7 +119,7 @@ func TestRendererWritesTheExecutorsBytes(t *testing.T) {
 func TestMemoFollowsTheVersion(t *testing.T) {
 	w := newWorld(t)
 	const query = `query($id: ID!) { seatMap(showtimeId: $id) { version seats { seat { id } status } } }`
-	vars := map[string]any{"id": fmt.Sprint(w.show)}
+	vars := map[string]any{"id": nodeid.Encode(nodeid.Showtime, w.show)}
 	before := post(t, w.render.URL, query, vars)
 	if !bytes.Equal(before, post(t, w.render.URL, query, vars)) {
 		t.Fatal("two reads of an unchanged map differ")
@@ -163,8 +163,11 @@ func newHallFromExecutor(t *testing.T, w *world, vars map[string]any) *seatflow.
 	}
 	hall := &seatflow.Hall{}
 	for _, s := range out.Data.SeatMap.Seats {
-		var id int
-		fmt.Sscan(s.Seat.ID, &id)
+		_, ids, err := nodeid.Decode(s.Seat.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := ids[0]
 		hall.Seats = append(hall.Seats, seatflow.Seat{ID: id, Row: s.Seat.Row, Number: s.Seat.Number, Sellable: true})
 	}
 	return hall

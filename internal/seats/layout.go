@@ -1,6 +1,8 @@
 package seats
 
 import (
+	"strconv"
+
 	"seatflow"
 )
 
@@ -9,21 +11,35 @@ import (
 // rule). Halls never change once created, so a Layout is built once per hall and shared;
 // it is read-only.
 type Layout struct {
-	Hall   *seatflow.Hall
-	kindOf map[int]seatflow.SeatKind
-	rowOf  map[int]int
-	rows   [][]int
+	Hall    *seatflow.Hall
+	kindOf  map[int]seatflow.SeatKind
+	rowOf   map[int]int
+	labelOf map[int]string
+	rows    [][]int
+}
+
+// Label is what a customer calls a seat of the hall: its row and number, e.g. C7.
+func (l *Layout) Label(seatID int) string {
+	if l == nil {
+		return "#" + strconv.Itoa(seatID)
+	}
+	if label, ok := l.labelOf[seatID]; ok {
+		return label
+	}
+	return "#" + strconv.Itoa(seatID)
 }
 
 // NewLayout prepares hall for holds.
 func NewLayout(hall *seatflow.Hall) *Layout {
-	l := &Layout{Hall: hall, kindOf: make(map[int]seatflow.SeatKind, len(hall.Seats)), rowOf: make(map[int]int, len(hall.Seats))}
+	l := &Layout{Hall: hall, kindOf: make(map[int]seatflow.SeatKind, len(hall.Seats)), rowOf: make(map[int]int, len(hall.Seats)),
+		labelOf: make(map[int]string, len(hall.Seats))}
 	for i, row := range hallRows(hall) {
 		ids := make([]int, len(row))
 		for j, seat := range row {
 			ids[j] = seat.ID
 			l.rowOf[seat.ID] = i
 			l.kindOf[seat.ID] = seat.Kind
+			l.labelOf[seat.ID] = seat.Row + strconv.Itoa(seat.Number)
 		}
 		l.rows = append(l.rows, ids)
 	}

@@ -150,14 +150,16 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 		s.saw(req.ShowtimeID, v)
 		return nil
 	case "UNAVAILABLE":
-		e := seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "some of these seats were just taken: %s", strings.Join(res[1:], ", "))
-		e.Extensions = map[string]any{"seatIds": res[1:]}
+		taken := seatIDs(res[1:])
+		e := seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "some of these seats were just taken: %s", labels(req.Layout, taken))
+		e.Extensions = map[string]any{"seatIds": taken}
 		return e
 	case "LIMIT":
 		return seatflow.Errorf(seatflow.ELIMIT, "at most %d seats per customer for this showtime (you have %s)", req.Limit, res[1])
 	case "GAP":
-		e := seatflow.Errorf(seatflow.ESEATGAP, "this selection would leave seat %s empty on its own", res[1])
-		e.Extensions = map[string]any{"seatIds": res[1:2]}
+		stranded := seatIDs(res[1:2])
+		e := seatflow.Errorf(seatflow.ESEATGAP, "this selection would leave seat %s empty on its own", labels(req.Layout, stranded))
+		e.Extensions = map[string]any{"seatIds": stranded}
 		return e
 	case "NOHASH":
 		return seatflow.Unavailable("hold seats", ErrNoSeatMap)
@@ -315,6 +317,26 @@ func ParseState(v string) State {
 	return State{Status: seatflow.SeatHeld}
 }
 
+// seatIDs reads the seat ids a script returned.
+func seatIDs(raw []string) []int {
+	out := make([]int, 0, len(raw))
+	for _, r := range raw {
+		if id, err := strconv.Atoi(r); err == nil {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// labels names seats as customers do: "C3, C4".
+func labels(l *Layout, ids []int) string {
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = l.Label(id)
+	}
+	return strings.Join(names, ", ")
+}
+
 // Map returns the seat map of a showtime: every seat of the hall with its status
 // (UNAVAILABLE when unsellable or not in the hash), the available count and the version.
 func (s *Store) Map(ctx context.Context, showID int, hall *seatflow.Hall) (*seatflow.SeatMap, error) {
@@ -331,7 +353,7 @@ func (s *Store) Map(ctx context.Context, showID int, hall *seatflow.Hall) (*seat
 		if status == seatflow.SeatAvailable {
 			m.Available++
 		}
-		m.Seats[i] = seatflow.SeatState{Seat: seat, Status: status}
+		m.Seats[i] = seatflow.SeatState{ShowtimeID: showID, Seat: seat, Status: status}
 	}
 	return m, nil
 }

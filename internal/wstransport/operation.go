@@ -14,6 +14,7 @@ import (
 	"seatflow"
 	"seatflow/graph/model"
 	"seatflow/internal/live"
+	"seatflow/internal/nodeid"
 	"seatflow/internal/seatrender"
 )
 
@@ -152,7 +153,7 @@ func (c *conn) watchSeatMap(ctx context.Context, op *operation, rc *graphql.Oper
 	if plan == nil {
 		return false
 	}
-	showID, err := model.UnmarshalID(fields[0].ArgumentMap(rc.Variables)["showtimeId"])
+	showID, err := model.DecodeID(fields[0].ArgumentMap(rc.Variables)["showtimeId"], nodeid.Showtime)
 	if err != nil {
 		return false
 	}

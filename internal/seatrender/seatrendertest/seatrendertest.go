@@ -31,9 +31,9 @@ type selection struct {
 }
 
 var fieldsOf = map[string][]string{
-	"SeatMap":      {"showtimeId", "version", "available", "seats"},
-	"SeatMapEvent": {"kind", "showtimeId", "version", "seats"},
-	"SeatState":    {"seat", "status"},
+	"SeatMap":      {"id", "showtimeId", "version", "available", "seats"},
+	"SeatMapEvent": {"kind", "showtimeId", "version", "available", "seats"},
+	"SeatState":    {"id", "seat", "status"},
 	"Seat":         {"id", "row", "number", "x", "y", "kind", "sellable"},
 }
 
