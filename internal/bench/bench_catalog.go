@@ -357,7 +357,7 @@ func benchStampede(ctx context.Context, b *benchEnv, w io.Writer) error {
 		progress("bench:   %-28s load +%-5s → loads per round %v, %d errors, %d stale, slowest %s", t.label, t.delay, t.loads, t.errs, t.stale, t.took.Round(time.Millisecond))
 	}
 
-	fmt.Fprintf(w, "\n## 2. Cache stampede (issue 3)\n\n")
+	fmt.Fprintf(w, "\n## 2. Cache stampede\n\n")
 	fmt.Fprintf(w, "`internal/cache` directly: independent `cache.New` instances (each its own Redis connection pool and empty local cache, as separate servers would have) on one key prefix; the hot key's Redis envelope is overwritten with a past `expireAt`, then every reader calls `Get` at once. %d rounds per row, fresh instances each round. The loader reads the real MySQL row and counts its calls; the second group adds 50 ms to each load to widen the race window.\n", stampedeRounds)
 	var rows [][]string
 	for _, t := range trials {
