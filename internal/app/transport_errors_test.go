@@ -46,6 +46,13 @@ func TestTransportErrorsCarryCodes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("UpgradeThatIsNotAWebsocket", func(t *testing.T) {
+		status, _, body := a.request("GET", "/query", nil, http.Header{"Upgrade": {"h2c"}, "Connection": {"Upgrade"}})
+		r := decode(t, body)
+		if status != http.StatusBadRequest || r.Code() != "BAD_REQUEST" {
+			t.Fatalf("h2c upgrade: %d %s", status, body)
+		}
+	})
 	t.Run("AllowHeaderOn405", func(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodDelete, a.srv.URL+"/query", nil)
 		resp, err := http.DefaultClient.Do(req)

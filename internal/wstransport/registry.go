@@ -73,12 +73,15 @@ var (
 	refusedClientCap    = &refusal{http.StatusTooManyRequests, "RATE_LIMITED", "too many live connections from this client; close one first"}
 )
 
-// write answers the refused request: JSON with the error's code, Retry-After on a 429.
+// write answers the refused request: JSON with the error's code, Retry-After when a
+// retry may succeed.
 func (f *refusal) write(w http.ResponseWriter) {
 	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{"message": f.message,
 		"extensions": map[string]any{"code": f.code}}}})
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Retry-After", "5")
+	if f.status == http.StatusTooManyRequests || f.status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "5")
+	}
 	w.WriteHeader(f.status)
 	_, _ = w.Write(body)
 }

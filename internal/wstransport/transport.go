@@ -141,8 +141,19 @@ func New(cfg Config) *Transport {
 		// pool only while a message is written, keep thousands of connections cheap.
 		ReadBufferSize:  512,
 		WriteBufferSize: 4096,
+		Error:           refuseHandshake,
 		WriteBufferPool: writeBuffers,
 	}}
+}
+
+// refuseHandshake answers an upgrade gorilla refused (a bad handshake, another protocol,
+// an origin not allowed) in GraphQL's error format, with a code.
+func refuseHandshake(w http.ResponseWriter, _ *http.Request, status int, reason error) {
+	code := "BAD_REQUEST"
+	if status == http.StatusForbidden {
+		code = "FORBIDDEN"
+	}
+	(&refusal{status: status, code: code, message: "websocket handshake refused: " + reason.Error()}).write(w)
 }
 
 // Supports takes websocket upgrades.
