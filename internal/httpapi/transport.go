@@ -99,7 +99,10 @@ func (h httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 }
 
 // readParams reads the GraphQL request of r into p; it returns what is wrong with it and
-// the status to answer, or "". The messages never echo the request (nor Go's type names).
+// the status to answer, or "". A request that is not a well-formed GraphQL-over-HTTP
+// request (no document and no persisted query's hash, a parameter of the wrong type) is a
+// 400 whatever the media type: nothing was parsed, so there is no GraphQL answer to give.
+// The messages never echo the request (nor Go's type names).
 func readParams(r *http.Request, p *graphql.RawParams) (int, string) {
 	if r.Method == http.MethodGet {
 		q, err := url.ParseQuery(r.URL.RawQuery)
@@ -113,7 +116,7 @@ func readParams(r *http.Request, p *graphql.RawParams) (int, string) {
 		if v := q.Get("extensions"); v != "" && decodeJSON(strings.NewReader(v), &p.Extensions) != nil {
 			return http.StatusBadRequest, "the extensions parameter must be a JSON object"
 		}
-		return 0, ""
+		return checkParams(p)
 	}
 	body, err := io.ReadAll(r.Body)
 	var tooLarge *http.MaxBytesError
@@ -122,8 +125,25 @@ func readParams(r *http.Request, p *graphql.RawParams) (int, string) {
 	} else if err != nil {
 		return http.StatusBadRequest, "could not read the request body"
 	}
-	if decodeJSON(bytes.NewReader(body), p) != nil {
+	if err := decodeJSON(bytes.NewReader(body), p); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			switch typeErr.Field {
+			case "query", "operationName":
+				return http.StatusBadRequest, "the " + typeErr.Field + " parameter must be a string"
+			case "variables", "extensions":
+				return http.StatusBadRequest, "the " + typeErr.Field + " parameter must be a JSON object"
+			}
+		}
 		return http.StatusBadRequest, `the request body must be a JSON object such as {"query": "{ __typename }", "variables": {}}`
+	}
+	return checkParams(p)
+}
+
+// checkParams refuses a request with neither a document nor a persisted query's hash.
+func checkParams(p *graphql.RawParams) (int, string) {
+	if _, persisted := persistedHash(p.Extensions); p.Query == "" && !persisted {
+		return http.StatusBadRequest, `the request has no query parameter: send the document as {"query": "{ __typename }"}`
 	}
 	return 0, ""
 }

@@ -1,0 +1,65 @@
+package app
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"testing"
+)
+
+// Tests of the GraphQL-over-HTTP rules that graphql-http's audit (clients/, make clients)
+// checks or that clients rely on, through the real server.
+
+// TestMalformedRequestsAre400: a request that is not a well-formed GraphQL-over-HTTP
+// request (no document and no persisted query's hash, a parameter of the wrong type) is
+// answered 400 BAD_REQUEST naming the parameter, whichever media type the client accepts;
+// a hash alone is well-formed.
+func TestMalformedRequestsAre400(t *testing.T) {
+	a := newTestApp(t)
+	const noQuery = `the request has no query parameter: send the document as {"query": "{ __typename }"}`
+	cases := []struct {
+		name, method, body, query string
+		message                   string
+	}{
+		{"EmptyObject", "POST", `{}`, "", noQuery},
+		{"MisspelledQuery", "POST", `{"qeury":"{ __typename }"}`, "", noQuery},
+		{"NullQuery", "POST", `{"query":null}`, "", noQuery},
+		{"EmptyQuery", "POST", `{"query":""}`, "", noQuery},
+		{"QueryNotAString", "POST", `{"query":3}`, "", "the query parameter must be a string"},
+		{"OperationNameNotAString", "POST", `{"query":"{ __typename }","operationName":["a"]}`, "", "the operationName parameter must be a string"},
+		{"VariablesNotAnObject", "POST", `{"query":"{ __typename }","variables":[1]}`, "", "the variables parameter must be a JSON object"},
+		{"ExtensionsNotAnObject", "POST", `{"query":"{ __typename }","extensions":"x"}`, "", "the extensions parameter must be a JSON object"},
+		{"GETWithoutQuery", "GET", "", "operationName=A", noQuery},
+	}
+	for _, accept := range []string{"application/json", "application/graphql-response+json"} {
+		for _, c := range cases {
+			t.Run(c.name+"/"+accept, func(t *testing.T) {
+				contentType := "application/json"
+				if c.method == "GET" {
+					contentType = ""
+				}
+				status, ct, body := a.post(c.method, "/query?"+c.query, contentType, accept, []byte(c.body))
+				var resp gqlResponse
+				if err := json.Unmarshal(body, &resp); err != nil {
+					t.Fatalf("body %q: %v", body, err)
+				}
+				if status != http.StatusBadRequest || ct != accept || resp.Code() != "BAD_REQUEST" || len(resp.Errors) != 1 || resp.Errors[0].Message != c.message {
+					t.Fatalf("got %d %s %s, want 400 %s BAD_REQUEST %q", status, ct, body, accept, c.message)
+				}
+			})
+		}
+	}
+	t.Run("PersistedHashAloneIsWellFormed", func(t *testing.T) {
+		ext := `{"persistedQuery":{"version":1,"sha256Hash":"` + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" + `"}}`
+		status, _, body := a.post("POST", "/query", "application/json", "application/json", []byte(`{"extensions":`+ext+`}`))
+		var resp gqlResponse
+		_ = json.Unmarshal(body, &resp)
+		if status != http.StatusOK || resp.Code() != "PERSISTED_QUERY_NOT_FOUND" {
+			t.Fatalf("POST: got %d %s, want 200 PERSISTED_QUERY_NOT_FOUND", status, body)
+		}
+		status, _, body = a.post("GET", "/query?"+url.Values{"extensions": {ext}}.Encode(), "", "", nil)
+		if err := json.Unmarshal(body, &resp); err != nil || status != http.StatusOK || resp.Code() != "PERSISTED_QUERY_NOT_FOUND" {
+			t.Fatalf("GET: got %d %s, want 200 PERSISTED_QUERY_NOT_FOUND", status, body)
+		}
+	})
+}
