@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -62,4 +63,46 @@ func TestMalformedRequestsAre400(t *testing.T) {
 			t.Fatalf("GET: got %d %s, want 200 PERSISTED_QUERY_NOT_FOUND", status, body)
 		}
 	})
+}
+
+// TestRefusalsHaveNoData: an answer to a request refused before execution (not
+// well-formed, wrong method or media type, too long, a document that does not parse or
+// validate, variables that do not coerce) has no data entry, whichever media type; an
+// operation that ran has one, even when it is null.
+func TestRefusalsHaveNoData(t *testing.T) {
+	a := newTestApp(t, "-max-url-bytes", "512")
+	get := func(q string) string { return "/query?" + url.Values{"query": {q}}.Encode() }
+	cases := []struct {
+		name, method, path, contentType, body string
+		hasData                               bool
+	}{
+		{"NotWellFormed", "POST", "/query", "application/json", `{}`, false},
+		{"BodyNotJSON", "POST", "/query", "application/json", `{"query":`, false},
+		{"NotJSONMediaType", "POST", "/query", "text/plain", `{"query":"{ __typename }"}`, false},
+		{"OtherMethod", "PUT", "/query", "application/json", `{"query":"{ __typename }"}`, false},
+		{"MutationOverGET", "GET", get(`mutation { runReconcile { startedAt } }`), "", "", false},
+		{"LongGET", "GET", get("{ __typename" + strings.Repeat(" ", 600) + "}"), "", "", false},
+		{"ParseError", "POST", "/query", "application/json", `{"query":"{ movies("}`, false},
+		{"ValidationError", "POST", "/query", "application/json", `{"query":"{ nope }"}`, false},
+		{"VariableMissing", "POST", "/query", "application/json", `{"query":"query($id: ID!) { movie(id: $id) { id } }"}`, false},
+		{"ExecutionError", "POST", "/query", "application/json", `{"query":"{ myOrders { id } }"}`, true},
+		{"Success", "GET", get(`{ __typename }`), "", "", true},
+	}
+	for _, accept := range []string{"application/json", "application/graphql-response+json"} {
+		for _, c := range cases {
+			t.Run(c.name+"/"+accept, func(t *testing.T) {
+				status, ct, body := a.post(c.method, c.path, c.contentType, accept, []byte(c.body))
+				var resp map[string]json.RawMessage
+				if err := json.Unmarshal(body, &resp); err != nil || ct != accept {
+					t.Fatalf("%d %s body %q: %v", status, ct, body, err)
+				}
+				if _, ok := resp["data"]; ok != c.hasData {
+					t.Fatalf("status %d, data entry present = %v, want %v: %s", status, ok, c.hasData, body)
+				}
+				if !c.hasData && (len(resp["errors"]) == 0 || status == http.StatusOK && accept != "application/json") {
+					t.Fatalf("a refusal: status %d, body %s", status, body)
+				}
+			})
+		}
+	}
 }

@@ -116,9 +116,9 @@ const (
 	codeTooManyErrors    = "TOO_MANY_ERRORS"
 )
 
-// refuse answers an operation that was refused before it ran. Its status follows GraphQL
-// over HTTP: with application/json 200 (the legacy rule clients expect), with
-// application/graphql-response+json 400 and no data entry; an exhausted cost budget is 429
+// refuse answers an operation that was refused before it ran, with no data entry. Its
+// status follows GraphQL over HTTP: with application/json 200 (the legacy rule clients
+// expect), with application/graphql-response+json 400; an exhausted cost budget is 429
 // with Retry-After either way.
 func refuse(w http.ResponseWriter, mediaType string, resp *graphql.Response) {
 	status := http.StatusOK
@@ -134,9 +134,5 @@ func refuse(w http.ResponseWriter, mediaType string, resp *graphql.Response) {
 		}
 	}
 	w.WriteHeader(status)
-	if mediaType == mediaGraphQLResponse {
-		writeRefusal(w, resp)
-		return
-	}
-	writeResponse(w, resp)
+	writeRefusal(w, resp)
 }

@@ -67,13 +67,13 @@ func (h httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	params.ReadTime.Start = graphql.Now()
 	if r.Method == http.MethodGet && h.limits.MaxURLBytes > 0 && len(r.URL.RawQuery) > h.limits.MaxURLBytes {
 		w.WriteHeader(http.StatusRequestURITooLong)
-		writeResponse(w, &graphql.Response{Errors: gqlerror.List{transportError(codeBadRequest,
+		writeRefusal(w, &graphql.Response{Errors: gqlerror.List{transportError(codeBadRequest,
 			fmt.Sprintf("the query string is longer than %d bytes: send large documents with POST or as persisted queries", h.limits.MaxURLBytes))}})
 		return
 	}
 	if status, msg := readParams(r, params); msg != "" {
 		w.WriteHeader(status)
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{transportError(codeBadRequest, msg)}))
+		writeRefusal(w, exec.DispatchError(ctx, gqlerror.List{transportError(codeBadRequest, msg)}))
 		return
 	}
 	params.Headers = r.Header
@@ -88,7 +88,7 @@ func (h httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	if r.Method == http.MethodGet && rc.Operation != nil && rc.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", "POST")
 		w.WriteHeader(http.StatusMethodNotAllowed)
-		writeResponse(w, &graphql.Response{Errors: gqlerror.List{transportError(codeMethodNotAllowed,
+		writeRefusal(w, &graphql.Response{Errors: gqlerror.List{transportError(codeMethodNotAllowed,
 			"GET requests only allow query operations: send mutations with POST")}})
 		return
 	}
@@ -185,7 +185,9 @@ func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
 	write(w, resp, gqljson.AppendResponse)
 }
 
-// writeRefusal writes the answer of an operation that did not run: no data entry.
+// writeRefusal writes the answer of an operation that did not run (a request refused,
+// a document that did not parse or validate): no data entry, as GraphQL says of errors
+// raised before execution, whichever media type is answered.
 func writeRefusal(w http.ResponseWriter, resp *graphql.Response) {
 	write(w, resp, gqljson.AppendRefusal)
 }
