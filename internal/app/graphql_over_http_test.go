@@ -106,3 +106,38 @@ func TestRefusalsHaveNoData(t *testing.T) {
 		}
 	}
 }
+
+// TestAcceptNegotiation: the answer's media type is the one the client's Accept prefers,
+// by q-value (the first listed among equals); application/json when Accept names neither.
+func TestAcceptNegotiation(t *testing.T) {
+	a := newTestApp(t)
+	const gqlResp, js = "application/graphql-response+json", "application/json"
+	cases := []struct{ accept, want string }{
+		{"", js},
+		{"*/*", js},
+		{"text/html", js},
+		{gqlResp, gqlResp},
+		{gqlResp + ", " + js, gqlResp},
+		{js + ", " + gqlResp, js},
+		{gqlResp + ", " + js + ";q=0.9", gqlResp}, // Apollo Client 4, graphql-http's client
+		{gqlResp + ";q=0.5, " + js, js},
+		{js + ";q=0.1, " + gqlResp + ";q=0.2", gqlResp},
+		{gqlResp + ";q=0, */*", js},
+		{"text/html, " + gqlResp + ";q=0.8", gqlResp},
+		{gqlResp + "; charset=utf-8", gqlResp},
+		{gqlResp + ";q=nope, " + js + ";q=0.3", js},
+	}
+	for _, c := range cases {
+		t.Run(c.accept, func(t *testing.T) {
+			// A validation error: its status tells the media type apart too.
+			status, ct, body := a.post("POST", "/query", "application/json", c.accept, []byte(`{"query":"{ nope }"}`))
+			wantStatus := http.StatusOK
+			if c.want == gqlResp {
+				wantStatus = http.StatusBadRequest
+			}
+			if ct != c.want || status != wantStatus {
+				t.Fatalf("Accept %q: got %d %s, want %d %s (%s)", c.accept, status, ct, wantStatus, c.want, body)
+			}
+		})
+	}
+}

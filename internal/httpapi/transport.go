@@ -154,22 +154,37 @@ func decodeJSON(r io.Reader, v any) error {
 	return dec.Decode(v)
 }
 
-// responseType is the media type of the response: what the client's Accept asks for,
-// application/json when it asks for anything or nothing.
+// responseType is the media type of the response: of the two it can answer, the one the
+// client's Accept prefers (its q-value; the first listed of equals; q=0 refuses),
+// application/json when Accept names neither, or is missing (GraphQL over HTTP allows
+// answering the default rather than 406).
 func responseType(r *http.Request) string {
+	best, bestQ := mediaJSON, 0.0
 	for part := range strings.SplitSeq(r.Header.Get("Accept"), ",") {
-		mediaType, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
 			continue
 		}
+		var answer string
 		switch mediaType {
 		case mediaGraphQLResponse:
-			return mediaGraphQLResponse
+			answer = mediaGraphQLResponse
 		case mediaJSON, "*/*", "application/*":
-			return mediaJSON
+			answer = mediaJSON
+		default:
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(v, 64); err != nil || q < 0 || q > 1 {
+				continue
+			}
+		}
+		if q > bestQ {
+			best, bestQ = answer, q
 		}
 	}
-	return mediaJSON
+	return best
 }
 
 // responseBuffers are reused between responses (a seat map is ~10 KiB); one that grew
