@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -139,5 +140,53 @@ func TestAcceptNegotiation(t *testing.T) {
 				t.Fatalf("Accept %q: got %d %s, want %d %s (%s)", c.accept, status, ct, wantStatus, c.want, body)
 			}
 		})
+	}
+}
+
+// TestErrorsBeforeGraphQLNegotiate: what the HTTP layer refuses before GraphQL reads the
+// request (a bad token, a body too large, whether its length is declared or not) is
+// answered in the media type the client accepts, with its code and no data entry.
+func TestErrorsBeforeGraphQLNegotiate(t *testing.T) {
+	a := newTestApp(t, "-max-body-bytes", "1024")
+	large := `{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("x", 2000) + `"}}`
+	cases := []struct {
+		name, auth string
+		body       func() io.Reader
+		status     int
+		code, msg  string
+	}{
+		{"BadToken", "Bearer not-a-token", func() io.Reader { return strings.NewReader(`{"query":"{ __typename }"}`) }, 401, "UNAUTHENTICATED", ""},
+		{"BodyTooLarge", "", func() io.Reader { return strings.NewReader(large) }, 413, "BAD_REQUEST", "request body is larger than 1024 bytes"},
+		// No Content-Length: the limit is met while reading.
+		{"ChunkedBodyTooLarge", "", func() io.Reader { return io.MultiReader(strings.NewReader(large)) }, 413, "BAD_REQUEST", "request body is larger than 1024 bytes"},
+	}
+	for _, accept := range []string{"application/json", "application/graphql-response+json"} {
+		for _, c := range cases {
+			t.Run(c.name+"/"+accept, func(t *testing.T) {
+				req, _ := http.NewRequest("POST", a.srv.URL+"/query", c.body())
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", accept)
+				if c.auth != "" {
+					req.Header.Set("Authorization", c.auth)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				raw, _ := io.ReadAll(resp.Body)
+				var body map[string]json.RawMessage
+				var out gqlResponse
+				if json.Unmarshal(raw, &body) != nil || json.Unmarshal(raw, &out) != nil {
+					t.Fatalf("not JSON: %s", raw)
+				}
+				if resp.StatusCode != c.status || resp.Header.Get("Content-Type") != accept || out.Code() != c.code {
+					t.Fatalf("got %d %s %s, want %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), raw, c.status, accept, c.code)
+				}
+				if _, ok := body["data"]; ok || c.msg != "" && out.Errors[0].Message != c.msg {
+					t.Fatalf("body %s: want no data entry and the message %q", raw, c.msg)
+				}
+			})
+		}
 	}
 }

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -72,13 +71,12 @@ func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
 	}
 }
 
-// writeError answers a request refused before GraphQL runs, in GraphQL's error format.
-func writeError(w http.ResponseWriter, status int, code, message string) {
-	w.Header().Set("Content-Type", "application/json")
+// writeError answers a request refused before GraphQL runs, in GraphQL's error format and
+// the media type the client accepts (responseType), with no data entry.
+func writeError(w http.ResponseWriter, r *http.Request, status int, code, message string) {
+	w.Header().Set("Content-Type", responseType(r))
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{
-		{"message": message, "extensions": map[string]any{"code": code}},
-	}})
+	writeRefusal(w, &graphql.Response{Errors: gqlerror.List{transportError(code, message)}})
 }
 
 // answerLimits bound what an answer may carry.
