@@ -17,7 +17,7 @@ BENCH_OUT ?= docs/BENCHMARKS.md
 GEN_STATE = { git status --porcelain --untracked-files=all -- ent graph; git diff -- ent graph; \
 	git ls-files -z --others --exclude-standard -- ent graph | xargs -0r cat; } | sha256sum
 
-.PHONY: all run build services generate check-generated playground lint test bench load test-cluster cluster-up cluster-down
+.PHONY: all run build services generate check-generated playground lint test clients bench load test-cluster cluster-up cluster-down
 
 all: build
 
@@ -64,6 +64,14 @@ test:
 	bash scripts/chromium.sh
 	$(GO) test -race -count=1 -timeout 20m ./...
 	@if [ -f scripts/fuzz.sh ]; then echo "bash scripts/fuzz.sh"; bash scripts/fuzz.sh; fi
+	bash scripts/clients.sh
+
+# The client-library tests alone (clients/): graphql-http's audit, graphql-ws,
+# subscriptions-transport-ws, Apollo Client, urql, graphql-codegen and CORS against a
+# server built from this tree on a fresh database.
+clients:
+	$(MAKE) --no-print-directory services
+	bash scripts/clients.sh
 
 # Seat, cache, live and reconcile suites on a local three-master Redis Cluster (ports 7101-7103).
 test-cluster:

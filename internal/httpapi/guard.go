@@ -17,14 +17,14 @@ func (a *API) guard(next http.Handler) http.Handler {
 		if r.Header.Get("Upgrade") == "" {
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(a.WriteTimeout))
 			if r.ContentLength > a.MaxBodyBytes {
-				writeError(w, http.StatusRequestEntityTooLarge, seatflow.EINVALID,
+				writeError(w, r, http.StatusRequestEntityTooLarge, codeBadRequest,
 					fmt.Sprintf("request body is larger than %d bytes", a.MaxBodyBytes))
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, a.MaxBodyBytes)
 		}
 		if err := auth.TokenError(r.Context()); err != nil {
-			writeError(w, http.StatusUnauthorized, seatflow.ErrorCode(err), seatflow.ErrorMessage(err))
+			writeError(w, r, http.StatusUnauthorized, seatflow.ErrorCode(err), seatflow.ErrorMessage(err))
 			return
 		}
 		next.ServeHTTP(w, r)

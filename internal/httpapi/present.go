@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -80,13 +79,12 @@ func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
 	}
 }
 
-// writeError answers a request refused before GraphQL runs, in GraphQL's error format.
-func writeError(w http.ResponseWriter, status int, code, message string) {
-	w.Header().Set("Content-Type", "application/json")
+// writeError answers a request refused before GraphQL runs, in GraphQL's error format and
+// the media type the client accepts (responseType), with no data entry.
+func writeError(w http.ResponseWriter, r *http.Request, status int, code, message string) {
+	w.Header().Set("Content-Type", responseType(r))
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{
-		{"message": message, "extensions": map[string]any{"code": code}},
-	}})
+	writeRefusal(w, &graphql.Response{Errors: gqlerror.List{transportError(code, message)}})
 }
 
 // answerLimits bound what an answer may carry.
@@ -124,9 +122,9 @@ const (
 	codeTooManyErrors    = "TOO_MANY_ERRORS"
 )
 
-// refuse answers an operation that was refused before it ran. Its status follows GraphQL
-// over HTTP: with application/json 200 (the legacy rule clients expect), with
-// application/graphql-response+json 400 and no data entry; an exhausted cost budget is 429
+// refuse answers an operation that was refused before it ran, with no data entry. Its
+// status follows GraphQL over HTTP: with application/json 200 (the legacy rule clients
+// expect), with application/graphql-response+json 400; an exhausted cost budget is 429
 // with Retry-After either way.
 func refuse(w http.ResponseWriter, mediaType string, resp *graphql.Response) {
 	status := http.StatusOK
@@ -142,9 +140,5 @@ func refuse(w http.ResponseWriter, mediaType string, resp *graphql.Response) {
 		}
 	}
 	w.WriteHeader(status)
-	if mediaType == mediaGraphQLResponse {
-		writeRefusal(w, resp)
-		return
-	}
-	writeResponse(w, resp)
+	writeRefusal(w, resp)
 }

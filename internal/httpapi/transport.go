@@ -69,13 +69,13 @@ func (h httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	params.ReadTime.Start = graphql.Now()
 	if r.Method == http.MethodGet && h.limits.MaxURLBytes > 0 && len(r.URL.RawQuery) > h.limits.MaxURLBytes {
 		w.WriteHeader(http.StatusRequestURITooLong)
-		writeResponse(w, &graphql.Response{Errors: gqlerror.List{transportError(codeBadRequest,
+		writeRefusal(w, &graphql.Response{Errors: gqlerror.List{transportError(codeBadRequest,
 			fmt.Sprintf("the query string is longer than %d bytes: send large documents with POST or as persisted queries", h.limits.MaxURLBytes))}})
 		return
 	}
 	if status, msg := readParams(r, params); msg != "" {
 		w.WriteHeader(status)
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{transportError(codeBadRequest, msg)}))
+		writeRefusal(w, exec.DispatchError(ctx, gqlerror.List{transportError(codeBadRequest, msg)}))
 		return
 	}
 	params.Headers = r.Header
@@ -90,7 +90,7 @@ func (h httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	if r.Method == http.MethodGet && rc.Operation != nil && rc.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", "POST")
 		w.WriteHeader(http.StatusMethodNotAllowed)
-		writeResponse(w, &graphql.Response{Errors: gqlerror.List{transportError(codeMethodNotAllowed,
+		writeRefusal(w, &graphql.Response{Errors: gqlerror.List{transportError(codeMethodNotAllowed,
 			"GET requests only allow query operations: send mutations with POST")}})
 		return
 	}
@@ -101,7 +101,10 @@ func (h httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 }
 
 // readParams reads the GraphQL request of r into p; it returns what is wrong with it and
-// the status to answer, or "". The messages never echo the request (nor Go's type names).
+// the status to answer, or "". A request that is not a well-formed GraphQL-over-HTTP
+// request (no document and no persisted query's hash, a parameter of the wrong type) is a
+// 400 whatever the media type: nothing was parsed, so there is no GraphQL answer to give.
+// The messages never echo the request (nor Go's type names).
 func readParams(r *http.Request, p *graphql.RawParams) (int, string) {
 	if r.Method == http.MethodGet {
 		q, err := url.ParseQuery(r.URL.RawQuery)
@@ -115,7 +118,7 @@ func readParams(r *http.Request, p *graphql.RawParams) (int, string) {
 		if v := q.Get("extensions"); v != "" && decodeJSON(strings.NewReader(v), &p.Extensions) != nil {
 			return http.StatusBadRequest, "the extensions parameter must be a JSON object"
 		}
-		return 0, ""
+		return checkParams(p)
 	}
 	body, err := io.ReadAll(r.Body)
 	var tooLarge *http.MaxBytesError
@@ -124,8 +127,25 @@ func readParams(r *http.Request, p *graphql.RawParams) (int, string) {
 	} else if err != nil {
 		return http.StatusBadRequest, "could not read the request body"
 	}
-	if decodeJSON(bytes.NewReader(body), p) != nil {
+	if err := decodeJSON(bytes.NewReader(body), p); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			switch typeErr.Field {
+			case "query", "operationName":
+				return http.StatusBadRequest, "the " + typeErr.Field + " parameter must be a string"
+			case "variables", "extensions":
+				return http.StatusBadRequest, "the " + typeErr.Field + " parameter must be a JSON object"
+			}
+		}
 		return http.StatusBadRequest, `the request body must be a JSON object such as {"query": "{ __typename }", "variables": {}}`
+	}
+	return checkParams(p)
+}
+
+// checkParams refuses a request with neither a document nor a persisted query's hash.
+func checkParams(p *graphql.RawParams) (int, string) {
+	if _, persisted := persistedHash(p.Extensions); p.Query == "" && !persisted {
+		return http.StatusBadRequest, `the request has no query parameter: send the document as {"query": "{ __typename }"}`
 	}
 	return 0, ""
 }
@@ -136,22 +156,37 @@ func decodeJSON(r io.Reader, v any) error {
 	return dec.Decode(v)
 }
 
-// responseType is the media type of the response: what the client's Accept asks for,
-// application/json when it asks for anything or nothing.
+// responseType is the media type of the response: of the two it can answer, the one the
+// client's Accept prefers (its q-value; the first listed of equals; q=0 refuses),
+// application/json when Accept names neither, or is missing (GraphQL over HTTP allows
+// answering the default rather than 406).
 func responseType(r *http.Request) string {
+	best, bestQ := mediaJSON, 0.0
 	for part := range strings.SplitSeq(r.Header.Get("Accept"), ",") {
-		mediaType, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
 			continue
 		}
+		var answer string
 		switch mediaType {
 		case mediaGraphQLResponse:
-			return mediaGraphQLResponse
+			answer = mediaGraphQLResponse
 		case mediaJSON, "*/*", "application/*":
-			return mediaJSON
+			answer = mediaJSON
+		default:
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(v, 64); err != nil || q < 0 || q > 1 {
+				continue
+			}
+		}
+		if q > bestQ {
+			best, bestQ = answer, q
 		}
 	}
-	return mediaJSON
+	return best
 }
 
 // responseBuffers are reused between responses (a seat map is ~10 KiB); one that grew
@@ -167,7 +202,9 @@ func writeResponse(w http.ResponseWriter, resp *graphql.Response) {
 	write(w, resp, gqljson.AppendResponse)
 }
 
-// writeRefusal writes the answer of an operation that did not run: no data entry.
+// writeRefusal writes the answer of an operation that did not run (a request refused,
+// a document that did not parse or validate): no data entry, as GraphQL says of errors
+// raised before execution, whichever media type is answered.
 func writeRefusal(w http.ResponseWriter, resp *graphql.Response) {
 	write(w, resp, gqljson.AppendRefusal)
 }

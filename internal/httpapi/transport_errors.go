@@ -57,5 +57,5 @@ func (refusedRequests) Do(w http.ResponseWriter, r *http.Request, _ graphql.Grap
 			fmt.Sprintf("method %s is not allowed: use POST (or GET for queries)", r.Method))
 	}
 	w.WriteHeader(status)
-	writeResponse(w, &graphql.Response{Errors: gqlerror.List{err}})
+	writeRefusal(w, &graphql.Response{Errors: gqlerror.List{err}})
 }

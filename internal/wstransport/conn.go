@@ -174,7 +174,8 @@ func (c *conn) initialise(payload json.RawMessage) bool {
 // forbid refuses the connection's token: the legacy protocol is told why first.
 func (c *conn) forbid(reason string) bool {
 	if c.proto.legacy {
-		c.send(frame("connection_error", "", []byte(`{"message":"invalid or expired token"}`)))
+		c.shutAfter(frame("connection_error", "", []byte(`{"message":"invalid or expired token"}`)), closeForbidden, reason)
+		return false
 	}
 	c.shut(closeForbidden, reason)
 	return false
@@ -184,9 +185,10 @@ func (c *conn) forbid(reason string) bool {
 func (c *conn) protocolError(reason string) {
 	if c.proto.legacy {
 		b, _ := json.Marshal(map[string]string{"message": reason})
-		c.send(frame("connection_error", "", b))
+		c.shutAfter(frame("connection_error", "", b), websocket.CloseProtocolError, reason)
+		return
 	}
-	c.shut(c.protoCode(closeBadRequest, websocket.CloseProtocolError), reason)
+	c.shut(closeBadRequest, reason)
 }
 
 // protoCode is code on graphql-transport-ws, legacy on graphql-ws (which has no codes of
@@ -318,6 +320,9 @@ func (c *conn) flush() {
 		for _, o := range batch {
 			if err := c.write(o); err != nil {
 				c.drop()
+				c.mu.Lock()
+				c.flushing = false
+				c.mu.Unlock()
 				return
 			}
 		}
@@ -350,6 +355,41 @@ func (c *conn) shut(code int, reason string) {
 	c.drop()
 }
 
+// shutAfter writes last as the connection's final message, then a close frame with code
+// and reason, then drops the connection; it runs on the read loop. Whatever waits in the
+// queue is dropped (the refusal is all the client still needs). A websocket has one
+// writer at a time, so last is written only once no writer holds the connection: the
+// writer still flushing stops after its batch (the connection is closed), and a client
+// too slow to take that batch within the write timeout gets no last words.
+func (c *conn) shutAfter(last []byte, code int, reason string) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed, c.queue = true, nil
+	c.mu.Unlock()
+	deadline := time.Now().Add(c.t.cfg.WriteTimeout)
+	for {
+		c.mu.Lock()
+		busy := c.flushing
+		c.flushing = true // no writer takes the connection now (enqueue refuses: closed)
+		c.mu.Unlock()
+		if !busy {
+			break
+		}
+		if time.Now().After(deadline) {
+			c.drop()
+			return
+		}
+		time.Sleep(time.Millisecond) // rare (a refusal while answers are being written), and short
+	}
+	if c.write(outgoing{frame: last}) == nil {
+		c.writeClose(code, reason)
+	}
+	c.drop()
+}
+
 // sendClose sends a close frame, once, and writes nothing after it; the client's answer
 // (or its going away) ends the read loop.
 func (c *conn) sendClose(code int, reason string) {
@@ -361,6 +401,11 @@ func (c *conn) sendClose(code int, reason string) {
 	c.closed = true
 	c.queue = nil
 	c.mu.Unlock()
+	c.writeClose(code, reason)
+}
+
+// writeClose writes a close frame (a control frame: safe beside another writer).
+func (c *conn) writeClose(code int, reason string) {
 	if len(reason) > 123 { // a control frame carries at most 125 bytes, 2 are the code
 		reason = reason[:123]
 	}

@@ -35,8 +35,9 @@ const (
 // Close codes besides the standard ones.
 const (
 	// closeForbidden answers a connection_init with a rejected token, and a token that
-	// expires: clients (graphql-ws, Apollo) treat 4403 as final instead of reconnecting
-	// forever as after 1000.
+	// expires. graphql-ws 6 counts 4403 among the closes worth retrying (connectionParams
+	// may bring a new token), up to its retryAttempts (5 by default): a client with no new
+	// token to give should not retry it (shouldRetry).
 	closeForbidden = 4403
 	// closeBadRequest, closeUnauthorized, closeInitTimeout, closeDuplicate and
 	// closeTooManyInits are graphql-transport-ws' codes for protocol errors.

@@ -92,6 +92,39 @@ func TestWebsocketInit(t *testing.T) {
 				t.Fatalf("got %v, want close %d", err, closeForbidden)
 			}
 		})
+		if protocol == "graphql-ws" {
+			// The legacy protocol has no close codes of its own: its clients
+			// (subscriptions-transport-ws) learn why from connection_error, which must
+			// arrive before the close.
+			t.Run(protocol+"/InvalidTokenConnectionErrorBeforeClose", func(t *testing.T) {
+				c, _, err := dialWebsocket(t, srv, protocol, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = c.WriteJSON(wsMessage{Type: "connection_init", Payload: map[string]any{"Authorization": "Bearer nope"}})
+				m, err := readUntil(t, c, "connection_error")
+				if err != nil || m.Payload["message"] != "invalid or expired token" {
+					t.Fatalf("got %+v, %v; want connection_error \"invalid or expired token\"", m, err)
+				}
+				if _, err = readUntil(t, c, "connection_ack"); !websocket.IsCloseError(err, closeForbidden) {
+					t.Fatalf("after connection_error: got %v, want close %d", err, closeForbidden)
+				}
+			})
+			t.Run(protocol+"/ProtocolErrorConnectionErrorBeforeClose", func(t *testing.T) {
+				c, _, err := dialWebsocket(t, srv, protocol, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = c.WriteMessage(websocket.TextMessage, []byte("not json"))
+				m, err := readUntil(t, c, "connection_error")
+				if err != nil || m.Payload["message"] != "invalid message" {
+					t.Fatalf("got %+v, %v; want connection_error \"invalid message\"", m, err)
+				}
+				if _, err = readUntil(t, c, "connection_ack"); !websocket.IsCloseError(err, websocket.CloseProtocolError) {
+					t.Fatalf("after connection_error: got %v, want close %d", err, websocket.CloseProtocolError)
+				}
+			})
+		}
 		for name, payload := range map[string]map[string]any{
 			"Anonymous":  nil,
 			"ValidToken": {"AUTHORIZATION": "bearer good"},
