@@ -10,6 +10,18 @@ export default [
       parserOptions: { graphQLConfig: { schema: 'schema.graphql' } },
     },
     plugins: { '@graphql-eslint': graphql },
-    rules: graphql.configs['flat/schema-recommended'].rules,
+    rules: {
+      ...graphql.configs['flat/schema-recommended'].rules,
+      // Objects have ids; these types are not objects of their own: Relay's connection
+      // types (the spec gives them none), a showtime's prices, an event (the seat map it
+      // changes has the id), a payment (one per order: its order's id names it), the
+      // session startPayment answers with, and a reconciler run's report.
+      '@graphql-eslint/strict-id-in-types': ['error', {
+        exceptions: {
+          suffixes: ['Connection', 'Edge'],
+          types: ['PageInfo', 'Price', 'SeatMapEvent', 'Payment', 'PaymentSession', 'ReconcileReport'],
+        },
+      }],
+    },
   },
 ];

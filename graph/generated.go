@@ -1237,9 +1237,9 @@ response cache; seat state, orders and anything that depends on the caller never
 """
 directive @catalog on FIELD_DEFINITION
 
-"An instant, as an RFC 3339 date-time in UTC, e.g. 2026-12-01T19:30:00Z."
+"""An instant, as an RFC 3339 date-time in UTC, e.g. 2026-12-01T19:30:00Z."""
 scalar Time @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc3339")
-"A calendar day in the cinema's time zone, YYYY-MM-DD (RFC 3339 full-date)."
+"""A calendar day in the cinema's time zone, YYYY-MM-DD (RFC 3339 full-date)."""
 scalar Date @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc3339#section-5.6")
 
 """
@@ -1248,394 +1248,394 @@ identification). Ids are only to be kept and sent back, never built: an id of on
 NOT_FOUND where another type is expected, a malformed one BAD_USER_INPUT.
 """
 interface Node {
-  "The object's globally unique, opaque id."
+  """The object's globally unique, opaque id."""
   id: ID!
 }
 
-"What clients can read."
+"""What clients can read."""
 type Query {
-  "The object with this id: a Movie, Hall, Seat, Showtime, or one of the caller's orders."
-  node("An id the API returned." id: ID!): Node
-  "The objects with these ids, in the same order (null for an id naming nothing)."
-  nodes("Ids the API returned; at most 100." ids: [ID!]!): [Node]!
+  """The object with this id: a Movie, Hall, Seat, Showtime, or one of the caller's orders."""
+  node("""An id the API returned.""" id: ID!): Node
+  """The objects with these ids, in the same order (null for an id naming nothing)."""
+  nodes("""Ids the API returned; at most 100.""" ids: [ID!]!): [Node]!
   """
   Movies ordered by id, as a Relay cursor connection: first (default 20, at most 100) after
   a cursor, or last before one.
   """
   movies(
-    "How many movies to return after the cursor; 0 to 100, 20 when neither first nor last is given."
+    """How many movies to return after the cursor; 0 to 100, 20 when neither first nor last is given."""
     first: Int
-    "The cursor after which the page starts (an edge's cursor or pageInfo.endCursor)."
+    """The cursor after which the page starts (an edge's cursor or pageInfo.endCursor)."""
     after: String
-    "How many movies to return before the cursor; 0 to 100."
+    """How many movies to return before the cursor; 0 to 100."""
     last: Int
-    "The cursor before which the page ends (an edge's cursor or pageInfo.startCursor)."
+    """The cursor before which the page ends (an edge's cursor or pageInfo.startCursor)."""
     before: String
-    "Only movies with this status."
+    """Only movies with this status."""
     status: MovieStatus
   ): MovieConnection! @catalog
-  "A movie, or null when none has this id."
-  movie("The movie's id." id: ID!): Movie @catalog
-  "A showtime, or null when none has this id."
-  showtime("The showtime's id." id: ID!): Showtime @catalog
-  "Showtimes starting on the given day (cinema time zone), ordered by start time."
+  """A movie, or null when none has this id."""
+  movie("""The movie's id.""" id: ID!): Movie @catalog
+  """A showtime, or null when none has this id."""
+  showtime("""The showtime's id.""" id: ID!): Showtime @catalog
+  """Showtimes starting on the given day (cinema time zone), ordered by start time."""
   showtimes(
-    "The day, in the cinema's time zone."
+    """The day, in the cinema's time zone."""
     date: Date!
-    "Only the showtimes of this movie."
+    """Only the showtimes of this movie."""
     movieId: ID
   ): [Showtime!]! @catalog
-  "Live state of every seat of a showtime; never cached."
-  seatMap("The showtime whose seats to show." showtimeId: ID!): SeatMap!
-  "The best count adjacent free seats, as close to the centre of the hall as possible."
+  """Live state of every seat of a showtime; never cached."""
+  seatMap("""The showtime whose seats to show.""" showtimeId: ID!): SeatMap!
+  """The best count adjacent free seats, as close to the centre of the hall as possible."""
   bestSeats(
-    "The showtime to seat the party in."
+    """The showtime to seat the party in."""
     showtimeId: ID!
-    "How many adjacent seats: 1 to the showtime's purchase limit."
+    """How many adjacent seats: 1 to the showtime's purchase limit."""
     count: Int!
   ): [Seat!]!
-  "The caller's orders, newest first."
+  """The caller's orders, newest first."""
   myOrders: [Order!]!
-  "One of the caller's orders; someone else's order is NOT_FOUND."
-  order("The order's id." id: ID!): Order
-  "Admin: reconciler runs that repaired something, newest first."
-  reconcileRuns("How many runs, 1 to 100 (default 20)." first: Int): [ReconcileReport!]!
+  """One of the caller's orders; someone else's order is NOT_FOUND."""
+  order("""The order's id.""" id: ID!): Order
+  """Admin: reconciler runs that repaired something, newest first."""
+  reconcileRuns("""How many runs, 1 to 100 (default 20).""" first: Int): [ReconcileReport!]!
 }
 
-"What clients can change. One mutation field per request."
+"""What clients can change. One mutation field per request."""
 type Mutation {
-  "Holds seats for the caller until expiresAt; the same idempotencyKey returns the same order."
-  holdSeats("The showtime, its seats and the request's idempotency key." input: HoldSeatsInput!): Order!
-  "Pushes expiresAt out by the hold TTL, at most to twice the TTL after the hold."
-  extendHold("One of the caller's PENDING_PAYMENT orders." orderId: ID!): Order!
+  """Holds seats for the caller until expiresAt; the same idempotencyKey returns the same order."""
+  holdSeats("""The showtime, its seats and the request's idempotency key.""" input: HoldSeatsInput!): Order!
+  """Pushes expiresAt out by the hold TTL, at most to twice the TTL after the hold."""
+  extendHold("""One of the caller's PENDING_PAYMENT orders.""" orderId: ID!): Order!
   """
   Starts paying one of the caller's PENDING_PAYMENT orders with the server's payment provider,
   or returns the payment already started for it (the same order gives the same session). It
   does not extend the hold. Someone else's order is NOT_FOUND; a paid or cancelled order
   INVALID_STATE; an expired one ORDER_EXPIRED.
   """
-  startPayment("The order to pay." orderId: ID!): PaymentSession!
+  startPayment("""The order to pay.""" orderId: ID!): PaymentSession!
   """
   Marks an order PAID with the test payment provider only (the demo and the tests pay this
   way). With a real provider it is FORBIDDEN: payments are confirmed by the provider.
   """
   payOrder(
-    "One of the caller's orders."
+    """One of the caller's orders."""
     orderId: ID!
-    "The payment's reference; paying again with the same reference returns the paid order."
+    """The payment's reference; paying again with the same reference returns the paid order."""
     paymentRef: String!
   ): Order!
-  "Cancels one of the caller's PENDING_PAYMENT orders; its seats go back on sale at once."
-  cancelOrder("One of the caller's orders." orderId: ID!): Order!
-  "Admin: adds a movie, LISTED."
-  createMovie("The movie's details." input: MovieInput!): Movie!
-  "Admin: replaces a movie's details."
-  updateMovie("The movie to change." id: ID!, "Its new details." input: MovieInput!): Movie!
-  "Admin: lists or delists a movie (a delisted movie gets no new showtimes)."
-  setMovieStatus("The movie to change." id: ID!, "Its new status." status: MovieStatus!): Movie!
-  "Admin: creates a hall; seats are numbered 1..n in each row."
-  createHall("The hall's name and rows." input: HallInput!): Hall!
-  "Admin: creates a SCHEDULED showtime; endsAt = startsAt + the movie's duration."
-  createShowtime("The showtime's movie, hall, start and prices." input: ShowtimeInput!): Showtime!
-  "Admin: moves a showtime that has not closed to another start, in the future."
-  rescheduleShowtime("The showtime to move." id: ID!, "Its new start." startsAt: Time!): Showtime!
-  "Admin: opens a SCHEDULED or CLOSED showtime's sale: ON_SALE."
-  openSales("The showtime to open." showtimeId: ID!): Showtime!
-  "Admin: stops new holds of an ON_SALE showtime: CLOSED (holds already made may still be paid)."
-  closeSales("The showtime to close." showtimeId: ID!): Showtime!
+  """Cancels one of the caller's PENDING_PAYMENT orders; its seats go back on sale at once."""
+  cancelOrder("""One of the caller's orders.""" orderId: ID!): Order!
+  """Admin: adds a movie, LISTED."""
+  createMovie("""The movie's details.""" input: MovieInput!): Movie!
+  """Admin: replaces a movie's details."""
+  updateMovie("""The movie to change.""" id: ID!, """Its new details.""" input: MovieInput!): Movie!
+  """Admin: lists or delists a movie (a delisted movie gets no new showtimes)."""
+  setMovieStatus("""The movie to change.""" id: ID!, """Its new status.""" status: MovieStatus!): Movie!
+  """Admin: creates a hall; seats are numbered 1..n in each row."""
+  createHall("""The hall's name and rows.""" input: HallInput!): Hall!
+  """Admin: creates a SCHEDULED showtime; endsAt = startsAt + the movie's duration."""
+  createShowtime("""The showtime's movie, hall, start and prices.""" input: ShowtimeInput!): Showtime!
+  """Admin: moves a showtime that has not closed to another start, in the future."""
+  rescheduleShowtime("""The showtime to move.""" id: ID!, """Its new start.""" startsAt: Time!): Showtime!
+  """Admin: opens a SCHEDULED or CLOSED showtime's sale: ON_SALE."""
+  openSales("""The showtime to open.""" showtimeId: ID!): Showtime!
+  """Admin: stops new holds of an ON_SALE showtime: CLOSED (holds already made may still be paid)."""
+  closeSales("""The showtime to close.""" showtimeId: ID!): Showtime!
   """
   Admin: cancels a showtime. The refunds of its paid orders are sent by the next reconciler
   run (runReconcile sends them at once).
   """
-  cancelShowtime("The showtime to cancel." id: ID!): Showtime!
-  "Admin: runs the reconciler once, now, and returns its report."
+  cancelShowtime("""The showtime to cancel.""" id: ID!): Showtime!
+  """Admin: runs the reconciler once, now, and returns its report."""
   runReconcile: ReconcileReport!
   """
   Admin: refunds an order's received payment through its provider. A PAID order is
   cancelled and its seats go back on sale; an order already being refunded is returned as it
   is; an order with no received payment is INVALID_STATE.
   """
-  refundOrder("The order to refund." orderId: ID!): Order!
+  refundOrder("""The order to refund.""" orderId: ID!): Order!
 }
 
-"What clients can watch."
+"""What clients can watch."""
 type Subscription {
   """
   A showtime's seat map, live: first a SNAPSHOT of every seat, then DELTA events with only
   the changed seats, in version order (a slow client gets a new SNAPSHOT).
   """
-  seatMap("The showtime to watch." showtimeId: ID!): SeatMapEvent!
+  seatMap("""The showtime to watch.""" showtimeId: ID!): SeatMapEvent!
 }
 
-"Whether a movie can get new showtimes."
+"""Whether a movie can get new showtimes."""
 enum MovieStatus {
-  "Shown: new showtimes may be scheduled."
+  """Shown: new showtimes may be scheduled."""
   LISTED
-  "Withdrawn: no new showtimes; existing ones stay."
+  """Withdrawn: no new showtimes; existing ones stay."""
   DELISTED
 }
 
-"A seat's kind; each has its price in a showtime."
+"""A seat's kind; each has its price in a showtime."""
 enum SeatKind {
-  "An ordinary seat."
+  """An ordinary seat."""
   STANDARD
-  "A better seat at a higher price."
+  """A better seat at a higher price."""
   PREMIUM
-  "A seat for wheelchair users and their companions."
+  """A seat for wheelchair users and their companions."""
   ACCESSIBLE
 }
 
-"Where a showtime's sale is."
+"""Where a showtime's sale is."""
 enum ShowtimeStatus {
-  "Scheduled; seats cannot be held yet."
+  """Scheduled; seats cannot be held yet."""
   SCHEDULED
-  "Seats can be held and paid."
+  """Seats can be held and paid."""
   ON_SALE
-  "No new holds; holds already made may still be paid."
+  """No new holds; holds already made may still be paid."""
   CLOSED
-  "Cancelled: paid orders are refunded."
+  """Cancelled: paid orders are refunded."""
   CANCELLED
 }
 
-"A seat's state as every client sees it; never who holds it."
+"""A seat's state as every client sees it; never who holds it."""
 enum SeatStatus {
-  "Free to hold."
+  """Free to hold."""
   AVAILABLE
-  "Held by an order waiting for payment."
+  """Held by an order waiting for payment."""
   HELD
-  "Paid for."
+  """Paid for."""
   SOLD
-  "Never sold (broken, kept for staff)."
+  """Never sold (broken, kept for staff)."""
   UNAVAILABLE
 }
 
-"Where an order is in its life."
+"""Where an order is in its life."""
 enum OrderStatus {
-  "Its seats are held until expiresAt."
+  """Its seats are held until expiresAt."""
   PENDING_PAYMENT
-  "Paid: its seats are sold."
+  """Paid: its seats are sold."""
   PAID
-  "Cancelled by the customer or staff; its seats went back on sale."
+  """Cancelled by the customer or staff; its seats went back on sale."""
   CANCELLED
-  "The hold ran out before payment; its seats went back on sale."
+  """The hold ran out before payment; its seats went back on sale."""
   EXPIRED
 }
 
-"Where an order's payment is with its provider."
+"""Where an order's payment is with its provider."""
 enum PaymentStatus {
-  "Started; the provider has not confirmed it."
+  """Started; the provider has not confirmed it."""
   PENDING
-  "The provider confirmed the money was taken."
+  """The provider confirmed the money was taken."""
   SUCCEEDED
-  "The provider reported it failed; the hold stays until it expires."
+  """The provider reported it failed; the hold stays until it expires."""
   FAILED
-  "Cancelled at the provider."
+  """Cancelled at the provider."""
   CANCELED
-  "The provider confirmed an amount or currency other than the order's: not paid, refunded."
+  """The provider confirmed an amount or currency other than the order's: not paid, refunded."""
   MISMATCH
 }
 
-"Where a refund is."
+"""Where a refund is."""
 enum RefundStatus {
-  "Decided, not yet taken by the provider."
+  """Decided, not yet taken by the provider."""
   REQUIRED
-  "Taken by the provider, not yet confirmed."
+  """Taken by the provider, not yet confirmed."""
   PENDING
-  "The money went back."
+  """The money went back."""
   SUCCEEDED
-  "The provider could not return the money; it is sent again."
+  """The provider could not return the money; it is sent again."""
   FAILED
 }
 
-"What a seat-map event holds."
+"""What a seat-map event holds."""
 enum SeatMapEventKind {
-  "Every seat of the showtime."
+  """Every seat of the showtime."""
   SNAPSHOT
-  "Only the seats that changed."
+  """Only the seats that changed."""
   DELTA
 }
 
-"A movie's details."
+"""A movie's details."""
 input MovieInput {
-  "The title, 1 to 200 characters."
+  """The title, 1 to 200 characters."""
   title: String!
-  "A short summary."
+  """A short summary."""
   synopsis: String
-  "Running time in minutes, 1 to 600."
+  """Running time in minutes, 1 to 600."""
   durationMinutes: Int!
-  "Age rating, e.g. PG-13."
+  """Age rating, e.g. PG-13."""
   rating: String
-  "Genres, e.g. Drama."
+  """Genres, e.g. Drama."""
   genres: [String!]
-  "URL of the poster image."
+  """URL of the poster image."""
   posterUrl: String
 }
 
-"A hall's name and rows of seats."
+"""A hall's name and rows of seats."""
 input HallInput {
-  "The hall's name, unique."
+  """The hall's name, unique."""
   name: String!
-  "Its rows, front to back."
+  """Its rows, front to back."""
   rows: [HallRowInput!]!
 }
 
-"One row of seats numbered 1..seats; unsellable lists seat numbers that can never be sold."
+"""One row of seats numbered 1..seats; unsellable lists seat numbers that can never be sold."""
 input HallRowInput {
-  "The row's label, e.g. A."
+  """The row's label, e.g. A."""
   label: String!
-  "How many seats, 1 to 100."
+  """How many seats, 1 to 100."""
   seats: Int!
-  "The kind of every seat of the row (default STANDARD)."
+  """The kind of every seat of the row (default STANDARD)."""
   kind: SeatKind
-  "Numbers of the row's seats that can never be sold."
+  """Numbers of the row's seats that can never be sold."""
   unsellable: [Int!]
 }
 
-"A showtime to schedule."
+"""A showtime to schedule."""
 input ShowtimeInput {
-  "The movie shown; it must be LISTED."
+  """The movie shown; it must be LISTED."""
   movieId: ID!
-  "The hall it is shown in; it must be free then."
+  """The hall it is shown in; it must be free then."""
   hallId: ID!
-  "When it starts, in the future."
+  """When it starts, in the future."""
   startsAt: Time!
-  "A price for each seat kind the hall has."
+  """A price for each seat kind the hall has."""
   prices: [PriceInput!]!
-  "Most seats one customer may hold or buy (default 6, at most 50)."
+  """Most seats one customer may hold or buy (default 6, at most 50)."""
   purchaseLimit: Int
-  "Whether a hold may leave a single free seat between taken ones (default false)."
+  """Whether a hold may leave a single free seat between taken ones (default false)."""
   allowSeatGaps: Boolean
 }
 
-"The price of one kind of seat."
+"""The price of one kind of seat."""
 input PriceInput {
-  "The kind of seat."
+  """The kind of seat."""
   kind: SeatKind!
-  "Its price in cents."
+  """Its price in cents."""
   amountCents: Int!
 }
 
-"A hold request."
+"""A hold request."""
 input HoldSeatsInput {
-  "The showtime, ON_SALE."
+  """The showtime, ON_SALE."""
   showtimeId: ID!
-  "The seats to hold: 1 to the showtime's purchase limit, at most 10."
+  """The seats to hold: 1 to the showtime's purchase limit, at most 10."""
   seatIds: [ID!]!
-  "Chosen by the client per purchase: a retry with the same key returns the same order."
+  """Chosen by the client per purchase: a retry with the same key returns the same order."""
   idempotencyKey: String!
 }
 
-"A movie of the catalog."
+"""A movie of the catalog."""
 type Movie implements Node {
-  "The movie's id."
+  """The movie's id."""
   id: ID! @catalog
-  "Its title."
+  """Its title."""
   title: String! @catalog
-  "A short summary; empty when none."
+  """A short summary; empty when none."""
   synopsis: String! @catalog
-  "Running time in minutes."
+  """Running time in minutes."""
   durationMinutes: Int! @catalog
-  "Age rating; empty when none."
+  """Age rating; empty when none."""
   rating: String! @catalog
-  "Its genres."
+  """Its genres."""
   genres: [String!]! @catalog
-  "URL of its poster; empty when none."
+  """URL of its poster; empty when none."""
   posterUrl: String! @catalog
-  "Whether it gets new showtimes."
+  """Whether it gets new showtimes."""
   status: MovieStatus! @catalog
-  "Showtimes of this movie, on one day when date is given, ordered by start time."
-  showtimes("Only the showtimes starting on this day (cinema time zone)." date: Date): [Showtime!]! @catalog
+  """Showtimes of this movie, on one day when date is given, ordered by start time."""
+  showtimes("""Only the showtimes starting on this day (cinema time zone).""" date: Date): [Showtime!]! @catalog
 }
 
-"A page of movies (Relay cursor connection)."
+"""A page of movies (Relay cursor connection)."""
 type MovieConnection {
-  "The movies of the page, each with its cursor."
+  """The movies of the page, each with its cursor."""
   edges: [MovieEdge!]! @catalog
-  "Where the page is in the whole list."
+  """Where the page is in the whole list."""
   pageInfo: PageInfo! @catalog
-  "How many movies match, in every page."
+  """How many movies match, in every page."""
   totalCount: Int! @catalog
 }
 
-"A movie and its place in the list."
+"""A movie and its place in the list."""
 type MovieEdge {
-  "The position to page from (after or before)."
+  """The position to page from (after or before)."""
   cursor: String! @catalog
-  "The movie."
+  """The movie."""
   node: Movie! @catalog
 }
 
-"Where a page is in a list (Relay cursor connection)."
+"""Where a page is in a list (Relay cursor connection)."""
 type PageInfo {
-  "Whether movies follow this page."
+  """Whether movies follow this page."""
   hasNextPage: Boolean! @catalog
-  "Whether movies precede this page."
+  """Whether movies precede this page."""
   hasPreviousPage: Boolean! @catalog
-  "The first edge's cursor; null for an empty page."
+  """The first edge's cursor; null for an empty page."""
   startCursor: String @catalog
-  "The last edge's cursor; null for an empty page."
+  """The last edge's cursor; null for an empty page."""
   endCursor: String @catalog
 }
 
-"A hall and its seats."
+"""A hall and its seats."""
 type Hall implements Node {
-  "The hall's id."
+  """The hall's id."""
   id: ID! @catalog
-  "Its name."
+  """Its name."""
   name: String! @catalog
-  "Its seats, row by row."
+  """Its seats, row by row."""
   seats: [Seat!]! @catalog
 }
 
-"A seat of a hall."
+"""A seat of a hall."""
 type Seat implements Node {
-  "The seat's id."
+  """The seat's id."""
   id: ID! @catalog
-  "Its row's label."
+  """Its row's label."""
   row: String! @catalog
-  "Its number in the row, from 1."
+  """Its number in the row, from 1."""
   number: Int! @catalog
-  "Its horizontal position on the hall's plan."
+  """Its horizontal position on the hall's plan."""
   x: Int! @catalog
-  "Its vertical position on the hall's plan (rows from the screen)."
+  """Its vertical position on the hall's plan (rows from the screen)."""
   y: Int! @catalog
-  "Its kind, which sets its price."
+  """Its kind, which sets its price."""
   kind: SeatKind! @catalog
-  "False for seats that can never be sold (broken, kept for staff)."
+  """False for seats that can never be sold (broken, kept for staff)."""
   sellable: Boolean! @catalog
 }
 
-"A movie shown in a hall at a time."
+"""A movie shown in a hall at a time."""
 type Showtime implements Node {
-  "The showtime's id."
+  """The showtime's id."""
   id: ID! @catalog
-  "The movie shown."
+  """The movie shown."""
   movie: Movie! @catalog
-  "The hall it is shown in."
+  """The hall it is shown in."""
   hall: Hall! @catalog
-  "When it starts."
+  """When it starts."""
   startsAt: Time! @catalog
-  "When it ends."
+  """When it ends."""
   endsAt: Time! @catalog
-  "Where its sale is."
+  """Where its sale is."""
   status: ShowtimeStatus! @catalog
-  "The price of each kind of seat."
+  """The price of each kind of seat."""
   prices: [Price!]! @catalog
-  "ISO 4217 currency code of its prices, upper case."
+  """ISO 4217 currency code of its prices, upper case."""
   currency: String! @catalog
-  "Most seats one customer may hold or buy."
+  """Most seats one customer may hold or buy."""
   purchaseLimit: Int! @catalog
-  "Whether a hold may leave a single free seat between taken ones."
+  """Whether a hold may leave a single free seat between taken ones."""
   allowSeatGaps: Boolean! @catalog
-  "Its seats' live state; never cached."
+  """Its seats' live state; never cached."""
   seatMap: SeatMap!
 }
 
-"The price of one kind of seat in a showtime."
+"""The price of one kind of seat in a showtime."""
 type Price {
-  "The kind of seat."
+  """The kind of seat."""
   kind: SeatKind! @catalog
-  "Its price, in cents of the showtime's currency."
+  """Its price, in cents of the showtime's currency."""
   amountCents: Int! @catalog
 }
 
@@ -1645,120 +1645,120 @@ stay the same from one read to the next, so a normalised cache updates it in pla
 seat-map event (the subscription) carries the same showtimeId, version and available.
 """
 type SeatMap {
-  "The seat map's id (one per showtime)."
+  """The seat map's id (one per showtime)."""
   id: ID!
-  "The showtime."
+  """The showtime."""
   showtimeId: ID!
-  "Grows with every change of a seat; events come in this order."
+  """Grows with every change of a seat; events come in this order."""
   version: Int!
-  "How many seats are free."
+  """How many seats are free."""
   available: Int!
-  "Every seat and its state."
+  """Every seat and its state."""
   seats: [SeatState!]!
 }
 
-"A seat's state in one showtime; never who holds it."
+"""A seat's state in one showtime; never who holds it."""
 type SeatState {
-  "The id of this seat's state in this showtime (not the seat's id)."
+  """The id of this seat's state in this showtime (not the seat's id)."""
   id: ID!
-  "The seat."
+  """The seat."""
   seat: Seat!
-  "Its state."
+  """Its state."""
   status: SeatStatus!
 }
 
-"A change of a showtime's seat map, or all of it."
+"""A change of a showtime's seat map, or all of it."""
 type SeatMapEvent {
-  "SNAPSHOT: every seat; DELTA: only the seats that changed."
+  """SNAPSHOT: every seat; DELTA: only the seats that changed."""
   kind: SeatMapEventKind!
-  "The showtime."
+  """The showtime."""
   showtimeId: ID!
-  "The seat map's version after the event."
+  """The seat map's version after the event."""
   version: Int!
-  "How many seats are free after the event."
+  """How many seats are free after the event."""
   available: Int!
-  "SNAPSHOT: every seat; DELTA: only the seats that changed."
+  """SNAPSHOT: every seat; DELTA: only the seats that changed."""
   seats: [SeatState!]!
 }
 
-"A customer's hold on seats of one showtime, then paid, cancelled or expired."
+"""A customer's hold on seats of one showtime, then paid, cancelled or expired."""
 type Order implements Node {
-  "The order's id."
+  """The order's id."""
   id: ID!
-  "The showtime."
+  """The showtime."""
   showtime: Showtime!
-  "The seats it covers."
+  """The seats it covers."""
   seats: [Seat!]!
-  "Where it is in its life."
+  """Where it is in its life."""
   status: OrderStatus!
-  "Its total, in cents of currency."
+  """Its total, in cents of currency."""
   amountCents: Int!
-  "ISO 4217 currency code of the amount, upper case."
+  """ISO 4217 currency code of the amount, upper case."""
   currency: String!
-  "When its hold ends unless paid; null once it is no longer pending."
+  """When its hold ends unless paid; null once it is no longer pending."""
   expiresAt: Time
-  "When it was paid; null until then."
+  """When it was paid; null until then."""
   paidAt: Time
-  "When it was created."
+  """When it was created."""
   createdAt: Time!
-  "True when a payment arrived after the seats went to someone else: the money must go back."
+  """True when a payment arrived after the seats went to someone else: the money must go back."""
   refundRequired: Boolean!
-  "The order's payment as its provider reported it; null until one is started."
+  """The order's payment as its provider reported it; null until one is started."""
   payment: Payment
 }
 
-"An order's payment with its provider, and its refund."
+"""An order's payment with its provider, and its refund."""
 type Payment {
-  "The provider that took it: stripe or test."
+  """The provider that took it: stripe or test."""
   provider: String!
-  "Where the payment is with the provider."
+  """Where the payment is with the provider."""
   status: PaymentStatus!
-  "The provider's id of the payment (Stripe: the PaymentIntent id)."
+  """The provider's id of the payment (Stripe: the PaymentIntent id)."""
   reference: String
-  "The refund of the payment; null when none was decided."
+  """The refund of the payment; null when none was decided."""
   refundStatus: RefundStatus
 }
 
-"What a client needs to complete an order's payment with the provider."
+"""What a client needs to complete an order's payment with the provider."""
 type PaymentSession {
-  "The provider that confirms the payment: stripe or test."
+  """The provider that confirms the payment: stripe or test."""
   provider: String!
   """
   Stripe: the PaymentIntent's client secret, to confirm the payment with Stripe.js. Null with
   the test provider, where the client calls payOrder.
   """
   clientSecret: String
-  "The amount to pay, in cents of currency: the order's."
+  """The amount to pay, in cents of currency: the order's."""
   amountCents: Int!
-  "ISO 4217 currency code of the amount, upper case."
+  """ISO 4217 currency code of the amount, upper case."""
   currency: String!
-  "When the order's hold ends; starting a payment does not extend it."
+  """When the order's hold ends; starting a payment does not extend it."""
   expiresAt: Time
 }
 
-"What one reconciler run repaired between Redis and MySQL."
+"""What one reconciler run repaired between Redis and MySQL."""
 type ReconcileReport {
-  "When the run started."
+  """When the run started."""
   startedAt: Time!
-  "When it ended; null while it runs."
+  """When it ended; null while it runs."""
   finishedAt: Time
-  "Pending orders past their expiry that the run expired."
+  """Pending orders past their expiry that the run expired."""
   expiredCancelled: Int!
-  "Seats of paid orders the run marked sold in Redis."
+  """Seats of paid orders the run marked sold in Redis."""
   paidSeatsFixed: Int!
-  "Seat hashes the run rebuilt from MySQL."
+  """Seat hashes the run rebuilt from MySQL."""
   hashesRebuilt: Int!
-  "Held seats without a live order that the run freed."
+  """Held seats without a live order that the run freed."""
   orphanHoldsReleased: Int!
-  "Sold seats without a paid order that the run freed."
+  """Sold seats without a paid order that the run freed."""
   soldOrphansReleased: Int!
-  "Customers' seat counts the run corrected."
+  """Customers' seat counts the run corrected."""
   limitsRecounted: Int!
-  "Refunds the run sent: never sent before, reported failed by the provider, or owed for a cancelled showtime."
+  """Refunds the run sent: never sent before, reported failed by the provider, or owed for a cancelled showtime."""
   refundsRetried: Int!
-  "Refunds not yet confirmed by the provider when the run ended."
+  """Refunds not yet confirmed by the provider when the run ended."""
   refundsOutstanding: Int!
-  "Showtimes the run touched."
+  """Showtimes the run touched."""
   showtimeIds: [ID!]!
 }
 `, BuiltIn: false},

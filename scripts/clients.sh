@@ -35,6 +35,9 @@ node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.ex
 log "npm ci (versions from clients/package-lock.json)"
 (cd clients && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 
+log "schema lint (@graphql-eslint's schema-recommended rules)"
+(cd clients && npm run --silent lint:schema)
+
 log "building bin/seatflow"
 go build -o bin/seatflow ./server
 BIN="$PWD/bin/seatflow"

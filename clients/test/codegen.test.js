@@ -30,6 +30,7 @@ test('graphql-codegen: TypeScript types from the server\'s introspection', async
   assert.match(ts, /export type Query = \{/);
   assert.match(ts, /export type Subscription = \{/);
   assert.match(ts, /seatMap: SeatMapEvent;/);
-  assert.match(ts, /export enum SeatMapEventKind \{\s*Delta = 'DELTA',\s*Snapshot = 'SNAPSHOT'\s*\}/);
+  // Enum values carry their descriptions as doc comments.
+  assert.match(ts, /export enum SeatMapEventKind \{\s*(\/\*\*[^*]*\*\/\s*)?Delta = 'DELTA',\s*(\/\*\*[^*]*\*\/\s*)?Snapshot = 'SNAPSHOT'\s*\}/);
   assert.match(ts, /export type HoldSeatsInput = \{[^}]*idempotencyKey: Scalars\['String'\]\['input'\];/);
 });
