@@ -26,6 +26,27 @@ test('preflight for POST /query from the allowed origin', async () => {
   assert.match(res.headers.get('vary') ?? '', /Origin/i);
 });
 
+test('preflight with the headers client libraries add (Apollo, tracing) is allowed, cached for hours', async () => {
+  const asked = 'content-type, apollographql-client-name, apollographql-client-version, traceparent, sentry-trace, baggage';
+  const res = await fetch(httpURL, {
+    method: 'OPTIONS',
+    headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': asked },
+  });
+  assert.equal(res.headers.get('access-control-allow-origin'), origin);
+  const allowed = res.headers.get('access-control-allow-headers').toLowerCase();
+  for (const h of asked.split(', ')) assert.ok(allowed.includes(h), `${h} allowed: ${allowed}`);
+  assert.ok(Number(res.headers.get('access-control-max-age')) >= 3600);
+  // And the request itself, with those headers, from that origin.
+  const post = await fetch(httpURL, {
+    method: 'POST',
+    headers: { origin, 'content-type': 'application/json', 'apollographql-client-name': 'web', traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' },
+    body: JSON.stringify({ query: '{ __typename }' }),
+  });
+  assert.equal(post.status, 200);
+  assert.equal(post.headers.get('access-control-allow-origin'), origin);
+  assert.match(post.headers.get('access-control-expose-headers') ?? '', /Retry-After/i);
+});
+
 test('preflight from another origin gets no CORS headers', async () => {
   const res = await preflight(other);
   assert.equal(res.headers.get('access-control-allow-origin'), null);
