@@ -5423,6 +5423,8 @@ type ReconcileRunMutation struct {
 	addsold_orphans_released *int
 	limits_recounted         *int
 	addlimits_recounted      *int
+	pending_seats_reheld     *int
+	addpending_seats_reheld  *int
 	refunds_retried          *int
 	addrefunds_retried       *int
 	refunds_outstanding      *int
@@ -5941,6 +5943,62 @@ func (m *ReconcileRunMutation) ResetLimitsRecounted() {
 	m.addlimits_recounted = nil
 }
 
+// SetPendingSeatsReheld sets the "pending_seats_reheld" field.
+func (m *ReconcileRunMutation) SetPendingSeatsReheld(i int) {
+	m.pending_seats_reheld = &i
+	m.addpending_seats_reheld = nil
+}
+
+// PendingSeatsReheld returns the value of the "pending_seats_reheld" field in the mutation.
+func (m *ReconcileRunMutation) PendingSeatsReheld() (r int, exists bool) {
+	v := m.pending_seats_reheld
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPendingSeatsReheld returns the old "pending_seats_reheld" field's value of the ReconcileRun entity.
+// If the ReconcileRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReconcileRunMutation) OldPendingSeatsReheld(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPendingSeatsReheld is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPendingSeatsReheld requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPendingSeatsReheld: %w", err)
+	}
+	return oldValue.PendingSeatsReheld, nil
+}
+
+// AddPendingSeatsReheld adds i to the "pending_seats_reheld" field.
+func (m *ReconcileRunMutation) AddPendingSeatsReheld(i int) {
+	if m.addpending_seats_reheld != nil {
+		*m.addpending_seats_reheld += i
+	} else {
+		m.addpending_seats_reheld = &i
+	}
+}
+
+// AddedPendingSeatsReheld returns the value that was added to the "pending_seats_reheld" field in this mutation.
+func (m *ReconcileRunMutation) AddedPendingSeatsReheld() (r int, exists bool) {
+	v := m.addpending_seats_reheld
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPendingSeatsReheld resets all changes to the "pending_seats_reheld" field.
+func (m *ReconcileRunMutation) ResetPendingSeatsReheld() {
+	m.pending_seats_reheld = nil
+	m.addpending_seats_reheld = nil
+}
+
 // SetRefundsRetried sets the "refunds_retried" field.
 func (m *ReconcileRunMutation) SetRefundsRetried(i int) {
 	m.refunds_retried = &i
@@ -6152,7 +6210,7 @@ func (m *ReconcileRunMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ReconcileRunMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.started_at != nil {
 		fields = append(fields, reconcilerun.FieldStartedAt)
 	}
@@ -6176,6 +6234,9 @@ func (m *ReconcileRunMutation) Fields() []string {
 	}
 	if m.limits_recounted != nil {
 		fields = append(fields, reconcilerun.FieldLimitsRecounted)
+	}
+	if m.pending_seats_reheld != nil {
+		fields = append(fields, reconcilerun.FieldPendingSeatsReheld)
 	}
 	if m.refunds_retried != nil {
 		fields = append(fields, reconcilerun.FieldRefundsRetried)
@@ -6210,6 +6271,8 @@ func (m *ReconcileRunMutation) Field(name string) (ent.Value, bool) {
 		return m.SoldOrphansReleased()
 	case reconcilerun.FieldLimitsRecounted:
 		return m.LimitsRecounted()
+	case reconcilerun.FieldPendingSeatsReheld:
+		return m.PendingSeatsReheld()
 	case reconcilerun.FieldRefundsRetried:
 		return m.RefundsRetried()
 	case reconcilerun.FieldRefundsOutstanding:
@@ -6241,6 +6304,8 @@ func (m *ReconcileRunMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldSoldOrphansReleased(ctx)
 	case reconcilerun.FieldLimitsRecounted:
 		return m.OldLimitsRecounted(ctx)
+	case reconcilerun.FieldPendingSeatsReheld:
+		return m.OldPendingSeatsReheld(ctx)
 	case reconcilerun.FieldRefundsRetried:
 		return m.OldRefundsRetried(ctx)
 	case reconcilerun.FieldRefundsOutstanding:
@@ -6312,6 +6377,13 @@ func (m *ReconcileRunMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetLimitsRecounted(v)
 		return nil
+	case reconcilerun.FieldPendingSeatsReheld:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPendingSeatsReheld(v)
+		return nil
 	case reconcilerun.FieldRefundsRetried:
 		v, ok := value.(int)
 		if !ok {
@@ -6359,6 +6431,9 @@ func (m *ReconcileRunMutation) AddedFields() []string {
 	if m.addlimits_recounted != nil {
 		fields = append(fields, reconcilerun.FieldLimitsRecounted)
 	}
+	if m.addpending_seats_reheld != nil {
+		fields = append(fields, reconcilerun.FieldPendingSeatsReheld)
+	}
 	if m.addrefunds_retried != nil {
 		fields = append(fields, reconcilerun.FieldRefundsRetried)
 	}
@@ -6385,6 +6460,8 @@ func (m *ReconcileRunMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedSoldOrphansReleased()
 	case reconcilerun.FieldLimitsRecounted:
 		return m.AddedLimitsRecounted()
+	case reconcilerun.FieldPendingSeatsReheld:
+		return m.AddedPendingSeatsReheld()
 	case reconcilerun.FieldRefundsRetried:
 		return m.AddedRefundsRetried()
 	case reconcilerun.FieldRefundsOutstanding:
@@ -6439,6 +6516,13 @@ func (m *ReconcileRunMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddLimitsRecounted(v)
+		return nil
+	case reconcilerun.FieldPendingSeatsReheld:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPendingSeatsReheld(v)
 		return nil
 	case reconcilerun.FieldRefundsRetried:
 		v, ok := value.(int)
@@ -6513,6 +6597,9 @@ func (m *ReconcileRunMutation) ResetField(name string) error {
 		return nil
 	case reconcilerun.FieldLimitsRecounted:
 		m.ResetLimitsRecounted()
+		return nil
+	case reconcilerun.FieldPendingSeatsReheld:
+		m.ResetPendingSeatsReheld()
 		return nil
 	case reconcilerun.FieldRefundsRetried:
 		m.ResetRefundsRetried()

@@ -34,6 +34,8 @@ type ReconcileRun struct {
 	SoldOrphansReleased int `json:"sold_orphans_released,omitempty"`
 	// LimitsRecounted holds the value of the "limits_recounted" field.
 	LimitsRecounted int `json:"limits_recounted,omitempty"`
+	// PendingSeatsReheld holds the value of the "pending_seats_reheld" field.
+	PendingSeatsReheld int `json:"pending_seats_reheld,omitempty"`
 	// RefundsRetried holds the value of the "refunds_retried" field.
 	RefundsRetried int `json:"refunds_retried,omitempty"`
 	// RefundsOutstanding holds the value of the "refunds_outstanding" field.
@@ -50,7 +52,7 @@ func (*ReconcileRun) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case reconcilerun.FieldShowtimes:
 			values[i] = new([]byte)
-		case reconcilerun.FieldID, reconcilerun.FieldExpiredCancelled, reconcilerun.FieldPaidSeatsFixed, reconcilerun.FieldHashesRebuilt, reconcilerun.FieldOrphanHoldsReleased, reconcilerun.FieldSoldOrphansReleased, reconcilerun.FieldLimitsRecounted, reconcilerun.FieldRefundsRetried, reconcilerun.FieldRefundsOutstanding:
+		case reconcilerun.FieldID, reconcilerun.FieldExpiredCancelled, reconcilerun.FieldPaidSeatsFixed, reconcilerun.FieldHashesRebuilt, reconcilerun.FieldOrphanHoldsReleased, reconcilerun.FieldSoldOrphansReleased, reconcilerun.FieldLimitsRecounted, reconcilerun.FieldPendingSeatsReheld, reconcilerun.FieldRefundsRetried, reconcilerun.FieldRefundsOutstanding:
 			values[i] = new(sql.NullInt64)
 		case reconcilerun.FieldStartedAt, reconcilerun.FieldFinishedAt:
 			values[i] = new(sql.NullTime)
@@ -122,6 +124,12 @@ func (_m *ReconcileRun) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field limits_recounted", values[i])
 			} else if value.Valid {
 				_m.LimitsRecounted = int(value.Int64)
+			}
+		case reconcilerun.FieldPendingSeatsReheld:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field pending_seats_reheld", values[i])
+			} else if value.Valid {
+				_m.PendingSeatsReheld = int(value.Int64)
 			}
 		case reconcilerun.FieldRefundsRetried:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -202,6 +210,9 @@ func (_m *ReconcileRun) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("limits_recounted=")
 	builder.WriteString(fmt.Sprintf("%v", _m.LimitsRecounted))
+	builder.WriteString(", ")
+	builder.WriteString("pending_seats_reheld=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PendingSeatsReheld))
 	builder.WriteString(", ")
 	builder.WriteString("refunds_retried=")
 	builder.WriteString(fmt.Sprintf("%v", _m.RefundsRetried))

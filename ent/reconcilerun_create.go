@@ -118,6 +118,20 @@ func (_c *ReconcileRunCreate) SetNillableLimitsRecounted(v *int) *ReconcileRunCr
 	return _c
 }
 
+// SetPendingSeatsReheld sets the "pending_seats_reheld" field.
+func (_c *ReconcileRunCreate) SetPendingSeatsReheld(v int) *ReconcileRunCreate {
+	_c.mutation.SetPendingSeatsReheld(v)
+	return _c
+}
+
+// SetNillablePendingSeatsReheld sets the "pending_seats_reheld" field if the given value is not nil.
+func (_c *ReconcileRunCreate) SetNillablePendingSeatsReheld(v *int) *ReconcileRunCreate {
+	if v != nil {
+		_c.SetPendingSeatsReheld(*v)
+	}
+	return _c
+}
+
 // SetRefundsRetried sets the "refunds_retried" field.
 func (_c *ReconcileRunCreate) SetRefundsRetried(v int) *ReconcileRunCreate {
 	_c.mutation.SetRefundsRetried(v)
@@ -211,6 +225,10 @@ func (_c *ReconcileRunCreate) defaults() {
 		v := reconcilerun.DefaultLimitsRecounted
 		_c.mutation.SetLimitsRecounted(v)
 	}
+	if _, ok := _c.mutation.PendingSeatsReheld(); !ok {
+		v := reconcilerun.DefaultPendingSeatsReheld
+		_c.mutation.SetPendingSeatsReheld(v)
+	}
 	if _, ok := _c.mutation.RefundsRetried(); !ok {
 		v := reconcilerun.DefaultRefundsRetried
 		_c.mutation.SetRefundsRetried(v)
@@ -246,6 +264,9 @@ func (_c *ReconcileRunCreate) check() error {
 	}
 	if _, ok := _c.mutation.LimitsRecounted(); !ok {
 		return &ValidationError{Name: "limits_recounted", err: errors.New(`ent: missing required field "ReconcileRun.limits_recounted"`)}
+	}
+	if _, ok := _c.mutation.PendingSeatsReheld(); !ok {
+		return &ValidationError{Name: "pending_seats_reheld", err: errors.New(`ent: missing required field "ReconcileRun.pending_seats_reheld"`)}
 	}
 	if _, ok := _c.mutation.RefundsRetried(); !ok {
 		return &ValidationError{Name: "refunds_retried", err: errors.New(`ent: missing required field "ReconcileRun.refunds_retried"`)}
@@ -311,6 +332,10 @@ func (_c *ReconcileRunCreate) createSpec() (*ReconcileRun, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.LimitsRecounted(); ok {
 		_spec.SetField(reconcilerun.FieldLimitsRecounted, field.TypeInt, value)
 		_node.LimitsRecounted = value
+	}
+	if value, ok := _c.mutation.PendingSeatsReheld(); ok {
+		_spec.SetField(reconcilerun.FieldPendingSeatsReheld, field.TypeInt, value)
+		_node.PendingSeatsReheld = value
 	}
 	if value, ok := _c.mutation.RefundsRetried(); ok {
 		_spec.SetField(reconcilerun.FieldRefundsRetried, field.TypeInt, value)
@@ -505,6 +530,24 @@ func (u *ReconcileRunUpsert) UpdateLimitsRecounted() *ReconcileRunUpsert {
 // AddLimitsRecounted adds v to the "limits_recounted" field.
 func (u *ReconcileRunUpsert) AddLimitsRecounted(v int) *ReconcileRunUpsert {
 	u.Add(reconcilerun.FieldLimitsRecounted, v)
+	return u
+}
+
+// SetPendingSeatsReheld sets the "pending_seats_reheld" field.
+func (u *ReconcileRunUpsert) SetPendingSeatsReheld(v int) *ReconcileRunUpsert {
+	u.Set(reconcilerun.FieldPendingSeatsReheld, v)
+	return u
+}
+
+// UpdatePendingSeatsReheld sets the "pending_seats_reheld" field to the value that was provided on create.
+func (u *ReconcileRunUpsert) UpdatePendingSeatsReheld() *ReconcileRunUpsert {
+	u.SetExcluded(reconcilerun.FieldPendingSeatsReheld)
+	return u
+}
+
+// AddPendingSeatsReheld adds v to the "pending_seats_reheld" field.
+func (u *ReconcileRunUpsert) AddPendingSeatsReheld(v int) *ReconcileRunUpsert {
+	u.Add(reconcilerun.FieldPendingSeatsReheld, v)
 	return u
 }
 
@@ -753,6 +796,27 @@ func (u *ReconcileRunUpsertOne) AddLimitsRecounted(v int) *ReconcileRunUpsertOne
 func (u *ReconcileRunUpsertOne) UpdateLimitsRecounted() *ReconcileRunUpsertOne {
 	return u.Update(func(s *ReconcileRunUpsert) {
 		s.UpdateLimitsRecounted()
+	})
+}
+
+// SetPendingSeatsReheld sets the "pending_seats_reheld" field.
+func (u *ReconcileRunUpsertOne) SetPendingSeatsReheld(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetPendingSeatsReheld(v)
+	})
+}
+
+// AddPendingSeatsReheld adds v to the "pending_seats_reheld" field.
+func (u *ReconcileRunUpsertOne) AddPendingSeatsReheld(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddPendingSeatsReheld(v)
+	})
+}
+
+// UpdatePendingSeatsReheld sets the "pending_seats_reheld" field to the value that was provided on create.
+func (u *ReconcileRunUpsertOne) UpdatePendingSeatsReheld() *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdatePendingSeatsReheld()
 	})
 }
 
@@ -1174,6 +1238,27 @@ func (u *ReconcileRunUpsertBulk) AddLimitsRecounted(v int) *ReconcileRunUpsertBu
 func (u *ReconcileRunUpsertBulk) UpdateLimitsRecounted() *ReconcileRunUpsertBulk {
 	return u.Update(func(s *ReconcileRunUpsert) {
 		s.UpdateLimitsRecounted()
+	})
+}
+
+// SetPendingSeatsReheld sets the "pending_seats_reheld" field.
+func (u *ReconcileRunUpsertBulk) SetPendingSeatsReheld(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetPendingSeatsReheld(v)
+	})
+}
+
+// AddPendingSeatsReheld adds v to the "pending_seats_reheld" field.
+func (u *ReconcileRunUpsertBulk) AddPendingSeatsReheld(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddPendingSeatsReheld(v)
+	})
+}
+
+// UpdatePendingSeatsReheld sets the "pending_seats_reheld" field to the value that was provided on create.
+func (u *ReconcileRunUpsertBulk) UpdatePendingSeatsReheld() *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdatePendingSeatsReheld()
 	})
 }
 

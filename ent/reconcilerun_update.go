@@ -183,6 +183,27 @@ func (_u *ReconcileRunUpdate) AddLimitsRecounted(v int) *ReconcileRunUpdate {
 	return _u
 }
 
+// SetPendingSeatsReheld sets the "pending_seats_reheld" field.
+func (_u *ReconcileRunUpdate) SetPendingSeatsReheld(v int) *ReconcileRunUpdate {
+	_u.mutation.ResetPendingSeatsReheld()
+	_u.mutation.SetPendingSeatsReheld(v)
+	return _u
+}
+
+// SetNillablePendingSeatsReheld sets the "pending_seats_reheld" field if the given value is not nil.
+func (_u *ReconcileRunUpdate) SetNillablePendingSeatsReheld(v *int) *ReconcileRunUpdate {
+	if v != nil {
+		_u.SetPendingSeatsReheld(*v)
+	}
+	return _u
+}
+
+// AddPendingSeatsReheld adds value to the "pending_seats_reheld" field.
+func (_u *ReconcileRunUpdate) AddPendingSeatsReheld(v int) *ReconcileRunUpdate {
+	_u.mutation.AddPendingSeatsReheld(v)
+	return _u
+}
+
 // SetRefundsRetried sets the "refunds_retried" field.
 func (_u *ReconcileRunUpdate) SetRefundsRetried(v int) *ReconcileRunUpdate {
 	_u.mutation.ResetRefundsRetried()
@@ -325,6 +346,12 @@ func (_u *ReconcileRunUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if value, ok := _u.mutation.AddedLimitsRecounted(); ok {
 		_spec.AddField(reconcilerun.FieldLimitsRecounted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.PendingSeatsReheld(); ok {
+		_spec.SetField(reconcilerun.FieldPendingSeatsReheld, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedPendingSeatsReheld(); ok {
+		_spec.AddField(reconcilerun.FieldPendingSeatsReheld, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.RefundsRetried(); ok {
 		_spec.SetField(reconcilerun.FieldRefundsRetried, field.TypeInt, value)
@@ -523,6 +550,27 @@ func (_u *ReconcileRunUpdateOne) AddLimitsRecounted(v int) *ReconcileRunUpdateOn
 	return _u
 }
 
+// SetPendingSeatsReheld sets the "pending_seats_reheld" field.
+func (_u *ReconcileRunUpdateOne) SetPendingSeatsReheld(v int) *ReconcileRunUpdateOne {
+	_u.mutation.ResetPendingSeatsReheld()
+	_u.mutation.SetPendingSeatsReheld(v)
+	return _u
+}
+
+// SetNillablePendingSeatsReheld sets the "pending_seats_reheld" field if the given value is not nil.
+func (_u *ReconcileRunUpdateOne) SetNillablePendingSeatsReheld(v *int) *ReconcileRunUpdateOne {
+	if v != nil {
+		_u.SetPendingSeatsReheld(*v)
+	}
+	return _u
+}
+
+// AddPendingSeatsReheld adds value to the "pending_seats_reheld" field.
+func (_u *ReconcileRunUpdateOne) AddPendingSeatsReheld(v int) *ReconcileRunUpdateOne {
+	_u.mutation.AddPendingSeatsReheld(v)
+	return _u
+}
+
 // SetRefundsRetried sets the "refunds_retried" field.
 func (_u *ReconcileRunUpdateOne) SetRefundsRetried(v int) *ReconcileRunUpdateOne {
 	_u.mutation.ResetRefundsRetried()
@@ -695,6 +743,12 @@ func (_u *ReconcileRunUpdateOne) sqlSave(ctx context.Context) (_node *ReconcileR
 	}
 	if value, ok := _u.mutation.AddedLimitsRecounted(); ok {
 		_spec.AddField(reconcilerun.FieldLimitsRecounted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.PendingSeatsReheld(); ok {
+		_spec.SetField(reconcilerun.FieldPendingSeatsReheld, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedPendingSeatsReheld(); ok {
+		_spec.AddField(reconcilerun.FieldPendingSeatsReheld, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.RefundsRetried(); ok {
 		_spec.SetField(reconcilerun.FieldRefundsRetried, field.TypeInt, value)

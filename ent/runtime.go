@@ -284,12 +284,16 @@ func init() {
 	reconcilerunDescLimitsRecounted := reconcilerunFields[7].Descriptor()
 	// reconcilerun.DefaultLimitsRecounted holds the default value on creation for the limits_recounted field.
 	reconcilerun.DefaultLimitsRecounted = reconcilerunDescLimitsRecounted.Default.(int)
+	// reconcilerunDescPendingSeatsReheld is the schema descriptor for pending_seats_reheld field.
+	reconcilerunDescPendingSeatsReheld := reconcilerunFields[8].Descriptor()
+	// reconcilerun.DefaultPendingSeatsReheld holds the default value on creation for the pending_seats_reheld field.
+	reconcilerun.DefaultPendingSeatsReheld = reconcilerunDescPendingSeatsReheld.Default.(int)
 	// reconcilerunDescRefundsRetried is the schema descriptor for refunds_retried field.
-	reconcilerunDescRefundsRetried := reconcilerunFields[8].Descriptor()
+	reconcilerunDescRefundsRetried := reconcilerunFields[9].Descriptor()
 	// reconcilerun.DefaultRefundsRetried holds the default value on creation for the refunds_retried field.
 	reconcilerun.DefaultRefundsRetried = reconcilerunDescRefundsRetried.Default.(int)
 	// reconcilerunDescRefundsOutstanding is the schema descriptor for refunds_outstanding field.
-	reconcilerunDescRefundsOutstanding := reconcilerunFields[9].Descriptor()
+	reconcilerunDescRefundsOutstanding := reconcilerunFields[10].Descriptor()
 	// reconcilerun.DefaultRefundsOutstanding holds the default value on creation for the refunds_outstanding field.
 	reconcilerun.DefaultRefundsOutstanding = reconcilerunDescRefundsOutstanding.Default.(int)
 	seatFields := schema.Seat{}.Fields()

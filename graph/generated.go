@@ -155,6 +155,7 @@ type ComplexityRoot struct {
 		LimitsRecounted     func(childComplexity int) int
 		OrphanHoldsReleased func(childComplexity int) int
 		PaidSeatsFixed      func(childComplexity int) int
+		PendingSeatsReheld  func(childComplexity int) int
 		RefundsOutstanding  func(childComplexity int) int
 		RefundsRetried      func(childComplexity int) int
 		ShowtimeIDs         func(childComplexity int) int
@@ -882,6 +883,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReconcileReport.PaidSeatsFixed(childComplexity), true
+	case "ReconcileReport.pendingSeatsReheld":
+		if e.ComplexityRoot.ReconcileReport.PendingSeatsReheld == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileReport.PendingSeatsReheld(childComplexity), true
 	case "ReconcileReport.refundsOutstanding":
 		if e.ComplexityRoot.ReconcileReport.RefundsOutstanding == nil {
 			break
@@ -1754,6 +1761,8 @@ type ReconcileReport {
   soldOrphansReleased: Int!
   """Customers' seat counts the run corrected."""
   limitsRecounted: Int!
+  """Seats of pending orders that Redis showed free, held for their orders again."""
+  pendingSeatsReheld: Int!
   """Refunds the run sent: never sent before, reported failed by the provider, or owed for a cancelled showtime."""
   refundsRetried: Int!
   """Refunds not yet confirmed by the provider when the run ended."""
@@ -1927,6 +1936,8 @@ func (ec *executionContext) childFields_ReconcileReport(ctx context.Context, fie
 		return ec.fieldContext_ReconcileReport_soldOrphansReleased(ctx, field)
 	case "limitsRecounted":
 		return ec.fieldContext_ReconcileReport_limitsRecounted(ctx, field)
+	case "pendingSeatsReheld":
+		return ec.fieldContext_ReconcileReport_pendingSeatsReheld(ctx, field)
 	case "refundsRetried":
 		return ec.fieldContext_ReconcileReport_refundsRetried(ctx, field)
 	case "refundsOutstanding":
@@ -5188,6 +5199,29 @@ func (ec *executionContext) fieldContext_ReconcileReport_limitsRecounted(_ conte
 	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "Int")
 }
 
+func (ec *executionContext) _ReconcileReport_pendingSeatsReheld(ctx context.Context, field graphql.CollectedField, obj *reconcile.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileReport_pendingSeatsReheld(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PendingSeatsReheld, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileReport_pendingSeatsReheld(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "Int")
+}
+
 func (ec *executionContext) _ReconcileReport_refundsRetried(ctx context.Context, field graphql.CollectedField, obj *reconcile.Report) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8360,6 +8394,11 @@ func (ec *executionContext) _ReconcileReport(ctx context.Context, sel ast.Select
 			}
 		case "limitsRecounted":
 			out.Values[i] = ec._ReconcileReport_limitsRecounted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pendingSeatsReheld":
+			out.Values[i] = ec._ReconcileReport_pendingSeatsReheld(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

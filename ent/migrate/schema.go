@@ -210,6 +210,7 @@ var (
 		{Name: "orphan_holds_released", Type: field.TypeInt, Default: 0},
 		{Name: "sold_orphans_released", Type: field.TypeInt, Default: 0},
 		{Name: "limits_recounted", Type: field.TypeInt, Default: 0},
+		{Name: "pending_seats_reheld", Type: field.TypeInt, Default: 0},
 		{Name: "refunds_retried", Type: field.TypeInt, Default: 0},
 		{Name: "refunds_outstanding", Type: field.TypeInt, Default: 0},
 		{Name: "showtimes", Type: field.TypeJSON, Nullable: true},

@@ -27,6 +27,8 @@ const (
 	FieldSoldOrphansReleased = "sold_orphans_released"
 	// FieldLimitsRecounted holds the string denoting the limits_recounted field in the database.
 	FieldLimitsRecounted = "limits_recounted"
+	// FieldPendingSeatsReheld holds the string denoting the pending_seats_reheld field in the database.
+	FieldPendingSeatsReheld = "pending_seats_reheld"
 	// FieldRefundsRetried holds the string denoting the refunds_retried field in the database.
 	FieldRefundsRetried = "refunds_retried"
 	// FieldRefundsOutstanding holds the string denoting the refunds_outstanding field in the database.
@@ -48,6 +50,7 @@ var Columns = []string{
 	FieldOrphanHoldsReleased,
 	FieldSoldOrphansReleased,
 	FieldLimitsRecounted,
+	FieldPendingSeatsReheld,
 	FieldRefundsRetried,
 	FieldRefundsOutstanding,
 	FieldShowtimes,
@@ -76,6 +79,8 @@ var (
 	DefaultSoldOrphansReleased int
 	// DefaultLimitsRecounted holds the default value on creation for the "limits_recounted" field.
 	DefaultLimitsRecounted int
+	// DefaultPendingSeatsReheld holds the default value on creation for the "pending_seats_reheld" field.
+	DefaultPendingSeatsReheld int
 	// DefaultRefundsRetried holds the default value on creation for the "refunds_retried" field.
 	DefaultRefundsRetried int
 	// DefaultRefundsOutstanding holds the default value on creation for the "refunds_outstanding" field.
@@ -128,6 +133,11 @@ func BySoldOrphansReleased(opts ...sql.OrderTermOption) OrderOption {
 // ByLimitsRecounted orders the results by the limits_recounted field.
 func ByLimitsRecounted(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldLimitsRecounted, opts...).ToFunc()
+}
+
+// ByPendingSeatsReheld orders the results by the pending_seats_reheld field.
+func ByPendingSeatsReheld(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPendingSeatsReheld, opts...).ToFunc()
 }
 
 // ByRefundsRetried orders the results by the refunds_retried field.

@@ -94,6 +94,11 @@ func LimitsRecounted(v int) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldEQ(FieldLimitsRecounted, v))
 }
 
+// PendingSeatsReheld applies equality check predicate on the "pending_seats_reheld" field. It's identical to PendingSeatsReheldEQ.
+func PendingSeatsReheld(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldPendingSeatsReheld, v))
+}
+
 // RefundsRetried applies equality check predicate on the "refunds_retried" field. It's identical to RefundsRetriedEQ.
 func RefundsRetried(v int) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldEQ(FieldRefundsRetried, v))
@@ -422,6 +427,46 @@ func LimitsRecountedLT(v int) predicate.ReconcileRun {
 // LimitsRecountedLTE applies the LTE predicate on the "limits_recounted" field.
 func LimitsRecountedLTE(v int) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldLTE(FieldLimitsRecounted, v))
+}
+
+// PendingSeatsReheldEQ applies the EQ predicate on the "pending_seats_reheld" field.
+func PendingSeatsReheldEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldPendingSeatsReheld, v))
+}
+
+// PendingSeatsReheldNEQ applies the NEQ predicate on the "pending_seats_reheld" field.
+func PendingSeatsReheldNEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNEQ(FieldPendingSeatsReheld, v))
+}
+
+// PendingSeatsReheldIn applies the In predicate on the "pending_seats_reheld" field.
+func PendingSeatsReheldIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldIn(FieldPendingSeatsReheld, vs...))
+}
+
+// PendingSeatsReheldNotIn applies the NotIn predicate on the "pending_seats_reheld" field.
+func PendingSeatsReheldNotIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNotIn(FieldPendingSeatsReheld, vs...))
+}
+
+// PendingSeatsReheldGT applies the GT predicate on the "pending_seats_reheld" field.
+func PendingSeatsReheldGT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGT(FieldPendingSeatsReheld, v))
+}
+
+// PendingSeatsReheldGTE applies the GTE predicate on the "pending_seats_reheld" field.
+func PendingSeatsReheldGTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGTE(FieldPendingSeatsReheld, v))
+}
+
+// PendingSeatsReheldLT applies the LT predicate on the "pending_seats_reheld" field.
+func PendingSeatsReheldLT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLT(FieldPendingSeatsReheld, v))
+}
+
+// PendingSeatsReheldLTE applies the LTE predicate on the "pending_seats_reheld" field.
+func PendingSeatsReheldLTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLTE(FieldPendingSeatsReheld, v))
 }
 
 // RefundsRetriedEQ applies the EQ predicate on the "refunds_retried" field.

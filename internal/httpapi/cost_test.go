@@ -44,8 +44,8 @@ func TestQueryCost(t *testing.T) {
 
 func TestObjectsIn(t *testing.T) {
 	for data, want := range map[string]int{
-		`{}`:                                   0,
-		`{"movie":{"id":"1"}}`:                 1,
+		`{}`:                             0,
+		`{"movie":{"id":"1"}}`:           1,
 		`{"a":[{"x":1},{"y":2}],"b":{}}`: 3,
 	} {
 		if got := objectsIn([]byte(data)); got != want {

@@ -16,9 +16,10 @@ import (
 // converge runs runReconcile as admin until a run repairs nothing (bounded).
 func (l *loadRun) converge(ctx context.Context, rep *loadReport) {
 	type report struct {
-		ExpiredCancelled, PaidSeatsFixed, HashesRebuilt, OrphanHoldsReleased, SoldOrphansReleased, LimitsRecounted int
+		ExpiredCancelled, PaidSeatsFixed, HashesRebuilt, OrphanHoldsReleased, SoldOrphansReleased, LimitsRecounted,
+		PendingSeatsReheld int
 	}
-	q := `mutation { runReconcile { expiredCancelled paidSeatsFixed hashesRebuilt orphanHoldsReleased soldOrphansReleased limitsRecounted } }`
+	q := `mutation { runReconcile { expiredCancelled paidSeatsFixed hashesRebuilt orphanHoldsReleased soldOrphansReleased limitsRecounted pendingSeatsReheld } }`
 	quiet := 0
 	for i := 0; i < 30 && ctx.Err() == nil; i++ {
 		var out struct{ RunReconcile report }

@@ -184,8 +184,9 @@ func wantState(t testing.TB, got seats.State, status seatflow.SeatStatus, token 
 }
 
 // counts of a report, for comparing whole reports.
-func counts(r *reconcile.Report) [6]int {
-	return [6]int{r.ExpiredCancelled, r.PaidSeatsFixed, r.HashesRebuilt, r.OrphanHoldsReleased, r.SoldOrphansReleased, r.LimitsRecounted}
+func counts(r *reconcile.Report) [7]int {
+	return [7]int{r.ExpiredCancelled, r.PaidSeatsFixed, r.HashesRebuilt, r.OrphanHoldsReleased, r.SoldOrphansReleased,
+		r.LimitsRecounted, r.PendingSeatsReheld}
 }
 
 // waitUntil polls cond until it holds and fails the test, naming what it waited for, once

@@ -7,13 +7,14 @@ import (
 
 // Repair kinds: the label of the repairs counter and the keys of a run's budgets.
 const (
-	kindExpired     = "expired_cancelled"
-	kindPaidSeats   = "paid_seats_fixed"
-	kindHashes      = "hashes_rebuilt"
-	kindOrphanHolds = "orphan_holds_released"
-	kindSoldOrphans = "sold_orphans_released"
-	kindLimits      = "limits_recounted"
-	kindRefunds     = "refunds_retried"
+	kindExpired      = "expired_cancelled"
+	kindPaidSeats    = "paid_seats_fixed"
+	kindHashes       = "hashes_rebuilt"
+	kindOrphanHolds  = "orphan_holds_released"
+	kindSoldOrphans  = "sold_orphans_released"
+	kindLimits       = "limits_recounted"
+	kindPendingSeats = "pending_seats_reheld"
+	kindRefunds      = "refunds_retried"
 )
 
 var (

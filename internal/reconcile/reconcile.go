@@ -155,7 +155,7 @@ func (r *Reconciler) RunOnce(ctx context.Context) (*Report, error) {
 	runCtx, cancel := context.WithTimeout(ctx, c.LockTTL)
 	defer cancel()
 	x := &run{r: r, c: c, now: c.Now(), touched: map[int]bool{}, left: map[string]int{}}
-	for _, k := range []string{kindExpired, kindPaidSeats, kindHashes, kindOrphanHolds, kindSoldOrphans, kindLimits} {
+	for _, k := range []string{kindExpired, kindPaidSeats, kindHashes, kindOrphanHolds, kindSoldOrphans, kindLimits, kindPendingSeats} {
 		x.left[k] = c.Batch
 	}
 	x.left[kindRefunds] = c.RefundBatch
@@ -180,7 +180,7 @@ func (r *Reconciler) RunOnce(ctx context.Context) (*Report, error) {
 		c.Log.Info("reconcile: repaired drift", "expiredCancelled", x.rep.ExpiredCancelled,
 			"paidSeatsFixed", x.rep.PaidSeatsFixed, "hashesRebuilt", x.rep.HashesRebuilt,
 			"orphanHoldsReleased", x.rep.OrphanHoldsReleased, "soldOrphansReleased", x.rep.SoldOrphansReleased,
-			"limitsRecounted", x.rep.LimitsRecounted, "refundsRetried", x.rep.RefundsRetried,
+			"limitsRecounted", x.rep.LimitsRecounted, "pendingSeatsReheld", x.rep.PendingSeatsReheld, "refundsRetried", x.rep.RefundsRetried,
 			"refundsOutstanding", x.rep.RefundsOutstanding, "showtimes", x.rep.ShowtimeIDs)
 	}
 	if err != nil {
@@ -230,7 +230,8 @@ func (r *Reconciler) Runs(ctx context.Context, first int) ([]*Report, error) {
 		out[i] = &Report{StartedAt: row.StartedAt, FinishedAt: &finished, ExpiredCancelled: row.ExpiredCancelled,
 			PaidSeatsFixed: row.PaidSeatsFixed, HashesRebuilt: row.HashesRebuilt, OrphanHoldsReleased: row.OrphanHoldsReleased,
 			SoldOrphansReleased: row.SoldOrphansReleased, LimitsRecounted: row.LimitsRecounted,
-			RefundsRetried: row.RefundsRetried, RefundsOutstanding: row.RefundsOutstanding, ShowtimeIDs: row.Showtimes}
+			PendingSeatsReheld: row.PendingSeatsReheld,
+			RefundsRetried:     row.RefundsRetried, RefundsOutstanding: row.RefundsOutstanding, ShowtimeIDs: row.Showtimes}
 	}
 	return out, nil
 }
@@ -240,6 +241,7 @@ func (r *Reconciler) store(ctx context.Context, rep *Report) error {
 		SetExpiredCancelled(rep.ExpiredCancelled).SetPaidSeatsFixed(rep.PaidSeatsFixed).
 		SetHashesRebuilt(rep.HashesRebuilt).SetOrphanHoldsReleased(rep.OrphanHoldsReleased).
 		SetSoldOrphansReleased(rep.SoldOrphansReleased).SetLimitsRecounted(rep.LimitsRecounted).
+		SetPendingSeatsReheld(rep.PendingSeatsReheld).
 		SetRefundsRetried(rep.RefundsRetried).SetRefundsOutstanding(rep.RefundsOutstanding).
 		SetShowtimes(rep.ShowtimeIDs).Exec(ctx)
 	if err != nil {

@@ -24,7 +24,7 @@ func TestOrphanHold(t *testing.T) {
 
 	t.Run("YoungerThanGraceUntouched", func(t *testing.T) {
 		rep := e.runOnce(t)
-		if got := counts(rep); got != [6]int{} {
+		if got := counts(rep); got != [7]int{} {
 			t.Errorf("repairs = %v, want none", got)
 		}
 		wantState(t, e.state(t, a1), seatflow.SeatHeld, "dead")
@@ -208,7 +208,7 @@ func TestSoldOrphanAndCountOff(t *testing.T) {
 	e.verify(t)
 
 	t.Run("RunStored", func(t *testing.T) {
-		if got := counts(e.runOnce(t)); got != [6]int{} {
+		if got := counts(e.runOnce(t)); got != [7]int{} {
 			t.Fatalf("second run repaired %v, want nothing", got)
 		}
 		runs, err := e.rec.Runs(ctx, 10)
@@ -254,7 +254,7 @@ func TestBacklogConverges(t *testing.T) {
 	e.clock.Advance(grace + time.Second)
 
 	const wantRuns = (2500 + batch - 1) / batch // per kind; documented on Config.Batch
-	total := [6]int{}
+	total := [7]int{}
 	runs := 0
 	for ; runs < wantRuns+2; runs++ {
 		rep := e.runOnce(t)
@@ -265,14 +265,14 @@ func TestBacklogConverges(t *testing.T) {
 			}
 			total[i] += n
 		}
-		if c == [6]int{} {
+		if c == [7]int{} {
 			break
 		}
 	}
 	if runs != wantRuns {
 		t.Errorf("runs that repaired something = %d, want %d", runs, wantRuns)
 	}
-	if want := [6]int{0, 0, 0, 2500, 2500, 50}; total != want {
+	if want := [7]int{0, 0, 0, 2500, 2500, 50}; total != want {
 		t.Errorf("total repairs = %v, want %v", total, want)
 	}
 	e.verify(t)
@@ -328,7 +328,7 @@ func TestTwoReconcilers(t *testing.T) {
 		if res.err != nil {
 			t.Fatal(res.err)
 		}
-		if got, want := counts(res.rep), [6]int{0, 1, 0, 0, 2, 1}; got != want {
+		if got, want := counts(res.rep), [7]int{0, 1, 0, 0, 2, 1, 0}; got != want {
 			t.Errorf("first run repaired %v, want %v", got, want)
 		}
 		e.verify(t)
@@ -392,7 +392,7 @@ func TestRepairsPublishDeltas(t *testing.T) {
 	}
 
 	rep := e.runOnce(t)
-	if got, want := counts(rep), [6]int{1, 1, 0, 1, 1, 2}; got != want {
+	if got, want := counts(rep), [7]int{1, 1, 0, 1, 1, 2, 0}; got != want {
 		t.Fatalf("repairs = %v, want %v", got, want)
 	}
 	e.rdb.Del(ctx, e.store.Keys.Seats(e.show))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"seatflow"
 	"seatflow/ent"
@@ -14,13 +15,14 @@ import (
 // active is what MySQL says about one hold token of a showtime: its order is pending or
 // paid and covers these seats.
 type active struct {
-	userID string
-	paid   bool
-	seats  []int
+	userID  string
+	paid    bool
+	seats   []int
+	created time.Time // the order's creation: a re-held seat is held since then
 }
 
 // showtime reconciles one showtime: repair 3 (rebuild a missing hash, under the show lock
-// InitSeats takes), then, holding the same lock, repairs 2, 4, 5 and 6 against one
+// InitSeats takes), then, holding the same lock, repairs 2, 7, 4, 5 and 6 against one
 // reading of Redis followed by one of MySQL. Redis is read first, on purpose: a seat
 // sold in Redis was paid in MySQL before, so the later MySQL read always sees that order.
 func (x *run) showtime(ctx context.Context, sh *ent.Showtime) error {
@@ -59,7 +61,7 @@ func (x *run) showtime(ctx context.Context, sh *ent.Showtime) error {
 	}
 	fixed := 0
 	for _, repair := range []func(context.Context, int, map[int]seats.State, map[string]*active) (int, error){
-		x.fixPaidSeats, x.releaseOrphanHolds, x.releaseSoldOrphans,
+		x.fixPaidSeats, x.reholdPendingSeats, x.releaseOrphanHolds, x.releaseSoldOrphans,
 	} {
 		n, err := repair(ctx, showID, states, tokens)
 		if err != nil {
@@ -113,7 +115,7 @@ func (x *run) read(ctx context.Context, showID int) (map[int]seats.State, map[st
 	for _, o := range occ {
 		a := tokens[o.Token]
 		if a == nil {
-			a = &active{userID: o.UserID, paid: o.Sold}
+			a = &active{userID: o.UserID, paid: o.Sold, created: o.HeldAt}
 			tokens[o.Token] = a
 		}
 		a.seats = append(a.seats, o.SeatID)
@@ -176,6 +178,42 @@ func (x *run) fixPaidSeats(ctx context.Context, showID int, states map[int]seats
 			x.conflict(showID, seatID, token, "taken since the reading")
 		}
 		x.done(kindPaidSeats, n, showID)
+		fixed += n
+	}
+	return fixed, nil
+}
+
+// reholdPendingSeats is repair 7: a pending order's seats that Redis shows free are held
+// for its token again (held since the order was created, as a rebuilt hash holds them),
+// and the watchers are told by the script's delta. Redis lost between holdSeats' script
+// and its order's commit leaves exactly that: a hash rebuilt from MySQL in between shows
+// the seats free, and only MySQL's unique occupancy stops a second buyer from taking them.
+// Seats another token has in Redis are left alone: that token is a hold whose order
+// cannot commit (the occupancy is taken), released by repair 4, and the next run re-holds.
+func (x *run) reholdPendingSeats(ctx context.Context, showID int, states map[int]seats.State, tokens map[string]*active) (int, error) {
+	fixed := 0
+	for _, token := range sortedKeys(tokens) {
+		a := tokens[token]
+		if a.paid {
+			continue
+		}
+		var free []int
+		for _, id := range a.seats {
+			if st, ok := states[id]; ok && st.Status == seatflow.SeatAvailable {
+				free = append(free, id)
+			}
+		}
+		free = free[:x.take(kindPendingSeats, len(free))]
+		n, others, err := x.r.Seats.Rehold(ctx, showID, token, a.userID, a.created, free)
+		if err != nil {
+			return fixed, err
+		}
+		x.left[kindPendingSeats] += len(free) - n
+		if len(others) > 0 {
+			x.c.Log.Warn("reconcile: seats of a pending order taken by another token since the reading, left for the next run",
+				"showtime", showID, "token", token, "seats", others)
+		}
+		x.done(kindPendingSeats, n, showID)
 		fixed += n
 	}
 	return fixed, nil

@@ -52,6 +52,8 @@ func (x *run) done(kind string, n, showID int) {
 		x.rep.OrphanHoldsReleased += n
 	case kindSoldOrphans:
 		x.rep.SoldOrphansReleased += n
+	case kindPendingSeats:
+		x.rep.PendingSeatsReheld += n
 	case kindLimits:
 		x.rep.LimitsRecounted += n
 	case kindRefunds:
@@ -88,7 +90,7 @@ func (x *run) expireOrders(ctx context.Context) error {
 	return nil
 }
 
-// scanShowtimes runs repairs 2–6 on ON_SALE and CLOSED showtimes from the cursor on, at
+// scanShowtimes runs repairs 2–7 on ON_SALE and CLOSED showtimes from the cursor on, at
 // most Batch showtimes, stopping at the first showtime with more drift than the budgets
 // left (the next run starts there).
 func (x *run) scanShowtimes(ctx context.Context) error {

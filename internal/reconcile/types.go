@@ -16,6 +16,9 @@ type Report struct {
 	OrphanHoldsReleased int        `json:"orphanHoldsReleased"`
 	SoldOrphansReleased int        `json:"soldOrphansReleased"`
 	LimitsRecounted     int        `json:"limitsRecounted"`
+	// PendingSeatsReheld counts seats of pending orders that Redis showed free, held for
+	// their orders again.
+	PendingSeatsReheld int `json:"pendingSeatsReheld"`
 	// RefundsRetried counts refunds the run sent: never sent (a crash, the provider
 	// unreachable), reported failed by the provider, or owed to the paid orders of a
 	// cancelled showtime.
@@ -36,5 +39,5 @@ type Report struct {
 // repaired reports whether the run changed anything (and so is stored).
 func (r *Report) repaired() bool {
 	return r.ExpiredCancelled+r.PaidSeatsFixed+r.HashesRebuilt+r.OrphanHoldsReleased+
-		r.SoldOrphansReleased+r.LimitsRecounted+r.RefundsRetried > 0
+		r.SoldOrphansReleased+r.LimitsRecounted+r.PendingSeatsReheld+r.RefundsRetried > 0
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"seatflow"
 )
@@ -116,6 +117,36 @@ func TestRepairs(t *testing.T) {
 		}
 		if n, _, _ := s.Restore(ctx, show, "paid", "u1", []int{101, 102}); n != 0 {
 			t.Errorf("second Restore changed %d seats, want 0", n)
+		}
+	})
+	t.Run("ReholdHoldsFreeSeatsOnly", func(t *testing.T) {
+		s := newStore(t, hall)
+		if err := hold(s, hall, "pending", "u1", 6, 101); err != nil {
+			t.Fatal(err)
+		}
+		if err := hold(s, hall, "other", "u2", 6, 103); err != nil {
+			t.Fatal(err)
+		}
+		before := status(t, s, 101).HeldAt
+		at := time.UnixMilli(1_700_000_000_000)
+		n, conflicts, err := s.Rehold(ctx, show, "pending", "u1", at, []int{101, 102, 103})
+		if err != nil || n != 1 || fmt.Sprint(conflicts) != "[103]" {
+			t.Fatalf("Rehold = %d, %v, %v; want 1, [103]", n, conflicts, err)
+		}
+		if got := status(t, s, 102); got.Status != seatflow.SeatHeld || got.Token != "pending" || !got.HeldAt.Equal(at) {
+			t.Errorf("seat 102 = %+v, want held by pending since %v", got, at)
+		}
+		if got := status(t, s, 101); got.Status != seatflow.SeatHeld || !got.HeldAt.Equal(before) {
+			t.Errorf("seat 101 = %+v, want still held since %v (left as it was)", got, before)
+		}
+		if got := status(t, s, 103).Token; got != "other" {
+			t.Errorf("seat 103 token = %q, want other (left alone)", got)
+		}
+		if got := limit(t, s, "u1"); got != 2 {
+			t.Errorf("u1 count = %d, want 2", got)
+		}
+		if n, _, _ := s.Rehold(ctx, show, "pending", "u1", at, []int{101, 102}); n != 0 {
+			t.Errorf("second Rehold changed %d seats, want 0", n)
 		}
 	})
 	t.Run("ReleaseOrphanWithoutUser", func(t *testing.T) {

@@ -62,11 +62,12 @@ var initScript = redis.NewScript(initSrc)
 // Returns {version string, {seat id, state, ...}}.
 var snapshotScript = redis.NewScript(snapshotSrc)
 
-// restoreScript marks a paid order's seats sold to its token again where they are free or
-// held by it; seats of other tokens are reported, not overwritten.
+// restoreScript gives an order's seats back to its token: sold to it (ARGV[3] "") where
+// they are free or held by it, or held by it since ARGV[3] ms where they are free; seats
+// of other tokens are reported, not overwritten.
 //
 // KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
-// ARGV[1] token, ARGV[2] user id, ARGV[3..] seat ids
+// ARGV[1] token, ARGV[2] user id, ARGV[3] "" or hold time in ms, ARGV[4..] seat ids
 //
 // Returns {changed count, new version or "0" (strings), conflicting seat id...}.
 var restoreScript = redis.NewScript(restoreSrc)

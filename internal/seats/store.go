@@ -232,10 +232,23 @@ func (s *Store) Release(ctx context.Context, showID int, token, userID string, s
 // user's count. It returns how many seats it changed and the ids of seats another token
 // has, which it leaves alone.
 func (s *Store) Restore(ctx context.Context, showID int, token, userID string, seatIDs []int) (int, []string, error) {
+	return s.restore(ctx, showID, token, userID, "", seatIDs)
+}
+
+// Rehold holds the free seats of a pending order for its token again, as held at heldAt
+// (the reconciler's re-hold repair: a seat hash rebuilt from MySQL before the order's
+// commit shows its seats free), adding them to the user's count. Seats the token already
+// has are left as they are. It returns how many seats it changed and the ids of seats
+// another token has, which it leaves alone.
+func (s *Store) Rehold(ctx context.Context, showID int, token, userID string, heldAt time.Time, seatIDs []int) (int, []string, error) {
+	return s.restore(ctx, showID, token, userID, strconv.FormatInt(heldAt.UnixMilli(), 10), seatIDs)
+}
+
+func (s *Store) restore(ctx context.Context, showID int, token, userID, heldAt string, seatIDs []int) (int, []string, error) {
 	if len(seatIDs) == 0 {
 		return 0, nil, nil
 	}
-	args := append([]any{token, userID}, ids(seatIDs)...)
+	args := append([]any{token, userID, heldAt}, ids(seatIDs)...)
 	res, err := s.run(ctx, restoreScript, s.showKeys(showID, true), args...).StringSlice()
 	if err != nil {
 		return 0, nil, rdb.Classify("restore seats", err)

@@ -1,28 +1,36 @@
--- restore: marks a paid order's seats sold to its token again (the reconciler's paid-seat
--- repair after a crash between the PAID commit and confirm, or a lost release race).
--- Seats that are free or held by the token become "2|TOKEN"; seats of another token are
--- left alone and reported (a conflict for a human, never silently overwritten).
+-- restore: gives an order's seats back to its token in Redis, where MySQL says the order
+-- has them: sold to a paid order's token (the reconciler's paid-seat repair after a crash
+-- between the PAID commit and confirm, or a lost release race), or held for a pending
+-- order's token (the re-hold repair: the hash was rebuilt from MySQL before the order's
+-- commit, so its seats came back free). Seats that are free or held by the token take the
+-- new state; seats of another token are left alone and reported (never silently
+-- overwritten).
 --
 -- KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
 -- ARGV[1] hold token
 -- ARGV[2] user id (seats that were free are added to the user's count)
--- ARGV[3 ..] seat ids
+-- ARGV[3] "" to sell the seats, or the hold time in ms to hold them
+-- ARGV[4 ..] seat ids
 --
 -- Returns {number of seats changed, the new version or "0" when nothing changed (both as
 -- strings), conflicting seat id, ...}.
-local token, user = ARGV[1], ARGV[2]
+local token, user, heldAt = ARGV[1], ARGV[2], ARGV[3]
 local held = '1|' .. token .. '|'
 local sold = '2|' .. token
+local target, status = sold, 'SOLD'
+if heldAt ~= '' then
+  target, status = held .. heldAt, 'HELD'
+end
 local changes, conflicts = {}, {}
 local fresh = 0
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local id = ARGV[i]
   local v = redis.call('HGET', KEYS[1], id)
-  if v == '0' or (v and string.sub(v, 1, #held) == held) then
+  if v == '0' or (status == 'SOLD' and v and string.sub(v, 1, #held) == held) then
     if v == '0' then fresh = fresh + 1 end
-    redis.call('HSET', KEYS[1], id, sold)
-    changes[#changes + 1] = {seatId = id, status = 'SOLD'}
-  elseif v ~= sold then
+    redis.call('HSET', KEYS[1], id, target)
+    changes[#changes + 1] = {seatId = id, status = status}
+  elseif v ~= sold and not (v and string.sub(v, 1, #held) == held) then
     conflicts[#conflicts + 1] = id
   end
 end
