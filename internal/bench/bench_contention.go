@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"seatflow/internal/nodeid"
 	"seatflow/internal/reconcile"
 )
 
@@ -109,8 +110,12 @@ func benchContention(ctx context.Context, b *benchEnv, w io.Writer) error {
 	wg.Wait()
 	took := time.Since(t0)
 
+	_, showKey, err := nodeid.Decode(show.ID) // the API's id names the showtime row
+	if err != nil {
+		return err
+	}
 	var sold int
-	if err := s.SQL.QueryRowContext(context.WithoutCancel(ctx), "SELECT COUNT(*) FROM seat_occupancies WHERE showtime_id = ?", show.ID).Scan(&sold); err != nil {
+	if err := s.SQL.QueryRowContext(context.WithoutCancel(ctx), "SELECT COUNT(*) FROM seat_occupancies WHERE showtime_id = ?", showKey[0]).Scan(&sold); err != nil {
 		return err
 	}
 	violations, err := reconcile.Verify(context.WithoutCancel(ctx), s.DB, s.Seats)

@@ -2,7 +2,6 @@ package booking_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -290,123 +289,6 @@ func TestExtendHold(t *testing.T) {
 	wantCode(t, err, seatflow.EORDEREXPIRED)
 }
 
-// TestExpiry: an unpaid hold expires when its TTL has passed on the clock, not a
-// millisecond before: the order is EXPIRED, its seats are free, the user's count is
-// back and nothing is left of it in MySQL's occupancy or the expiry queue. The clock
-// is moved by hand and ExpireDue called directly (TestExpiryWorker covers the worker).
-func TestExpiry(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t, 1, 8, showOpts{})
-	o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
-	queued := func() int64 { return e.rdb.ZCard(ctx, e.store.Keys.OrdersExpiry()).Val() }
-
-	t.Run("NotDueBeforeItsTTL", func(t *testing.T) {
-		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 0 {
-			t.Fatalf("ExpireDue at once = %d, %v; want 0", n, err)
-		}
-		e.clock.Advance(booking.DefaultHoldTTL - time.Millisecond)
-		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 0 {
-			t.Fatalf("ExpireDue a millisecond before the TTL = %d, %v; want 0", n, err)
-		}
-		if got := e.orderStatus(t, "u1", o.ID); got != seatflow.OrderPending {
-			t.Errorf("order = %s, want %s", got, seatflow.OrderPending)
-		}
-		if got := queued(); got != 1 {
-			t.Errorf("expiry queue has %d entries, want the order still queued", got)
-		}
-	})
-
-	t.Run("ExpiredAtItsTTL", func(t *testing.T) {
-		e.clock.Advance(time.Millisecond)
-		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 1 {
-			t.Fatalf("ExpireDue at the TTL = %d, %v; want 1", n, err)
-		}
-		if got := e.orderStatus(t, "u1", o.ID); got != seatflow.OrderExpired {
-			t.Errorf("order = %s, want %s", got, seatflow.OrderExpired)
-		}
-		for _, id := range o.SeatIDs {
-			if st := e.state(t, id); st.Status != seatflow.SeatAvailable {
-				t.Errorf("seat %d = %+v, want available", id, st)
-			}
-		}
-		if got := e.count(t, "u1"); got != 0 {
-			t.Errorf("user count = %d, want 0", got)
-		}
-		if n := e.db.SeatOccupancy.Query().CountX(ctx); n != 0 {
-			t.Errorf("occupancy rows = %d, want 0", n)
-		}
-		if got := queued(); got != 0 {
-			t.Errorf("expiry queue has %d entries, want 0", got)
-		}
-	})
-
-	t.Run("ExpiredOnce", func(t *testing.T) {
-		e.clock.Advance(time.Hour)
-		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 0 {
-			t.Fatalf("ExpireDue again = %d, %v; want 0", n, err)
-		}
-	})
-
-	t.Run("ExtendedOrderRequeued", func(t *testing.T) {
-		o := e.mustHold(t, "u2", "k1", e.seat("A", 5), e.seat("A", 6))
-		// A stale entry (as if the extension's ZADD lost to the worker's claim).
-		e.rdb.ZAdd(ctx, e.store.Keys.OrdersExpiry(), redis.Z{Score: 0, Member: fmt.Sprint(o.ID)})
-		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 0 {
-			t.Fatalf("ExpireDue = %d, %v; want 0", n, err)
-		}
-		score, err := e.rdb.ZScore(ctx, e.store.Keys.OrdersExpiry(), fmt.Sprint(o.ID)).Result()
-		if err != nil || int64(score) != o.ExpiresAt.UnixMilli() {
-			t.Errorf("requeued score = %v, %v; want %d", score, err, o.ExpiresAt.UnixMilli())
-		}
-	})
-}
-
-// TestExpiryWorker: RunExpiryWorker expires due orders at once and on every tick after,
-// and stops when its context ends. Each wait is bounded.
-func TestExpiryWorker(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t, 1, 8, showOpts{allowGaps: true})
-	first := e.mustHold(t, "u1", "k1", e.seat("A", 1))
-	e.clock.Advance(booking.DefaultHoldTTL)
-
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- e.svc.RunExpiryWorker(wctx, 10*time.Millisecond) }()
-	stopped := false
-	stop := func(t testing.TB) error {
-		t.Helper()
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(5 * time.Second):
-			t.Fatal("RunExpiryWorker still running 5 s after its context ended")
-			return nil
-		}
-	}
-	defer func() {
-		if !stopped {
-			_ = stop(t)
-		}
-	}()
-
-	t.Run("ExpiresDueOrders", func(t *testing.T) {
-		e.waitForStatus(t, "u1", first.ID, seatflow.OrderExpired)
-	})
-	t.Run("KeepsRunning", func(t *testing.T) {
-		// An order that becomes due after the worker's first pass.
-		later := e.mustHold(t, "u2", "k1", e.seat("A", 5))
-		e.clock.Advance(booking.DefaultHoldTTL)
-		e.waitForStatus(t, "u2", later.ID, seatflow.OrderExpired)
-	})
-	t.Run("StopsWithItsContext", func(t *testing.T) {
-		if err := stop(t); !errors.Is(err, context.Canceled) {
-			t.Errorf("RunExpiryWorker returned %v, want %v", err, context.Canceled)
-		}
-	})
-}
-
 func TestHoldWhoseTransactionFailsLeavesNoSeatHeld(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, 1, 8, showOpts{})
@@ -430,83 +312,6 @@ func TestHoldWhoseTransactionFailsLeavesNoSeatHeld(t *testing.T) {
 	if n := e.db.Order.Query().Where(order.UserID("u1")).CountX(ctx); n != 0 {
 		t.Errorf("u1 has %d orders, want 0", n)
 	}
-}
-
-func TestLatePayment(t *testing.T) {
-	ctx := context.Background()
-	t.Run("RescuedAfterExpiry", func(t *testing.T) {
-		e := newEnv(t, 1, 8, showOpts{})
-		o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
-		e.clock.Advance(16 * time.Minute)
-		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 1 {
-			t.Fatalf("ExpireDue = %d, %v", n, err)
-		}
-		paid, err := e.svc.PayOrder(ctx, "u1", o.ID, "late")
-		if err != nil || paid.Status != seatflow.OrderPaid || paid.RefundRequired {
-			t.Fatalf("late PayOrder = %+v, %v", paid, err)
-		}
-		for _, id := range o.SeatIDs {
-			if st := e.state(t, id); st.Status != seatflow.SeatSold || st.Token != paid.HoldToken {
-				t.Errorf("seat %d = %+v, want sold to %s", id, st, paid.HoldToken)
-			}
-		}
-		if n := e.db.SeatOccupancy.Query().Where(seatoccupancy.OrderID(o.ID)).CountX(ctx); n != 2 {
-			t.Errorf("occupancy rows = %d, want 2", n)
-		}
-		if got := e.count(t, "u1"); got != 2 {
-			t.Errorf("user count = %d, want 2", got)
-		}
-	})
-	t.Run("RescuedBeforeTheWorkerRan", func(t *testing.T) {
-		e := newEnv(t, 1, 8, showOpts{})
-		o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
-		e.clock.Advance(16 * time.Minute)
-		paid, err := e.svc.PayOrder(ctx, "u1", o.ID, "late")
-		if err != nil || paid.Status != seatflow.OrderPaid {
-			t.Fatalf("late PayOrder = %+v, %v", paid, err)
-		}
-		// The worker's claim now finds a paid order; the old token's release frees nothing.
-		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 0 {
-			t.Errorf("ExpireDue = %d, %v; want 0", n, err)
-		}
-		if _, err := e.store.Release(ctx, e.show, o.HoldToken, "u1", o.SeatIDs); err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range o.SeatIDs {
-			if st := e.state(t, id); st.Status != seatflow.SeatSold {
-				t.Errorf("seat %d = %+v, want sold", id, st)
-			}
-		}
-		if got := e.count(t, "u1"); got != 2 {
-			t.Errorf("user count = %d, want 2", got)
-		}
-	})
-	t.Run("SeatsTakenRefundRequired", func(t *testing.T) {
-		e := newEnv(t, 1, 8, showOpts{})
-		o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
-		e.clock.Advance(16 * time.Minute)
-		if n, err := e.svc.ExpireDue(ctx); err != nil || n != 1 {
-			t.Fatalf("ExpireDue = %d, %v", n, err)
-		}
-		other := e.mustHold(t, "u2", "k1", e.seat("A", 1))
-		_, err := e.svc.PayOrder(ctx, "u1", o.ID, "late")
-		wantCode(t, err, seatflow.EORDEREXPIRED)
-		got, _ := e.svc.Order(ctx, "u1", o.ID)
-		if got.Status != seatflow.OrderExpired || !got.RefundRequired {
-			t.Errorf("order = %+v, want EXPIRED with refundRequired", got)
-		}
-		if st := e.state(t, e.seat("A", 1)); st.Token != other.HoldToken {
-			t.Errorf("other buyer's seat = %+v", st)
-		}
-		if st := e.state(t, e.seat("A", 2)); st.Status != seatflow.SeatAvailable {
-			t.Errorf("seat A2 = %+v, want available (nothing half-taken)", st)
-		}
-		if got := e.count(t, "u1"); got != 0 {
-			t.Errorf("user count = %d, want 0", got)
-		}
-		_, err = e.svc.PayOrder(ctx, "u1", o.ID, "late")
-		wantCode(t, err, seatflow.EORDEREXPIRED)
-	})
 }
 
 func TestSomeoneElsesOrderIsNotFound(t *testing.T) {
@@ -561,24 +366,4 @@ func TestHoldRebuildsLostSeatMap(t *testing.T) {
 	}
 	_, err := e.hold("u4", "k4", e.seat("A", 1))
 	wantCode(t, err, seatflow.ESEATSUNAVAILABLE)
-}
-
-// TestCancelledShowtimeTakesNoPayment: once a showtime is cancelled, its pending orders
-// cannot be paid, on time or late.
-func TestCancelledShowtimeTakesNoPayment(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t, 2, 8, showOpts{})
-	onTime := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
-	late := e.mustHold(t, "u2", "k2", e.seat("B", 1), e.seat("B", 2))
-	if err := e.db.Showtime.UpdateOneID(e.show).SetStatus(seatflow.ShowtimeCancelled).Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
-	_, err := e.svc.PayOrder(ctx, "u1", onTime.ID, "p1")
-	wantCode(t, err, seatflow.EINVALIDSTATE)
-	e.clock.Advance(16 * time.Minute)
-	_, err = e.svc.PayOrder(ctx, "u2", late.ID, "p2")
-	wantCode(t, err, seatflow.EINVALIDSTATE)
-	if st := e.state(t, e.seat("A", 1)); st.Status != seatflow.SeatHeld {
-		t.Errorf("seat of the refused payment: %+v, want still held (until expiry)", st)
-	}
 }
