@@ -1,0 +1,96 @@
+package faults
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestMySQLLatency: every instance's MySQL answers 200 ms ± 100 ms late.
+func TestMySQLLatency(t *testing.T) {
+	Run(t, Scenario{Order: 1, Name: "mysql-latency", Plan: DefaultPlan(20 * time.Second),
+		Fault:   "MySQL latency 200 ms ± 100 ms on every instance",
+		Promise: "every request answered within its deadline, no INTERNAL, stores consistent",
+		Inject: func(ctx context.Context, e *Env, d time.Duration) error {
+			for _, in := range e.Instances {
+				if err := in.MySQL.Latency(200, 100); err != nil {
+					return err
+				}
+			}
+			sleep(ctx, d)
+			return nil
+		}})
+}
+
+// TestMySQLResets: every few seconds every MySQL connection is reset (TCP RST).
+func TestMySQLResets(t *testing.T) {
+	Run(t, Scenario{Order: 2, Name: "mysql-resets", Plan: DefaultPlan(20 * time.Second),
+		Fault:   "MySQL connections reset (TCP RST) for 0.3 s every 2 s on every instance",
+		Promise: "a failed request answers SERVICE_UNAVAILABLE, nothing is left half-done",
+		Inject: func(ctx context.Context, e *Env, d time.Duration) error {
+			end := time.Now().Add(d)
+			for time.Now().Before(end) && ctx.Err() == nil {
+				for _, in := range e.Instances {
+					if err := in.MySQL.Reset(); err != nil {
+						return err
+					}
+				}
+				sleep(ctx, 300*time.Millisecond)
+				if err := e.Heal(); err != nil {
+					return err
+				}
+				sleep(ctx, min(1700*time.Millisecond, time.Until(end)))
+			}
+			return nil
+		}})
+}
+
+// TestMySQLUnreachable: MySQL refuses every instance's connections; cached catalog reads
+// go on, mutations answer SERVICE_UNAVAILABLE fast.
+func TestMySQLUnreachable(t *testing.T) {
+	Run(t, Scenario{Order: 4, Name: "mysql-unreachable", Plan: DefaultPlan(15 * time.Second),
+		Fault: "MySQL unreachable from every instance (proxy down: connections refused, open ones closed)",
+		Promise: "catalog reads keep being served from the caches; mutations answer SERVICE_UNAVAILABLE fast; " +
+			"no request hangs past its deadline; nothing is left half-done",
+		Inject: func(ctx context.Context, e *Env, d time.Duration) error {
+			for _, in := range e.Instances {
+				if err := in.MySQL.Disable(); err != nil {
+					return err
+				}
+			}
+			sleep(ctx, d)
+			return nil
+		},
+		Extra: func(e *Env, w *Workload, ws []*Watcher, res *Result) {
+			samples, on, off := w.Rec.Samples()
+			var reads, readsOK, muts, mutsFast int
+			for _, s := range samples {
+				if !during(s, on, off) {
+					continue
+				}
+				switch {
+				case s.Op == OpShowtime || s.Op == OpMovies:
+					reads++
+					if s.Code == CodeOK {
+						readsOK++
+					}
+				case isMutation(s.Op):
+					muts++
+					if s.Latency < time.Second {
+						mutsFast++
+					}
+					if s.Code == CodeOK {
+						res.violate("%s answered OK while MySQL was unreachable", s.Op)
+					}
+				}
+			}
+			res.Note("catalog reads served during the outage: %d of %d", readsOK, reads)
+			res.Note("mutations answered within 1 s during the outage: %d of %d", mutsFast, muts)
+			if readsOK < reads {
+				res.violate("%d catalog reads failed while MySQL was unreachable (the caches hold them)", reads-readsOK)
+			}
+			if mutsFast < muts {
+				res.violate("%d mutations took 1 s or more to fail while MySQL was unreachable", muts-mutsFast)
+			}
+		}})
+}
