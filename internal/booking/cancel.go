@@ -27,6 +27,9 @@ func (s *Service) CancelOrder(ctx context.Context, userID string, orderID int) (
 	if o.Status != seatflow.OrderPending {
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order is %s and cannot be cancelled", o.Status)
 	}
+	if err := s.seatsReachable(ctx, o.ShowtimeID); err != nil {
+		return nil, err
+	}
 	done, err := s.finish(ctx, o, seatflow.OrderCancelled)
 	if err != nil {
 		return nil, err
@@ -113,4 +116,14 @@ func (s *Service) releaseEnded(ctx context.Context, o *ent.Order) {
 		_, _ = s.Seats.Release(ctx, o.ShowtimeID, o.HoldToken, o.UserID, ids)
 	}
 	_ = s.queue().Remove(ctx, o.ID)
+}
+
+// seatsReachable refuses a customer's pay or cancel (SERVICE_UNAVAILABLE) while the
+// instance cannot reach the seat Redis: the order would change in MySQL with its seats
+// left as they were until the reconciler repairs them (a cancelled order's seats would
+// stay held for the orphan-hold grace period). Redis may still fail after this check;
+// the reconciler covers that narrower window.
+func (s *Service) seatsReachable(ctx context.Context, showID int) error {
+	_, err := s.Seats.Version(ctx, showID)
+	return err
 }

@@ -98,6 +98,9 @@ func (s *Service) PayOrder(ctx context.Context, userID string, orderID int, paym
 	if err != nil {
 		return nil, err
 	}
+	if err := s.seatsReachable(ctx, o.ShowtimeID); err != nil {
+		return nil, err
+	}
 	paid, err := s.pay(ctx, o.ID, settlement{provider: s.Provider.Name(), reference: paymentRef,
 		amountCents: o.AmountCents, currency: o.Currency})
 	if errors.Is(err, errAlreadyPaid) {

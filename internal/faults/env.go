@@ -46,13 +46,15 @@ type Env struct {
 	Tokens  []string // customers
 	Admin   string
 	// shift moves every instance's clock (nanoseconds); scenario 8 jumps it forward.
-	shift   atomic.Int64
-	dsn     string // the database on the upstream server
-	redis   string // upstream redis URL ("" on a cluster)
-	prefix  string
-	tox     *toxiproxy.Client
-	logDir  string
-	started time.Time
+	shift  atomic.Int64
+	dsn    string // the database on the upstream server
+	redis  string // upstream redis URL ("" on a cluster)
+	prefix string
+	tox    *toxiproxy.Client
+	logDir string
+	// watchers of the run (RunOn sets them).
+	watchers []*Watcher
+	started  time.Time
 }
 
 // Instance is one in-process SeatFlow instance and its proxies.

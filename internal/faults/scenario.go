@@ -48,6 +48,7 @@ func RunOn(t *testing.T, e *Env, s Scenario) *Result {
 		}
 	}
 	ws, stopWatchers := StartWatchers(ctx, e, e.Plan.WatchersPerInstance)
+	e.watchers = ws
 	defer stopWatchers()
 	if !allLive(ws) {
 		t.Fatalf("watchers did not subscribe before the workload")
@@ -94,3 +95,6 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-time.After(d):
 	}
 }
+
+// watchersOf returns the watchers of e's run.
+func watchersOf(e *Env) []*Watcher { return e.watchers }

@@ -43,7 +43,7 @@ func StartWatchers(ctx context.Context, e *Env, per int) (ws []*Watcher, stop fu
 	var wg sync.WaitGroup
 	for _, in := range e.Instances {
 		for range per {
-			w := &Watcher{env: e, first: in.Index, seats: map[string]string{}}
+			w := &Watcher{env: e, first: in.Index, instance: in.Index, seats: map[string]string{}}
 			ws = append(ws, w)
 			wg.Add(1)
 			go func() { defer wg.Done(); w.run(ctx) }()
@@ -64,6 +64,9 @@ func allLive(ws []*Watcher) bool {
 	}
 	return true
 }
+
+// On is the instance the watcher is (or was last) subscribed to.
+func (w *Watcher) On() int { w.mu.Lock(); defer w.mu.Unlock(); return w.instance }
 
 // Live reports whether the watcher is subscribed and holds a snapshot.
 func (w *Watcher) Live() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.live }

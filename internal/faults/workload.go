@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -108,7 +109,9 @@ func (w *Workload) one(ctx context.Context) {
 	var pick []string
 	if roll >= 50 && roll < 80 && len(w.free) > 0 {
 		for range 1 + w.rnd.IntN(2) {
-			pick = append(pick, w.free[w.rnd.IntN(len(w.free))])
+			if id := w.free[w.rnd.IntN(len(w.free))]; !slices.Contains(pick, id) {
+				pick = append(pick, id)
+			}
 		}
 	}
 	key := fmt.Sprintf("k%d", w.rnd.Uint64())

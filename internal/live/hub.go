@@ -46,9 +46,14 @@ var errNotRunning = seatflow.Unavailable("live seat map", errors.New("the hub is
 
 // Heartbeat: every hub publishes a beat this often on keys.LiveBeat and listens to it; a
 // hub that has heard no beat for beatStale does not vouch for the versions it knows.
+// A hub that has heard no beat for beatLost takes its pub/sub connection for lost and ends
+// every watch (the client sees the subscription complete): the maps can no longer be kept
+// current, and a client that subscribes again, to an instance that reaches Redis, gets a
+// fresh snapshot instead of a map that silently stopped changing.
 const (
 	beatEvery = 250 * time.Millisecond
 	beatStale = time.Second
+	beatLost  = 3 * time.Second
 )
 
 // Options tunes a Hub.
@@ -176,10 +181,16 @@ func (h *Hub) Run(ctx context.Context) error {
 	}()
 
 	msgs := ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
+	watchdog := time.NewTicker(beatEvery)
+	defer watchdog.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-watchdog.C:
+			if last := h.lastBeat.Load(); last != 0 && time.Since(time.Unix(0, last)) > beatLost {
+				h.endWatches()
+			}
 		case m, ok := <-msgs:
 			if !ok {
 				return errors.New("live hub: pub/sub closed")
@@ -197,6 +208,24 @@ func (h *Hub) Run(ctx context.Context) error {
 				h.deliver(m.Channel, m.Payload)
 			}
 		}
+	}
+}
+
+// endWatches ends every watch of the hub (see beatLost). The shows stay subscribed: when
+// the connection is restored, a new watcher of one of them reads its snapshot at once.
+func (h *Hub) endWatches() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, s := range h.shows {
+		for w := range s.watchers {
+			h.closeWatcher(w)
+			n++
+		}
+	}
+	if n > 0 {
+		h.log.Warn("live: no heartbeat heard from Redis; ended every seat-map watch so clients resubscribe",
+			"watches", n, "silent", time.Since(time.Unix(0, h.lastBeat.Load())).Round(time.Millisecond))
 	}
 }
 
