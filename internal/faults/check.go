@@ -13,9 +13,10 @@ import (
 	"seatflow/internal/reconcile"
 )
 
-// checkerGrace moves the checker's reconciler past the orphan-hold grace period, so a
-// hold no order took is released now rather than two minutes from now.
-const checkerGrace = reconcile.DefaultGrace + 5*time.Second
+// checkerGrace is the orphan-hold grace period of the checker's reconciler. The product's
+// (two minutes) covers holds on their way to MySQL; the checker runs when no request is in
+// flight, so a hold no order took is released at once rather than two minutes later.
+const checkerGrace = time.Second
 
 // Check heals nothing: it runs after the workload and the healing. It reconciles (at
 // most twice) until verify is clean, then checks every promise of the issue and returns
@@ -24,7 +25,7 @@ func Check(ctx context.Context, e *Env, w *Workload, ws []*Watcher, res *Result)
 	// Verify, and reconcile at most twice until it is clean.
 	rec := &reconcile.Reconciler{DB: e.Checker.DB, Seats: e.Checker.Seats, Orders: e.Checker.Booking, Sales: e.Checker.Sales,
 		RDB: e.Checker.Redis, Keys: e.Checker.Keys, Config: reconcile.Config{
-			Now: func() time.Time { return e.Checker.Now().Add(checkerGrace) }, Log: e.Checker.Log}}
+			Now: e.Checker.Now, Grace: checkerGrace, Log: e.Checker.Log}}
 	var vs []reconcile.Violation
 	var err error
 	for run := 0; ; run++ {
