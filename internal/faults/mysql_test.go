@@ -94,3 +94,33 @@ func TestMySQLUnreachable(t *testing.T) {
 			}
 		}})
 }
+
+// TestMySQLRestart: the MySQL server (a private one) is shut down mid-load and started
+// again.
+func TestMySQLRestart(t *testing.T) {
+	m := StartMariaDB(t)
+	var stopped, started time.Duration
+	Run(t, Scenario{Order: 3, Name: "mysql-restart", Plan: DefaultPlan(20 * time.Second),
+		Opts:    Options{MySQLServerDSN: m.ServerDSN()},
+		Fault:   "MySQL server shut down (SIGTERM) mid-load, started again after a few seconds",
+		Promise: "requests during the restart answer SERVICE_UNAVAILABLE, the instances reconnect by themselves, nothing is left half-done",
+		Inject: func(ctx context.Context, e *Env, d time.Duration) error {
+			begin := time.Now()
+			if err := m.Stop(); err != nil {
+				return err
+			}
+			stopped = time.Since(begin)
+			sleep(ctx, min(5*time.Second, d/3))
+			begin = time.Now()
+			if err := m.Start(); err != nil {
+				return err
+			}
+			started = time.Since(begin)
+			sleep(ctx, d-stopped-started-min(5*time.Second, d/3))
+			return nil
+		},
+		Extra: func(e *Env, w *Workload, ws []*Watcher, res *Result) {
+			res.Note("shutdown took %.1f s, down %.1f s, start took %.1f s", stopped.Seconds(),
+				min(5*time.Second, e.Plan.Fault/3).Seconds(), started.Seconds())
+		}})
+}
