@@ -29,7 +29,8 @@ type Plan struct {
 	Rate int
 	// WatchersPerInstance are websocket seat-map subscriptions per instance.
 	WatchersPerInstance int
-	// Deadline is each request's deadline: the client gives up one second after it.
+	// Deadline is each request's deadline: the instances' SEATFLOW_REQUEST_TIMEOUT; the
+	// client gives up one second after it.
 	Deadline time.Duration
 }
 
@@ -37,8 +38,8 @@ type Plan struct {
 func DefaultPlan(fault time.Duration) Plan {
 	if Long() {
 		return Plan{Instances: 3, Before: 5 * time.Second, Fault: fault, After: 10 * time.Second, Rate: 40,
-			WatchersPerInstance: 2, Deadline: 5 * time.Second}
+			WatchersPerInstance: 2, Deadline: 4 * time.Second}
 	}
 	return Plan{Instances: 2, Before: 2 * time.Second, Fault: min(fault, 5*time.Second), After: 3 * time.Second,
-		Rate: 25, WatchersPerInstance: 1, Deadline: 5 * time.Second}
+		Rate: 25, WatchersPerInstance: 1, Deadline: 4 * time.Second}
 }

@@ -61,38 +61,66 @@ func TestMySQLUnreachable(t *testing.T) {
 			sleep(ctx, d)
 			return nil
 		},
-		Extra: func(e *Env, w *Workload, ws []*Watcher, res *Result) {
-			samples, on, off := w.Rec.Samples()
-			var reads, readsOK, muts, mutsFast int
-			for _, s := range samples {
-				if !during(s, on, off) {
-					continue
-				}
-				switch {
-				case s.Op == OpShowtime || s.Op == OpMovies:
-					reads++
-					if s.Code == CodeOK {
-						readsOK++
-					}
-				case isMutation(s.Op):
-					muts++
-					if s.Latency < time.Second {
-						mutsFast++
-					}
-					if s.Code == CodeOK {
-						res.violate("%s answered OK while MySQL was unreachable", s.Op)
-					}
+		Extra: mysqlOutageChecks(time.Second)})
+}
+
+// TestMySQLBlackholed: MySQL stops answering every instance without closing anything
+// (packets dropped): every query waits. Requests must still end by their deadline.
+func TestMySQLBlackholed(t *testing.T) {
+	Run(t, Scenario{Order: 41, Name: "mysql-blackholed", Plan: DefaultPlan(15 * time.Second),
+		Fault: "MySQL silent to every instance (connections stay open, no byte passes either way)",
+		Promise: "catalog reads keep being served from the caches; mutations answer SERVICE_UNAVAILABLE by the " +
+			"instance's MySQL deadline; no request hangs past its deadline; nothing is left half-done",
+		Inject: func(ctx context.Context, e *Env, d time.Duration) error {
+			for _, in := range e.Instances {
+				if err := in.MySQL.Blackhole(); err != nil {
+					return err
 				}
 			}
-			res.Note("catalog reads served during the outage: %d of %d", readsOK, reads)
-			res.Note("mutations answered within 1 s during the outage: %d of %d", mutsFast, muts)
-			if readsOK < reads {
-				res.violate("%d catalog reads failed while MySQL was unreachable (the caches hold them)", reads-readsOK)
+			sleep(ctx, d)
+			return nil
+		},
+		Extra: mysqlOutageChecks(0)})
+}
+
+// mysqlOutageChecks: while MySQL is out, cached catalog reads succeed, no mutation
+// succeeds, and mutations fail within fast (0: the request deadline + 1 s).
+func mysqlOutageChecks(fast time.Duration) func(e *Env, w *Workload, ws []*Watcher, res *Result) {
+	return func(e *Env, w *Workload, ws []*Watcher, res *Result) {
+		if fast == 0 {
+			fast = e.Plan.Deadline + time.Second
+		}
+		samples, on, off := w.Rec.Samples()
+		var reads, readsOK, muts, mutsFast int
+		for _, s := range samples {
+			if !during(s, on, off) {
+				continue
 			}
-			if mutsFast < muts {
-				res.violate("%d mutations took 1 s or more to fail while MySQL was unreachable", muts-mutsFast)
+			switch {
+			case s.Op == OpShowtime || s.Op == OpMovies:
+				reads++
+				if s.Code == CodeOK {
+					readsOK++
+				}
+			case isMutation(s.Op):
+				muts++
+				if s.Latency < fast {
+					mutsFast++
+				}
+				if s.Code == CodeOK && s.Start.Add(s.Latency).Before(off) {
+					res.violate("%s answered OK while MySQL was unreachable", s.Op)
+				}
 			}
-		}})
+		}
+		res.Note("catalog reads served during the outage: %d of %d", readsOK, reads)
+		res.Note("mutations answered within %s during the outage: %d of %d", fast, mutsFast, muts)
+		if readsOK < reads {
+			res.violate("%d catalog reads failed while MySQL was unreachable (the caches hold them)", reads-readsOK)
+		}
+		if mutsFast < muts {
+			res.violate("%d mutations took %s or more to fail while MySQL was unreachable", muts-mutsFast, fast)
+		}
+	}
 }
 
 // TestMySQLRestart: the MySQL server (a private one) is shut down mid-load and started

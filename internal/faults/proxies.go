@@ -45,6 +45,18 @@ func (p *Proxy) Reset() error {
 	return err
 }
 
+// Blackhole stops every byte in both directions (toxiproxy's timeout toxic with no
+// timeout): connections stay open and silent, as behind a network partition that drops
+// packets.
+func (p *Proxy) Blackhole() error {
+	for _, stream := range []string{"upstream", "downstream"} {
+		if _, err := p.AddToxic("blackhole-"+stream, "timeout", stream, 1, toxiproxy.Attributes{"timeout": 0}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Heal removes every toxic and enables the proxy.
 func (p *Proxy) Heal() error {
 	fresh, err := p.Toxics()

@@ -66,8 +66,8 @@ func (r slotReloader) check(err error) {
 }
 
 // Classify names a failed Redis operation op and, when Redis could not be reached or
-// answer in time or answered that a Cluster is failing over (a retry may succeed), makes
-// it SERVICE_UNAVAILABLE: seat state has no
+// answer in time (a network timeout or the request's deadline) or answered that a Cluster
+// is failing over (a retry may succeed), makes it SERVICE_UNAVAILABLE: seat state has no
 // other source, so a caller must not guess. Errors Redis itself returned (a script bug),
 // cancellations by the caller and redis.Nil stay as they are; nil is nil.
 func Classify(op string, err error) error {
@@ -77,7 +77,7 @@ func Classify(op string, err error) error {
 		return nil
 	case errors.As(err, &rerr) && transient(rerr):
 		return seatflow.Unavailable(op, err)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.As(err, &rerr):
+	case errors.Is(err, context.Canceled), errors.As(err, &rerr):
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	return seatflow.Unavailable(op, err)

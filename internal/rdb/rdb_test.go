@@ -1,7 +1,9 @@
 package rdb
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -29,6 +31,8 @@ func TestClassify(t *testing.T) {
 		{"MovedPastTheRedirectLimit", redisError("MOVED 3077 127.0.0.1:7201"), seatflow.EUNAVAILABLE},
 		{"Loading", redisError("LOADING Redis is loading the dataset in memory"), seatflow.EUNAVAILABLE},
 		{"ScriptBugStaysInternal", redisError("ERR user_script:1: Script attempted to access nonexistent global variable"), seatflow.EINTERNAL},
+		{"Deadline", fmt.Errorf("read: %w", context.DeadlineExceeded), seatflow.EUNAVAILABLE},
+		{"CancelledByTheCaller", context.Canceled, seatflow.EINTERNAL},
 		{"ConnectionRefused", errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), seatflow.EUNAVAILABLE},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
