@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"seatflow"
 	"seatflow/ent"
@@ -111,7 +112,8 @@ func deleteOccupancy(ctx context.Context, tx *ent.Tx, orderID int) error {
 // releaseEnded frees the seats of an order whose end (or staff refund) is committed and
 // takes it out of the expiry queue; what fails here is the reconciler's to repair.
 func (s *Service) releaseEnded(ctx context.Context, o *ent.Order) {
-	ctx = context.WithoutCancel(ctx)
+	ctx, cancel := detach(ctx)
+	defer cancel()
 	if ids, err := s.seatIDs(ctx, o.ID); err == nil {
 		_, _ = s.Seats.Release(ctx, o.ShowtimeID, o.HoldToken, o.UserID, ids)
 	}
@@ -126,4 +128,24 @@ func (s *Service) releaseEnded(ctx context.Context, o *ent.Order) {
 func (s *Service) seatsReachable(ctx context.Context, showID int) error {
 	_, err := s.Seats.Version(ctx, showID)
 	return err
+}
+
+// detach is ctx without its cancellation but with its deadline: work that must finish
+// whatever the client does (a hold applied in Redis must reach MySQL or be released; a
+// committed payment's seats must be confirmed) still ends by the request's deadline, so a
+// store that stops answering cannot hold the request past it.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(d, dl)
+	}
+	return d, func() {}
+}
+
+// cleanupTimeout bounds the clean-up after a failed step (releasing seats just held),
+// which runs even when the request's deadline has passed.
+const cleanupTimeout = 3 * time.Second
+
+func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 }

@@ -168,7 +168,8 @@ func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow
 // afterPaid marks a paid order's seats sold. The payment is committed, so a Redis failure
 // here is not the customer's: the reconciler's paid-seat repair finishes the job.
 func (s *Service) afterPaid(ctx context.Context, orderID, showID int, token string) (*seatflow.Order, error) {
-	ctx = context.WithoutCancel(ctx) // the payment is committed: finish whatever the client does
+	ctx, cancel := detach(ctx) // the payment is committed: finish whatever the client does
+	defer cancel()
 	o, err := s.reload(ctx, orderID)
 	if err != nil {
 		return nil, err
@@ -206,7 +207,8 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 		return nil, err
 	}
 	token := uuid.NewString()
-	ctx = context.WithoutCancel(ctx) // a re-hold applied in Redis must reach MySQL or be released
+	ctx, cancel := detach(ctx) // a re-hold applied in Redis must reach MySQL or be released
+	defer cancel()
 	held := false
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		if err := p.claimIn(ctx, tx); err != nil {

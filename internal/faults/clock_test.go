@@ -29,6 +29,7 @@ func TestClockSkew(t *testing.T) {
 			// Holds made before the fault are due a few seconds from now, those of its
 			// first seconds as it goes on (time runs 3× fast).
 			e.Shift(e.Opts.HoldTTL - 5*time.Second)
+			e.Applied()
 			end := time.Now().Add(d)
 			for time.Now().Before(end) && ctx.Err() == nil {
 				sleep(ctx, time.Second)

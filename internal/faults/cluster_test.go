@@ -64,6 +64,7 @@ func TestRedisClusterFailover(t *testing.T) {
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				return fmt.Errorf("kill %s (pid %d): %w", killed, pid, err)
 			}
+			e.Applied()
 			t.Logf("killed master %s (pid %d)", killed, pid)
 			if promotedAt, err = waitPromotion(ctx, nodes, killed, d+30*time.Second); err != nil {
 				return err

@@ -52,6 +52,7 @@ type Env struct {
 	prefix string
 	tox    *toxiproxy.Client
 	logDir string
+	rec    *Recorder // the run's recorder (RunOn sets it)
 	// watchers of the run (RunOn sets them).
 	watchers []*Watcher
 	started  time.Time

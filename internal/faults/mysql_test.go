@@ -17,6 +17,7 @@ func TestMySQLLatency(t *testing.T) {
 					return err
 				}
 			}
+			e.Applied()
 			sleep(ctx, d)
 			return nil
 		}})
@@ -58,6 +59,7 @@ func TestMySQLUnreachable(t *testing.T) {
 					return err
 				}
 			}
+			e.Applied()
 			sleep(ctx, d)
 			return nil
 		},
@@ -77,6 +79,7 @@ func TestMySQLBlackholed(t *testing.T) {
 					return err
 				}
 			}
+			e.Applied()
 			sleep(ctx, d)
 			return nil
 		},
@@ -138,6 +141,7 @@ func TestMySQLRestart(t *testing.T) {
 				return err
 			}
 			stopped = time.Since(begin)
+			e.Applied()
 			sleep(ctx, min(5*time.Second, d/3))
 			begin = time.Now()
 			if err := m.Start(); err != nil {

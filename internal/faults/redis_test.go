@@ -17,6 +17,7 @@ func TestRedisLatency(t *testing.T) {
 					return err
 				}
 			}
+			e.Applied()
 			sleep(ctx, d)
 			return nil
 		}})
@@ -39,6 +40,7 @@ func TestRedisCutFromOneInstance(t *testing.T) {
 			if err := e.Instances[0].Redis.Disable(); err != nil {
 				return err
 			}
+			e.Applied()
 			sleep(ctx, d)
 			return nil
 		},

@@ -57,7 +57,8 @@ func RunOn(t *testing.T, e *Env, s Scenario) *Result {
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(ctx, p.Before+p.Fault+p.After) }()
 	time.Sleep(p.Before)
-	w.Rec.FaultOn()
+	e.rec = w.Rec
+	w.Rec.FaultOn() // again when the Inject says the fault is in place (Env.Applied)
 	t.Logf("fault on: %s", s.Fault)
 	if err := s.Inject(ctx, e, p.Fault); err != nil {
 		res.violate("inject the fault: %v", err)
@@ -98,3 +99,12 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // watchersOf returns the watchers of e's run.
 func watchersOf(e *Env) []*Watcher { return e.watchers }
+
+// Applied marks the moment the fault is in place: an Inject calls it once it has changed
+// every proxy or server, so that requests sent while it was being set up do not count as
+// sent during the fault.
+func (e *Env) Applied() {
+	if e.rec != nil {
+		e.rec.FaultOn()
+	}
+}
