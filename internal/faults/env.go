@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -55,7 +56,9 @@ type Env struct {
 	rec    *Recorder // the run's recorder (RunOn sets it)
 	// watchers of the run (RunOn sets them).
 	watchers []*Watcher
-	started  time.Time
+	// versions is the real seat-map version over time, polled from Redis during the run.
+	versionsMu sync.Mutex
+	versions   []versionAt
 }
 
 // Instance is one in-process SeatFlow instance and its proxies.
@@ -241,4 +244,44 @@ func (e *Env) Heal() error {
 		}
 	}
 	return nil
+}
+
+type versionAt struct {
+	at time.Time
+	v  int
+}
+
+// pollVersions records the real seat-map version every 20 ms until ctx ends.
+func (e *Env) pollVersions(ctx context.Context) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		v, err := e.Checker.Seats.Version(rctx, e.Show.ID)
+		cancel()
+		if err == nil {
+			e.versionsMu.Lock()
+			e.versions = append(e.versions, versionAt{time.Now(), v})
+			e.versionsMu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// VersionAt is the real seat-map version last polled at or before t (false: none yet).
+func (e *Env) VersionAt(t time.Time) (int, bool) {
+	e.versionsMu.Lock()
+	defer e.versionsMu.Unlock()
+	v, ok := 0, false
+	for _, x := range e.versions {
+		if x.at.After(t) {
+			break
+		}
+		v, ok = x.v, true
+	}
+	return v, ok
 }

@@ -22,6 +22,8 @@ type Sample struct {
 	Start    time.Time
 	Latency  time.Duration
 	Code     string
+	// Version is the version of a seat map answered OK (0 otherwise).
+	Version int
 }
 
 // Recorder keeps every request's sample and the fault's window.

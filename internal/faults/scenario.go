@@ -53,6 +53,9 @@ func RunOn(t *testing.T, e *Env, s Scenario) *Result {
 	if !allLive(ws) {
 		t.Fatalf("watchers did not subscribe before the workload")
 	}
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	polled := make(chan struct{})
+	go func() { defer close(polled); e.pollVersions(pollCtx) }()
 	p := e.Plan
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(ctx, p.Before+p.Fault+p.After) }()
@@ -69,6 +72,8 @@ func RunOn(t *testing.T, e *Env, s Scenario) *Result {
 	w.Rec.FaultOff()
 	t.Logf("fault healed")
 	<-done
+	stopPoll()
+	<-polled
 	res.measure(w.Rec)
 	Check(ctx, e, w, ws, res)
 	if s.Extra != nil {

@@ -121,13 +121,14 @@ func (w *Workload) one(ctx context.Context) {
 	case roll < 30:
 		var out struct {
 			SeatMap struct {
-				Seats []struct {
+				Version int
+				Seats   []struct {
 					Seat   struct{ ID string }
 					Status string
 				}
 			}
 		}
-		if w.send(ctx, in, OpSeatMap, "", qSeatMap, map[string]any{"id": show}, &out) == CodeOK {
+		if w.send(ctx, in, OpSeatMap, "", qSeatMap, map[string]any{"id": show}, &out, func(s *Sample) { s.Version = out.SeatMap.Version }) == CodeOK {
 			var free []string
 			for _, s := range out.SeatMap.Seats {
 				if s.Status == "AVAILABLE" {
@@ -188,12 +189,19 @@ type gqlAnswer struct {
 }
 
 // send posts one GraphQL request to in, records it and returns its code (OK, the first
-// error's extensions.code, or one of the recorder's own codes).
-func (w *Workload) send(ctx context.Context, in *Instance, op, token, query string, vars map[string]any, dst any) string {
+// error's extensions.code, or one of the recorder's own codes). The note functions add
+// what an OK answer said to its sample.
+func (w *Workload) send(ctx context.Context, in *Instance, op, token, query string, vars map[string]any, dst any, note ...func(*Sample)) string {
 	code := CodeOK
 	start := time.Now()
 	defer func() {
-		w.Rec.add(Sample{Op: op, Instance: in.Index, Start: start, Latency: time.Since(start), Code: code})
+		s := Sample{Op: op, Instance: in.Index, Start: start, Latency: time.Since(start), Code: code}
+		if code == CodeOK {
+			for _, f := range note {
+				f(&s)
+			}
+		}
+		w.Rec.add(s)
 	}()
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.URL+"/query", bytes.NewReader(body))

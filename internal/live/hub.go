@@ -74,8 +74,11 @@ type Hub struct {
 	buffer int
 	log    *slog.Logger
 
-	lastBeat  atomic.Int64 // unix ns of the last heartbeat heard on the pub/sub connection
-	snapshots coalesce.Group[int, *seatflow.SeatMapEvent]
+	lastBeat atomic.Int64 // unix ns of the last heartbeat heard on the pub/sub connection
+	// beatFailed is the unix ns of the last heartbeat this hub could not publish: Redis
+	// refused it, so the hub stops vouching at once instead of beatStale later.
+	beatFailed atomic.Int64
+	snapshots  coalesce.Group[int, *seatflow.SeatMapEvent]
 
 	started chan struct{} // closed when Run has opened the pub/sub connection
 	done    chan struct{} // closed when Run has ended: every watcher ends too
@@ -390,7 +393,9 @@ func (h *Hub) beat(ctx context.Context, channel string) {
 	t := time.NewTicker(beatEvery)
 	defer t.Stop()
 	for {
-		_ = h.rdb.Publish(ctx, channel, "").Err()
+		if err := h.rdb.Publish(ctx, channel, "").Err(); err != nil && ctx.Err() == nil {
+			h.beatFailed.Store(time.Now().UnixNano())
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -402,10 +407,11 @@ func (h *Hub) beat(ctx context.Context, channel string) {
 // Version returns showID's seat-map version as this hub knows it, and whether it can
 // vouch for it: only while the show has a watcher whose stream is in step (every delta
 // since its snapshot, none missed, not waiting for a resync) and a heartbeat was heard on
-// the pub/sub connection within beatStale, so a silently dropped connection is not taken
-// for a quiet show. Watchers in step all stand at the newest delta received.
+// the pub/sub connection within beatStale (and none failed to go out since), so a
+// dropped connection is not taken for a quiet show. Watchers in step all stand at the
+// newest delta received.
 func (h *Hub) Version(showID int) (int, bool) {
-	if time.Since(time.Unix(0, h.lastBeat.Load())) > beatStale {
+	if last := h.lastBeat.Load(); time.Since(time.Unix(0, last)) > beatStale || h.beatFailed.Load() > last {
 		return 0, false
 	}
 	h.mu.Lock()
