@@ -69,7 +69,7 @@ func TestMySQLUnreachable(t *testing.T) {
 // TestMySQLBlackholed: MySQL stops answering every instance without closing anything
 // (packets dropped): every query waits. Requests must still end by their deadline.
 func TestMySQLBlackholed(t *testing.T) {
-	Run(t, Scenario{Order: 41, Name: "mysql-blackholed", Plan: DefaultPlan(15 * time.Second),
+	Run(t, Scenario{Order: 4, Name: "mysql-blackholed", Plan: DefaultPlan(15 * time.Second),
 		Fault: "MySQL silent to every instance (connections stay open, no byte passes either way)",
 		Promise: "catalog reads keep being served from the caches; mutations answer SERVICE_UNAVAILABLE by the " +
 			"instance's MySQL deadline; no request hangs past its deadline; nothing is left half-done",

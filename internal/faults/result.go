@@ -173,6 +173,11 @@ func ReadResults(dir string) ([]*Result, error) {
 		}
 		out = append(out, &r)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Order < out[j].Order })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Order != out[j].Order {
+			return out[i].Order < out[j].Order
+		}
+		return out[i].Name > out[j].Name // 4: unreachable (refused), then blackholed (silent)
+	})
 	return out, nil
 }
