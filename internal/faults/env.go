@@ -54,6 +54,7 @@ type Env struct {
 	tox    *toxiproxy.Client
 	logDir string
 	rec    *Recorder // the run's recorder (RunOn sets it)
+	work   *Workload // the run's workload (RunOn sets it)
 	// watchers of the run (RunOn sets them).
 	watchers []*Watcher
 	// versions is the real seat-map version over time, polled from Redis during the run.

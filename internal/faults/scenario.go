@@ -18,6 +18,8 @@ type Scenario struct {
 	// Inject turns the fault on and keeps it on for d (it may change it meanwhile, e.g.
 	// reset connections every few seconds); the fault must be off when it returns.
 	Inject func(ctx context.Context, e *Env, d time.Duration) error
+	// Prepare, when set, changes the workload before it starts.
+	Prepare func(e *Env, w *Workload)
 	// Extra checks what the scenario promises beyond the common checks; it runs after the
 	// checker, with the watchers still connected.
 	Extra func(e *Env, w *Workload, ws []*Watcher, res *Result)
@@ -38,6 +40,10 @@ func RunOn(t *testing.T, e *Env, s Scenario) *Result {
 	defer cancel()
 	res := &Result{Order: s.Order, Name: s.Name, Fault: s.Fault, Promise: s.Promise, Long: Long(), Instance: len(e.Instances)}
 	w := NewWorkload(e)
+	e.work = w
+	if s.Prepare != nil {
+		s.Prepare(e, w)
+	}
 	// Warm the caches: every instance reads the catalog and the seat map once.
 	warm := NewWorkload(e)
 	for _, in := range e.Instances {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"seatflow/internal/nodeid"
@@ -59,7 +60,13 @@ type Workload struct {
 	client  *http.Client
 	next    int
 	running sync.WaitGroup
+	// holdOnly turns pays and cancels into holds: orders pile up unpaid (scenario 8 lets
+	// them reach their expiry).
+	holdOnly atomic.Bool
 }
+
+// HoldOnly stops (true) or resumes (false) paying and cancelling.
+func (w *Workload) HoldOnly(on bool) { w.holdOnly.Store(on) }
 
 // NewWorkload prepares the mix over every instance of e.
 func NewWorkload(e *Env) *Workload {
@@ -99,6 +106,9 @@ func (w *Workload) one(ctx context.Context) {
 	in := w.Targets[w.next%len(w.Targets)]
 	w.next++
 	roll := w.rnd.IntN(100)
+	if roll >= 80 && w.holdOnly.Load() {
+		roll -= 30
+	}
 	cust := w.rnd.IntN(len(w.env.Tokens))
 	var pend *heldOrder
 	if roll >= 80 && len(w.pending) > 0 { // pay or cancel a pending order
