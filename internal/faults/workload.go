@@ -42,6 +42,9 @@ type heldOrder struct {
 	id    string
 	cust  int
 	seats []string
+	// ref is the payment reference of its first pay: a retry (after SERVICE_UNAVAILABLE or
+	// no answer) sends the same one, as a client retrying the same payment would.
+	ref string
 }
 
 // Workload sends the bounded mix to the instances and records every answer.
@@ -168,7 +171,10 @@ func (w *Workload) one(ctx context.Context) {
 		return
 	case roll < 93:
 		var out struct{ PayOrder struct{ Status string } }
-		code := w.send(ctx, in, OpPay, w.env.Tokens[pend.cust], qPay, map[string]any{"id": pend.id, "ref": "fault-" + key}, &out)
+		if pend.ref == "" {
+			pend.ref = "fault-" + key
+		}
+		code := w.send(ctx, in, OpPay, w.env.Tokens[pend.cust], qPay, map[string]any{"id": pend.id, "ref": pend.ref}, &out)
 		w.settle(pend, code, out.PayOrder.Status == "PAID")
 	default:
 		code := w.send(ctx, in, OpCancel, w.env.Tokens[pend.cust], qCancel, map[string]any{"id": pend.id}, nil)

@@ -165,4 +165,22 @@ const footer = `## What the suite found and what changed
   replica was promoted**, only when the dead master came back: go-redis reloads its slot map
   only on MOVED/ASK/READONLY answers, which a client dialling a dead node never gets; the
   Cluster client now reloads it when a node cannot be reached.
+- **A paid order's seats waited for MySQL's answer.** Under a slow MySQL the request's
+  deadline could fall after the payment's commit and before its seats were marked sold;
+  the seats are now confirmed first, the order read back after.
+
+## Known limits
+
+- A silent MySQL (scenario 4's second row) fails mutations at the request's deadline, not
+  at once as a refused connection does: nothing tells the instance sooner that the server
+  is gone.
+- A payment whose COMMIT is cut by the deadline may be committed all the same (MySQL
+  decides, the client only sees SERVICE_UNAVAILABLE): its seats stay HELD until the
+  reconciler's paid-seat repair (scenario 1's repairs), and a retry of the same payment
+  answers the paid order.
+- For up to one heartbeat (250 ms) after an instance is cut from Redis it may still answer
+  a memoized seat map; scenario 6 checks that every such answer was the current version
+  when it was asked for.
+- ` + "`go test`" + ` skips scenario 7 when the failover cluster is not up (` + "`make test`" + ` and
+  ` + "`make faults`" + ` start it); ` + "`make faults`" + ` fails instead.
 `
