@@ -17,7 +17,7 @@ BENCH_OUT ?= docs/BENCHMARKS.md
 GEN_STATE = { git status --porcelain --untracked-files=all -- ent graph; git diff -- ent graph; \
 	git ls-files -z --others --exclude-standard -- ent graph | xargs -0r cat; } | sha256sum
 
-.PHONY: all run build services generate check-generated playground lint test clients bench load test-cluster cluster-up cluster-down
+.PHONY: all run build services generate check-generated playground lint test clients bench load test-cluster cluster-up cluster-down faults
 
 all: build
 
@@ -59,6 +59,8 @@ lint:
 
 test:
 	$(MAKE) --no-print-directory services
+	bash scripts/toxiproxy.sh
+	bash scripts/redis-cluster.sh failover
 	$(MAKE) --no-print-directory check-generated
 	bash scripts/playground.sh --check
 	bash scripts/chromium.sh
@@ -78,6 +80,22 @@ test-cluster:
 	$(MAKE) --no-print-directory services
 	bash scripts/redis-cluster.sh
 	SEATFLOW_TEST_REDIS_CLUSTER=$(CLUSTER_NODES) $(GO) test -race -count=1 -timeout 20m $(CLUSTER_PKGS)
+
+# The fault-injection suite's long version (internal/faults: the issue's fault durations, 3
+# instances, no race detector so latencies are the product's), then docs/RELIABILITY.md
+# rewritten from its results, whatever they show; fails when a scenario found a violation.
+# toxiproxy (127.0.0.1:8474) and the failover cluster (127.0.0.1:7201-7206) are started
+# when they are not up. The short version runs in `make test`.
+FAULTS_RESULTS ?= /tmp/seatflow-faults-results
+faults:
+	$(MAKE) --no-print-directory services
+	bash scripts/toxiproxy.sh
+	bash scripts/redis-cluster.sh failover
+	rm -rf $(FAULTS_RESULTS)
+	SEATFLOW_FAULTS=long SEATFLOW_FAULTS_RESULTS=$(FAULTS_RESULTS) $(GO) test -count=1 -timeout 30m -v ./internal/faults; \
+	status=$$?; \
+	$(GO) run ./internal/faults/cmd/reliability -results $(FAULTS_RESULTS) -out docs/RELIABILITY.md || exit 1; \
+	exit $$status
 
 # Regenerates docs/BENCHMARKS.md (the report goes to stdout; the file is replaced only on success).
 bench:

@@ -81,7 +81,14 @@ type App struct {
 // Open connects to the stores (or starts the embedded ones), migrates the schema and
 // builds the services.
 func Open(ctx context.Context, cfg *Config, log *slog.Logger) (*App, error) {
-	a := &App{Config: cfg, Log: log, Keys: keys.New(cfg.RedisPrefix), Now: time.Now}
+	return OpenWithClock(ctx, cfg, log, time.Now)
+}
+
+// OpenWithClock is Open with the clock every service of the instance reads (hold times,
+// expiry, grace periods, cache expiry): the fault-injection suite skews instances' clocks
+// against each other with it.
+func OpenWithClock(ctx context.Context, cfg *Config, log *slog.Logger, now func() time.Time) (*App, error) {
+	a := &App{Config: cfg, Log: log, Keys: keys.New(cfg.RedisPrefix), Now: now}
 	if err := a.openStores(ctx); err != nil {
 		a.Close()
 		return nil, err

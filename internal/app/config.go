@@ -50,6 +50,8 @@ type Config struct {
 	MaxTokens             int
 	MaxBodyBytes          int64
 	WriteTimeout          time.Duration
+	// RequestTimeout is the deadline of a plain request's work (0 = none).
+	RequestTimeout time.Duration
 
 	// Abuse limits (docs: Production checklist).
 	CostBudget, CostRestore                  int // points per client: at once, back per second (0 = off)
@@ -164,6 +166,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	maxBody := 0
 	num(&maxBody, "MAX_BODY_BYTES", 256<<10, "maximum request body size")
 	dur(&c.WriteTimeout, "WRITE_TIMEOUT", 30*time.Second, "time to write a response (not websockets)")
+	dur(&c.RequestTimeout, "REQUEST_TIMEOUT", 10*time.Second, "deadline of a request's work (not websockets): a store silent until then makes it SERVICE_UNAVAILABLE (0 = none)")
 	str(&c.PaymentProvider, "PAYMENT_PROVIDER", "", "stripe (real payments, confirmed by Stripe's webhook) or test (payOrder confirms at once: never in production); embedded mode defaults to test")
 	str(&c.StripeAPIKey, "STRIPE_API_KEY", "", "Stripe secret key (sk_test_… or sk_live_…) of the stripe provider")
 	str(&c.StripeWebhookSecret, "STRIPE_WEBHOOK_SECRET", "", "signing secret (whsec_…) of the webhook endpoint POST /webhooks/stripe")

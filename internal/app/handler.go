@@ -26,6 +26,7 @@ func (a *App) API() *httpapi.API {
 			MaxTokens:            a.Config.MaxTokens,
 			MaxBodyBytes:         a.Config.MaxBodyBytes,
 			WriteTimeout:         a.Config.WriteTimeout,
+			RequestTimeout:       a.Config.RequestTimeout,
 			LoaderWait:           a.Config.LoaderWait,
 			WebsocketCompression: a.Config.WSCompression,
 			MaxFields:            a.Config.MaxFields,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"seatflow"
 	"seatflow/ent"
@@ -26,6 +27,9 @@ func (s *Service) CancelOrder(ctx context.Context, userID string, orderID int) (
 	}
 	if o.Status != seatflow.OrderPending {
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order is %s and cannot be cancelled", o.Status)
+	}
+	if err := s.seatsReachable(ctx, o.ShowtimeID); err != nil {
+		return nil, err
 	}
 	done, err := s.finish(ctx, o, seatflow.OrderCancelled)
 	if err != nil {
@@ -108,9 +112,40 @@ func deleteOccupancy(ctx context.Context, tx *ent.Tx, orderID int) error {
 // releaseEnded frees the seats of an order whose end (or staff refund) is committed and
 // takes it out of the expiry queue; what fails here is the reconciler's to repair.
 func (s *Service) releaseEnded(ctx context.Context, o *ent.Order) {
-	ctx = context.WithoutCancel(ctx)
+	ctx, cancel := detach(ctx)
+	defer cancel()
 	if ids, err := s.seatIDs(ctx, o.ID); err == nil {
 		_, _ = s.Seats.Release(ctx, o.ShowtimeID, o.HoldToken, o.UserID, ids)
 	}
 	_ = s.queue().Remove(ctx, o.ID)
+}
+
+// seatsReachable refuses a customer's pay or cancel (SERVICE_UNAVAILABLE) while the
+// instance cannot reach the seat Redis: the order would change in MySQL with its seats
+// left as they were until the reconciler repairs them (a cancelled order's seats would
+// stay held for the orphan-hold grace period). Redis may still fail after this check;
+// the reconciler covers that narrower window.
+func (s *Service) seatsReachable(ctx context.Context, showID int) error {
+	_, err := s.Seats.Version(ctx, showID)
+	return err
+}
+
+// detach is ctx without its cancellation but with its deadline: work that must finish
+// whatever the client does (a hold applied in Redis must reach MySQL or be released; a
+// committed payment's seats must be confirmed) still ends by the request's deadline, so a
+// store that stops answering cannot hold the request past it.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(d, dl)
+	}
+	return d, func() {}
+}
+
+// cleanupTimeout bounds the clean-up after a failed step (releasing seats just held),
+// which runs even when the request's deadline has passed.
+const cleanupTimeout = 3 * time.Second
+
+func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 }

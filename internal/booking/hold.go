@@ -117,8 +117,9 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 	req := seats.HoldRequest{ShowtimeID: st.ID, Layout: layout, SeatIDs: in.SeatIDs, Token: token,
 		UserID: userID, Limit: st.PurchaseLimit, AllowGaps: st.AllowSeatGaps}
 	// Not cancelled with the request: a hold applied in Redis must also reach MySQL or be
-	// released below, whenever the client goes away.
-	ctx = context.WithoutCancel(ctx)
+	// released below, whenever the client goes away (but by the request's deadline).
+	ctx, cancel := detach(ctx)
+	defer cancel()
 	err = s.Seats.Hold(ctx, req)
 	if errors.Is(err, seats.ErrNoSeatMap) {
 		// The showtime is on sale but Redis lost its seats (a restart): rebuild them from
@@ -155,8 +156,11 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 		return nil
 	})
 	if err != nil {
-		// Give the seats back at once, even if the request was cancelled meanwhile.
-		_, _ = s.Seats.Release(ctx, st.ID, token, userID, in.SeatIDs)
+		// Give the seats back at once, even if the request was cancelled or its deadline
+		// passed meanwhile.
+		rctx, cancel := cleanupContext(ctx)
+		_, _ = s.Seats.Release(rctx, st.ID, token, userID, in.SeatIDs)
+		cancel()
 		if ent.IsConstraintError(err) { // the same key committed by a request whose marker expired
 			if o, _ := s.byIdempotencyKey(ctx, userID, in.IdempotencyKey); o != nil {
 				return o, nil

@@ -98,6 +98,9 @@ func (s *Service) PayOrder(ctx context.Context, userID string, orderID int, paym
 	if err != nil {
 		return nil, err
 	}
+	if err := s.seatsReachable(ctx, o.ShowtimeID); err != nil {
+		return nil, err
+	}
 	paid, err := s.pay(ctx, o.ID, settlement{provider: s.Provider.Name(), reference: paymentRef,
 		amountCents: o.AmountCents, currency: o.Currency})
 	if errors.Is(err, errAlreadyPaid) {
@@ -138,6 +141,11 @@ func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow
 		if o.Status == seatflow.OrderExpired || !o.ExpiresAt.After(now) {
 			return s.payLate(ctx, o, st, p)
 		}
+		// Read before the commit: after it, the seats are confirmed without waiting for MySQL.
+		seatIDs, err := s.seatIDs(ctx, o.ID)
+		if err != nil {
+			return nil, fmt.Errorf("pay order: %w", err)
+		}
 		err = s.withTx(ctx, func(tx *ent.Tx) error {
 			if err := p.claimIn(ctx, tx); err != nil {
 				return err
@@ -157,22 +165,21 @@ func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow
 		} else if err != nil {
 			return nil, fmt.Errorf("pay order: %w", database.Classify(err))
 		}
-		return s.afterPaid(ctx, o.ID, o.ShowtimeID, o.HoldToken)
+		return s.afterPaid(ctx, o.ID, o.ShowtimeID, o.HoldToken, seatIDs)
 	}
 	return nil, errChangedMeanwhile()
 }
 
-// afterPaid marks a paid order's seats sold. The payment is committed, so a Redis failure
-// here is not the customer's: the reconciler's paid-seat repair finishes the job.
-func (s *Service) afterPaid(ctx context.Context, orderID, showID int, token string) (*seatflow.Order, error) {
-	ctx = context.WithoutCancel(ctx) // the payment is committed: finish whatever the client does
-	o, err := s.reload(ctx, orderID)
-	if err != nil {
-		return nil, err
-	}
-	_, _ = s.Seats.Confirm(ctx, showID, token, o.SeatIDs)
+// afterPaid marks a paid order's seats sold, then reads the order back. The payment is
+// committed, so a Redis failure here is not the customer's: the reconciler's paid-seat
+// repair finishes the job. The seats go first: a MySQL slow enough to run past the
+// request's deadline costs the answer (a retry returns the paid order), not the seats.
+func (s *Service) afterPaid(ctx context.Context, orderID, showID int, token string, seatIDs []int) (*seatflow.Order, error) {
+	ctx, cancel := detach(ctx) // the payment is committed: finish whatever the client does
+	defer cancel()
+	_, _ = s.Seats.Confirm(ctx, showID, token, seatIDs)
 	_ = s.queue().Remove(ctx, orderID)
-	return o, nil
+	return s.reload(ctx, orderID)
 }
 
 func expiredErr() *seatflow.Error { return lateSeatsGone.err() }
@@ -203,7 +210,8 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 		return nil, err
 	}
 	token := uuid.NewString()
-	ctx = context.WithoutCancel(ctx) // a re-hold applied in Redis must reach MySQL or be released
+	ctx, cancel := detach(ctx) // a re-hold applied in Redis must reach MySQL or be released
+	defer cancel()
 	held := false
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		if err := p.claimIn(ctx, tx); err != nil {
@@ -256,7 +264,7 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 		}
 		return nil, fmt.Errorf("pay order late: %w", database.Classify(err))
 	}
-	return s.afterPaid(ctx, o.ID, o.ShowtimeID, token)
+	return s.afterPaid(ctx, o.ID, o.ShowtimeID, token, seatIDs)
 }
 
 // refundLate ends an order whose late payment cannot have its seats (why: taken by

@@ -34,6 +34,10 @@ type Options struct {
 	MaxTokens       int
 	MaxBodyBytes    int64
 	WriteTimeout    time.Duration
+	// RequestTimeout is the deadline of a plain request's work (websockets excluded): a
+	// store that has not answered by then makes the request SERVICE_UNAVAILABLE instead of
+	// holding it (0 = none).
+	RequestTimeout time.Duration
 	LoaderWait      time.Duration
 	// WebsocketCompression negotiates permessage-deflate on websockets.
 	WebsocketCompression bool

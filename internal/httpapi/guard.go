@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -10,12 +11,18 @@ import (
 )
 
 // guardHTTP applies what must hold before a request reaches GraphQL: the body size limit,
-// a write deadline for plain requests (websockets live long and keep their own keep-alives),
+// a write deadline and a deadline of their work (RequestTimeout) for plain requests
+// (websockets live long and keep their own keep-alives),
 // and refusal of a bearer token that is present but invalid.
 func (a *API) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") == "" {
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(a.WriteTimeout))
+			if a.RequestTimeout > 0 {
+				ctx, cancel := context.WithTimeout(r.Context(), a.RequestTimeout)
+				defer cancel()
+				r = r.WithContext(ctx)
+			}
 			if r.ContentLength > a.MaxBodyBytes {
 				writeError(w, r, http.StatusRequestEntityTooLarge, codeBadRequest,
 					fmt.Sprintf("request body is larger than %d bytes", a.MaxBodyBytes))

@@ -46,9 +46,14 @@ var errNotRunning = seatflow.Unavailable("live seat map", errors.New("the hub is
 
 // Heartbeat: every hub publishes a beat this often on keys.LiveBeat and listens to it; a
 // hub that has heard no beat for beatStale does not vouch for the versions it knows.
+// A hub that has heard no beat for beatLost takes its pub/sub connection for lost and ends
+// every watch (the client sees the subscription complete): the maps can no longer be kept
+// current, and a client that subscribes again, to an instance that reaches Redis, gets a
+// fresh snapshot instead of a map that silently stopped changing.
 const (
 	beatEvery = 250 * time.Millisecond
 	beatStale = time.Second
+	beatLost  = 3 * time.Second
 )
 
 // Options tunes a Hub.
@@ -69,8 +74,11 @@ type Hub struct {
 	buffer int
 	log    *slog.Logger
 
-	lastBeat  atomic.Int64 // unix ns of the last heartbeat heard on the pub/sub connection
-	snapshots coalesce.Group[int, *seatflow.SeatMapEvent]
+	lastBeat atomic.Int64 // unix ns of the last heartbeat heard on the pub/sub connection
+	// beatFailed is the unix ns of the last heartbeat this hub could not publish: Redis
+	// refused it, so the hub stops vouching at once instead of beatStale later.
+	beatFailed atomic.Int64
+	snapshots  coalesce.Group[int, *seatflow.SeatMapEvent]
 
 	started chan struct{} // closed when Run has opened the pub/sub connection
 	done    chan struct{} // closed when Run has ended: every watcher ends too
@@ -176,10 +184,16 @@ func (h *Hub) Run(ctx context.Context) error {
 	}()
 
 	msgs := ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
+	watchdog := time.NewTicker(beatEvery)
+	defer watchdog.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-watchdog.C:
+			if last := h.lastBeat.Load(); last != 0 && time.Since(time.Unix(0, last)) > beatLost {
+				h.endWatches()
+			}
 		case m, ok := <-msgs:
 			if !ok {
 				return errors.New("live hub: pub/sub closed")
@@ -197,6 +211,24 @@ func (h *Hub) Run(ctx context.Context) error {
 				h.deliver(m.Channel, m.Payload)
 			}
 		}
+	}
+}
+
+// endWatches ends every watch of the hub (see beatLost). The shows stay subscribed: when
+// the connection is restored, a new watcher of one of them reads its snapshot at once.
+func (h *Hub) endWatches() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, s := range h.shows {
+		for w := range s.watchers {
+			h.closeWatcher(w)
+			n++
+		}
+	}
+	if n > 0 {
+		h.log.Warn("live: no heartbeat heard from Redis; ended every seat-map watch so clients resubscribe",
+			"watches", n, "silent", time.Since(time.Unix(0, h.lastBeat.Load())).Round(time.Millisecond))
 	}
 }
 
@@ -361,7 +393,9 @@ func (h *Hub) beat(ctx context.Context, channel string) {
 	t := time.NewTicker(beatEvery)
 	defer t.Stop()
 	for {
-		_ = h.rdb.Publish(ctx, channel, "").Err()
+		if err := h.rdb.Publish(ctx, channel, "").Err(); err != nil && ctx.Err() == nil {
+			h.beatFailed.Store(time.Now().UnixNano())
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -373,10 +407,11 @@ func (h *Hub) beat(ctx context.Context, channel string) {
 // Version returns showID's seat-map version as this hub knows it, and whether it can
 // vouch for it: only while the show has a watcher whose stream is in step (every delta
 // since its snapshot, none missed, not waiting for a resync) and a heartbeat was heard on
-// the pub/sub connection within beatStale, so a silently dropped connection is not taken
-// for a quiet show. Watchers in step all stand at the newest delta received.
+// the pub/sub connection within beatStale (and none failed to go out since), so a
+// dropped connection is not taken for a quiet show. Watchers in step all stand at the
+// newest delta received.
 func (h *Hub) Version(showID int) (int, bool) {
-	if time.Since(time.Unix(0, h.lastBeat.Load())) > beatStale {
+	if last := h.lastBeat.Load(); time.Since(time.Unix(0, last)) > beatStale || h.beatFailed.Load() > last {
 		return 0, false
 	}
 	h.mu.Lock()

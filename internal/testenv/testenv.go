@@ -208,3 +208,7 @@ func DropDatabase(ctx context.Context, name string) error {
 
 // DatabaseDSN is the DSN of database name on the test MySQL server.
 func DatabaseDSN(name string) string { return dsnWithDB(MySQLServerDSN(), name) }
+
+// DatabaseDSNOn is the DSN of database name on the MySQL server serverDSN (a DSN without
+// a database, as MySQLServerDSN).
+func DatabaseDSNOn(serverDSN, name string) string { return dsnWithDB(serverDSN, name) }

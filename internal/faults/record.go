@@ -1,0 +1,69 @@
+package faults
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// Codes the recorder gives answers that carry no extensions.code of the product.
+const (
+	CodeOK        = "OK"
+	CodeTimeout   = "TIMEOUT"      // no answer within the deadline + 1 s
+	CodeTransport = "TRANSPORT"    // the connection failed
+	CodeBadAnswer = "BAD_RESPONSE" // not a GraphQL answer
+	CodeNoCode    = "NO_CODE"      // an error without extensions.code
+)
+
+// Sample is one request of the workload as the client saw it.
+type Sample struct {
+	Op       string
+	Instance int
+	Start    time.Time
+	Latency  time.Duration
+	Code     string
+	// Version is the version of a seat map answered OK (0 otherwise).
+	Version int
+}
+
+// Recorder keeps every request's sample and the fault's window.
+type Recorder struct {
+	mu       sync.Mutex
+	samples  []Sample
+	faultOn  time.Time
+	faultOff time.Time
+}
+
+func (r *Recorder) add(s Sample) {
+	r.mu.Lock()
+	r.samples = append(r.samples, s)
+	r.mu.Unlock()
+}
+
+// FaultOn marks the start of the fault, FaultOff its healing.
+func (r *Recorder) FaultOn()  { r.mu.Lock(); r.faultOn = time.Now(); r.mu.Unlock() }
+func (r *Recorder) FaultOff() { r.mu.Lock(); r.faultOff = time.Now(); r.mu.Unlock() }
+
+// Samples returns a copy of the samples and the fault's window.
+func (r *Recorder) Samples() (out []Sample, on, off time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.samples), r.faultOn, r.faultOff
+}
+
+// during reports whether s started while the fault was on.
+func during(s Sample, on, off time.Time) bool {
+	return !on.IsZero() && !s.Start.Before(on) && (off.IsZero() || s.Start.Before(off))
+}
+
+// p99 of the latencies (0 when there are none).
+func p99(ls []time.Duration) time.Duration {
+	if len(ls) == 0 {
+		return 0
+	}
+	slices.Sort(ls)
+	return ls[min(len(ls)-1, (len(ls)*99+99)/100-1)]
+}
+
+// isMutation reports whether op changes orders or seats.
+func isMutation(op string) bool { return op == OpHold || op == OpPay || op == OpCancel }

@@ -1,0 +1,214 @@
+package faults
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Watcher is a websocket client of the seat-map subscription: it keeps the map the
+// server told it (SNAPSHOT replaces it, DELTA updates it), reconnecting to the next
+// instance when its connection ends, as a client behind a load balancer would.
+type Watcher struct {
+	env   *Env
+	first int
+
+	mu        sync.Mutex
+	seats     map[string]string // seat id → status
+	version   int64
+	live      bool // subscribed and holding a snapshot of this connection
+	instance  int
+	events    []WatchEvent
+	gaps      int
+	snapshots int
+	deltas    int
+}
+
+// WatchEvent is something a watcher was told (or suffered) on an instance.
+type WatchEvent struct {
+	At       time.Time
+	Instance int
+	Kind     string // SNAPSHOT, CLOSED (the connection ended), ERROR (the subscription ended)
+}
+
+// StartWatchers connects per watchers to every instance; stop disconnects them.
+func StartWatchers(ctx context.Context, e *Env, per int) (ws []*Watcher, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, in := range e.Instances {
+		for range per {
+			w := &Watcher{env: e, first: in.Index, instance: in.Index, seats: map[string]string{}}
+			ws = append(ws, w)
+			wg.Add(1)
+			go func() { defer wg.Done(); w.run(ctx) }()
+		}
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) && !allLive(ws) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return ws, func() { cancel(); wg.Wait() }
+}
+
+func allLive(ws []*Watcher) bool {
+	for _, w := range ws {
+		if !w.Live() {
+			return false
+		}
+	}
+	return true
+}
+
+// On is the instance the watcher is (or was last) subscribed to.
+func (w *Watcher) On() int { w.mu.Lock(); defer w.mu.Unlock(); return w.instance }
+
+// Live reports whether the watcher is subscribed and holds a snapshot.
+func (w *Watcher) Live() bool { w.mu.Lock(); defer w.mu.Unlock(); return w.live }
+
+// Map returns the watcher's seat map and version.
+func (w *Watcher) Map() (map[string]string, int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.seats), w.version
+}
+
+// Events returns what the watcher was told.
+func (w *Watcher) Events() []WatchEvent {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]WatchEvent(nil), w.events...)
+}
+
+func (w *Watcher) note(in int, kind string) {
+	w.mu.Lock()
+	w.events = append(w.events, WatchEvent{At: time.Now(), Instance: in, Kind: kind})
+	if kind != "SNAPSHOT" {
+		w.live = false
+	}
+	w.mu.Unlock()
+}
+
+func (w *Watcher) run(ctx context.Context) {
+	in := w.first
+	for ctx.Err() == nil {
+		err := w.once(ctx, in)
+		if ctx.Err() != nil {
+			return
+		}
+		kind := "CLOSED"
+		if err != nil && strings.HasPrefix(err.Error(), "subscription ended") {
+			kind = "ERROR"
+		}
+		w.note(in, kind)
+		in = (in + 1) % len(w.env.Instances)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+type wsMessage struct {
+	ID      string `json:"id,omitempty"`
+	Type    string `json:"type"`
+	Payload any    `json:"payload,omitempty"`
+}
+
+type wsIncoming struct {
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+type seatMapEvent struct {
+	Data struct {
+		SeatMap struct {
+			Kind    string
+			Version int64
+			Seats   []struct {
+				Seat   struct{ ID string }
+				Status string
+			}
+		}
+	}
+}
+
+// once runs one connection to instance in until it ends.
+func (w *Watcher) once(ctx context.Context, in int) error {
+	url := "ws" + strings.TrimPrefix(w.env.Instances[in].URL, "http") + "/query"
+	dialer := websocket.Dialer{HandshakeTimeout: 5 * time.Second, Subprotocols: []string{"graphql-transport-ws"}}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	conn, _, err := dialer.DialContext(dctx, url, nil)
+	cancel()
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-done:
+		}
+		conn.Close()
+	}()
+	if err := conn.WriteJSON(wsMessage{Type: "connection_init", Payload: map[string]any{}}); err != nil {
+		return err
+	}
+	if err := conn.WriteJSON(wsMessage{ID: "1", Type: "subscribe", Payload: map[string]any{
+		"query": qWatch, "variables": map[string]any{"id": w.env.Show.GQLID}}}); err != nil {
+		return err
+	}
+	for {
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		var m wsIncoming
+		if err := conn.ReadJSON(&m); err != nil {
+			return err
+		}
+		switch m.Type {
+		case "ping":
+			if err := conn.WriteJSON(wsMessage{Type: "pong"}); err != nil {
+				return err
+			}
+		case "next":
+			var ev seatMapEvent
+			if err := json.Unmarshal(m.Payload, &ev); err != nil {
+				return err
+			}
+			w.apply(in, ev)
+		case "error", "complete":
+			return fmt.Errorf("subscription ended: %s %s", m.Type, m.Payload)
+		}
+	}
+}
+
+func (w *Watcher) apply(in int, ev seatMapEvent) {
+	sm := ev.Data.SeatMap
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch sm.Kind {
+	case "SNAPSHOT":
+		w.seats = map[string]string{}
+		w.snapshots++
+		w.live, w.instance = true, in
+		w.events = append(w.events, WatchEvent{At: time.Now(), Instance: in, Kind: "SNAPSHOT"})
+	case "DELTA":
+		w.deltas++
+		if sm.Version > w.version+1 {
+			w.gaps++
+		}
+	}
+	for _, s := range sm.Seats {
+		w.seats[s.Seat.ID] = s.Status
+	}
+	w.version = max(w.version, sm.Version)
+	if sm.Kind == "SNAPSHOT" {
+		w.version = sm.Version
+	}
+}
