@@ -53,6 +53,7 @@ type Repairs struct {
 	OrphanHoldsReleased int `json:"orphanHoldsReleased"`
 	SoldOrphansReleased int `json:"soldOrphansReleased"`
 	LimitsRecounted     int `json:"limitsRecounted"`
+	PendingSeatsReheld  int `json:"pendingSeatsReheld"`
 }
 
 func (r *Repairs) add(rep *reconcile.Report) {
@@ -62,6 +63,7 @@ func (r *Repairs) add(rep *reconcile.Report) {
 	r.OrphanHoldsReleased += rep.OrphanHoldsReleased
 	r.SoldOrphansReleased += rep.SoldOrphansReleased
 	r.LimitsRecounted += rep.LimitsRecounted
+	r.PendingSeatsReheld += rep.PendingSeatsReheld
 }
 
 // String lists the non-zero repairs ("none" when there are none).
@@ -72,7 +74,7 @@ func (r Repairs) String() string {
 		v int
 	}{{"expired", r.ExpiredCancelled}, {"paid seats fixed", r.PaidSeatsFixed}, {"hashes rebuilt", r.HashesRebuilt},
 		{"orphan holds released", r.OrphanHoldsReleased}, {"sold orphans released", r.SoldOrphansReleased},
-		{"limits recounted", r.LimitsRecounted}} {
+		{"limits recounted", r.LimitsRecounted}, {"pending seats re-held", r.PendingSeatsReheld}} {
 		if kv.v > 0 {
 			if out != "" {
 				out += ", "

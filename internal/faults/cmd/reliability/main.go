@@ -104,7 +104,7 @@ the fault-injection suite (` + "`internal/faults`" + `) measured. This file is r
 - **Instances.** Each scenario starts 3 SeatFlow instances (2 in the short version) in the
   test process, through ` + "`app.OpenWithClock`" + `: the real wiring and HTTP handler, each with an
   injectable clock (scenario 8 skews them). Each instance reaches MySQL and Redis through
-  [toxiproxy](https://github.com/Shopify/toxiproxy) proxies of its own, so a fault can hit
+  toxiproxy (`+"`github.com/Shopify/toxiproxy/v2`"+`) proxies of its own, so a fault can hit
   one instance alone (scenario 6). ` + "`scripts/toxiproxy.sh`" + ` installs and starts toxiproxy
   (API on 127.0.0.1:8474). Every scenario has a database and a Redis key prefix of its own.
 - **Workload.** A bounded mix at a fixed rate (40 requests/s in the long version, 25 in the
@@ -125,7 +125,7 @@ the fault-injection suite (` + "`internal/faults`" + `) measured. This file is r
   equal to the real map; no answer INTERNAL, without ` + "`extensions.code`" + `, not JSON, or
   later than its deadline + 1 s. Any violation fails the test.
 - **Short and long.** ` + "`go test ./internal/faults`" + ` (and so ` + "`make test`" + `) runs the short version:
-  5 s faults (9 s for the failover), about 2 minutes in all. ` + "`make faults`" + ` runs the issue's
+  5 s faults (9 s for the failover), about 2 minutes in all. ` + "`make faults`" + ` runs the full
   durations (` + "`SEATFLOW_FAULTS=long`" + `: 20 s faults, 15 s for the outages) and rewrites this
   file from the results (` + "`SEATFLOW_FAULTS_RESULTS`" + `).
 - **Stores of their own where a fault needs one.** Scenario 3 stops and starts a private
@@ -165,6 +165,10 @@ const footer = `## What the suite found and what changed
   replica was promoted**, only when the dead master came back: go-redis reloads its slot map
   only on MOVED/ASK/READONLY answers, which a client dialling a dead node never gets; the
   Cluster client now reloads it when a node cannot be reached.
+- **A hold whose seat hash Redis lost before its commit** (scenario 9): a hash rebuilt from
+  MySQL in between shows the order's seats free; only MySQL's unique occupancy stopped a
+  second sale. The reconciler's seventh repair holds the seats of a pending order that
+  Redis shows free for that order again, and the watchers get the delta.
 - **A paid order's seats waited for MySQL's answer.** Under a slow MySQL the request's
   deadline could fall after the payment's commit and before its seats were marked sold;
   the seats are now confirmed first, the order read back after.
