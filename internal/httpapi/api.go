@@ -38,7 +38,7 @@ type Options struct {
 	// store that has not answered by then makes the request SERVICE_UNAVAILABLE instead of
 	// holding it (0 = none).
 	RequestTimeout time.Duration
-	LoaderWait      time.Duration
+	LoaderWait     time.Duration
 	// WebsocketCompression negotiates permessage-deflate on websockets.
 	WebsocketCompression bool
 	// MaxFields and MaxAliases bound a document before it is validated; MaxErrors,

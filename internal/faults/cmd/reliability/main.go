@@ -104,7 +104,7 @@ the fault-injection suite (` + "`internal/faults`" + `) measured. This file is r
 - **Instances.** Each scenario starts 3 SeatFlow instances (2 in the short version) in the
   test process, through ` + "`app.OpenWithClock`" + `: the real wiring and HTTP handler, each with an
   injectable clock (scenario 8 skews them). Each instance reaches MySQL and Redis through
-  toxiproxy (`+"`github.com/Shopify/toxiproxy/v2`"+`) proxies of its own, so a fault can hit
+  toxiproxy (` + "`github.com/Shopify/toxiproxy/v2`" + `) proxies of its own, so a fault can hit
   one instance alone (scenario 6). ` + "`scripts/toxiproxy.sh`" + ` installs and starts toxiproxy
   (API on 127.0.0.1:8474). Every scenario has a database and a Redis key prefix of its own.
 - **Workload.** A bounded mix at a fixed rate (40 requests/s in the long version, 25 in the
