@@ -72,10 +72,12 @@ func RunOn(t *testing.T, e *Env, s Scenario) *Result {
 	if err := s.Inject(ctx, e, p.Fault); err != nil {
 		res.violate("inject the fault: %v", err)
 	}
+	// The fault ends when healing begins: a request held by the fault may complete while
+	// the proxies are being healed, and that is after the fault, not during it.
+	w.Rec.FaultOff()
 	if err := e.Heal(); err != nil {
 		res.violate("heal: %v", err)
 	}
-	w.Rec.FaultOff()
 	t.Logf("fault healed")
 	<-done
 	stopPoll()
