@@ -2,6 +2,7 @@ package database
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"net"
@@ -24,7 +25,8 @@ const (
 // Classify turns a database error into one a caller and a client can act on, keeping the
 // cause in the chain: a record not found is NOT_FOUND, an ent validation failure
 // BAD_USER_INPUT, and the database refusing or losing work (too many connections, a
-// lock wait timeout, a deadlock, a dropped connection, a deadline) SERVICE_UNAVAILABLE,
+// lock wait timeout, a deadlock, a dropped connection, a deadline, a transaction that its
+// deadline rolled back before the commit) SERVICE_UNAVAILABLE,
 // since a retry may succeed. Anything else, an *seatflow.Error already in the chain, and
 // nil are returned unchanged. Constraint violations stay as they are: what they mean is
 // the caller's to say (Conflict).
@@ -53,8 +55,10 @@ func unavailable(err error) bool {
 		return false
 	}
 	var ne net.Error
+	// sql.ErrTxDone from a commit: database/sql rolled the transaction back when its
+	// context ended (SeatFlow's transactions commit once).
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne)
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, sql.ErrTxDone) || errors.As(err, &ne)
 }
 
 // Conflict reports whether a write failed because another transaction has (or is

@@ -182,9 +182,11 @@ const footer = `## What the suite found and what changed
   decides, the client only sees SERVICE_UNAVAILABLE): its seats stay HELD until the
   reconciler's paid-seat repair (scenario 1's repairs), and a retry of the same payment
   answers the paid order.
-- For up to one heartbeat (250 ms) after an instance is cut from Redis it may still answer
-  a memoized seat map; scenario 6 checks that every such answer was the current version
-  when it was asked for.
+- Until an instance cut from Redis notices (its next heartbeat fails to go out, 250 ms at
+  most in practice; one second without a heartbeat heard in any case) it may still answer
+  a memoized seat map, and a write made through another instance meanwhile is not in it:
+  the map is one version or more behind, and says which version it is. Scenario 6 reports
+  such answers and fails on any stale one later than a second after the cut.
 - ` + "`go test`" + ` skips scenario 7 when the failover cluster is not up (` + "`make test`" + ` and
   ` + "`make faults`" + ` start it); ` + "`make faults`" + ` fails instead.
 `
