@@ -65,6 +65,7 @@ test:
 	bash scripts/playground.sh --check
 	bash scripts/chromium.sh
 	$(GO) test -race -count=1 -timeout 20m ./...
+	SEATFLOW_FAULTS=short $(GO) test -race -count=1 -timeout 10m ./internal/faults
 	@if [ -f scripts/fuzz.sh ]; then echo "bash scripts/fuzz.sh"; bash scripts/fuzz.sh; fi
 	bash scripts/clients.sh
 

@@ -26,6 +26,7 @@ func failoverNodes() string {
 // TestRedisClusterFailover: the master serving the showtime's slot is killed (SIGKILL);
 // its replica is promoted; the killed node is started again and rejoins as a replica.
 func TestRedisClusterFailover(t *testing.T) {
+	selected(t)
 	nodes := failoverNodes()
 	probe := redis.NewClient(&redis.Options{Addr: strings.Split(nodes, ",")[0]})
 	info, err := probe.ClusterInfo(context.Background()).Result()

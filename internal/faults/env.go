@@ -97,6 +97,7 @@ type Showtime struct {
 // NewEnv builds the world of one scenario and starts its instances.
 func NewEnv(t *testing.T, plan Plan, opts Options) *Env {
 	t.Helper()
+	selected(t)
 	if opts.MySQLServerDSN == "" {
 		opts.MySQLServerDSN = testenv.MySQLServerDSN()
 	}

@@ -6,16 +6,27 @@
 // promise. The package only observes the product through its API and its stores; it
 // changes nothing except through the API and the reconciler.
 //
-// SEATFLOW_FAULTS=long runs the issue's durations (make faults); otherwise a short
-// version runs (make test). SEATFLOW_FAULTS_RESULTS names a directory where each scenario
+// SEATFLOW_FAULTS=long runs the full durations (make faults), SEATFLOW_FAULTS=short a
+// short version (a step of make test of its own); without it every test is skipped, so
+// `go test ./...` does not run the suite beside the other packages, whose load would skew
+// the deadlines it measures. SEATFLOW_FAULTS_RESULTS names a directory where each scenario
 // writes its measurements as JSON (cmd/reliability turns them into docs/RELIABILITY.md).
 // SEATFLOW_TEST_TOXIPROXY (default 127.0.0.1:8474) is the toxiproxy API.
 package faults
 
 import (
 	"os"
+	"testing"
 	"time"
 )
+
+// selected skips the test unless SEATFLOW_FAULTS names a version of the suite.
+func selected(t *testing.T) {
+	t.Helper()
+	if v := os.Getenv("SEATFLOW_FAULTS"); v != "short" && v != "long" {
+		t.Skip("the fault-injection suite runs with SEATFLOW_FAULTS=short (make test) or long (make faults)")
+	}
+}
 
 // Long reports whether the suite runs its long version (SEATFLOW_FAULTS=long).
 func Long() bool { return os.Getenv("SEATFLOW_FAULTS") == "long" }

@@ -30,6 +30,7 @@ const mariadbd = "/usr/sbin/mariadbd"
 // test ends.
 func StartMariaDB(t *testing.T) *MariaDB {
 	t.Helper()
+	selected(t)
 	if _, err := os.Stat(mariadbd); err != nil {
 		t.Fatalf("the MySQL restart scenario needs %s (make services installs it): %v", mariadbd, err)
 	}

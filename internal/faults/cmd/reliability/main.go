@@ -124,7 +124,7 @@ the fault-injection suite (` + "`internal/faults`" + `) measured. This file is r
   the purchase limit; every order a client saw PAID still PAID; every watcher's final map
   equal to the real map; no answer INTERNAL, without ` + "`extensions.code`" + `, not JSON, or
   later than its deadline + 1 s. Any violation fails the test.
-- **Short and long.** ` + "`go test ./internal/faults`" + ` (and so ` + "`make test`" + `) runs the short version:
+- **Short and long.** ` + "`SEATFLOW_FAULTS=short go test ./internal/faults`" + ` (a step of ` + "`make test`" + ` of its own) runs the short version:
   5 s faults (9 s for the failover), about 2 minutes in all. ` + "`make faults`" + ` runs the full
   durations (` + "`SEATFLOW_FAULTS=long`" + `: 20 s faults, 15 s for the outages) and rewrites this
   file from the results (` + "`SEATFLOW_FAULTS_RESULTS`" + `).
