@@ -165,7 +165,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, serverBin string)
 
 	b := &benchEnv{}
 	*b = benchEnv{Opt: o, ServerBin: serverBin, RedisURL: testenv.RedisURL(), Prefix: testenv.RandomName("sfbench"),
-		Log:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Log:    slog.New(slog.NewTextHandler(&b.logs, &slog.HandlerOptions{Level: slog.LevelError})),
 		Secret: "bench-secret-" + testenv.RandomName("")}
 	b.NoFile = raiseNoFile(1 << 16)
 	dbName := testenv.RandomName("seatflow_bench_")
