@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"seatflow"
 	"seatflow/ent"
@@ -118,34 +117,4 @@ func (s *Service) releaseEnded(ctx context.Context, o *ent.Order) {
 		_, _ = s.Seats.Release(ctx, o.ShowtimeID, o.HoldToken, o.UserID, ids)
 	}
 	_ = s.queue().Remove(ctx, o.ID)
-}
-
-// seatsReachable refuses a customer's pay or cancel (SERVICE_UNAVAILABLE) while the
-// instance cannot reach the seat Redis: the order would change in MySQL with its seats
-// left as they were until the reconciler repairs them (a cancelled order's seats would
-// stay held for the orphan-hold grace period). Redis may still fail after this check;
-// the reconciler covers that narrower window.
-func (s *Service) seatsReachable(ctx context.Context, showID int) error {
-	_, err := s.Seats.Version(ctx, showID)
-	return err
-}
-
-// detach is ctx without its cancellation but with its deadline: work that must finish
-// whatever the client does (a hold applied in Redis must reach MySQL or be released; a
-// committed payment's seats must be confirmed) still ends by the request's deadline, so a
-// store that stops answering cannot hold the request past it.
-func detach(ctx context.Context) (context.Context, context.CancelFunc) {
-	d := context.WithoutCancel(ctx)
-	if dl, ok := ctx.Deadline(); ok {
-		return context.WithDeadline(d, dl)
-	}
-	return d, func() {}
-}
-
-// cleanupTimeout bounds the clean-up after a failed step (releasing seats just held),
-// which runs even when the request's deadline has passed.
-const cleanupTimeout = 3 * time.Second
-
-func cleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 }

@@ -66,8 +66,11 @@ func (s *Service) HoldSeats(ctx context.Context, userID string, in HoldSeatsInpu
 	if !first {
 		return s.repeated(ctx, userID, in.IdempotencyKey)
 	}
-	cleanup := context.WithoutCancel(ctx)
 	o, err := s.hold(ctx, userID, in)
+	// The marker's bookkeeping runs whatever became of the request, on a clean-up deadline
+	// of its own from here.
+	cleanup, cancel := cleanupContext(ctx)
+	defer cancel()
 	if err != nil {
 		s.forget(cleanup, userID, in.IdempotencyKey)
 		// An order with this key older than the marker's day may hold these very seats; only
