@@ -66,10 +66,21 @@ type Workload struct {
 	// holdOnly turns pays and cancels into holds: orders pile up unpaid (scenario 8 lets
 	// them reach their expiry).
 	holdOnly atomic.Bool
+	// changes is held shared by every hold, pay and cancel the workload sends, and
+	// exclusively by Alone.
+	changes sync.RWMutex
 }
 
 // HoldOnly stops (true) or resumes (false) paying and cancelling.
 func (w *Workload) HoldOnly(on bool) { w.holdOnly.Store(on) }
+
+// Alone runs f once no hold, pay or cancel of the workload is in flight, and starts none
+// until f returns (reads go on).
+func (w *Workload) Alone(f func()) {
+	w.changes.Lock()
+	defer w.changes.Unlock()
+	f()
+}
 
 // NewWorkload prepares the mix over every instance of e.
 func NewWorkload(e *Env) *Workload {
@@ -130,6 +141,10 @@ func (w *Workload) one(ctx context.Context) {
 	key := fmt.Sprintf("k%d", w.rnd.Uint64())
 	w.mu.Unlock()
 	show := w.env.Show.GQLID
+	if roll >= 50 {
+		w.changes.RLock()
+		defer w.changes.RUnlock()
+	}
 	switch {
 	case roll < 30:
 		var out struct {

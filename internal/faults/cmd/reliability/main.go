@@ -187,6 +187,11 @@ const footer = `## What the suite found and what changed
   a memoized seat map, and a write made through another instance meanwhile is not in it:
   the map is one version or more behind, and says which version it is. Scenario 6 reports
   such answers and fails on any stale one later than a second after the cut.
+- Redis losing a showtime's seats while other holds, payments or cancels are between
+  Redis and MySQL loses their purchase-limit counts too (the rebuild counts from MySQL):
+  a customer may then go over the limit by those seats. The reconciler recounts and
+  reports users over the limit for a person. Scenario 9 injects its loss while no other
+  change of the workload is in flight.
 - ` + "`go test`" + ` skips scenario 7 when the failover cluster is not up (` + "`make test`" + ` and
   ` + "`make faults`" + ` start it); ` + "`make faults`" + ` fails instead.
 `
