@@ -124,6 +124,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, serverBin string)
 			startRedis: func() error { return c.startRedis(ctx) },
 		}
 	}
+	defer run.client.CloseIdleConnections()
 	if o.Capacity {
 		steps, rep, err := run.capacity(ctx)
 		if err != nil {

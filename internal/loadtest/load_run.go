@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -45,6 +47,9 @@ type loadRun struct {
 	o    *loadOptions
 	app  *app.App
 	logf func(string, ...any)
+	// client is the generator's one HTTP client: its keep-alive connections carry over
+	// from one attack (a capacity step) to the next, as a crowd's open pages do.
+	client *http.Client
 
 	rndMu sync.Mutex
 	rnd   *rand.Rand
@@ -101,7 +106,8 @@ func newLoadRun(o *loadOptions, inst *app.App, logf func(string, ...any)) (*load
 		static: map[string][]byte{}, healthy: make([]atomic.Bool, len(o.Instances)),
 		downWin: map[string][]window{}, stats: map[string]*opStats{}, expected: map[string]int{},
 		chaosExp: map[string]int{}, failed: map[string]int{}, paid: map[string]*pendingOrder{},
-		paidSeat: map[string]string{}, runTag: strconv.FormatInt(time.Now().UnixNano(), 36)}
+		paidSeat: map[string]string{}, runTag: strconv.FormatInt(time.Now().UnixNano(), 36),
+		client: newAttackClient()}
 	for i := range l.healthy {
 		l.healthy[i].Store(true)
 	}
@@ -225,11 +231,27 @@ func (l *loadRun) startWatchers(ctx context.Context) (stop func()) {
 	}
 }
 
+// newAttackClient is the generator's HTTP/1.1 keep-alive client. Its idle connections
+// close after 90 s, before the instances' 120 s IdleTimeout would close them under a
+// request just sent (a POST is not retried: it would fail with EOF).
+func newAttackClient() *http.Client {
+	dialer := &net.Dialer{KeepAlive: 30 * time.Second}
+	return &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{
+			DialContext:         dialer.DialContext,
+			MaxIdleConnsPerHost: 1000,
+			IdleConnTimeout:     90 * time.Second,
+			ForceAttemptHTTP2:   false,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
 // attack sends the mix at rate for d and records every result (l.handle), then closes
 // the operations' metrics.
 func (l *loadRun) attack(ctx context.Context, rate int, d time.Duration) {
-	atk := vegeta.NewAttacker(vegeta.Timeout(30*time.Second), vegeta.KeepAlive(true), vegeta.Workers(32),
-		vegeta.MaxWorkers(l.o.MaxWorkers), vegeta.Connections(1000), vegeta.HTTP2(false), vegeta.Redirects(0))
+	atk := vegeta.NewAttacker(vegeta.Client(l.client), vegeta.Workers(32), vegeta.MaxWorkers(l.o.MaxWorkers))
 	began := time.Now()
 	results := atk.Attack(l.targeter, vegeta.Rate{Freq: rate, Per: time.Second}, d, "premiere")
 	progress := time.NewTicker(10 * time.Second)
