@@ -19,6 +19,7 @@ import (
 
 	"seatflow/internal/cache"
 	"seatflow/internal/keys"
+	"seatflow/internal/respcache"
 )
 
 // hotShowtimeQ is what a seat-picker page asks for: a showtime with its movie, prices and
@@ -62,32 +63,72 @@ type catalogRun struct {
 	firstErr string
 }
 
-// measure runs do from the bench's clients for the run's duration; do answers a request
-// and checks its answer.
-func measure(ctx context.Context, b *benchEnv, label string, do func(ctx context.Context, i int) error) (catalogRun, error) {
-	n, lat, errs, took := runFor(ctx, b.Opt.Clients, b.Opt.Duration, func(ctx context.Context, _, i int) error { return do(ctx, i) })
-	r := catalogRun{label: label, rps: float64(n) / took.Seconds(), lat: lat, errors: sumErrors(errs), firstErr: firstError(errs)}
-	progress("bench:   %-58s %8.0f req/s  p50 %s  p99 %s  errors %d", label, r.rps, ms(lat.pct(50)), ms(lat.pct(99)), r.errors)
-	if n == 0 {
-		return r, fmt.Errorf("%s: no successful request (%s)", label, r.firstErr)
-	}
-	return r, nil
+// catalogRounds is how many turns the read path's queries take: each runs for
+// Duration/catalogRounds at a time, every query once per round, so a host that speeds up
+// or slows down during the section weighs on every ratio alike.
+const catalogRounds = 5
+
+// probe is one query of the read-path table, timed in turns with the others.
+type probe struct {
+	label string
+	do    func(ctx context.Context, worker, i int) error
+	// around, when set, runs before (false) and after (true) each of the probe's turns.
+	around func(after bool)
+	n      int
+	lat    latencies
+	errs   map[string]int
+	took   time.Duration
 }
 
-// measureQuery posts one of bodies (in turn) to s and checks each answer has data and no
+// queryProbe posts one of bodies (in turn) to s and checks each answer has data and no
 // error.
-func measureQuery(ctx context.Context, b *benchEnv, s *benchServer, label string, bodies ...[]byte) (catalogRun, error) {
+func queryProbe(b *benchEnv, s *benchServer, label string, bodies ...[]byte) *probe {
 	want, bad := []byte(`"data"`), []byte(`"errors"`)
-	return measure(ctx, b, label, func(ctx context.Context, i int) error {
-		raw, err := s.client.post(ctx, "", bodies[i%len(bodies)])
-		if err != nil {
+	bufs := make([]bytes.Buffer, b.Opt.Clients) // one per client, reused
+	return &probe{label: label, do: func(ctx context.Context, worker, i int) error {
+		buf := &bufs[worker]
+		if err := s.client.postInto(ctx, "", bodies[i%len(bodies)], buf); err != nil {
 			return err
 		}
-		if bytes.Contains(raw, bad) || !bytes.Contains(raw, want) {
+		if raw := buf.Bytes(); bytes.Contains(raw, bad) || !bytes.Contains(raw, want) {
 			return fmt.Errorf("response with errors: %.200s", raw)
 		}
 		return nil
-	})
+	}}
+}
+
+// interleave times the probes from the bench's clients in catalogRounds turns each, and
+// returns their runs in the probes' order.
+func interleave(ctx context.Context, b *benchEnv, probes ...*probe) ([]catalogRun, error) {
+	turn := b.Opt.Duration / catalogRounds
+	for range catalogRounds {
+		for _, p := range probes {
+			if p.around != nil {
+				p.around(false)
+			}
+			n, lat, errs, took := runFor(ctx, b.Opt.Clients, turn, p.do)
+			if p.around != nil {
+				p.around(true)
+			}
+			p.n, p.lat, p.took = p.n+n, append(p.lat, lat...), p.took+took
+			if p.errs == nil {
+				p.errs = map[string]int{}
+			}
+			for k, v := range errs {
+				p.errs[k] += v
+			}
+		}
+	}
+	runs := make([]catalogRun, len(probes))
+	for i, p := range probes {
+		r := catalogRun{label: p.label, rps: float64(p.n) / p.took.Seconds(), lat: p.lat, errors: sumErrors(p.errs), firstErr: firstError(p.errs)}
+		progress("bench:   %-58s %8.0f req/s  p50 %s  p99 %s  errors %d", p.label, r.rps, ms(r.lat.pct(50)), ms(r.lat.pct(99)), r.errors)
+		if p.n == 0 {
+			return nil, fmt.Errorf("%s: no successful request (%s)", p.label, r.firstErr)
+		}
+		runs[i] = r
+	}
+	return runs, nil
 }
 
 // benchCatalog compares the read path's queries with `{ __typename }` and a bare net/http
@@ -123,6 +164,7 @@ func benchCatalog(ctx context.Context, b *benchEnv, w io.Writer) error {
 	}
 	vars := map[string]any{"id": shows[0].ID}
 	hot, light, seatMap := gqlBody(hotShowtimeQ, vars), gqlBody(lightShowtimeQ, vars), gqlBody(seatMapQ, vars)
+	seatMapUnwatched := gqlBody(seatMapQ, map[string]any{"id": shows[1].ID})
 	var varied [][]byte
 	for _, s := range shows {
 		varied = append(varied, gqlBody(lightShowtimeQ, map[string]any{"id": s.ID}))
@@ -140,7 +182,7 @@ func benchCatalog(ctx context.Context, b *benchEnv, w io.Writer) error {
 		if got := len(out.Showtime.Hall.Seats); got != catalogRows*catalogPerRow {
 			return fmt.Errorf("hot query returned %d seats, want %d", got, catalogRows*catalogPerRow)
 		}
-		for _, body := range append(varied, seatMap) {
+		for _, body := range append(varied, seatMap, seatMapUnwatched) {
 			if _, err := s.client.post(ctx, "", body); err != nil {
 				return err
 			}
@@ -153,61 +195,62 @@ func benchCatalog(ctx context.Context, b *benchEnv, w io.Writer) error {
 		}
 	}
 
-	healthz, err := measure(ctx, b, "GET /healthz (bare net/http handler)", func(ctx context.Context, _ int) error {
-		return cached.client.get(ctx, "/healthz")
-	})
-	if err != nil {
-		return err
-	}
-	typename, err := measureQuery(ctx, b, cached, "{ __typename }", gqlBody(typenameQ, nil))
-	if err != nil {
-		return err
-	}
-	respBefore := cached.Responses.Stats()
-	hotRun, err := measureQuery(ctx, b, cached, "hot showtime with its hall, response cache on", hot)
-	if err != nil {
-		return err
-	}
-	respAfter := cached.Responses.Stats()
-	lightRun, err := measureQuery(ctx, b, entity, "hot showtime (movie, hall name), response cache off", light)
-	if err != nil {
-		return err
-	}
-	before := entity.Cache.Stats()
-	variedRun, err := measureQuery(ctx, b, entity, fmt.Sprintf("same, %d showtime ids in turn", len(varied)), varied...)
-	if err != nil {
-		return err
-	}
-	after := entity.Cache.Stats()
-	entityRun, err := measureQuery(ctx, b, entity, "hot showtime with its hall, response cache off", hot)
-	if err != nil {
-		return err
-	}
+	// Two showtimes of one hall: the first has a watcher on the cached instance throughout,
+	// so its live subscription vouches for the version; the second never has one, so a
+	// read of its map asks Redis for the version.
 	watcher, err := (&fanout{}).dial(ctx, "ws"+strings.TrimPrefix(cached.URL, "http")+"/query", shows[0].ID)
 	if err != nil {
 		return fmt.Errorf("seat-map watcher: %w", err)
 	}
-	mapLive, err := measureQuery(ctx, b, cached, "seat map, memo warm, live subscription vouches", seatMap)
-	watcher.conn.Close()
+	defer watcher.conn.Close()
+
+	var respHits, respExecuted, localHits, redisHits, dbLoads int64
+	hotProbe := queryProbe(b, cached, "hot showtime with its hall, response cache on", hot)
+	var respBefore respcache.Stats
+	hotProbe.around = func(after bool) {
+		st := cached.Responses.Stats()
+		if !after {
+			respBefore = st
+			return
+		}
+		respHits += st.Hits - respBefore.Hits
+		respExecuted += st.Misses + st.Skipped - respBefore.Misses - respBefore.Skipped
+	}
+	variedProbe := queryProbe(b, entity, fmt.Sprintf("same, %d showtime ids in turn", len(varied)), varied...)
+	var before cache.Stats
+	variedProbe.around = func(after bool) {
+		st := entity.Cache.Stats()
+		if !after {
+			before = st
+			return
+		}
+		localHits += st.LocalHits - before.LocalHits
+		redisHits += st.RedisHits - before.RedisHits
+		dbLoads += st.DBLoads - before.DBLoads
+	}
+	runs, err := interleave(ctx, b,
+		&probe{label: "GET /healthz (bare net/http handler)", do: func(ctx context.Context, _, _ int) error {
+			return cached.client.get(ctx, "/healthz")
+		}},
+		queryProbe(b, cached, "{ __typename }", gqlBody(typenameQ, nil)),
+		hotProbe,
+		queryProbe(b, entity, "hot showtime (movie, hall name), response cache off", light),
+		variedProbe,
+		queryProbe(b, entity, "hot showtime with its hall, response cache off", hot),
+		queryProbe(b, cached, "seat map, memo warm, live subscription vouches", seatMap),
+		queryProbe(b, cached, "seat map, memo warm, version read from Redis", seatMapUnwatched),
+		queryProbe(b, noMemo, "seat map, rendered every read (memo off)", seatMap),
+		queryProbe(b, uncached, "hot showtime with its hall, -cache=false", hot),
+	)
 	if err != nil {
 		return err
 	}
-	mapRedis, err := measureQuery(ctx, b, cached, "seat map, memo warm, version read from Redis", seatMap)
-	if err != nil {
-		return err
-	}
-	mapRender, err := measureQuery(ctx, b, noMemo, "seat map, rendered every read (memo off)", seatMap)
-	if err != nil {
-		return err
-	}
-	noCache, err := measureQuery(ctx, b, uncached, "hot showtime with its hall, -cache=false", hot)
-	if err != nil {
-		return err
-	}
+	healthz, typename, hotRun, lightRun, variedRun, entityRun := runs[0], runs[1], runs[2], runs[3], runs[4], runs[5]
+	mapLive, mapRedis, mapRender, noCache := runs[6], runs[7], runs[8], runs[9]
 
 	fmt.Fprintf(w, "\n## 1. Read path\n\n")
-	fmt.Fprintf(w, "Queries through the real HTTP handler (`POST /query`), %d concurrent keep-alive clients for %s per run, runs one after another; each ratio is to `{ __typename }` measured in the same run (the last column to the bare `GET /healthz`). The hall has %d seats: the hot showtime response is %d bytes, the seat map %d. Loader batch window %s. Servers: as shipped (response cache and seat-map memo on), with the response cache off (one execution over the two-level entity cache per request), with the seat-map memo off, and with the catalog cache off.\n",
-		b.Opt.Clients, b.Opt.Duration, catalogRows*catalogPerRow, sizes["hot"], sizes["map"], wait)
+	fmt.Fprintf(w, "Queries through the real HTTP handler (`POST /query`), %d concurrent keep-alive clients (in the bench process, each reading every answer whole into a buffer it reuses, as load tools do) for %s per query, in %d turns: every query runs %s in each round, the rounds one after another, so a host that speeds up or slows down weighs on every query alike; each ratio is to `{ __typename }` measured in the same run (the last column to the bare `GET /healthz`). The hall has %d seats: the hot showtime response is %d bytes, the seat map %d. Loader batch window %s. Servers: as shipped (response cache and seat-map memo on), with the response cache off (one execution over the two-level entity cache per request), with the seat-map memo off, and with the catalog cache off.\n",
+		b.Opt.Clients, b.Opt.Duration, catalogRounds, b.Opt.Duration/catalogRounds, catalogRows*catalogPerRow, sizes["hot"], sizes["map"], wait)
 	row := func(label string, r catalogRun, target float64) []string {
 		ratio := r.rps / typename.rps
 		out := []string{label, fmt.Sprintf("%.0f", r.rps), ms(r.lat.pct(50)), ms(r.lat.pct(99)), fmt.Sprintf("%.2f", ratio), "", "",
@@ -225,13 +268,12 @@ func benchCatalog(ctx context.Context, b *benchEnv, w io.Writer) error {
 		row(fmt.Sprintf("the same with %d showtime ids in turn (no response-cache hits)", len(varied)), variedRun, variedTarget),
 		row("hot showtime with its hall, response cache off (diagnostic)", entityRun, 0),
 		row("seat map, version known from the instance's live subscription (memo warm)", mapLive, mapLiveTarget),
-		row("seat map, version read from Redis: one round trip (memo warm, no watcher on the instance)", mapRedis, mapTarget),
+		row("seat map, version read from Redis: one round trip (memo warm, a showtime no watcher of the instance follows)", mapRedis, mapTarget),
 		row("seat map rendered on every read: memo off (diagnostic: a map that changes between every two reads)", mapRender, 0),
 		row("hot showtime with its hall, `-cache=false` (MySQL every time)", noCache, 0),
 	})
 	fmt.Fprintf(w, "\nDuring the cached run the response cache answered %d requests and executed %d. The varied run answered %d keys from the local level, %d from Redis and sent %d to MySQL. A seat-map read renders the map from a compiled selection (no goroutine per seat, no per-field resolvers) and reuses a rendering while the showtime's version is unchanged; while a live subscription of the instance vouches for the version (a watcher in step, a heartbeat heard within a second) no Redis round trip is made at all.\n",
-		respAfter.Hits-respBefore.Hits, respAfter.Misses+respAfter.Skipped-respBefore.Misses-respBefore.Skipped,
-		after.LocalHits-before.LocalHits, after.RedisHits-before.RedisHits, after.DBLoads-before.DBLoads)
+		respHits, respExecuted, localHits, redisHits, dbLoads)
 	return nil
 }
 

@@ -68,9 +68,20 @@ func gqlBody(query string, vars map[string]any) []byte {
 
 // post sends a request body and returns the raw response.
 func (c *benchClient) post(ctx context.Context, token string, body []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := c.postInto(ctx, token, body, &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// postInto sends a request body and reads the whole response into buf, reset first: a
+// timed loop reuses its buffer, as load tools do, so a large answer costs the cores the
+// client shares with the server one copy, not a growing allocation per read.
+func (c *benchClient) postInto(ctx context.Context, token string, body []byte, buf *bytes.Buffer) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
@@ -78,10 +89,15 @@ func (c *benchClient) post(ctx context.Context, token string, body []byte) ([]by
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
-	return io.ReadAll(resp.Body)
+	buf.Reset()
+	if resp.ContentLength > 0 {
+		buf.Grow(int(resp.ContentLength))
+	}
+	_, err = buf.ReadFrom(resp.Body)
+	return err
 }
 
 // get fetches path of the server and reads the whole answer, which must be 200.
