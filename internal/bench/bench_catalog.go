@@ -72,6 +72,8 @@ const catalogRounds = 5
 type probe struct {
 	label string
 	do    func(ctx context.Context, worker, i int) error
+	// workers is how many clients run do at once; the bench's -clients when 0.
+	workers int
 	// around, when set, runs before (false) and after (true) each of the probe's turns.
 	around func(after bool)
 	n      int
@@ -97,8 +99,8 @@ func queryProbe(b *benchEnv, s *benchServer, label string, bodies ...[]byte) *pr
 	}}
 }
 
-// interleave times the probes from the bench's clients in catalogRounds turns each, and
-// returns their runs in the probes' order.
+// interleave times the probes in catalogRounds turns each, and returns their runs in the
+// probes' order.
 func interleave(ctx context.Context, b *benchEnv, probes ...*probe) ([]catalogRun, error) {
 	turn := b.Opt.Duration / catalogRounds
 	for range catalogRounds {
@@ -106,7 +108,11 @@ func interleave(ctx context.Context, b *benchEnv, probes ...*probe) ([]catalogRu
 			if p.around != nil {
 				p.around(false)
 			}
-			n, lat, errs, took := runFor(ctx, b.Opt.Clients, turn, p.do)
+			workers := p.workers
+			if workers == 0 {
+				workers = b.Opt.Clients
+			}
+			n, lat, errs, took := runFor(ctx, workers, turn, p.do)
 			if p.around != nil {
 				p.around(true)
 			}

@@ -186,7 +186,8 @@ func benchHoldSeats(ctx context.Context, b *benchEnv, w io.Writer) error {
 		return err
 	}
 	defer s.Close()
-	const rows, perRow, nShows = 20, 25, 16
+	// Enough seats that neither run runs out within its time on a fast host.
+	const rows, perRow, nShows = 20, 25, 40
 	live, err := s.createShows(ctx, nShows, rows, perRow, true, 10, true)
 	if err != nil {
 		return err
@@ -199,7 +200,7 @@ func benchHoldSeats(ctx context.Context, b *benchEnv, w io.Writer) error {
 
 	// holdSeats over HTTP: each hold is one seat for a user of its own.
 	var next atomic.Int64
-	n, lat, errs, took := runFor(ctx, holdSeatsWorkers, b.Opt.Duration, func(ctx context.Context, _, _ int) error {
+	holds := &probe{label: "holdSeats over HTTP", workers: holdSeatsWorkers, do: func(ctx context.Context, _, _ int) error {
 		i := next.Add(1) - 1
 		if i >= capacity {
 			return errBenchStop
@@ -217,9 +218,7 @@ func benchHoldSeats(ctx context.Context, b *benchEnv, w io.Writer) error {
 			return fmt.Errorf("not JSON: %.100s", raw)
 		}
 		return r.Err()
-	})
-	e2eRate := float64(n) / took.Seconds()
-	progress("bench:   holdSeats over HTTP: %.0f/s p50 %s p99 %s errors %d %s", e2eRate, ms(lat.pct(50)), ms(lat.pct(99)), sumErrors(errs), firstError(errs))
+	}}
 
 	// The same rows through the same ent client, one transaction each.
 	plainIDs := make([]int, len(plain))
@@ -230,21 +229,25 @@ func benchHoldSeats(ctx context.Context, b *benchEnv, w io.Writer) error {
 	for i, id := range plain[0].SeatIDs {
 		seatIDs[i] = databaseID(id)
 	}
-	next.Store(0)
-	pn, plat, perrs, ptook := runFor(ctx, holdSeatsWorkers, b.Opt.Duration, func(ctx context.Context, _, _ int) error {
-		i := next.Add(1) - 1
+	var nextPlain atomic.Int64
+	inserts := &probe{label: "insert+commit loop", workers: holdSeatsWorkers, do: func(ctx context.Context, _, _ int) error {
+		i := nextPlain.Add(1) - 1
 		if i >= capacity {
 			return errBenchStop
 		}
 		return insertOrderRows(ctx, s.DB, "plain-"+strconv.FormatInt(i, 10), plainIDs[i/(rows*perRow)], seatIDs[i%(rows*perRow)], "p"+strconv.FormatInt(i, 10))
-	})
-	plainRate := float64(pn) / ptook.Seconds()
-	progress("bench:   insert+commit loop: %.0f/s p50 %s p99 %s errors %d %s", plainRate, ms(plat.pct(50)), ms(plat.pct(99)), sumErrors(perrs), firstError(perrs))
+	}}
+	runs, err := interleave(ctx, b, holds, inserts)
+	if err != nil {
+		return err
+	}
+	e2eRate, lat, errs := runs[0].rps, runs[0].lat, holds.errs
+	plainRate, plat, perrs := runs[1].rps, runs[1].lat, inserts.errs
 
 	ratio := e2eRate / plainRate
 	fmt.Fprintf(w, "\n## 4. holdSeats end to end\n\n")
-	fmt.Fprintf(w, "`holdSeats` through the real HTTP handler (auth, GraphQL, showtime status from MySQL, the `hold` script, then order + order_seats + seat_occupancy in one transaction, then the expiry enqueue), %d concurrent clients for %s, one seat per hold, each hold by a user of its own (rate limit off: `-holds-per-minute 0`). Baseline: the same three rows inserted and committed in one transaction each through the same ent client and connection pool, %d goroutines for %s.\n",
-		holdSeatsWorkers, b.Opt.Duration, holdSeatsWorkers, b.Opt.Duration)
+	fmt.Fprintf(w, "`holdSeats` through the real HTTP handler (auth, GraphQL, showtime status from MySQL, the `hold` script, then order + order_seats + seat_occupancy in one transaction, then the expiry enqueue), %d concurrent clients for %s, one seat per hold, each hold by a user of its own (rate limit off: `-holds-per-minute 0`). Baseline: the same three rows inserted and committed in one transaction each through the same ent client and connection pool, %d goroutines for %s. The two take turns, %d rounds of %s each, as the read path's queries do.\n",
+		holdSeatsWorkers, b.Opt.Duration, holdSeatsWorkers, b.Opt.Duration, catalogRounds, b.Opt.Duration/catalogRounds)
 	table(w, []string{"measure", "ops/s", "p50", "p99", "ratio to insert loop", "target", "result", "errors"}, [][]string{
 		{"insert + commit loop (ent)", fmt.Sprintf("%.0f", plainRate), ms(plat.pct(50)), ms(plat.pct(99)), "1.00", "", "", errText(perrs)},
 		{"`holdSeats` over HTTP", fmt.Sprintf("%.0f", e2eRate), ms(lat.pct(50)), ms(lat.pct(99)), fmt.Sprintf("%.2f", ratio), "≥ 0.50", verdict(ratio >= holdSeatsTarget), errText(errs)},
