@@ -19,7 +19,6 @@ import (
 
 	"seatflow/internal/cache"
 	"seatflow/internal/keys"
-	"seatflow/internal/respcache"
 )
 
 // hotShowtimeQ is what a seat-picker page asks for: a showtime with its movie, prices and
@@ -74,12 +73,9 @@ type probe struct {
 	do    func(ctx context.Context, worker, i int) error
 	// workers is how many clients run do at once; the bench's -clients when 0.
 	workers int
-	// around, when set, runs before (false) and after (true) each of the probe's turns.
-	around func(after bool)
-	n      int
-	lat    latencies
-	errs   map[string]int
-	took   time.Duration
+	// turn, when set, runs before each of the probe's turns; the function it returns runs
+	// after it (counters read around the probe's own requests).
+	turn func() (done func())
 }
 
 // queryProbe posts one of bodies (in turn) to s and checks each answer has data and no
@@ -102,34 +98,42 @@ func queryProbe(b *benchEnv, s *benchServer, label string, bodies ...[]byte) *pr
 // interleave times the probes in catalogRounds turns each, and returns their runs in the
 // probes' order.
 func interleave(ctx context.Context, b *benchEnv, probes ...*probe) ([]catalogRun, error) {
+	type total struct {
+		n    int
+		lat  latencies
+		errs map[string]int
+		took time.Duration
+	}
+	totals := make([]total, len(probes))
 	turn := b.Opt.Duration / catalogRounds
 	for range catalogRounds {
-		for _, p := range probes {
-			if p.around != nil {
-				p.around(false)
+		for i, p := range probes {
+			done := func() {}
+			if p.turn != nil {
+				done = p.turn()
 			}
 			workers := p.workers
 			if workers == 0 {
 				workers = b.Opt.Clients
 			}
 			n, lat, errs, took := runFor(ctx, workers, turn, p.do)
-			if p.around != nil {
-				p.around(true)
-			}
-			p.n, p.lat, p.took = p.n+n, append(p.lat, lat...), p.took+took
-			if p.errs == nil {
-				p.errs = map[string]int{}
+			done()
+			t := &totals[i]
+			t.n, t.lat, t.took = t.n+n, append(t.lat, lat...), t.took+took
+			if t.errs == nil {
+				t.errs = map[string]int{}
 			}
 			for k, v := range errs {
-				p.errs[k] += v
+				t.errs[k] += v
 			}
 		}
 	}
 	runs := make([]catalogRun, len(probes))
 	for i, p := range probes {
-		r := catalogRun{label: p.label, rps: float64(p.n) / p.took.Seconds(), lat: p.lat, errors: sumErrors(p.errs), firstErr: firstError(p.errs)}
+		t := totals[i]
+		r := catalogRun{label: p.label, rps: float64(t.n) / t.took.Seconds(), lat: t.lat, errors: sumErrors(t.errs), firstErr: firstError(t.errs)}
 		progress("bench:   %-58s %8.0f req/s  p50 %s  p99 %s  errors %d", p.label, r.rps, ms(r.lat.pct(50)), ms(r.lat.pct(99)), r.errors)
-		if p.n == 0 {
+		if t.n == 0 {
 			return nil, fmt.Errorf("%s: no successful request (%s)", p.label, r.firstErr)
 		}
 		runs[i] = r
@@ -212,27 +216,23 @@ func benchCatalog(ctx context.Context, b *benchEnv, w io.Writer) error {
 
 	var respHits, respExecuted, localHits, redisHits, dbLoads int64
 	hotProbe := queryProbe(b, cached, "hot showtime with its hall, response cache on", hot)
-	var respBefore respcache.Stats
-	hotProbe.around = func(after bool) {
-		st := cached.Responses.Stats()
-		if !after {
-			respBefore = st
-			return
+	hotProbe.turn = func() func() {
+		before := cached.Responses.Stats()
+		return func() {
+			after := cached.Responses.Stats()
+			respHits += after.Hits - before.Hits
+			respExecuted += after.Misses + after.Skipped - before.Misses - before.Skipped
 		}
-		respHits += st.Hits - respBefore.Hits
-		respExecuted += st.Misses + st.Skipped - respBefore.Misses - respBefore.Skipped
 	}
 	variedProbe := queryProbe(b, entity, fmt.Sprintf("same, %d showtime ids in turn", len(varied)), varied...)
-	var before cache.Stats
-	variedProbe.around = func(after bool) {
-		st := entity.Cache.Stats()
-		if !after {
-			before = st
-			return
+	variedProbe.turn = func() func() {
+		before := entity.Cache.Stats()
+		return func() {
+			after := entity.Cache.Stats()
+			localHits += after.LocalHits - before.LocalHits
+			redisHits += after.RedisHits - before.RedisHits
+			dbLoads += after.DBLoads - before.DBLoads
 		}
-		localHits += st.LocalHits - before.LocalHits
-		redisHits += st.RedisHits - before.RedisHits
-		dbLoads += st.DBLoads - before.DBLoads
 	}
 	runs, err := interleave(ctx, b,
 		&probe{label: "GET /healthz (bare net/http handler)", do: func(ctx context.Context, _, _ int) error {

@@ -242,7 +242,6 @@ func newAttackClient() *http.Client {
 			DialContext:         dialer.DialContext,
 			MaxIdleConnsPerHost: 1000,
 			IdleConnTimeout:     90 * time.Second,
-			ForceAttemptHTTP2:   false,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
