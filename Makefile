@@ -65,7 +65,7 @@ test:
 	bash scripts/playground.sh --check
 	bash scripts/chromium.sh
 	$(GO) test -race -count=1 -timeout 20m ./...
-	SEATFLOW_FAULTS=short $(GO) test -race -count=1 -timeout 10m ./internal/faults
+	SEATFLOW_FAULTS=short $(GO) test -race -count=1 -timeout 10m ./internal/tooling/faults
 	@if [ -f scripts/fuzz.sh ]; then echo "bash scripts/fuzz.sh"; bash scripts/fuzz.sh; fi
 	bash scripts/clients.sh
 
@@ -82,7 +82,7 @@ test-cluster:
 	bash scripts/redis-cluster.sh
 	SEATFLOW_TEST_REDIS_CLUSTER=$(CLUSTER_NODES) $(GO) test -race -count=1 -timeout 20m $(CLUSTER_PKGS)
 
-# The fault-injection suite's long version (internal/faults: the issue's fault durations, 3
+# The fault-injection suite's long version (internal/tooling/faults: the issue's fault durations, 3
 # instances, no race detector so latencies are the product's), then docs/RELIABILITY.md
 # rewritten from its results, whatever they show; fails when a scenario found a violation.
 # toxiproxy (127.0.0.1:8474) and the failover cluster (127.0.0.1:7201-7206) are started
@@ -93,9 +93,9 @@ faults:
 	bash scripts/toxiproxy.sh
 	bash scripts/redis-cluster.sh failover
 	rm -rf $(FAULTS_RESULTS)
-	SEATFLOW_FAULTS=long SEATFLOW_FAULTS_RESULTS=$(FAULTS_RESULTS) $(GO) test -count=1 -timeout 30m -v ./internal/faults; \
+	SEATFLOW_FAULTS=long SEATFLOW_FAULTS_RESULTS=$(FAULTS_RESULTS) $(GO) test -count=1 -timeout 30m -v ./internal/tooling/faults; \
 	status=$$?; \
-	$(GO) run ./internal/faults/cmd/reliability -results $(FAULTS_RESULTS) -out docs/RELIABILITY.md || exit 1; \
+	$(GO) run ./cmd/seatflow-reliability -results $(FAULTS_RESULTS) -out docs/RELIABILITY.md || exit 1; \
 	exit $$status
 
 # Regenerates docs/BENCHMARKS.md (the report goes to stdout; the file is replaced only on success).

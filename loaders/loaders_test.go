@@ -9,7 +9,7 @@ import (
 
 	"seatflow"
 	"seatflow/internal/catalog"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 	"seatflow/loaders"
 )
 

@@ -4,7 +4,7 @@
 # Stop it with: for p in 7101 7102 7103; do redis-cli -p $p shutdown nosave; done
 #
 # `redis-cluster.sh failover` starts instead the cluster of the fault-injection suite's
-# failover scenario (internal/faults): 3 masters + 3 replicas on 127.0.0.1:7201-7206, a
+# failover scenario (internal/tooling/faults): 3 masters + 3 replicas on 127.0.0.1:7201-7206, a
 # 2 s node timeout so a replica takes over quickly, state in /tmp/seatflow-cluster-failover.
 # The scenario kills a master and starts it again (it rejoins as a replica): a node that is
 # not running keeps its cluster state here, so it rejoins instead of starting blank.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes toxiproxy (Shopify's TCP fault proxy, API on 127.0.0.1:8474) available for the
-# fault-injection suite (internal/faults, `make faults`). Idempotent: does nothing when the
+# fault-injection suite (internal/tooling/faults, `make faults`). Idempotent: does nothing when the
 # API answers. Installs the server with `go install` when missing (as
 # $(go env GOPATH)/bin/toxiproxy-server) and starts it as the caller, logging to
 # /tmp/seatflow-toxiproxy.log.

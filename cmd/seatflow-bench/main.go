@@ -15,9 +15,9 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"seatflow/internal/bench"
+	"seatflow/internal/tooling/bench"
 	"seatflow/internal/cli"
-	"seatflow/internal/loadtest"
+	"seatflow/internal/tooling/loadtest"
 )
 
 const usage = `usage: seatflow-bench [-server BIN] [load] [flags]

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"seatflow/internal/rdb"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // testApp is a SeatFlow instance on a test database and Redis prefix, served by a real

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 func TestPaymentProviderConfig(t *testing.T) {

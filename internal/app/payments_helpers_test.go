@@ -14,7 +14,7 @@ import (
 
 	"seatflow/ent/paymentevent"
 	"seatflow/internal/nodeid"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // webhookSecret is the signing secret of the test instances' Stripe webhook endpoint.

@@ -13,7 +13,7 @@ import (
 	"github.com/stripe/stripe-go/v82/webhook"
 
 	"seatflow/internal/nodeid"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // TestStripeWebhookRefusesBadDeliveries: each delivery that is not a valid, fresh, signed

@@ -14,7 +14,7 @@ import (
 
 	"seatflow"
 	"seatflow/internal/auth"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 var secret = []byte("test-secret-of-thirty-two-bytes!")

@@ -15,7 +15,7 @@ import (
 	"seatflow/internal/payments"
 	"seatflow/internal/sales"
 	"seatflow/internal/seats"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // env is one test's service over its own database and Redis prefix, with an on-sale

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow/ent/movie"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 func newClock() *testenv.Clock { return testenv.NewClock(time.Now()) }

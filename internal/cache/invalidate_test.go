@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 func TestCrossInstance(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 
 	"seatflow/ent"
 	"seatflow/ent/cacheoutbox"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 func TestOutbox(t *testing.T) {

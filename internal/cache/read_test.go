@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 func TestReadPath(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 func TestStampede(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"seatflow"
 	"seatflow/internal/cache"
 	"seatflow/internal/catalog"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // newCached returns a catalog over a real two-level cache (test Redis and MySQL), as the

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"seatflow"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 func ptr[T any](v T) *T { return &v }

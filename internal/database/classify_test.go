@@ -9,7 +9,7 @@ import (
 
 	"seatflow"
 	"seatflow/internal/database"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // TestClassifyTransactionEndedByDeadline: a transaction whose deadline passes before its

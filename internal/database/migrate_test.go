@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"seatflow/internal/database"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // Environment of the helper process: the database to migrate and when to start (Unix

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"seatflow/internal/keys"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // crc16 is CRC-16/XMODEM, the checksum Redis Cluster hashes keys with (cluster spec,

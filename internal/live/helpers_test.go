@@ -13,7 +13,7 @@ import (
 
 	"seatflow"
 	"seatflow/internal/seats"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 const showID = 7

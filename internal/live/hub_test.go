@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"seatflow"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 func TestSnapshotThenDelta(t *testing.T) {

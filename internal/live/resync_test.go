@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 func TestSlowReaderDoesNotDelayOthers(t *testing.T) {

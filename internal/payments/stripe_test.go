@@ -15,7 +15,7 @@ import (
 
 	"seatflow"
 	"seatflow/internal/payments"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // sent is a request the provider sent to Stripe.

@@ -17,7 +17,7 @@ import (
 	"seatflow/internal/reconcile"
 	"seatflow/internal/sales"
 	"seatflow/internal/seats"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 const (

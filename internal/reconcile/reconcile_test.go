@@ -12,7 +12,7 @@ import (
 	"seatflow/internal/booking"
 	"seatflow/internal/reconcile"
 	"seatflow/internal/seats"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // TestOrphanHold: holdSeats held the seats and died before the order commit.

@@ -22,7 +22,7 @@ import (
 	"seatflow/internal/seatrender"
 	"seatflow/internal/seatrender/seatrendertest"
 	"seatflow/internal/seats"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // world is one showtime on sale, its seat hash with held and sold seats, and two GraphQL

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // echoScript answers with its argument after appending it to a list, so a test sees both

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"seatflow"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // TestGapRuleGoAgreesWithLua holds the gap rule's two implementations together: the Go

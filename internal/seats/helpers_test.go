@@ -9,7 +9,7 @@ import (
 
 	"seatflow"
 	"seatflow/internal/seats"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 const show = 7

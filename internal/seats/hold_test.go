@@ -12,7 +12,7 @@ import (
 	"seatflow"
 	"seatflow/internal/keys"
 	"seatflow/internal/seats"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 func TestHold(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 func newBudget(t *testing.T, capacity, restore int) *Budget {

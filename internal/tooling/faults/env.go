@@ -18,7 +18,7 @@ import (
 
 	"seatflow/internal/app"
 	"seatflow/internal/nodeid"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/testenv"
 )
 
 // Options choose the stores of an Env; zero values take the test servers.

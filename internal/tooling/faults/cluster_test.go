@@ -73,7 +73,7 @@ func TestRedisClusterFailover(t *testing.T) {
 			t.Logf("replica promoted after %s", promotedAt.Sub(killedAt).Round(time.Millisecond))
 			sleep(ctx, time.Until(killedAt.Add(d)))
 			restartAt = time.Now()
-			out, err := exec.CommandContext(ctx, "bash", "../../scripts/redis-cluster.sh", "failover").CombinedOutput()
+			out, err := exec.CommandContext(ctx, "bash", "../../../scripts/redis-cluster.sh", "failover").CombinedOutput()
 			if err != nil {
 				return fmt.Errorf("restart the killed node: %v\n%s", err, out)
 			}

@@ -28,8 +28,8 @@ import (
 
 	"seatflow/internal/app"
 	"seatflow/internal/cli"
-	"seatflow/internal/loadtest"
-	"seatflow/internal/testenv"
+	"seatflow/internal/tooling/loadtest"
+	"seatflow/internal/tooling/testenv"
 )
 
 // benchSection is one section of the report. runBench runs them in order; each writes its
