@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"seatflow/ent/cacheoutbox"
+	"seatflow/ent/checkin"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/order"
@@ -18,6 +19,8 @@ import (
 	"seatflow/ent/seat"
 	"seatflow/ent/seatoccupancy"
 	"seatflow/ent/showtime"
+	"seatflow/ent/ticket"
+	"seatflow/ent/ticketkey"
 	"sync"
 
 	"entgo.io/ent"
@@ -84,6 +87,7 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			cacheoutbox.Table:   cacheoutbox.ValidColumn,
+			checkin.Table:       checkin.ValidColumn,
 			hall.Table:          hall.ValidColumn,
 			movie.Table:         movie.ValidColumn,
 			order.Table:         order.ValidColumn,
@@ -94,6 +98,8 @@ func checkColumn(t, c string) error {
 			seat.Table:          seat.ValidColumn,
 			seatoccupancy.Table: seatoccupancy.ValidColumn,
 			showtime.Table:      showtime.ValidColumn,
+			ticket.Table:        ticket.ValidColumn,
+			ticketkey.Table:     ticketkey.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"seatflow/ent/checkin"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/order"
@@ -12,12 +13,42 @@ import (
 	"seatflow/ent/schema"
 	"seatflow/ent/seat"
 	"seatflow/ent/showtime"
+	"seatflow/ent/ticket"
+	"seatflow/ent/ticketkey"
 )
 
 // The init function reads all schema descriptors with runtime code
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	checkinFields := schema.CheckIn{}.Fields()
+	_ = checkinFields
+	// checkinDescNonce is the schema descriptor for nonce field.
+	checkinDescNonce := checkinFields[2].Descriptor()
+	// checkin.NonceValidator is a validator for the "nonce" field. It is called by the builders before save.
+	checkin.NonceValidator = func() func(string) error {
+		validators := checkinDescNonce.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(nonce string) error {
+			for _, fn := range fns {
+				if err := fn(nonce); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// checkinDescStaffID is the schema descriptor for staff_id field.
+	checkinDescStaffID := checkinFields[5].Descriptor()
+	// checkin.StaffIDValidator is a validator for the "staff_id" field. It is called by the builders before save.
+	checkin.StaffIDValidator = checkinDescStaffID.Validators[0].(func(string) error)
+	// checkinDescOffline is the schema descriptor for offline field.
+	checkinDescOffline := checkinFields[6].Descriptor()
+	// checkin.DefaultOffline holds the default value on creation for the offline field.
+	checkin.DefaultOffline = checkinDescOffline.Default.(bool)
 	hallFields := schema.Hall{}.Fields()
 	_ = hallFields
 	// hallDescName is the schema descriptor for name field.
@@ -342,4 +373,46 @@ func init() {
 	showtime.DefaultCurrency = showtimeDescCurrency.Default.(string)
 	// showtime.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
 	showtime.CurrencyValidator = showtimeDescCurrency.Validators[0].(func(string) error)
+	ticketFields := schema.Ticket{}.Fields()
+	_ = ticketFields
+	// ticketDescCheckInNonce is the schema descriptor for check_in_nonce field.
+	ticketDescCheckInNonce := ticketFields[7].Descriptor()
+	// ticket.CheckInNonceValidator is a validator for the "check_in_nonce" field. It is called by the builders before save.
+	ticket.CheckInNonceValidator = ticketDescCheckInNonce.Validators[0].(func(string) error)
+	// ticketDescCheckedInBy is the schema descriptor for checked_in_by field.
+	ticketDescCheckedInBy := ticketFields[8].Descriptor()
+	// ticket.CheckedInByValidator is a validator for the "checked_in_by" field. It is called by the builders before save.
+	ticket.CheckedInByValidator = ticketDescCheckedInBy.Validators[0].(func(string) error)
+	ticketkeyFields := schema.TicketKey{}.Fields()
+	_ = ticketkeyFields
+	// ticketkeyDescKid is the schema descriptor for kid field.
+	ticketkeyDescKid := ticketkeyFields[0].Descriptor()
+	// ticketkey.KidValidator is a validator for the "kid" field. It is called by the builders before save.
+	ticketkey.KidValidator = func() func(string) error {
+		validators := ticketkeyDescKid.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(kid string) error {
+			for _, fn := range fns {
+				if err := fn(kid); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// ticketkeyDescGeneration is the schema descriptor for generation field.
+	ticketkeyDescGeneration := ticketkeyFields[1].Descriptor()
+	// ticketkey.GenerationValidator is a validator for the "generation" field. It is called by the builders before save.
+	ticketkey.GenerationValidator = ticketkeyDescGeneration.Validators[0].(func(int) error)
+	// ticketkeyDescPublicKey is the schema descriptor for public_key field.
+	ticketkeyDescPublicKey := ticketkeyFields[2].Descriptor()
+	// ticketkey.PublicKeyValidator is a validator for the "public_key" field. It is called by the builders before save.
+	ticketkey.PublicKeyValidator = ticketkeyDescPublicKey.Validators[0].(func([]byte) error)
+	// ticketkeyDescSealedPrivateKey is the schema descriptor for sealed_private_key field.
+	ticketkeyDescSealedPrivateKey := ticketkeyFields[3].Descriptor()
+	// ticketkey.SealedPrivateKeyValidator is a validator for the "sealed_private_key" field. It is called by the builders before save.
+	ticketkey.SealedPrivateKeyValidator = ticketkeyDescSealedPrivateKey.Validators[0].(func([]byte) error)
 }

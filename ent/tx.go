@@ -16,6 +16,8 @@ type Tx struct {
 	config
 	// CacheOutbox is the client for interacting with the CacheOutbox builders.
 	CacheOutbox *CacheOutboxClient
+	// CheckIn is the client for interacting with the CheckIn builders.
+	CheckIn *CheckInClient
 	// Hall is the client for interacting with the Hall builders.
 	Hall *HallClient
 	// Movie is the client for interacting with the Movie builders.
@@ -36,6 +38,10 @@ type Tx struct {
 	SeatOccupancy *SeatOccupancyClient
 	// Showtime is the client for interacting with the Showtime builders.
 	Showtime *ShowtimeClient
+	// Ticket is the client for interacting with the Ticket builders.
+	Ticket *TicketClient
+	// TicketKey is the client for interacting with the TicketKey builders.
+	TicketKey *TicketKeyClient
 
 	// lazily loaded.
 	client     *Client
@@ -168,6 +174,7 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.CacheOutbox = NewCacheOutboxClient(tx.config)
+	tx.CheckIn = NewCheckInClient(tx.config)
 	tx.Hall = NewHallClient(tx.config)
 	tx.Movie = NewMovieClient(tx.config)
 	tx.Order = NewOrderClient(tx.config)
@@ -178,6 +185,8 @@ func (tx *Tx) init() {
 	tx.Seat = NewSeatClient(tx.config)
 	tx.SeatOccupancy = NewSeatOccupancyClient(tx.config)
 	tx.Showtime = NewShowtimeClient(tx.config)
+	tx.Ticket = NewTicketClient(tx.config)
+	tx.TicketKey = NewTicketKeyClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

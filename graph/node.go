@@ -53,6 +53,17 @@ func (r *Resolver) fetchNode(ctx context.Context, raw any) (model.Node, error) {
 			return nil, nil
 		}
 		node, err = orNil(r.Booking.Order(ctx, u.ID, id))
+	case nodeid.Ticket:
+		// A customer sees its own tickets only; staff and admins see any (the door).
+		u, authErr := auth.RequireUser(ctx)
+		if authErr != nil {
+			return nil, nil
+		}
+		t, err := r.Tickets.Ticket(ctx, id)
+		if err != nil || t == nil || (t.UserID != u.ID && !auth.IsStaff(ctx)) {
+			return nil, err
+		}
+		node = t
 	default:
 		return nil, fmt.Errorf("node: no loader for type %s", typ)
 	}

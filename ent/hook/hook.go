@@ -20,6 +20,18 @@ func (f CacheOutboxFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CacheOutboxMutation", m)
 }
 
+// The CheckInFunc type is an adapter to allow the use of ordinary
+// function as CheckIn mutator.
+type CheckInFunc func(context.Context, *ent.CheckInMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CheckInFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CheckInMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CheckInMutation", m)
+}
+
 // The HallFunc type is an adapter to allow the use of ordinary
 // function as Hall mutator.
 type HallFunc func(context.Context, *ent.HallMutation) (ent.Value, error)
@@ -138,6 +150,30 @@ func (f ShowtimeFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, er
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.ShowtimeMutation", m)
+}
+
+// The TicketFunc type is an adapter to allow the use of ordinary
+// function as Ticket mutator.
+type TicketFunc func(context.Context, *ent.TicketMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f TicketFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.TicketMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.TicketMutation", m)
+}
+
+// The TicketKeyFunc type is an adapter to allow the use of ordinary
+// function as TicketKey mutator.
+type TicketKeyFunc func(context.Context, *ent.TicketKeyMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f TicketKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.TicketKeyMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.TicketKeyMutation", m)
 }
 
 // Condition is a hook condition function.

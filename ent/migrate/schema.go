@@ -28,6 +28,43 @@ var (
 			},
 		},
 	}
+	// CheckInsColumns holds the columns for the "check_ins" table.
+	CheckInsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "showtime_id", Type: field.TypeInt},
+		{Name: "nonce", Type: field.TypeString, Size: 64},
+		{Name: "scanned_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "recorded_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "staff_id", Type: field.TypeString, Size: 191},
+		{Name: "offline", Type: field.TypeBool, Default: false},
+		{Name: "ticket_id", Type: field.TypeInt},
+	}
+	// CheckInsTable holds the schema information for the "check_ins" table.
+	CheckInsTable = &schema.Table{
+		Name:       "check_ins",
+		Columns:    CheckInsColumns,
+		PrimaryKey: []*schema.Column{CheckInsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "check_ins_tickets_check_ins",
+				Columns:    []*schema.Column{CheckInsColumns[7]},
+				RefColumns: []*schema.Column{TicketsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "checkin_ticket_id_nonce",
+				Unique:  true,
+				Columns: []*schema.Column{CheckInsColumns[7], CheckInsColumns[2]},
+			},
+			{
+				Name:    "checkin_showtime_id",
+				Unique:  false,
+				Columns: []*schema.Column{CheckInsColumns[1]},
+			},
+		},
+	}
 	// HallsColumns holds the columns for the "halls" table.
 	HallsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -340,9 +377,64 @@ var (
 			},
 		},
 	}
+	// TicketsColumns holds the columns for the "tickets" table.
+	TicketsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "order_id", Type: field.TypeInt},
+		{Name: "showtime_id", Type: field.TypeInt},
+		{Name: "seat_id", Type: field.TypeInt},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "checked_in_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "check_in_nonce", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "checked_in_by", Type: field.TypeString, Nullable: true, Size: 191},
+		{Name: "key_id", Type: field.TypeInt},
+	}
+	// TicketsTable holds the schema information for the "tickets" table.
+	TicketsTable = &schema.Table{
+		Name:       "tickets",
+		Columns:    TicketsColumns,
+		PrimaryKey: []*schema.Column{TicketsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "tickets_ticket_keys_tickets",
+				Columns:    []*schema.Column{TicketsColumns[9]},
+				RefColumns: []*schema.Column{TicketKeysColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "ticket_order_id_seat_id",
+				Unique:  true,
+				Columns: []*schema.Column{TicketsColumns[1], TicketsColumns[3]},
+			},
+			{
+				Name:    "ticket_showtime_id_revoked_at",
+				Unique:  false,
+				Columns: []*schema.Column{TicketsColumns[2], TicketsColumns[5]},
+			},
+		},
+	}
+	// TicketKeysColumns holds the columns for the "ticket_keys" table.
+	TicketKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "kid", Type: field.TypeString, Unique: true, Size: 64},
+		{Name: "generation", Type: field.TypeInt, Unique: true},
+		{Name: "public_key", Type: field.TypeBytes, Size: 32},
+		{Name: "sealed_private_key", Type: field.TypeBytes, Size: 128},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+	}
+	// TicketKeysTable holds the schema information for the "ticket_keys" table.
+	TicketKeysTable = &schema.Table{
+		Name:       "ticket_keys",
+		Columns:    TicketKeysColumns,
+		PrimaryKey: []*schema.Column{TicketKeysColumns[0]},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		CacheOutboxesTable,
+		CheckInsTable,
 		HallsTable,
 		MoviesTable,
 		OrdersTable,
@@ -353,14 +445,18 @@ var (
 		SeatsTable,
 		SeatOccupanciesTable,
 		ShowtimesTable,
+		TicketsTable,
+		TicketKeysTable,
 	}
 )
 
 func init() {
+	CheckInsTable.ForeignKeys[0].RefTable = TicketsTable
 	OrderSeatsTable.ForeignKeys[0].RefTable = OrdersTable
 	PaymentsTable.ForeignKeys[0].RefTable = OrdersTable
 	SeatsTable.ForeignKeys[0].RefTable = HallsTable
 	SeatOccupanciesTable.ForeignKeys[0].RefTable = OrdersTable
 	ShowtimesTable.ForeignKeys[0].RefTable = HallsTable
 	ShowtimesTable.ForeignKeys[1].RefTable = MoviesTable
+	TicketsTable.ForeignKeys[0].RefTable = TicketKeysTable
 }

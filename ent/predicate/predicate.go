@@ -9,6 +9,9 @@ import (
 // CacheOutbox is the predicate function for cacheoutbox builders.
 type CacheOutbox func(*sql.Selector)
 
+// CheckIn is the predicate function for checkin builders.
+type CheckIn func(*sql.Selector)
+
 // Hall is the predicate function for hall builders.
 type Hall func(*sql.Selector)
 
@@ -38,3 +41,9 @@ type SeatOccupancy func(*sql.Selector)
 
 // Showtime is the predicate function for showtime builders.
 type Showtime func(*sql.Selector)
+
+// Ticket is the predicate function for ticket builders.
+type Ticket func(*sql.Selector)
+
+// TicketKey is the predicate function for ticketkey builders.
+type TicketKey func(*sql.Selector)

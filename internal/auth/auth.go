@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,11 +15,19 @@ import (
 	"seatflow"
 )
 
-// Roles.
+// Roles: a customer buys, staff work the door (check-in), an admin runs the cinema (and
+// may work the door too).
 const (
 	RoleCustomer = "customer"
+	RoleStaff    = "staff"
 	RoleAdmin    = "admin"
 )
+
+// Roles lists every role a token may carry: the one list Issue and Verify check.
+var Roles = []string{RoleCustomer, RoleStaff, RoleAdmin}
+
+// KnownRole reports whether role is one of Roles.
+func KnownRole(role string) bool { return slices.Contains(Roles, role) }
 
 // User is the caller of a request, taken from its token.
 type User struct {
@@ -46,8 +55,8 @@ func (a *Authenticator) Issue(subject, role string, ttl time.Duration) (string, 
 	if err := seatflow.CheckUserID(subject); err != nil {
 		return "", seatflow.Errorf(seatflow.EINVALID, "a token's subject is a user id: %v", err)
 	}
-	if role != RoleCustomer && role != RoleAdmin {
-		return "", seatflow.Errorf(seatflow.EINVALID, "role must be customer or admin")
+	if !KnownRole(role) {
+		return "", seatflow.Errorf(seatflow.EINVALID, "role must be one of %s", strings.Join(Roles, ", "))
 	}
 	now := a.now()
 	claims := Claims{Role: role, RegisteredClaims: jwt.RegisteredClaims{
@@ -73,7 +82,7 @@ func (a *Authenticator) Verify(token string) (*User, error) {
 	if err := seatflow.CheckUserID(claims.Subject); err != nil {
 		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: its subject is not a valid user id: %v", err)
 	}
-	if claims.Role != RoleCustomer && claims.Role != RoleAdmin {
+	if !KnownRole(claims.Role) {
 		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: unknown role")
 	}
 	return &User{ID: claims.Subject, Role: claims.Role, ExpiresAt: claims.ExpiresAt.Time}, nil
@@ -171,4 +180,23 @@ func RequireAdmin(ctx context.Context) (*User, error) {
 		return nil, seatflow.Errorf(seatflow.EFORBIDDEN, "this operation is for admins only")
 	}
 	return u, nil
+}
+
+// RequireStaff returns the caller if it works the door (staff or admin): UNAUTHENTICATED
+// without a valid token, FORBIDDEN for a customer.
+func RequireStaff(ctx context.Context) (*User, error) {
+	u, err := RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if u.Role != RoleStaff && u.Role != RoleAdmin {
+		return nil, seatflow.Errorf(seatflow.EFORBIDDEN, "this operation is for staff and admins only")
+	}
+	return u, nil
+}
+
+// IsStaff reports whether ctx's caller is staff or an admin (false when anonymous).
+func IsStaff(ctx context.Context) bool {
+	_, err := RequireStaff(ctx)
+	return err == nil
 }

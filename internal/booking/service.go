@@ -40,6 +40,15 @@ type SeatHashes interface {
 	InitSeats(ctx context.Context, showID, hallID int) (bool, error)
 }
 
+// Tickets makes and takes back the tickets of orders inside booking's transactions
+// (package tickets): they exist exactly while an order is PAID, and never come back.
+type Tickets interface {
+	// IssueIn makes the tickets of an order becoming PAID, in the transaction that does it.
+	IssueIn(ctx context.Context, tx *ent.Tx, orderID, showID int, seatIDs []int) error
+	// RevokeOrderIn revokes an order's tickets in the transaction that refunds it.
+	RevokeOrderIn(ctx context.Context, tx *ent.Tx, orderID int) error
+}
+
 // Service creates and changes orders. Seats change only through Seats; every state change
 // of an order is a conditional update, so concurrent requests need no row locks.
 type Service struct {
@@ -64,6 +73,8 @@ type Service struct {
 	OrderRate redis_rate.Limit
 	// Provider takes payments and refunds; without one, payOrder and startPayment refuse.
 	Provider payments.Provider
+	// Tickets issues and revokes tickets; none are made when nil.
+	Tickets Tickets
 	// Log receives what a customer's request cannot report (a refund the provider did not
 	// take yet, a payment a person must look at); slog.Default when nil.
 	Log *slog.Logger
@@ -129,6 +140,25 @@ func (s *Service) own(ctx context.Context, userID string, id int) (*ent.Order, e
 		return nil, fmt.Errorf("load order: %w", database.Classify(err))
 	}
 	return o, nil
+}
+
+// OrderByID returns any order (staff at the door see the order of a ticket they scan).
+func (s *Service) OrderByID(ctx context.Context, id int) (*seatflow.Order, error) {
+	o, err := s.DB.Order.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, errNotFound
+	} else if err != nil {
+		return nil, fmt.Errorf("load order: %w", database.Classify(err))
+	}
+	return s.withSeats(ctx, o)
+}
+
+// issueIn makes a paid order's tickets inside its pay transaction.
+func (s *Service) issueIn(ctx context.Context, tx *ent.Tx, orderID, showID int, seatIDs []int) error {
+	if s.Tickets == nil {
+		return nil
+	}
+	return s.Tickets.IssueIn(ctx, tx, orderID, showID, seatIDs)
 }
 
 // Order returns one of the user's orders.
