@@ -75,7 +75,7 @@ type App struct {
 	Websockets *wstransport.Registry
 	// Tickets are the tickets and the door; nil for a command that signs none (no secret).
 	Tickets *tickets.Service
-	Now        func() time.Time
+	Now     func() time.Time
 
 	embeddedRedis *miniredis.Miniredis
 	closers       []func()

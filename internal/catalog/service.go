@@ -46,7 +46,7 @@ type Service struct {
 	Inval Invalidations // nil when there is no cache to invalidate
 	// Tickets revokes a cancelled showtime's tickets; nil when there are none to revoke.
 	Tickets ShowtimeTickets
-	Now   func() time.Time
+	Now     func() time.Time
 	// Location is the cinema's time zone: a Date is a day in it.
 	Location *time.Location
 	Log      *slog.Logger

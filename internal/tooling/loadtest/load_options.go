@@ -176,4 +176,6 @@ func (o *loadOptions) appConfig() (*app.Config, error) {
 }
 
 // ticketSecret is the ticket-key secret every instance of the run shares (from the JWT one).
-func (o *loadOptions) ticketSecret() string { return "tickets-" + o.Secret + "-0123456789abcdef0123456789" }
+func (o *loadOptions) ticketSecret() string {
+	return "tickets-" + o.Secret + "-0123456789abcdef0123456789"
+}
