@@ -277,3 +277,62 @@ func TestOfflineScannersUpload(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckInsSubscription: the door watches its count live: the count at once, then a
+// new one pushed after an admission at another instance; customers may not watch.
+func TestCheckInsSubscription(t *testing.T) {
+	a := newTestApp(t)
+	b := a.sibling()
+	show, seats := a.onSaleShowtime()
+	alice, staff := a.token("alice", "customer"), a.token("door", "staff")
+	o := a.paid(alice, show, seats[:2], "k")
+	tks := a.tickets(alice, o.ID)
+	a.doorOpen()
+	b.clock.Advance(a.clock.Now().Sub(b.clock.Now()))
+	sub := func(c *wsClient) {
+		c.send(map[string]any{"id": "door", "type": "subscribe", "payload": map[string]any{
+			"query":     `subscription($id: ID!) { checkIns(showtimeId: $id) { showtimeId checkedIn sold duplicateScans } }`,
+			"variables": map[string]any{"id": show}}})
+	}
+	next := func(c *wsClient) countOut {
+		t.Helper()
+		m := c.next()
+		raw, _ := json.Marshal(m["payload"])
+		var p struct {
+			Data   struct{ CheckIns struct{ ShowtimeID string; countOut } }
+			Errors []any
+		}
+		if m["type"] != "next" || json.Unmarshal(raw, &p) != nil || len(p.Errors) > 0 || p.Data.CheckIns.ShowtimeID != show {
+			t.Fatalf("want a count, got %v", m)
+		}
+		return p.Data.CheckIns.countOut
+	}
+	door := dialWS(t, a, "graphql-transport-ws", staff)
+	sub(door)
+	if c := next(door); c != (countOut{Sold: 2}) {
+		t.Fatalf("first count = %+v", c)
+	}
+	began := time.Now()
+	if r := b.checkIn(staff, show, tks[0].Code, ""); r.Status != "ADMITTED" {
+		t.Fatal(r.Status)
+	}
+	if c := next(door); c != (countOut{CheckedIn: 1, Sold: 2}) {
+		t.Fatalf("count after an admission = %+v", c)
+	}
+	t.Logf("pushed %s after the admission at the other instance", time.Since(began).Round(time.Millisecond))
+	// Two quick admissions come as few pushes, the last one right.
+	b.checkIn(staff, show, tks[1].Code, "")
+	if c := next(door); c != (countOut{CheckedIn: 2, Sold: 2}) {
+		t.Fatalf("count after the second admission = %+v", c)
+	}
+	t.Run("CustomersMayNotWatch", func(t *testing.T) {
+		c := dialWS(t, a, "graphql-transport-ws", alice)
+		sub(c)
+		m := c.next()
+		raw, _ := json.Marshal(m)
+		if !strings.Contains(string(raw), "FORBIDDEN") {
+			t.Fatalf("a customer's checkIns subscription: %s, want FORBIDDEN", raw)
+		}
+	})
+	door.send(map[string]any{"id": "door", "type": "complete"})
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jws"
 
 	"seatflow/ent/ticket"
+	"seatflow/internal/tooling/testenv"
 )
 
 const ticketsQ = `query($id: ID!) { order(id: $id) { status tickets { id code status checkedInAt revokedAt qrSvg
@@ -82,7 +83,9 @@ func TestTicketsExistExactlyForPaidOrders(t *testing.T) {
 	if again := a.tickets(alice, o.ID); again[0].Code != got[0].Code || again[0].ID != got[0].ID {
 		t.Errorf("a ticket's code changed between two reads: %q, then %q", got[0].Code, again[0].Code)
 	}
-	var mine struct{ MyOrders []struct{ Tickets []struct{ ID string } } }
+	var mine struct {
+		MyOrders []struct{ Tickets []struct{ ID string } }
+	}
 	a.must(alice, `{ myOrders { tickets { id } } }`, nil, &mine)
 	if len(mine.MyOrders) != 1 || len(mine.MyOrders[0].Tickets) != 2 {
 		t.Errorf("myOrders tickets = %+v", mine)
@@ -101,7 +104,12 @@ func TestTicketsExistExactlyForPaidOrders(t *testing.T) {
 	})
 	t.Run("OwnerAndStaffSeeIt", func(t *testing.T) {
 		for who, tok := range map[string]string{"alice": alice, "staff": staff, "admin": a.admin} {
-			var out struct{ Node *struct{ ID, Status string; Order struct{ ID string } } }
+			var out struct {
+				Node *struct {
+					ID, Status string
+					Order      struct{ ID string }
+				}
+			}
 			a.must(tok, nodeQ, map[string]any{"id": got[0].ID}, &out)
 			if out.Node == nil || out.Node.ID != got[0].ID || out.Node.Order.ID != o.ID {
 				t.Errorf("%s's node(ticket) = %+v", who, out.Node)
@@ -167,7 +175,9 @@ func TestTicketCodeVerifiesWithTheJWKS(t *testing.T) {
 	if err := json.Unmarshal(payload, &c); err != nil {
 		t.Fatal(err)
 	}
-	var st struct{ Showtime struct{ StartsAt, EndsAt time.Time } }
+	var st struct {
+		Showtime struct{ StartsAt, EndsAt time.Time }
+	}
 	a.must("", `query($id: ID!) { showtime(id: $id) { startsAt endsAt } }`, map[string]any{"id": show}, &st)
 	if c.Tkt != tk.ID || c.Sho != show || c.Seat != seats[0] || c.Nbf != st.Showtime.StartsAt.Add(-3*time.Hour).Unix() ||
 		c.Exp != st.Showtime.EndsAt.Unix() {
@@ -258,4 +268,131 @@ func TestTicketsRevoked(t *testing.T) {
 			t.Fatalf("%d tickets still valid", n)
 		}
 	})
+}
+
+// TestTicketsOnEveryPayPath: the Stripe webhook and a late payment make tickets too, in the
+// transaction that makes the order PAID; none exist before.
+func TestTicketsOnEveryPayPath(t *testing.T) {
+	t.Run("StripeWebhook", func(t *testing.T) {
+		a := newStripeApp(t)
+		show, seats := a.onSaleShowtime()
+		alice := a.token("alice", "customer")
+		o := a.hold(alice, show, seats[:2], "k")
+		a.startPayment(alice, o.ID)
+		if got := a.tickets(alice, o.ID); len(got) != 0 {
+			t.Fatalf("%d tickets before Stripe confirmed", len(got))
+		}
+		pi := a.orderState(alice, o.ID).Payment.Reference
+		ev, _ := stripeEvent("payment_intent.succeeded", intent(pi, o.ID, o.AmountCents, "usd"))
+		a.deliver(ev).want(t, http.StatusOK, "applied")
+		a.deliver(ev).want(t, http.StatusOK, "replayed")
+		if got := a.tickets(alice, o.ID); len(got) != 2 || got[0].Status != "VALID" {
+			t.Fatalf("tickets after the webhook: %+v", got)
+		}
+		if n := a.DB.Ticket.Query().CountX(context.Background()); n != 2 {
+			t.Fatalf("%d ticket rows after a replayed event, want 2", n)
+		}
+	})
+	t.Run("LatePayment", func(t *testing.T) {
+		a := newTestApp(t)
+		show, seats := a.onSaleShowtime()
+		alice := a.token("alice", "customer")
+		o := a.hold(alice, show, seats[:1], "late")
+		a.clock.Advance(16 * time.Minute)
+		a.waitExpired(alice, o.ID, show, seats[0])
+		if got := a.tickets(alice, o.ID); len(got) != 0 {
+			t.Fatalf("an expired order has %d tickets", len(got))
+		}
+		a.must(alice, payQ, map[string]any{"id": o.ID, "ref": "late"}, nil)
+		if got := a.tickets(alice, o.ID); len(got) != 1 || got[0].Seat.ID != seats[0] {
+			t.Fatalf("tickets after the late payment: %+v", got)
+		}
+	})
+}
+
+// TestTicketKeyRotation: after `seatflow ticket-keys rotate`, new tickets carry the new
+// kid (on every instance once its key cache turns over); tickets made before keep their
+// code, still verify and still check in; both keys are published.
+func TestTicketKeyRotation(t *testing.T) {
+	a := newTestApp(t)
+	b := a.sibling()
+	show, seats := a.onSaleShowtime()
+	alice, staff := a.token("alice", "customer"), a.token("door", "staff")
+	old := a.paid(alice, show, seats[:1], "old")
+	oldTicket := a.tickets(alice, old.ID)[0]
+
+	var out bytes.Buffer
+	t.Setenv("SEATFLOW_JWT_SECRET", "test-secret-0123456789") // as the server's environment has it
+	err := TicketKeysCommand(context.Background(), []string{"rotate", "-mysql-dsn", a.db.DSN, "-redis-url", testenv.RedisURL(),
+		"-redis-prefix", a.Keys.Prefix, "-ticket-key-secret", a.Config.TicketKeySecret}, &out, io.Discard)
+	if err != nil || !strings.Contains(out.String(), "added key") {
+		t.Fatalf("ticket-keys rotate: %v %q", err, out.String())
+	}
+	for _, inst := range []*testApp{a, b} {
+		inst.clock.Advance(31 * time.Second) // past the key cache
+	}
+	fresh := b.paid(alice, show, seats[1:2], "new")
+	newTicket := b.tickets(alice, fresh.ID)[0]
+	if kidOf(t, newTicket.Code) == kidOf(t, oldTicket.Code) {
+		t.Fatalf("a ticket made after the rotation has the old kid %s", kidOf(t, newTicket.Code))
+	}
+	if again := a.tickets(alice, old.ID)[0]; again.Code != oldTicket.Code {
+		t.Fatalf("the old ticket's code changed with the rotation")
+	}
+	var keys struct {
+		TicketKeys []struct {
+			Kid     string
+			Signing bool
+		}
+	}
+	a.must("", `{ ticketKeys { kid signing } }`, nil, &keys)
+	if len(keys.TicketKeys) != 2 || keys.TicketKeys[0].Kid != kidOf(t, newTicket.Code) || !keys.TicketKeys[0].Signing ||
+		keys.TicketKeys[1].Kid != kidOf(t, oldTicket.Code) || keys.TicketKeys[1].Signing {
+		t.Fatalf("ticketKeys after the rotation = %+v", keys)
+	}
+	a.doorOpen()
+	b.doorOpen()
+	if r := b.checkIn(staff, show, oldTicket.Code, ""); r.Status != "ADMITTED" {
+		t.Fatalf("old ticket after the rotation: %s", r.Status)
+	}
+	if r := a.checkIn(staff, show, newTicket.Code, ""); r.Status != "ADMITTED" {
+		t.Fatalf("new ticket: %s", r.Status)
+	}
+	t.Run("OldKeyLeavesOnceItsTicketsExpired", func(t *testing.T) {
+		a.clock.Advance(6 * time.Hour) // the showtime has ended: no ticket of the old key can be presented
+		a.must("", `{ ticketKeys { kid signing } }`, nil, &keys)
+		if len(keys.TicketKeys) != 1 || keys.TicketKeys[0].Kid != kidOf(t, newTicket.Code) {
+			t.Fatalf("ticketKeys after the showtime = %+v, want the signing key only", keys)
+		}
+	})
+}
+
+// kidOf is the kid header of a compact JWS.
+func kidOf(t *testing.T, code string) string {
+	t.Helper()
+	msg, err := jws.Parse([]byte(code))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kid, _ := msg.Signatures()[0].ProtectedHeaders().KeyID()
+	return kid
+}
+
+// TestTicketKeySecret: an instance whose secret is not the one the keys were sealed with
+// refuses to start, naming the setting; the right one opens them.
+func TestTicketKeySecret(t *testing.T) {
+	a := newTestApp(t)
+	for secret, ok := range map[string]bool{"another-secret-of-at-least-32-bytes!!": false, a.Config.TicketKeySecret: true} {
+		cfg, _, err := ParseConfig("test", []string{"-mysql-dsn", a.db.DSN, "-redis-url", testenv.RedisURL(),
+			"-redis-prefix", a.Keys.Prefix, "-jwt-secret", "test-secret-0123456789", "-payment-provider", "test",
+			"-ticket-key-secret", secret})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &App{Config: cfg, Log: a.Log, DB: a.DB, SQL: a.SQL, Redis: a.Redis, Keys: a.Keys, Now: a.Now}
+		err = b.wire()
+		if ok != (err == nil) || (!ok && !strings.Contains(err.Error(), "SEATFLOW_TICKET_KEY_SECRET")) {
+			t.Fatalf("secret %q: %v", secret, err)
+		}
+	}
 }
