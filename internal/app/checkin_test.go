@@ -299,7 +299,12 @@ func TestCheckInsSubscription(t *testing.T) {
 		m := c.next()
 		raw, _ := json.Marshal(m["payload"])
 		var p struct {
-			Data   struct{ CheckIns struct{ ShowtimeID string; countOut } }
+			Data struct {
+				CheckIns struct {
+					ShowtimeID string
+					countOut
+				}
+			}
 			Errors []any
 		}
 		if m["type"] != "next" || json.Unmarshal(raw, &p) != nil || len(p.Errors) > 0 || p.Data.CheckIns.ShowtimeID != show {
