@@ -49,6 +49,7 @@ var benchSections = []benchSection{
 	{Name: "contention", Title: "Contention", Run: benchContention},
 	{Name: "fanout", Title: "Live seat-map fan-out", Run: benchFanout},
 	{Name: "abuse", Title: "Hostile documents", Run: benchAbuse},
+	{Name: "checkin", Title: "Check-in", Run: benchCheckIn},
 	{Name: "load", Title: "Premiere-night load (3 instances)", Run: benchLoad},
 	{Name: "capacity", Title: "Premiere-night capacity (3 instances)", Run: benchCapacity},
 }
