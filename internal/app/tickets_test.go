@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -394,5 +397,70 @@ func TestTicketKeySecret(t *testing.T) {
 		if ok != (err == nil) || (!ok && !strings.Contains(err.Error(), "SEATFLOW_TICKET_KEY_SECRET")) {
 			t.Fatalf("secret %q: %v", secret, err)
 		}
+	}
+}
+
+// TestEmbeddedTickets: in embedded mode (SQLite, one connection) tickets are made inside the
+// pay transaction also once the key cache has turned over, and survive a restart: the
+// secret kept beside the database opens the same key, whose tickets still check in.
+func TestEmbeddedTickets(t *testing.T) {
+	clearStores(t)
+	t.Setenv("SEATFLOW_TICKET_KEY_SECRET", "")
+	path := filepath.Join(t.TempDir(), "embedded.db")
+	clk := testenv.NewClock(testNow)
+	open := func() *testApp {
+		cfg, _, err := ParseConfig("test", []string{"-sqlite-path", path, "-reconcile-every", "0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		app, err := OpenWithClock(context.Background(), cfg, a0Log(), clk.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		app.Start(context.Background())
+		srv := httptest.NewServer(app.Handler())
+		a := &testApp{App: app, t: t, srv: srv, clock: clk}
+		a.admin = a.token("admin-1", "admin")
+		return a
+	}
+	a := open()
+	show, seats := a.onSaleShowtime()
+	alice := a.token("alice", "customer")
+	first := a.paid(alice, show, seats[:1], "first")
+	clk.Advance(time.Minute) // past the key cache: the next payment reads the key in its transaction
+	second := a.paid(alice, show, seats[1:2], "second")
+	codes := []string{a.tickets(alice, first.ID)[0].Code, a.tickets(alice, second.ID)[0].Code}
+	a.srv.Close()
+	a.Close()
+
+	b := open()
+	defer func() { b.srv.Close(); b.Close() }()
+	b.doorOpen()
+	staff := b.token("door", "staff")
+	for i, c := range codes {
+		if r := b.checkIn(staff, show, c, ""); r.Status != "ADMITTED" {
+			t.Fatalf("ticket %d after a restart: %s, want ADMITTED", i, r.Status)
+		}
+	}
+}
+
+func a0Log() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TestOrdersPaidBeforeTicketsGetThem: a PAID order without tickets (paid before tickets
+// existed) gets them at its first read, revoked at once when its showtime was cancelled.
+func TestOrdersPaidBeforeTicketsGetThem(t *testing.T) {
+	a := newTestApp(t)
+	show, seats := a.onSaleShowtime()
+	alice := a.token("alice", "customer")
+	o := a.paid(alice, show, seats[:2], "k")
+	ctx := context.Background()
+	a.DB.Ticket.Delete().ExecX(ctx)
+	if got := a.tickets(alice, o.ID); len(got) != 2 || got[0].Status != "VALID" || got[1].Seat.ID != seats[1] {
+		t.Fatalf("tickets of an order paid before tickets existed: %+v", got)
+	}
+	a.must(a.admin, `mutation($id: ID!) { cancelShowtime(id: $id) { status } }`, map[string]any{"id": show}, nil)
+	a.DB.Ticket.Delete().ExecX(ctx)
+	if got := a.tickets(alice, o.ID); len(got) != 2 || got[0].Status != "REVOKED" {
+		t.Fatalf("tickets of a cancelled showtime's order made on read: %+v, want REVOKED", got)
 	}
 }

@@ -107,7 +107,7 @@ func (k *Keyring) Ensure(ctx context.Context) error {
 			return err
 		}
 	}
-	_, err = k.signing(ctx, true)
+	_, err = k.signing(ctx, nil, true)
 	return err
 }
 
@@ -199,15 +199,20 @@ func (k *Keyring) open(row *ent.TicketKey) (*signingKey, error) {
 	return key, nil
 }
 
-// signing returns the newest key, read from MySQL at most every KeyCacheFor (fresh: now).
-func (k *Keyring) signing(ctx context.Context, fresh bool) (*signingKey, error) {
+// signing returns the newest key, read from MySQL at most every KeyCacheFor (fresh: now),
+// through c (a transaction's client: SQLite has one connection, which the transaction
+// holds) or the keyring's own client when c is nil.
+func (k *Keyring) signing(ctx context.Context, c *ent.TicketKeyClient, fresh bool) (*signingKey, error) {
 	k.mu.Lock()
 	cur, at := k.current, k.currentAt
 	k.mu.Unlock()
 	if cur != nil && !fresh && k.now().Sub(at) < KeyCacheFor && k.now().Sub(at) >= 0 {
 		return cur, nil
 	}
-	row, err := k.db.TicketKey.Query().Order(ent.Desc(ticketkey.FieldGeneration)).First(ctx)
+	if c == nil {
+		c = k.db.TicketKey
+	}
+	row, err := c.Query().Order(ent.Desc(ticketkey.FieldGeneration)).First(ctx)
 	if ent.IsNotFound(err) {
 		return nil, errors.New("ticket keys: there is none (the server makes the first at start)")
 	} else if err != nil {
@@ -254,7 +259,7 @@ func (k *Keyring) Published(ctx context.Context) ([]seatflow.TicketKey, error) {
 		k.published, k.pubAt = list, k.now()
 		k.mu.Unlock()
 	}
-	cur, err := k.signing(ctx, false)
+	cur, err := k.signing(ctx, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +282,7 @@ func (k *Keyring) livePublished(ctx context.Context) ([]*signingKey, error) {
 			return nil, fmt.Errorf("published ticket keys: %w", database.Classify(err))
 		}
 	}
-	cur, err := k.signing(ctx, false)
+	cur, err := k.signing(ctx, nil, false)
 	if err != nil {
 		return nil, err
 	}

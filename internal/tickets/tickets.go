@@ -54,24 +54,25 @@ func (s *Service) log() *slog.Logger {
 // transaction that makes it PAID), signed with the current key. Tickets the order has
 // already keep theirs (unique order and seat).
 func (s *Service) IssueIn(ctx context.Context, tx *ent.Tx, orderID, showID int, seatIDs []int) error {
-	return s.issue(ctx, tx.Ticket, orderID, showID, seatIDs, nil)
+	return s.issue(ctx, tx.Client(), orderID, showID, seatIDs, nil)
 }
 
-func (s *Service) issue(ctx context.Context, c *ent.TicketClient, orderID, showID int, seatIDs []int, revokedAt *time.Time) error {
+// issue makes the tickets through c (a transaction's client, or the service's own).
+func (s *Service) issue(ctx context.Context, c *ent.Client, orderID, showID int, seatIDs []int, revokedAt *time.Time) error {
 	if len(seatIDs) == 0 {
 		return nil
 	}
-	key, err := s.Keys.signing(ctx, false)
+	key, err := s.Keys.signing(ctx, c.TicketKey, false)
 	if err != nil {
 		return fmt.Errorf("issue tickets: %w", err)
 	}
 	now := s.now()
 	bulk := make([]*ent.TicketCreate, len(seatIDs))
 	for i, seat := range seatIDs {
-		bulk[i] = c.Create().SetOrderID(orderID).SetShowtimeID(showID).SetSeatID(seat).SetKeyID(key.id).
+		bulk[i] = c.Ticket.Create().SetOrderID(orderID).SetShowtimeID(showID).SetSeatID(seat).SetKeyID(key.id).
 			SetCreatedAt(now).SetNillableRevokedAt(revokedAt)
 	}
-	if err := c.CreateBulk(bulk...).OnConflictColumns(ticket.FieldOrderID, ticket.FieldSeatID).DoNothing().Exec(ctx); err != nil {
+	if err := c.Ticket.CreateBulk(bulk...).OnConflictColumns(ticket.FieldOrderID, ticket.FieldSeatID).DoNothing().Exec(ctx); err != nil {
 		return fmt.Errorf("issue tickets of order %d: %w", orderID, err)
 	}
 	return nil
@@ -112,7 +113,7 @@ func (s *Service) OfOrder(ctx context.Context, o *seatflow.Order, showtimeCancel
 			now := s.now()
 			revoked = &now
 		}
-		if err := s.issue(ctx, s.DB.Ticket, o.ID, o.ShowtimeID, o.SeatIDs, revoked); err != nil {
+		if err := s.issue(ctx, s.DB, o.ID, o.ShowtimeID, o.SeatIDs, revoked); err != nil {
 			return nil, database.Classify(err)
 		}
 		return s.OfOrder(ctx, o, false)
