@@ -189,15 +189,8 @@ func (r *orderResolver) Showtime(ctx context.Context, obj *seatflow.Order) (*sea
 
 // Seats is the resolver for the seats field.
 func (r *orderResolver) Seats(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Seat, error) {
-	show, err := found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
-	if err != nil {
-		return nil, err
-	}
-	seats, err := loaders.For(ctx).SeatsByHall.Load(ctx, show.HallID)
-	if err != nil {
-		return nil, err
-	}
-	return ptrs(seatflow.SeatsByID(seats, obj.SeatIDs)), nil
+	seats, err := showtimeSeats(ctx, obj.ShowtimeID, obj.SeatIDs)
+	return ptrs(seats), err
 }
 
 // Payment is the resolver for the payment field.
@@ -405,18 +398,11 @@ func (r *ticketResolver) Showtime(ctx context.Context, obj *seatflow.Ticket) (*s
 
 // Seat is the resolver for the seat field.
 func (r *ticketResolver) Seat(ctx context.Context, obj *seatflow.Ticket) (*seatflow.Seat, error) {
-	show, err := found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
-	if err != nil {
-		return nil, err
+	seats, err := showtimeSeats(ctx, obj.ShowtimeID, []int{obj.SeatID})
+	if err != nil || len(seats) == 0 {
+		return found[seatflow.Seat](nil, err)
 	}
-	seats, err := loaders.For(ctx).SeatsByHall.Load(ctx, show.HallID)
-	if err != nil {
-		return nil, err
-	}
-	if found := seatflow.SeatsByID(seats, []int{obj.SeatID}); len(found) == 1 {
-		return &found[0], nil
-	}
-	return nil, seatflow.Errorf(seatflow.ENOTFOUND, "a referenced record does not exist")
+	return &seats[0], nil
 }
 
 // Code is the resolver for the code field.
