@@ -2,11 +2,16 @@ package app
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-jose/go-jose/v4"
 
 	"seatflow/ent/checkin"
 	"seatflow/internal/tooling/testenv"
@@ -120,6 +125,7 @@ func TestCheckIn(t *testing.T) {
 			"Empty":                "",
 			"Huge":                 strings.Repeat("a", 5000),
 			"Unsigned":             "eyJhbGciOiJub25lIn0." + parts[1] + ".",
+			"ForeignKeySameKid":    foreignCode(t, kidOf(t, other), parts[1]),
 		} {
 			if r := a.checkIn(staff, show, bad, ""); r.Status != "INVALID" || r.Ticket != nil {
 				t.Errorf("%s: %+v, want INVALID without a ticket", name, r)
@@ -340,4 +346,22 @@ func TestCheckInsSubscription(t *testing.T) {
 		}
 	})
 	door.send(map[string]any{"id": "door", "type": "complete"})
+}
+
+// foreignCode signs payload (base64url) with a key of its own under kid: a code another
+// cinema, or an attacker, could make.
+func foreignCode(t *testing.T, kid, payload string) string {
+	t.Helper()
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA, Key: jose.JSONWebKey{Key: priv, KeyID: kid}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := base64.RawURLEncoding.DecodeString(payload)
+	obj, err := signer.Sign(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _ := obj.CompactSerialize()
+	return code
 }
