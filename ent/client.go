@@ -12,9 +12,9 @@ import (
 	"seatflow/ent/migrate"
 
 	"seatflow/ent/cacheoutbox"
-	"seatflow/ent/checkin"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
@@ -41,12 +41,12 @@ type Client struct {
 	Schema *migrate.Schema
 	// CacheOutbox is the client for interacting with the CacheOutbox builders.
 	CacheOutbox *CacheOutboxClient
-	// CheckIn is the client for interacting with the CheckIn builders.
-	CheckIn *CheckInClient
 	// Hall is the client for interacting with the Hall builders.
 	Hall *HallClient
 	// Movie is the client for interacting with the Movie builders.
 	Movie *MovieClient
+	// OfflineScan is the client for interacting with the OfflineScan builders.
+	OfflineScan *OfflineScanClient
 	// Order is the client for interacting with the Order builders.
 	Order *OrderClient
 	// OrderSeat is the client for interacting with the OrderSeat builders.
@@ -79,9 +79,9 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.CacheOutbox = NewCacheOutboxClient(c.config)
-	c.CheckIn = NewCheckInClient(c.config)
 	c.Hall = NewHallClient(c.config)
 	c.Movie = NewMovieClient(c.config)
+	c.OfflineScan = NewOfflineScanClient(c.config)
 	c.Order = NewOrderClient(c.config)
 	c.OrderSeat = NewOrderSeatClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
@@ -185,9 +185,9 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ctx:           ctx,
 		config:        cfg,
 		CacheOutbox:   NewCacheOutboxClient(cfg),
-		CheckIn:       NewCheckInClient(cfg),
 		Hall:          NewHallClient(cfg),
 		Movie:         NewMovieClient(cfg),
+		OfflineScan:   NewOfflineScanClient(cfg),
 		Order:         NewOrderClient(cfg),
 		OrderSeat:     NewOrderSeatClient(cfg),
 		Payment:       NewPaymentClient(cfg),
@@ -218,9 +218,9 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ctx:           ctx,
 		config:        cfg,
 		CacheOutbox:   NewCacheOutboxClient(cfg),
-		CheckIn:       NewCheckInClient(cfg),
 		Hall:          NewHallClient(cfg),
 		Movie:         NewMovieClient(cfg),
+		OfflineScan:   NewOfflineScanClient(cfg),
 		Order:         NewOrderClient(cfg),
 		OrderSeat:     NewOrderSeatClient(cfg),
 		Payment:       NewPaymentClient(cfg),
@@ -260,7 +260,7 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.CacheOutbox, c.CheckIn, c.Hall, c.Movie, c.Order, c.OrderSeat, c.Payment,
+		c.CacheOutbox, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat, c.Payment,
 		c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime, c.Ticket,
 		c.TicketKey,
 	} {
@@ -272,7 +272,7 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.CacheOutbox, c.CheckIn, c.Hall, c.Movie, c.Order, c.OrderSeat, c.Payment,
+		c.CacheOutbox, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat, c.Payment,
 		c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime, c.Ticket,
 		c.TicketKey,
 	} {
@@ -285,12 +285,12 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *CacheOutboxMutation:
 		return c.CacheOutbox.mutate(ctx, m)
-	case *CheckInMutation:
-		return c.CheckIn.mutate(ctx, m)
 	case *HallMutation:
 		return c.Hall.mutate(ctx, m)
 	case *MovieMutation:
 		return c.Movie.mutate(ctx, m)
+	case *OfflineScanMutation:
+		return c.OfflineScan.mutate(ctx, m)
 	case *OrderMutation:
 		return c.Order.mutate(ctx, m)
 	case *OrderSeatMutation:
@@ -446,155 +446,6 @@ func (c *CacheOutboxClient) mutate(ctx context.Context, m *CacheOutboxMutation) 
 		return (&CacheOutboxDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown CacheOutbox mutation op: %q", m.Op())
-	}
-}
-
-// CheckInClient is a client for the CheckIn schema.
-type CheckInClient struct {
-	config
-}
-
-// NewCheckInClient returns a client for the CheckIn from the given config.
-func NewCheckInClient(c config) *CheckInClient {
-	return &CheckInClient{config: c}
-}
-
-// Use adds a list of mutation hooks to the hooks stack.
-// A call to `Use(f, g, h)` equals to `checkin.Hooks(f(g(h())))`.
-func (c *CheckInClient) Use(hooks ...Hook) {
-	c.hooks.CheckIn = append(c.hooks.CheckIn, hooks...)
-}
-
-// Intercept adds a list of query interceptors to the interceptors stack.
-// A call to `Intercept(f, g, h)` equals to `checkin.Intercept(f(g(h())))`.
-func (c *CheckInClient) Intercept(interceptors ...Interceptor) {
-	c.inters.CheckIn = append(c.inters.CheckIn, interceptors...)
-}
-
-// Create returns a builder for creating a CheckIn entity.
-func (c *CheckInClient) Create() *CheckInCreate {
-	mutation := newCheckInMutation(c.config, OpCreate)
-	return &CheckInCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// CreateBulk returns a builder for creating a bulk of CheckIn entities.
-func (c *CheckInClient) CreateBulk(builders ...*CheckInCreate) *CheckInCreateBulk {
-	return &CheckInCreateBulk{config: c.config, builders: builders}
-}
-
-// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
-// a builder and applies setFunc on it.
-func (c *CheckInClient) MapCreateBulk(slice any, setFunc func(*CheckInCreate, int)) *CheckInCreateBulk {
-	rv := reflect.ValueOf(slice)
-	if rv.Kind() != reflect.Slice {
-		return &CheckInCreateBulk{err: fmt.Errorf("calling to CheckInClient.MapCreateBulk with wrong type %T, need slice", slice)}
-	}
-	builders := make([]*CheckInCreate, rv.Len())
-	for i := 0; i < rv.Len(); i++ {
-		builders[i] = c.Create()
-		setFunc(builders[i], i)
-	}
-	return &CheckInCreateBulk{config: c.config, builders: builders}
-}
-
-// Update returns an update builder for CheckIn.
-func (c *CheckInClient) Update() *CheckInUpdate {
-	mutation := newCheckInMutation(c.config, OpUpdate)
-	return &CheckInUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// UpdateOne returns an update builder for the given entity.
-func (c *CheckInClient) UpdateOne(_m *CheckIn) *CheckInUpdateOne {
-	mutation := newCheckInMutation(c.config, OpUpdateOne, withCheckIn(_m))
-	return &CheckInUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// UpdateOneID returns an update builder for the given id.
-func (c *CheckInClient) UpdateOneID(id int) *CheckInUpdateOne {
-	mutation := newCheckInMutation(c.config, OpUpdateOne, withCheckInID(id))
-	return &CheckInUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// Delete returns a delete builder for CheckIn.
-func (c *CheckInClient) Delete() *CheckInDelete {
-	mutation := newCheckInMutation(c.config, OpDelete)
-	return &CheckInDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
-}
-
-// DeleteOne returns a builder for deleting the given entity.
-func (c *CheckInClient) DeleteOne(_m *CheckIn) *CheckInDeleteOne {
-	return c.DeleteOneID(_m.ID)
-}
-
-// DeleteOneID returns a builder for deleting the given entity by its id.
-func (c *CheckInClient) DeleteOneID(id int) *CheckInDeleteOne {
-	builder := c.Delete().Where(checkin.ID(id))
-	builder.mutation.id = &id
-	builder.mutation.op = OpDeleteOne
-	return &CheckInDeleteOne{builder}
-}
-
-// Query returns a query builder for CheckIn.
-func (c *CheckInClient) Query() *CheckInQuery {
-	return &CheckInQuery{
-		config: c.config,
-		ctx:    &QueryContext{Type: TypeCheckIn},
-		inters: c.Interceptors(),
-	}
-}
-
-// Get returns a CheckIn entity by its id.
-func (c *CheckInClient) Get(ctx context.Context, id int) (*CheckIn, error) {
-	return c.Query().Where(checkin.ID(id)).Only(ctx)
-}
-
-// GetX is like Get, but panics if an error occurs.
-func (c *CheckInClient) GetX(ctx context.Context, id int) *CheckIn {
-	obj, err := c.Get(ctx, id)
-	if err != nil {
-		panic(err)
-	}
-	return obj
-}
-
-// QueryTicket queries the ticket edge of a CheckIn.
-func (c *CheckInClient) QueryTicket(_m *CheckIn) *TicketQuery {
-	query := (&TicketClient{config: c.config}).Query()
-	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
-		id := _m.ID
-		step := sqlgraph.NewStep(
-			sqlgraph.From(checkin.Table, checkin.FieldID, id),
-			sqlgraph.To(ticket.Table, ticket.FieldID),
-			sqlgraph.Edge(sqlgraph.M2O, true, checkin.TicketTable, checkin.TicketColumn),
-		)
-		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
-		return fromV, nil
-	}
-	return query
-}
-
-// Hooks returns the client hooks.
-func (c *CheckInClient) Hooks() []Hook {
-	return c.hooks.CheckIn
-}
-
-// Interceptors returns the client interceptors.
-func (c *CheckInClient) Interceptors() []Interceptor {
-	return c.inters.CheckIn
-}
-
-func (c *CheckInClient) mutate(ctx context.Context, m *CheckInMutation) (Value, error) {
-	switch m.Op() {
-	case OpCreate:
-		return (&CheckInCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpUpdate:
-		return (&CheckInUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpUpdateOne:
-		return (&CheckInUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
-	case OpDelete, OpDeleteOne:
-		return (&CheckInDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
-	default:
-		return nil, fmt.Errorf("ent: unknown CheckIn mutation op: %q", m.Op())
 	}
 }
 
@@ -909,6 +760,155 @@ func (c *MovieClient) mutate(ctx context.Context, m *MovieMutation) (Value, erro
 		return (&MovieDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Movie mutation op: %q", m.Op())
+	}
+}
+
+// OfflineScanClient is a client for the OfflineScan schema.
+type OfflineScanClient struct {
+	config
+}
+
+// NewOfflineScanClient returns a client for the OfflineScan from the given config.
+func NewOfflineScanClient(c config) *OfflineScanClient {
+	return &OfflineScanClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `offlinescan.Hooks(f(g(h())))`.
+func (c *OfflineScanClient) Use(hooks ...Hook) {
+	c.hooks.OfflineScan = append(c.hooks.OfflineScan, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `offlinescan.Intercept(f(g(h())))`.
+func (c *OfflineScanClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OfflineScan = append(c.inters.OfflineScan, interceptors...)
+}
+
+// Create returns a builder for creating a OfflineScan entity.
+func (c *OfflineScanClient) Create() *OfflineScanCreate {
+	mutation := newOfflineScanMutation(c.config, OpCreate)
+	return &OfflineScanCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OfflineScan entities.
+func (c *OfflineScanClient) CreateBulk(builders ...*OfflineScanCreate) *OfflineScanCreateBulk {
+	return &OfflineScanCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OfflineScanClient) MapCreateBulk(slice any, setFunc func(*OfflineScanCreate, int)) *OfflineScanCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OfflineScanCreateBulk{err: fmt.Errorf("calling to OfflineScanClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OfflineScanCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OfflineScanCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OfflineScan.
+func (c *OfflineScanClient) Update() *OfflineScanUpdate {
+	mutation := newOfflineScanMutation(c.config, OpUpdate)
+	return &OfflineScanUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OfflineScanClient) UpdateOne(_m *OfflineScan) *OfflineScanUpdateOne {
+	mutation := newOfflineScanMutation(c.config, OpUpdateOne, withOfflineScan(_m))
+	return &OfflineScanUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OfflineScanClient) UpdateOneID(id int) *OfflineScanUpdateOne {
+	mutation := newOfflineScanMutation(c.config, OpUpdateOne, withOfflineScanID(id))
+	return &OfflineScanUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OfflineScan.
+func (c *OfflineScanClient) Delete() *OfflineScanDelete {
+	mutation := newOfflineScanMutation(c.config, OpDelete)
+	return &OfflineScanDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OfflineScanClient) DeleteOne(_m *OfflineScan) *OfflineScanDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OfflineScanClient) DeleteOneID(id int) *OfflineScanDeleteOne {
+	builder := c.Delete().Where(offlinescan.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OfflineScanDeleteOne{builder}
+}
+
+// Query returns a query builder for OfflineScan.
+func (c *OfflineScanClient) Query() *OfflineScanQuery {
+	return &OfflineScanQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOfflineScan},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OfflineScan entity by its id.
+func (c *OfflineScanClient) Get(ctx context.Context, id int) (*OfflineScan, error) {
+	return c.Query().Where(offlinescan.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OfflineScanClient) GetX(ctx context.Context, id int) *OfflineScan {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTicket queries the ticket edge of a OfflineScan.
+func (c *OfflineScanClient) QueryTicket(_m *OfflineScan) *TicketQuery {
+	query := (&TicketClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(offlinescan.Table, offlinescan.FieldID, id),
+			sqlgraph.To(ticket.Table, ticket.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, offlinescan.TicketTable, offlinescan.TicketColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *OfflineScanClient) Hooks() []Hook {
+	return c.hooks.OfflineScan
+}
+
+// Interceptors returns the client interceptors.
+func (c *OfflineScanClient) Interceptors() []Interceptor {
+	return c.inters.OfflineScan
+}
+
+func (c *OfflineScanClient) mutate(ctx context.Context, m *OfflineScanMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OfflineScanCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OfflineScanUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OfflineScanUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OfflineScanDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OfflineScan mutation op: %q", m.Op())
 	}
 }
 
@@ -2244,15 +2244,15 @@ func (c *TicketClient) QueryKey(_m *Ticket) *TicketKeyQuery {
 	return query
 }
 
-// QueryCheckIns queries the check_ins edge of a Ticket.
-func (c *TicketClient) QueryCheckIns(_m *Ticket) *CheckInQuery {
-	query := (&CheckInClient{config: c.config}).Query()
+// QueryOfflineScans queries the offline_scans edge of a Ticket.
+func (c *TicketClient) QueryOfflineScans(_m *Ticket) *OfflineScanQuery {
+	query := (&OfflineScanClient{config: c.config}).Query()
 	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
 		id := _m.ID
 		step := sqlgraph.NewStep(
 			sqlgraph.From(ticket.Table, ticket.FieldID, id),
-			sqlgraph.To(checkin.Table, checkin.FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, ticket.CheckInsTable, ticket.CheckInsColumn),
+			sqlgraph.To(offlinescan.Table, offlinescan.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, ticket.OfflineScansTable, ticket.OfflineScansColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -2437,11 +2437,11 @@ func (c *TicketKeyClient) mutate(ctx context.Context, m *TicketKeyMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		CacheOutbox, CheckIn, Hall, Movie, Order, OrderSeat, Payment, PaymentEvent,
+		CacheOutbox, Hall, Movie, OfflineScan, Order, OrderSeat, Payment, PaymentEvent,
 		ReconcileRun, Seat, SeatOccupancy, Showtime, Ticket, TicketKey []ent.Hook
 	}
 	inters struct {
-		CacheOutbox, CheckIn, Hall, Movie, Order, OrderSeat, Payment, PaymentEvent,
+		CacheOutbox, Hall, Movie, OfflineScan, Order, OrderSeat, Payment, PaymentEvent,
 		ReconcileRun, Seat, SeatOccupancy, Showtime, Ticket,
 		TicketKey []ent.Interceptor
 	}

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"reflect"
 	"seatflow/ent/cacheoutbox"
-	"seatflow/ent/checkin"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
@@ -87,9 +87,9 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			cacheoutbox.Table:   cacheoutbox.ValidColumn,
-			checkin.Table:       checkin.ValidColumn,
 			hall.Table:          hall.ValidColumn,
 			movie.Table:         movie.ValidColumn,
+			offlinescan.Table:   offlinescan.ValidColumn,
 			order.Table:         order.ValidColumn,
 			orderseat.Table:     orderseat.ValidColumn,
 			payment.Table:       payment.ValidColumn,

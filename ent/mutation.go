@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"seatflow"
 	"seatflow/ent/cacheoutbox"
-	"seatflow/ent/checkin"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
@@ -39,9 +39,9 @@ const (
 
 	// Node types.
 	TypeCacheOutbox   = "CacheOutbox"
-	TypeCheckIn       = "CheckIn"
 	TypeHall          = "Hall"
 	TypeMovie         = "Movie"
+	TypeOfflineScan   = "OfflineScan"
 	TypeOrder         = "Order"
 	TypeOrderSeat     = "OrderSeat"
 	TypePayment       = "Payment"
@@ -524,746 +524,6 @@ func (m *CacheOutboxMutation) ClearEdge(name string) error {
 // It returns an error if the edge is not defined in the schema.
 func (m *CacheOutboxMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown CacheOutbox edge %s", name)
-}
-
-// CheckInMutation represents an operation that mutates the CheckIn nodes in the graph.
-type CheckInMutation struct {
-	config
-	op             Op
-	typ            string
-	id             *int
-	showtime_id    *int
-	addshowtime_id *int
-	nonce          *string
-	scanned_at     *time.Time
-	recorded_at    *time.Time
-	staff_id       *string
-	offline        *bool
-	clearedFields  map[string]struct{}
-	ticket         *int
-	clearedticket  bool
-	done           bool
-	oldValue       func(context.Context) (*CheckIn, error)
-	predicates     []predicate.CheckIn
-}
-
-var _ ent.Mutation = (*CheckInMutation)(nil)
-
-// checkinOption allows management of the mutation configuration using functional options.
-type checkinOption func(*CheckInMutation)
-
-// newCheckInMutation creates new mutation for the CheckIn entity.
-func newCheckInMutation(c config, op Op, opts ...checkinOption) *CheckInMutation {
-	m := &CheckInMutation{
-		config:        c,
-		op:            op,
-		typ:           TypeCheckIn,
-		clearedFields: make(map[string]struct{}),
-	}
-	for _, opt := range opts {
-		opt(m)
-	}
-	return m
-}
-
-// withCheckInID sets the ID field of the mutation.
-func withCheckInID(id int) checkinOption {
-	return func(m *CheckInMutation) {
-		var (
-			err   error
-			once  sync.Once
-			value *CheckIn
-		)
-		m.oldValue = func(ctx context.Context) (*CheckIn, error) {
-			once.Do(func() {
-				if m.done {
-					err = errors.New("querying old values post mutation is not allowed")
-				} else {
-					value, err = m.Client().CheckIn.Get(ctx, id)
-				}
-			})
-			return value, err
-		}
-		m.id = &id
-	}
-}
-
-// withCheckIn sets the old CheckIn of the mutation.
-func withCheckIn(node *CheckIn) checkinOption {
-	return func(m *CheckInMutation) {
-		m.oldValue = func(context.Context) (*CheckIn, error) {
-			return node, nil
-		}
-		m.id = &node.ID
-	}
-}
-
-// Client returns a new `ent.Client` from the mutation. If the mutation was
-// executed in a transaction (ent.Tx), a transactional client is returned.
-func (m CheckInMutation) Client() *Client {
-	client := &Client{config: m.config}
-	client.init()
-	return client
-}
-
-// Tx returns an `ent.Tx` for mutations that were executed in transactions;
-// it returns an error otherwise.
-func (m CheckInMutation) Tx() (*Tx, error) {
-	if _, ok := m.driver.(*txDriver); !ok {
-		return nil, errors.New("ent: mutation is not running in a transaction")
-	}
-	tx := &Tx{config: m.config}
-	tx.init()
-	return tx, nil
-}
-
-// ID returns the ID value in the mutation. Note that the ID is only available
-// if it was provided to the builder or after it was returned from the database.
-func (m *CheckInMutation) ID() (id int, exists bool) {
-	if m.id == nil {
-		return
-	}
-	return *m.id, true
-}
-
-// IDs queries the database and returns the entity ids that match the mutation's predicate.
-// That means, if the mutation is applied within a transaction with an isolation level such
-// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
-// or updated by the mutation.
-func (m *CheckInMutation) IDs(ctx context.Context) ([]int, error) {
-	switch {
-	case m.op.Is(OpUpdateOne | OpDeleteOne):
-		id, exists := m.ID()
-		if exists {
-			return []int{id}, nil
-		}
-		fallthrough
-	case m.op.Is(OpUpdate | OpDelete):
-		return m.Client().CheckIn.Query().Where(m.predicates...).IDs(ctx)
-	default:
-		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
-	}
-}
-
-// SetTicketID sets the "ticket_id" field.
-func (m *CheckInMutation) SetTicketID(i int) {
-	m.ticket = &i
-}
-
-// TicketID returns the value of the "ticket_id" field in the mutation.
-func (m *CheckInMutation) TicketID() (r int, exists bool) {
-	v := m.ticket
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldTicketID returns the old "ticket_id" field's value of the CheckIn entity.
-// If the CheckIn object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *CheckInMutation) OldTicketID(ctx context.Context) (v int, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldTicketID is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldTicketID requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldTicketID: %w", err)
-	}
-	return oldValue.TicketID, nil
-}
-
-// ResetTicketID resets all changes to the "ticket_id" field.
-func (m *CheckInMutation) ResetTicketID() {
-	m.ticket = nil
-}
-
-// SetShowtimeID sets the "showtime_id" field.
-func (m *CheckInMutation) SetShowtimeID(i int) {
-	m.showtime_id = &i
-	m.addshowtime_id = nil
-}
-
-// ShowtimeID returns the value of the "showtime_id" field in the mutation.
-func (m *CheckInMutation) ShowtimeID() (r int, exists bool) {
-	v := m.showtime_id
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldShowtimeID returns the old "showtime_id" field's value of the CheckIn entity.
-// If the CheckIn object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *CheckInMutation) OldShowtimeID(ctx context.Context) (v int, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldShowtimeID is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldShowtimeID requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldShowtimeID: %w", err)
-	}
-	return oldValue.ShowtimeID, nil
-}
-
-// AddShowtimeID adds i to the "showtime_id" field.
-func (m *CheckInMutation) AddShowtimeID(i int) {
-	if m.addshowtime_id != nil {
-		*m.addshowtime_id += i
-	} else {
-		m.addshowtime_id = &i
-	}
-}
-
-// AddedShowtimeID returns the value that was added to the "showtime_id" field in this mutation.
-func (m *CheckInMutation) AddedShowtimeID() (r int, exists bool) {
-	v := m.addshowtime_id
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// ResetShowtimeID resets all changes to the "showtime_id" field.
-func (m *CheckInMutation) ResetShowtimeID() {
-	m.showtime_id = nil
-	m.addshowtime_id = nil
-}
-
-// SetNonce sets the "nonce" field.
-func (m *CheckInMutation) SetNonce(s string) {
-	m.nonce = &s
-}
-
-// Nonce returns the value of the "nonce" field in the mutation.
-func (m *CheckInMutation) Nonce() (r string, exists bool) {
-	v := m.nonce
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldNonce returns the old "nonce" field's value of the CheckIn entity.
-// If the CheckIn object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *CheckInMutation) OldNonce(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldNonce is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldNonce requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldNonce: %w", err)
-	}
-	return oldValue.Nonce, nil
-}
-
-// ResetNonce resets all changes to the "nonce" field.
-func (m *CheckInMutation) ResetNonce() {
-	m.nonce = nil
-}
-
-// SetScannedAt sets the "scanned_at" field.
-func (m *CheckInMutation) SetScannedAt(t time.Time) {
-	m.scanned_at = &t
-}
-
-// ScannedAt returns the value of the "scanned_at" field in the mutation.
-func (m *CheckInMutation) ScannedAt() (r time.Time, exists bool) {
-	v := m.scanned_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldScannedAt returns the old "scanned_at" field's value of the CheckIn entity.
-// If the CheckIn object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *CheckInMutation) OldScannedAt(ctx context.Context) (v time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldScannedAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldScannedAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldScannedAt: %w", err)
-	}
-	return oldValue.ScannedAt, nil
-}
-
-// ResetScannedAt resets all changes to the "scanned_at" field.
-func (m *CheckInMutation) ResetScannedAt() {
-	m.scanned_at = nil
-}
-
-// SetRecordedAt sets the "recorded_at" field.
-func (m *CheckInMutation) SetRecordedAt(t time.Time) {
-	m.recorded_at = &t
-}
-
-// RecordedAt returns the value of the "recorded_at" field in the mutation.
-func (m *CheckInMutation) RecordedAt() (r time.Time, exists bool) {
-	v := m.recorded_at
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldRecordedAt returns the old "recorded_at" field's value of the CheckIn entity.
-// If the CheckIn object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *CheckInMutation) OldRecordedAt(ctx context.Context) (v time.Time, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldRecordedAt is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldRecordedAt requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldRecordedAt: %w", err)
-	}
-	return oldValue.RecordedAt, nil
-}
-
-// ResetRecordedAt resets all changes to the "recorded_at" field.
-func (m *CheckInMutation) ResetRecordedAt() {
-	m.recorded_at = nil
-}
-
-// SetStaffID sets the "staff_id" field.
-func (m *CheckInMutation) SetStaffID(s string) {
-	m.staff_id = &s
-}
-
-// StaffID returns the value of the "staff_id" field in the mutation.
-func (m *CheckInMutation) StaffID() (r string, exists bool) {
-	v := m.staff_id
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldStaffID returns the old "staff_id" field's value of the CheckIn entity.
-// If the CheckIn object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *CheckInMutation) OldStaffID(ctx context.Context) (v string, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldStaffID is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldStaffID requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldStaffID: %w", err)
-	}
-	return oldValue.StaffID, nil
-}
-
-// ResetStaffID resets all changes to the "staff_id" field.
-func (m *CheckInMutation) ResetStaffID() {
-	m.staff_id = nil
-}
-
-// SetOffline sets the "offline" field.
-func (m *CheckInMutation) SetOffline(b bool) {
-	m.offline = &b
-}
-
-// Offline returns the value of the "offline" field in the mutation.
-func (m *CheckInMutation) Offline() (r bool, exists bool) {
-	v := m.offline
-	if v == nil {
-		return
-	}
-	return *v, true
-}
-
-// OldOffline returns the old "offline" field's value of the CheckIn entity.
-// If the CheckIn object wasn't provided to the builder, the object is fetched from the database.
-// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *CheckInMutation) OldOffline(ctx context.Context) (v bool, err error) {
-	if !m.op.Is(OpUpdateOne) {
-		return v, errors.New("OldOffline is only allowed on UpdateOne operations")
-	}
-	if m.id == nil || m.oldValue == nil {
-		return v, errors.New("OldOffline requires an ID field in the mutation")
-	}
-	oldValue, err := m.oldValue(ctx)
-	if err != nil {
-		return v, fmt.Errorf("querying old value for OldOffline: %w", err)
-	}
-	return oldValue.Offline, nil
-}
-
-// ResetOffline resets all changes to the "offline" field.
-func (m *CheckInMutation) ResetOffline() {
-	m.offline = nil
-}
-
-// ClearTicket clears the "ticket" edge to the Ticket entity.
-func (m *CheckInMutation) ClearTicket() {
-	m.clearedticket = true
-	m.clearedFields[checkin.FieldTicketID] = struct{}{}
-}
-
-// TicketCleared reports if the "ticket" edge to the Ticket entity was cleared.
-func (m *CheckInMutation) TicketCleared() bool {
-	return m.clearedticket
-}
-
-// TicketIDs returns the "ticket" edge IDs in the mutation.
-// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
-// TicketID instead. It exists only for internal usage by the builders.
-func (m *CheckInMutation) TicketIDs() (ids []int) {
-	if id := m.ticket; id != nil {
-		ids = append(ids, *id)
-	}
-	return
-}
-
-// ResetTicket resets all changes to the "ticket" edge.
-func (m *CheckInMutation) ResetTicket() {
-	m.ticket = nil
-	m.clearedticket = false
-}
-
-// Where appends a list predicates to the CheckInMutation builder.
-func (m *CheckInMutation) Where(ps ...predicate.CheckIn) {
-	m.predicates = append(m.predicates, ps...)
-}
-
-// WhereP appends storage-level predicates to the CheckInMutation builder. Using this method,
-// users can use type-assertion to append predicates that do not depend on any generated package.
-func (m *CheckInMutation) WhereP(ps ...func(*sql.Selector)) {
-	p := make([]predicate.CheckIn, len(ps))
-	for i := range ps {
-		p[i] = ps[i]
-	}
-	m.Where(p...)
-}
-
-// Op returns the operation name.
-func (m *CheckInMutation) Op() Op {
-	return m.op
-}
-
-// SetOp allows setting the mutation operation.
-func (m *CheckInMutation) SetOp(op Op) {
-	m.op = op
-}
-
-// Type returns the node type of this mutation (CheckIn).
-func (m *CheckInMutation) Type() string {
-	return m.typ
-}
-
-// Fields returns all fields that were changed during this mutation. Note that in
-// order to get all numeric fields that were incremented/decremented, call
-// AddedFields().
-func (m *CheckInMutation) Fields() []string {
-	fields := make([]string, 0, 7)
-	if m.ticket != nil {
-		fields = append(fields, checkin.FieldTicketID)
-	}
-	if m.showtime_id != nil {
-		fields = append(fields, checkin.FieldShowtimeID)
-	}
-	if m.nonce != nil {
-		fields = append(fields, checkin.FieldNonce)
-	}
-	if m.scanned_at != nil {
-		fields = append(fields, checkin.FieldScannedAt)
-	}
-	if m.recorded_at != nil {
-		fields = append(fields, checkin.FieldRecordedAt)
-	}
-	if m.staff_id != nil {
-		fields = append(fields, checkin.FieldStaffID)
-	}
-	if m.offline != nil {
-		fields = append(fields, checkin.FieldOffline)
-	}
-	return fields
-}
-
-// Field returns the value of a field with the given name. The second boolean
-// return value indicates that this field was not set, or was not defined in the
-// schema.
-func (m *CheckInMutation) Field(name string) (ent.Value, bool) {
-	switch name {
-	case checkin.FieldTicketID:
-		return m.TicketID()
-	case checkin.FieldShowtimeID:
-		return m.ShowtimeID()
-	case checkin.FieldNonce:
-		return m.Nonce()
-	case checkin.FieldScannedAt:
-		return m.ScannedAt()
-	case checkin.FieldRecordedAt:
-		return m.RecordedAt()
-	case checkin.FieldStaffID:
-		return m.StaffID()
-	case checkin.FieldOffline:
-		return m.Offline()
-	}
-	return nil, false
-}
-
-// OldField returns the old value of the field from the database. An error is
-// returned if the mutation operation is not UpdateOne, or the query to the
-// database failed.
-func (m *CheckInMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
-	switch name {
-	case checkin.FieldTicketID:
-		return m.OldTicketID(ctx)
-	case checkin.FieldShowtimeID:
-		return m.OldShowtimeID(ctx)
-	case checkin.FieldNonce:
-		return m.OldNonce(ctx)
-	case checkin.FieldScannedAt:
-		return m.OldScannedAt(ctx)
-	case checkin.FieldRecordedAt:
-		return m.OldRecordedAt(ctx)
-	case checkin.FieldStaffID:
-		return m.OldStaffID(ctx)
-	case checkin.FieldOffline:
-		return m.OldOffline(ctx)
-	}
-	return nil, fmt.Errorf("unknown CheckIn field %s", name)
-}
-
-// SetField sets the value of a field with the given name. It returns an error if
-// the field is not defined in the schema, or if the type mismatched the field
-// type.
-func (m *CheckInMutation) SetField(name string, value ent.Value) error {
-	switch name {
-	case checkin.FieldTicketID:
-		v, ok := value.(int)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetTicketID(v)
-		return nil
-	case checkin.FieldShowtimeID:
-		v, ok := value.(int)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetShowtimeID(v)
-		return nil
-	case checkin.FieldNonce:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetNonce(v)
-		return nil
-	case checkin.FieldScannedAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetScannedAt(v)
-		return nil
-	case checkin.FieldRecordedAt:
-		v, ok := value.(time.Time)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetRecordedAt(v)
-		return nil
-	case checkin.FieldStaffID:
-		v, ok := value.(string)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetStaffID(v)
-		return nil
-	case checkin.FieldOffline:
-		v, ok := value.(bool)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.SetOffline(v)
-		return nil
-	}
-	return fmt.Errorf("unknown CheckIn field %s", name)
-}
-
-// AddedFields returns all numeric fields that were incremented/decremented during
-// this mutation.
-func (m *CheckInMutation) AddedFields() []string {
-	var fields []string
-	if m.addshowtime_id != nil {
-		fields = append(fields, checkin.FieldShowtimeID)
-	}
-	return fields
-}
-
-// AddedField returns the numeric value that was incremented/decremented on a field
-// with the given name. The second boolean return value indicates that this field
-// was not set, or was not defined in the schema.
-func (m *CheckInMutation) AddedField(name string) (ent.Value, bool) {
-	switch name {
-	case checkin.FieldShowtimeID:
-		return m.AddedShowtimeID()
-	}
-	return nil, false
-}
-
-// AddField adds the value to the field with the given name. It returns an error if
-// the field is not defined in the schema, or if the type mismatched the field
-// type.
-func (m *CheckInMutation) AddField(name string, value ent.Value) error {
-	switch name {
-	case checkin.FieldShowtimeID:
-		v, ok := value.(int)
-		if !ok {
-			return fmt.Errorf("unexpected type %T for field %s", value, name)
-		}
-		m.AddShowtimeID(v)
-		return nil
-	}
-	return fmt.Errorf("unknown CheckIn numeric field %s", name)
-}
-
-// ClearedFields returns all nullable fields that were cleared during this
-// mutation.
-func (m *CheckInMutation) ClearedFields() []string {
-	return nil
-}
-
-// FieldCleared returns a boolean indicating if a field with the given name was
-// cleared in this mutation.
-func (m *CheckInMutation) FieldCleared(name string) bool {
-	_, ok := m.clearedFields[name]
-	return ok
-}
-
-// ClearField clears the value of the field with the given name. It returns an
-// error if the field is not defined in the schema.
-func (m *CheckInMutation) ClearField(name string) error {
-	return fmt.Errorf("unknown CheckIn nullable field %s", name)
-}
-
-// ResetField resets all changes in the mutation for the field with the given name.
-// It returns an error if the field is not defined in the schema.
-func (m *CheckInMutation) ResetField(name string) error {
-	switch name {
-	case checkin.FieldTicketID:
-		m.ResetTicketID()
-		return nil
-	case checkin.FieldShowtimeID:
-		m.ResetShowtimeID()
-		return nil
-	case checkin.FieldNonce:
-		m.ResetNonce()
-		return nil
-	case checkin.FieldScannedAt:
-		m.ResetScannedAt()
-		return nil
-	case checkin.FieldRecordedAt:
-		m.ResetRecordedAt()
-		return nil
-	case checkin.FieldStaffID:
-		m.ResetStaffID()
-		return nil
-	case checkin.FieldOffline:
-		m.ResetOffline()
-		return nil
-	}
-	return fmt.Errorf("unknown CheckIn field %s", name)
-}
-
-// AddedEdges returns all edge names that were set/added in this mutation.
-func (m *CheckInMutation) AddedEdges() []string {
-	edges := make([]string, 0, 1)
-	if m.ticket != nil {
-		edges = append(edges, checkin.EdgeTicket)
-	}
-	return edges
-}
-
-// AddedIDs returns all IDs (to other nodes) that were added for the given edge
-// name in this mutation.
-func (m *CheckInMutation) AddedIDs(name string) []ent.Value {
-	switch name {
-	case checkin.EdgeTicket:
-		if id := m.ticket; id != nil {
-			return []ent.Value{*id}
-		}
-	}
-	return nil
-}
-
-// RemovedEdges returns all edge names that were removed in this mutation.
-func (m *CheckInMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 1)
-	return edges
-}
-
-// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
-// the given name in this mutation.
-func (m *CheckInMutation) RemovedIDs(name string) []ent.Value {
-	return nil
-}
-
-// ClearedEdges returns all edge names that were cleared in this mutation.
-func (m *CheckInMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 1)
-	if m.clearedticket {
-		edges = append(edges, checkin.EdgeTicket)
-	}
-	return edges
-}
-
-// EdgeCleared returns a boolean which indicates if the edge with the given name
-// was cleared in this mutation.
-func (m *CheckInMutation) EdgeCleared(name string) bool {
-	switch name {
-	case checkin.EdgeTicket:
-		return m.clearedticket
-	}
-	return false
-}
-
-// ClearEdge clears the value of the edge with the given name. It returns an error
-// if that edge is not defined in the schema.
-func (m *CheckInMutation) ClearEdge(name string) error {
-	switch name {
-	case checkin.EdgeTicket:
-		m.ClearTicket()
-		return nil
-	}
-	return fmt.Errorf("unknown CheckIn unique edge %s", name)
-}
-
-// ResetEdge resets all changes to the edge with the given name in this mutation.
-// It returns an error if the edge is not defined in the schema.
-func (m *CheckInMutation) ResetEdge(name string) error {
-	switch name {
-	case checkin.EdgeTicket:
-		m.ResetTicket()
-		return nil
-	}
-	return fmt.Errorf("unknown CheckIn edge %s", name)
 }
 
 // HallMutation represents an operation that mutates the Hall nodes in the graph.
@@ -2746,6 +2006,692 @@ func (m *MovieMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Movie edge %s", name)
+}
+
+// OfflineScanMutation represents an operation that mutates the OfflineScan nodes in the graph.
+type OfflineScanMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	showtime_id    *int
+	addshowtime_id *int
+	nonce          *string
+	scanned_at     *time.Time
+	recorded_at    *time.Time
+	staff_id       *string
+	clearedFields  map[string]struct{}
+	ticket         *int
+	clearedticket  bool
+	done           bool
+	oldValue       func(context.Context) (*OfflineScan, error)
+	predicates     []predicate.OfflineScan
+}
+
+var _ ent.Mutation = (*OfflineScanMutation)(nil)
+
+// offlinescanOption allows management of the mutation configuration using functional options.
+type offlinescanOption func(*OfflineScanMutation)
+
+// newOfflineScanMutation creates new mutation for the OfflineScan entity.
+func newOfflineScanMutation(c config, op Op, opts ...offlinescanOption) *OfflineScanMutation {
+	m := &OfflineScanMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeOfflineScan,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withOfflineScanID sets the ID field of the mutation.
+func withOfflineScanID(id int) offlinescanOption {
+	return func(m *OfflineScanMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *OfflineScan
+		)
+		m.oldValue = func(ctx context.Context) (*OfflineScan, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().OfflineScan.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withOfflineScan sets the old OfflineScan of the mutation.
+func withOfflineScan(node *OfflineScan) offlinescanOption {
+	return func(m *OfflineScanMutation) {
+		m.oldValue = func(context.Context) (*OfflineScan, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m OfflineScanMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m OfflineScanMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *OfflineScanMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *OfflineScanMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().OfflineScan.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTicketID sets the "ticket_id" field.
+func (m *OfflineScanMutation) SetTicketID(i int) {
+	m.ticket = &i
+}
+
+// TicketID returns the value of the "ticket_id" field in the mutation.
+func (m *OfflineScanMutation) TicketID() (r int, exists bool) {
+	v := m.ticket
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicketID returns the old "ticket_id" field's value of the OfflineScan entity.
+// If the OfflineScan object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OfflineScanMutation) OldTicketID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicketID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicketID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicketID: %w", err)
+	}
+	return oldValue.TicketID, nil
+}
+
+// ResetTicketID resets all changes to the "ticket_id" field.
+func (m *OfflineScanMutation) ResetTicketID() {
+	m.ticket = nil
+}
+
+// SetShowtimeID sets the "showtime_id" field.
+func (m *OfflineScanMutation) SetShowtimeID(i int) {
+	m.showtime_id = &i
+	m.addshowtime_id = nil
+}
+
+// ShowtimeID returns the value of the "showtime_id" field in the mutation.
+func (m *OfflineScanMutation) ShowtimeID() (r int, exists bool) {
+	v := m.showtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShowtimeID returns the old "showtime_id" field's value of the OfflineScan entity.
+// If the OfflineScan object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OfflineScanMutation) OldShowtimeID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShowtimeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShowtimeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShowtimeID: %w", err)
+	}
+	return oldValue.ShowtimeID, nil
+}
+
+// AddShowtimeID adds i to the "showtime_id" field.
+func (m *OfflineScanMutation) AddShowtimeID(i int) {
+	if m.addshowtime_id != nil {
+		*m.addshowtime_id += i
+	} else {
+		m.addshowtime_id = &i
+	}
+}
+
+// AddedShowtimeID returns the value that was added to the "showtime_id" field in this mutation.
+func (m *OfflineScanMutation) AddedShowtimeID() (r int, exists bool) {
+	v := m.addshowtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetShowtimeID resets all changes to the "showtime_id" field.
+func (m *OfflineScanMutation) ResetShowtimeID() {
+	m.showtime_id = nil
+	m.addshowtime_id = nil
+}
+
+// SetNonce sets the "nonce" field.
+func (m *OfflineScanMutation) SetNonce(s string) {
+	m.nonce = &s
+}
+
+// Nonce returns the value of the "nonce" field in the mutation.
+func (m *OfflineScanMutation) Nonce() (r string, exists bool) {
+	v := m.nonce
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNonce returns the old "nonce" field's value of the OfflineScan entity.
+// If the OfflineScan object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OfflineScanMutation) OldNonce(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNonce is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNonce requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNonce: %w", err)
+	}
+	return oldValue.Nonce, nil
+}
+
+// ResetNonce resets all changes to the "nonce" field.
+func (m *OfflineScanMutation) ResetNonce() {
+	m.nonce = nil
+}
+
+// SetScannedAt sets the "scanned_at" field.
+func (m *OfflineScanMutation) SetScannedAt(t time.Time) {
+	m.scanned_at = &t
+}
+
+// ScannedAt returns the value of the "scanned_at" field in the mutation.
+func (m *OfflineScanMutation) ScannedAt() (r time.Time, exists bool) {
+	v := m.scanned_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScannedAt returns the old "scanned_at" field's value of the OfflineScan entity.
+// If the OfflineScan object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OfflineScanMutation) OldScannedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScannedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScannedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScannedAt: %w", err)
+	}
+	return oldValue.ScannedAt, nil
+}
+
+// ResetScannedAt resets all changes to the "scanned_at" field.
+func (m *OfflineScanMutation) ResetScannedAt() {
+	m.scanned_at = nil
+}
+
+// SetRecordedAt sets the "recorded_at" field.
+func (m *OfflineScanMutation) SetRecordedAt(t time.Time) {
+	m.recorded_at = &t
+}
+
+// RecordedAt returns the value of the "recorded_at" field in the mutation.
+func (m *OfflineScanMutation) RecordedAt() (r time.Time, exists bool) {
+	v := m.recorded_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRecordedAt returns the old "recorded_at" field's value of the OfflineScan entity.
+// If the OfflineScan object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OfflineScanMutation) OldRecordedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRecordedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRecordedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRecordedAt: %w", err)
+	}
+	return oldValue.RecordedAt, nil
+}
+
+// ResetRecordedAt resets all changes to the "recorded_at" field.
+func (m *OfflineScanMutation) ResetRecordedAt() {
+	m.recorded_at = nil
+}
+
+// SetStaffID sets the "staff_id" field.
+func (m *OfflineScanMutation) SetStaffID(s string) {
+	m.staff_id = &s
+}
+
+// StaffID returns the value of the "staff_id" field in the mutation.
+func (m *OfflineScanMutation) StaffID() (r string, exists bool) {
+	v := m.staff_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStaffID returns the old "staff_id" field's value of the OfflineScan entity.
+// If the OfflineScan object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OfflineScanMutation) OldStaffID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStaffID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStaffID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStaffID: %w", err)
+	}
+	return oldValue.StaffID, nil
+}
+
+// ResetStaffID resets all changes to the "staff_id" field.
+func (m *OfflineScanMutation) ResetStaffID() {
+	m.staff_id = nil
+}
+
+// ClearTicket clears the "ticket" edge to the Ticket entity.
+func (m *OfflineScanMutation) ClearTicket() {
+	m.clearedticket = true
+	m.clearedFields[offlinescan.FieldTicketID] = struct{}{}
+}
+
+// TicketCleared reports if the "ticket" edge to the Ticket entity was cleared.
+func (m *OfflineScanMutation) TicketCleared() bool {
+	return m.clearedticket
+}
+
+// TicketIDs returns the "ticket" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TicketID instead. It exists only for internal usage by the builders.
+func (m *OfflineScanMutation) TicketIDs() (ids []int) {
+	if id := m.ticket; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTicket resets all changes to the "ticket" edge.
+func (m *OfflineScanMutation) ResetTicket() {
+	m.ticket = nil
+	m.clearedticket = false
+}
+
+// Where appends a list predicates to the OfflineScanMutation builder.
+func (m *OfflineScanMutation) Where(ps ...predicate.OfflineScan) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the OfflineScanMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *OfflineScanMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.OfflineScan, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *OfflineScanMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *OfflineScanMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (OfflineScan).
+func (m *OfflineScanMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *OfflineScanMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.ticket != nil {
+		fields = append(fields, offlinescan.FieldTicketID)
+	}
+	if m.showtime_id != nil {
+		fields = append(fields, offlinescan.FieldShowtimeID)
+	}
+	if m.nonce != nil {
+		fields = append(fields, offlinescan.FieldNonce)
+	}
+	if m.scanned_at != nil {
+		fields = append(fields, offlinescan.FieldScannedAt)
+	}
+	if m.recorded_at != nil {
+		fields = append(fields, offlinescan.FieldRecordedAt)
+	}
+	if m.staff_id != nil {
+		fields = append(fields, offlinescan.FieldStaffID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *OfflineScanMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case offlinescan.FieldTicketID:
+		return m.TicketID()
+	case offlinescan.FieldShowtimeID:
+		return m.ShowtimeID()
+	case offlinescan.FieldNonce:
+		return m.Nonce()
+	case offlinescan.FieldScannedAt:
+		return m.ScannedAt()
+	case offlinescan.FieldRecordedAt:
+		return m.RecordedAt()
+	case offlinescan.FieldStaffID:
+		return m.StaffID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *OfflineScanMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case offlinescan.FieldTicketID:
+		return m.OldTicketID(ctx)
+	case offlinescan.FieldShowtimeID:
+		return m.OldShowtimeID(ctx)
+	case offlinescan.FieldNonce:
+		return m.OldNonce(ctx)
+	case offlinescan.FieldScannedAt:
+		return m.OldScannedAt(ctx)
+	case offlinescan.FieldRecordedAt:
+		return m.OldRecordedAt(ctx)
+	case offlinescan.FieldStaffID:
+		return m.OldStaffID(ctx)
+	}
+	return nil, fmt.Errorf("unknown OfflineScan field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OfflineScanMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case offlinescan.FieldTicketID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicketID(v)
+		return nil
+	case offlinescan.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShowtimeID(v)
+		return nil
+	case offlinescan.FieldNonce:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNonce(v)
+		return nil
+	case offlinescan.FieldScannedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScannedAt(v)
+		return nil
+	case offlinescan.FieldRecordedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRecordedAt(v)
+		return nil
+	case offlinescan.FieldStaffID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStaffID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OfflineScan field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *OfflineScanMutation) AddedFields() []string {
+	var fields []string
+	if m.addshowtime_id != nil {
+		fields = append(fields, offlinescan.FieldShowtimeID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *OfflineScanMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case offlinescan.FieldShowtimeID:
+		return m.AddedShowtimeID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OfflineScanMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case offlinescan.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddShowtimeID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OfflineScan numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *OfflineScanMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *OfflineScanMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *OfflineScanMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown OfflineScan nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *OfflineScanMutation) ResetField(name string) error {
+	switch name {
+	case offlinescan.FieldTicketID:
+		m.ResetTicketID()
+		return nil
+	case offlinescan.FieldShowtimeID:
+		m.ResetShowtimeID()
+		return nil
+	case offlinescan.FieldNonce:
+		m.ResetNonce()
+		return nil
+	case offlinescan.FieldScannedAt:
+		m.ResetScannedAt()
+		return nil
+	case offlinescan.FieldRecordedAt:
+		m.ResetRecordedAt()
+		return nil
+	case offlinescan.FieldStaffID:
+		m.ResetStaffID()
+		return nil
+	}
+	return fmt.Errorf("unknown OfflineScan field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *OfflineScanMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.ticket != nil {
+		edges = append(edges, offlinescan.EdgeTicket)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *OfflineScanMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case offlinescan.EdgeTicket:
+		if id := m.ticket; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *OfflineScanMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *OfflineScanMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *OfflineScanMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedticket {
+		edges = append(edges, offlinescan.EdgeTicket)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *OfflineScanMutation) EdgeCleared(name string) bool {
+	switch name {
+	case offlinescan.EdgeTicket:
+		return m.clearedticket
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *OfflineScanMutation) ClearEdge(name string) error {
+	switch name {
+	case offlinescan.EdgeTicket:
+		m.ClearTicket()
+		return nil
+	}
+	return fmt.Errorf("unknown OfflineScan unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *OfflineScanMutation) ResetEdge(name string) error {
+	switch name {
+	case offlinescan.EdgeTicket:
+		m.ResetTicket()
+		return nil
+	}
+	return fmt.Errorf("unknown OfflineScan edge %s", name)
 }
 
 // OrderMutation represents an operation that mutates the Order nodes in the graph.
@@ -9776,29 +9722,31 @@ func (m *ShowtimeMutation) ResetEdge(name string) error {
 // TicketMutation represents an operation that mutates the Ticket nodes in the graph.
 type TicketMutation struct {
 	config
-	op               Op
-	typ              string
-	id               *int
-	order_id         *int
-	addorder_id      *int
-	showtime_id      *int
-	addshowtime_id   *int
-	seat_id          *int
-	addseat_id       *int
-	created_at       *time.Time
-	revoked_at       *time.Time
-	checked_in_at    *time.Time
-	check_in_nonce   *string
-	checked_in_by    *string
-	clearedFields    map[string]struct{}
-	key              *int
-	clearedkey       bool
-	check_ins        map[int]struct{}
-	removedcheck_ins map[int]struct{}
-	clearedcheck_ins bool
-	done             bool
-	oldValue         func(context.Context) (*Ticket, error)
-	predicates       []predicate.Ticket
+	op                   Op
+	typ                  string
+	id                   *int
+	order_id             *int
+	addorder_id          *int
+	showtime_id          *int
+	addshowtime_id       *int
+	seat_id              *int
+	addseat_id           *int
+	created_at           *time.Time
+	revoked_at           *time.Time
+	checked_in_at        *time.Time
+	check_in_nonce       *string
+	checked_in_by        *string
+	admissions           *int
+	addadmissions        *int
+	clearedFields        map[string]struct{}
+	key                  *int
+	clearedkey           bool
+	offline_scans        map[int]struct{}
+	removedoffline_scans map[int]struct{}
+	clearedoffline_scans bool
+	done                 bool
+	oldValue             func(context.Context) (*Ticket, error)
+	predicates           []predicate.Ticket
 }
 
 var _ ent.Mutation = (*TicketMutation)(nil)
@@ -10335,6 +10283,62 @@ func (m *TicketMutation) ResetCheckedInBy() {
 	delete(m.clearedFields, ticket.FieldCheckedInBy)
 }
 
+// SetAdmissions sets the "admissions" field.
+func (m *TicketMutation) SetAdmissions(i int) {
+	m.admissions = &i
+	m.addadmissions = nil
+}
+
+// Admissions returns the value of the "admissions" field in the mutation.
+func (m *TicketMutation) Admissions() (r int, exists bool) {
+	v := m.admissions
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAdmissions returns the old "admissions" field's value of the Ticket entity.
+// If the Ticket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketMutation) OldAdmissions(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAdmissions is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAdmissions requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAdmissions: %w", err)
+	}
+	return oldValue.Admissions, nil
+}
+
+// AddAdmissions adds i to the "admissions" field.
+func (m *TicketMutation) AddAdmissions(i int) {
+	if m.addadmissions != nil {
+		*m.addadmissions += i
+	} else {
+		m.addadmissions = &i
+	}
+}
+
+// AddedAdmissions returns the value that was added to the "admissions" field in this mutation.
+func (m *TicketMutation) AddedAdmissions() (r int, exists bool) {
+	v := m.addadmissions
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAdmissions resets all changes to the "admissions" field.
+func (m *TicketMutation) ResetAdmissions() {
+	m.admissions = nil
+	m.addadmissions = nil
+}
+
 // ClearKey clears the "key" edge to the TicketKey entity.
 func (m *TicketMutation) ClearKey() {
 	m.clearedkey = true
@@ -10362,58 +10366,58 @@ func (m *TicketMutation) ResetKey() {
 	m.clearedkey = false
 }
 
-// AddCheckInIDs adds the "check_ins" edge to the CheckIn entity by ids.
-func (m *TicketMutation) AddCheckInIDs(ids ...int) {
-	if m.check_ins == nil {
-		m.check_ins = make(map[int]struct{})
+// AddOfflineScanIDs adds the "offline_scans" edge to the OfflineScan entity by ids.
+func (m *TicketMutation) AddOfflineScanIDs(ids ...int) {
+	if m.offline_scans == nil {
+		m.offline_scans = make(map[int]struct{})
 	}
 	for i := range ids {
-		m.check_ins[ids[i]] = struct{}{}
+		m.offline_scans[ids[i]] = struct{}{}
 	}
 }
 
-// ClearCheckIns clears the "check_ins" edge to the CheckIn entity.
-func (m *TicketMutation) ClearCheckIns() {
-	m.clearedcheck_ins = true
+// ClearOfflineScans clears the "offline_scans" edge to the OfflineScan entity.
+func (m *TicketMutation) ClearOfflineScans() {
+	m.clearedoffline_scans = true
 }
 
-// CheckInsCleared reports if the "check_ins" edge to the CheckIn entity was cleared.
-func (m *TicketMutation) CheckInsCleared() bool {
-	return m.clearedcheck_ins
+// OfflineScansCleared reports if the "offline_scans" edge to the OfflineScan entity was cleared.
+func (m *TicketMutation) OfflineScansCleared() bool {
+	return m.clearedoffline_scans
 }
 
-// RemoveCheckInIDs removes the "check_ins" edge to the CheckIn entity by IDs.
-func (m *TicketMutation) RemoveCheckInIDs(ids ...int) {
-	if m.removedcheck_ins == nil {
-		m.removedcheck_ins = make(map[int]struct{})
+// RemoveOfflineScanIDs removes the "offline_scans" edge to the OfflineScan entity by IDs.
+func (m *TicketMutation) RemoveOfflineScanIDs(ids ...int) {
+	if m.removedoffline_scans == nil {
+		m.removedoffline_scans = make(map[int]struct{})
 	}
 	for i := range ids {
-		delete(m.check_ins, ids[i])
-		m.removedcheck_ins[ids[i]] = struct{}{}
+		delete(m.offline_scans, ids[i])
+		m.removedoffline_scans[ids[i]] = struct{}{}
 	}
 }
 
-// RemovedCheckIns returns the removed IDs of the "check_ins" edge to the CheckIn entity.
-func (m *TicketMutation) RemovedCheckInsIDs() (ids []int) {
-	for id := range m.removedcheck_ins {
+// RemovedOfflineScans returns the removed IDs of the "offline_scans" edge to the OfflineScan entity.
+func (m *TicketMutation) RemovedOfflineScansIDs() (ids []int) {
+	for id := range m.removedoffline_scans {
 		ids = append(ids, id)
 	}
 	return
 }
 
-// CheckInsIDs returns the "check_ins" edge IDs in the mutation.
-func (m *TicketMutation) CheckInsIDs() (ids []int) {
-	for id := range m.check_ins {
+// OfflineScansIDs returns the "offline_scans" edge IDs in the mutation.
+func (m *TicketMutation) OfflineScansIDs() (ids []int) {
+	for id := range m.offline_scans {
 		ids = append(ids, id)
 	}
 	return
 }
 
-// ResetCheckIns resets all changes to the "check_ins" edge.
-func (m *TicketMutation) ResetCheckIns() {
-	m.check_ins = nil
-	m.clearedcheck_ins = false
-	m.removedcheck_ins = nil
+// ResetOfflineScans resets all changes to the "offline_scans" edge.
+func (m *TicketMutation) ResetOfflineScans() {
+	m.offline_scans = nil
+	m.clearedoffline_scans = false
+	m.removedoffline_scans = nil
 }
 
 // Where appends a list predicates to the TicketMutation builder.
@@ -10450,7 +10454,7 @@ func (m *TicketMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TicketMutation) Fields() []string {
-	fields := make([]string, 0, 9)
+	fields := make([]string, 0, 10)
 	if m.order_id != nil {
 		fields = append(fields, ticket.FieldOrderID)
 	}
@@ -10478,6 +10482,9 @@ func (m *TicketMutation) Fields() []string {
 	if m.checked_in_by != nil {
 		fields = append(fields, ticket.FieldCheckedInBy)
 	}
+	if m.admissions != nil {
+		fields = append(fields, ticket.FieldAdmissions)
+	}
 	return fields
 }
 
@@ -10504,6 +10511,8 @@ func (m *TicketMutation) Field(name string) (ent.Value, bool) {
 		return m.CheckInNonce()
 	case ticket.FieldCheckedInBy:
 		return m.CheckedInBy()
+	case ticket.FieldAdmissions:
+		return m.Admissions()
 	}
 	return nil, false
 }
@@ -10531,6 +10540,8 @@ func (m *TicketMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldCheckInNonce(ctx)
 	case ticket.FieldCheckedInBy:
 		return m.OldCheckedInBy(ctx)
+	case ticket.FieldAdmissions:
+		return m.OldAdmissions(ctx)
 	}
 	return nil, fmt.Errorf("unknown Ticket field %s", name)
 }
@@ -10603,6 +10614,13 @@ func (m *TicketMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCheckedInBy(v)
 		return nil
+	case ticket.FieldAdmissions:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAdmissions(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Ticket field %s", name)
 }
@@ -10620,6 +10638,9 @@ func (m *TicketMutation) AddedFields() []string {
 	if m.addseat_id != nil {
 		fields = append(fields, ticket.FieldSeatID)
 	}
+	if m.addadmissions != nil {
+		fields = append(fields, ticket.FieldAdmissions)
+	}
 	return fields
 }
 
@@ -10634,6 +10655,8 @@ func (m *TicketMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedShowtimeID()
 	case ticket.FieldSeatID:
 		return m.AddedSeatID()
+	case ticket.FieldAdmissions:
+		return m.AddedAdmissions()
 	}
 	return nil, false
 }
@@ -10663,6 +10686,13 @@ func (m *TicketMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddSeatID(v)
+		return nil
+	case ticket.FieldAdmissions:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAdmissions(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Ticket numeric field %s", name)
@@ -10745,6 +10775,9 @@ func (m *TicketMutation) ResetField(name string) error {
 	case ticket.FieldCheckedInBy:
 		m.ResetCheckedInBy()
 		return nil
+	case ticket.FieldAdmissions:
+		m.ResetAdmissions()
+		return nil
 	}
 	return fmt.Errorf("unknown Ticket field %s", name)
 }
@@ -10755,8 +10788,8 @@ func (m *TicketMutation) AddedEdges() []string {
 	if m.key != nil {
 		edges = append(edges, ticket.EdgeKey)
 	}
-	if m.check_ins != nil {
-		edges = append(edges, ticket.EdgeCheckIns)
+	if m.offline_scans != nil {
+		edges = append(edges, ticket.EdgeOfflineScans)
 	}
 	return edges
 }
@@ -10769,9 +10802,9 @@ func (m *TicketMutation) AddedIDs(name string) []ent.Value {
 		if id := m.key; id != nil {
 			return []ent.Value{*id}
 		}
-	case ticket.EdgeCheckIns:
-		ids := make([]ent.Value, 0, len(m.check_ins))
-		for id := range m.check_ins {
+	case ticket.EdgeOfflineScans:
+		ids := make([]ent.Value, 0, len(m.offline_scans))
+		for id := range m.offline_scans {
 			ids = append(ids, id)
 		}
 		return ids
@@ -10782,8 +10815,8 @@ func (m *TicketMutation) AddedIDs(name string) []ent.Value {
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *TicketMutation) RemovedEdges() []string {
 	edges := make([]string, 0, 2)
-	if m.removedcheck_ins != nil {
-		edges = append(edges, ticket.EdgeCheckIns)
+	if m.removedoffline_scans != nil {
+		edges = append(edges, ticket.EdgeOfflineScans)
 	}
 	return edges
 }
@@ -10792,9 +10825,9 @@ func (m *TicketMutation) RemovedEdges() []string {
 // the given name in this mutation.
 func (m *TicketMutation) RemovedIDs(name string) []ent.Value {
 	switch name {
-	case ticket.EdgeCheckIns:
-		ids := make([]ent.Value, 0, len(m.removedcheck_ins))
-		for id := range m.removedcheck_ins {
+	case ticket.EdgeOfflineScans:
+		ids := make([]ent.Value, 0, len(m.removedoffline_scans))
+		for id := range m.removedoffline_scans {
 			ids = append(ids, id)
 		}
 		return ids
@@ -10808,8 +10841,8 @@ func (m *TicketMutation) ClearedEdges() []string {
 	if m.clearedkey {
 		edges = append(edges, ticket.EdgeKey)
 	}
-	if m.clearedcheck_ins {
-		edges = append(edges, ticket.EdgeCheckIns)
+	if m.clearedoffline_scans {
+		edges = append(edges, ticket.EdgeOfflineScans)
 	}
 	return edges
 }
@@ -10820,8 +10853,8 @@ func (m *TicketMutation) EdgeCleared(name string) bool {
 	switch name {
 	case ticket.EdgeKey:
 		return m.clearedkey
-	case ticket.EdgeCheckIns:
-		return m.clearedcheck_ins
+	case ticket.EdgeOfflineScans:
+		return m.clearedoffline_scans
 	}
 	return false
 }
@@ -10844,8 +10877,8 @@ func (m *TicketMutation) ResetEdge(name string) error {
 	case ticket.EdgeKey:
 		m.ResetKey()
 		return nil
-	case ticket.EdgeCheckIns:
-		m.ResetCheckIns()
+	case ticket.EdgeOfflineScans:
+		m.ResetOfflineScans()
 		return nil
 	}
 	return fmt.Errorf("unknown Ticket edge %s", name)

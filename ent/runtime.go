@@ -3,9 +3,9 @@
 package ent
 
 import (
-	"seatflow/ent/checkin"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/order"
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
@@ -21,34 +21,6 @@ import (
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
-	checkinFields := schema.CheckIn{}.Fields()
-	_ = checkinFields
-	// checkinDescNonce is the schema descriptor for nonce field.
-	checkinDescNonce := checkinFields[2].Descriptor()
-	// checkin.NonceValidator is a validator for the "nonce" field. It is called by the builders before save.
-	checkin.NonceValidator = func() func(string) error {
-		validators := checkinDescNonce.Validators
-		fns := [...]func(string) error{
-			validators[0].(func(string) error),
-			validators[1].(func(string) error),
-		}
-		return func(nonce string) error {
-			for _, fn := range fns {
-				if err := fn(nonce); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}()
-	// checkinDescStaffID is the schema descriptor for staff_id field.
-	checkinDescStaffID := checkinFields[5].Descriptor()
-	// checkin.StaffIDValidator is a validator for the "staff_id" field. It is called by the builders before save.
-	checkin.StaffIDValidator = checkinDescStaffID.Validators[0].(func(string) error)
-	// checkinDescOffline is the schema descriptor for offline field.
-	checkinDescOffline := checkinFields[6].Descriptor()
-	// checkin.DefaultOffline holds the default value on creation for the offline field.
-	checkin.DefaultOffline = checkinDescOffline.Default.(bool)
 	hallFields := schema.Hall{}.Fields()
 	_ = hallFields
 	// hallDescName is the schema descriptor for name field.
@@ -109,6 +81,30 @@ func init() {
 	movie.DefaultPosterURL = movieDescPosterURL.Default.(string)
 	// movie.PosterURLValidator is a validator for the "poster_url" field. It is called by the builders before save.
 	movie.PosterURLValidator = movieDescPosterURL.Validators[0].(func(string) error)
+	offlinescanFields := schema.OfflineScan{}.Fields()
+	_ = offlinescanFields
+	// offlinescanDescNonce is the schema descriptor for nonce field.
+	offlinescanDescNonce := offlinescanFields[2].Descriptor()
+	// offlinescan.NonceValidator is a validator for the "nonce" field. It is called by the builders before save.
+	offlinescan.NonceValidator = func() func(string) error {
+		validators := offlinescanDescNonce.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(nonce string) error {
+			for _, fn := range fns {
+				if err := fn(nonce); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// offlinescanDescStaffID is the schema descriptor for staff_id field.
+	offlinescanDescStaffID := offlinescanFields[5].Descriptor()
+	// offlinescan.StaffIDValidator is a validator for the "staff_id" field. It is called by the builders before save.
+	offlinescan.StaffIDValidator = offlinescanDescStaffID.Validators[0].(func(string) error)
 	orderFields := schema.Order{}.Fields()
 	_ = orderFields
 	// orderDescUserID is the schema descriptor for user_id field.
@@ -383,6 +379,12 @@ func init() {
 	ticketDescCheckedInBy := ticketFields[8].Descriptor()
 	// ticket.CheckedInByValidator is a validator for the "checked_in_by" field. It is called by the builders before save.
 	ticket.CheckedInByValidator = ticketDescCheckedInBy.Validators[0].(func(string) error)
+	// ticketDescAdmissions is the schema descriptor for admissions field.
+	ticketDescAdmissions := ticketFields[9].Descriptor()
+	// ticket.DefaultAdmissions holds the default value on creation for the admissions field.
+	ticket.DefaultAdmissions = ticketDescAdmissions.Default.(int)
+	// ticket.AdmissionsValidator is a validator for the "admissions" field. It is called by the builders before save.
+	ticket.AdmissionsValidator = ticketDescAdmissions.Validators[0].(func(int) error)
 	ticketkeyFields := schema.TicketKey{}.Fields()
 	_ = ticketkeyFields
 	// ticketkeyDescKid is the schema descriptor for kid field.

@@ -36,6 +36,8 @@ type Ticket struct {
 	CheckInNonce *string `json:"check_in_nonce,omitempty"`
 	// CheckedInBy holds the value of the "checked_in_by" field.
 	CheckedInBy *string `json:"checked_in_by,omitempty"`
+	// Admissions holds the value of the "admissions" field.
+	Admissions int `json:"admissions,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the TicketQuery when eager-loading is set.
 	Edges        TicketEdges `json:"edges"`
@@ -46,8 +48,8 @@ type Ticket struct {
 type TicketEdges struct {
 	// Key holds the value of the key edge.
 	Key *TicketKey `json:"key,omitempty"`
-	// CheckIns holds the value of the check_ins edge.
-	CheckIns []*CheckIn `json:"check_ins,omitempty"`
+	// OfflineScans holds the value of the offline_scans edge.
+	OfflineScans []*OfflineScan `json:"offline_scans,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
 	loadedTypes [2]bool
@@ -64,13 +66,13 @@ func (e TicketEdges) KeyOrErr() (*TicketKey, error) {
 	return nil, &NotLoadedError{edge: "key"}
 }
 
-// CheckInsOrErr returns the CheckIns value or an error if the edge
+// OfflineScansOrErr returns the OfflineScans value or an error if the edge
 // was not loaded in eager-loading.
-func (e TicketEdges) CheckInsOrErr() ([]*CheckIn, error) {
+func (e TicketEdges) OfflineScansOrErr() ([]*OfflineScan, error) {
 	if e.loadedTypes[1] {
-		return e.CheckIns, nil
+		return e.OfflineScans, nil
 	}
-	return nil, &NotLoadedError{edge: "check_ins"}
+	return nil, &NotLoadedError{edge: "offline_scans"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -78,7 +80,7 @@ func (*Ticket) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case ticket.FieldID, ticket.FieldOrderID, ticket.FieldShowtimeID, ticket.FieldSeatID, ticket.FieldKeyID:
+		case ticket.FieldID, ticket.FieldOrderID, ticket.FieldShowtimeID, ticket.FieldSeatID, ticket.FieldKeyID, ticket.FieldAdmissions:
 			values[i] = new(sql.NullInt64)
 		case ticket.FieldCheckInNonce, ticket.FieldCheckedInBy:
 			values[i] = new(sql.NullString)
@@ -163,6 +165,12 @@ func (_m *Ticket) assignValues(columns []string, values []any) error {
 				_m.CheckedInBy = new(string)
 				*_m.CheckedInBy = value.String
 			}
+		case ticket.FieldAdmissions:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field admissions", values[i])
+			} else if value.Valid {
+				_m.Admissions = int(value.Int64)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -181,9 +189,9 @@ func (_m *Ticket) QueryKey() *TicketKeyQuery {
 	return NewTicketClient(_m.config).QueryKey(_m)
 }
 
-// QueryCheckIns queries the "check_ins" edge of the Ticket entity.
-func (_m *Ticket) QueryCheckIns() *CheckInQuery {
-	return NewTicketClient(_m.config).QueryCheckIns(_m)
+// QueryOfflineScans queries the "offline_scans" edge of the Ticket entity.
+func (_m *Ticket) QueryOfflineScans() *OfflineScanQuery {
+	return NewTicketClient(_m.config).QueryOfflineScans(_m)
 }
 
 // Update returns a builder for updating this Ticket.
@@ -243,6 +251,9 @@ func (_m *Ticket) String() string {
 		builder.WriteString("checked_in_by=")
 		builder.WriteString(*v)
 	}
+	builder.WriteString(", ")
+	builder.WriteString("admissions=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Admissions))
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"seatflow/ent/checkin"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/ticket"
 	"seatflow/ent/ticketkey"
 	"time"
@@ -110,24 +110,38 @@ func (_c *TicketCreate) SetNillableCheckedInBy(v *string) *TicketCreate {
 	return _c
 }
 
+// SetAdmissions sets the "admissions" field.
+func (_c *TicketCreate) SetAdmissions(v int) *TicketCreate {
+	_c.mutation.SetAdmissions(v)
+	return _c
+}
+
+// SetNillableAdmissions sets the "admissions" field if the given value is not nil.
+func (_c *TicketCreate) SetNillableAdmissions(v *int) *TicketCreate {
+	if v != nil {
+		_c.SetAdmissions(*v)
+	}
+	return _c
+}
+
 // SetKey sets the "key" edge to the TicketKey entity.
 func (_c *TicketCreate) SetKey(v *TicketKey) *TicketCreate {
 	return _c.SetKeyID(v.ID)
 }
 
-// AddCheckInIDs adds the "check_ins" edge to the CheckIn entity by IDs.
-func (_c *TicketCreate) AddCheckInIDs(ids ...int) *TicketCreate {
-	_c.mutation.AddCheckInIDs(ids...)
+// AddOfflineScanIDs adds the "offline_scans" edge to the OfflineScan entity by IDs.
+func (_c *TicketCreate) AddOfflineScanIDs(ids ...int) *TicketCreate {
+	_c.mutation.AddOfflineScanIDs(ids...)
 	return _c
 }
 
-// AddCheckIns adds the "check_ins" edges to the CheckIn entity.
-func (_c *TicketCreate) AddCheckIns(v ...*CheckIn) *TicketCreate {
+// AddOfflineScans adds the "offline_scans" edges to the OfflineScan entity.
+func (_c *TicketCreate) AddOfflineScans(v ...*OfflineScan) *TicketCreate {
 	ids := make([]int, len(v))
 	for i := range v {
 		ids[i] = v[i].ID
 	}
-	return _c.AddCheckInIDs(ids...)
+	return _c.AddOfflineScanIDs(ids...)
 }
 
 // Mutation returns the TicketMutation object of the builder.
@@ -137,6 +151,7 @@ func (_c *TicketCreate) Mutation() *TicketMutation {
 
 // Save creates the Ticket in the database.
 func (_c *TicketCreate) Save(ctx context.Context) (*Ticket, error) {
+	_c.defaults()
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -159,6 +174,14 @@ func (_c *TicketCreate) Exec(ctx context.Context) error {
 func (_c *TicketCreate) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
 		panic(err)
+	}
+}
+
+// defaults sets the default values of the builder before save.
+func (_c *TicketCreate) defaults() {
+	if _, ok := _c.mutation.Admissions(); !ok {
+		v := ticket.DefaultAdmissions
+		_c.mutation.SetAdmissions(v)
 	}
 }
 
@@ -187,6 +210,14 @@ func (_c *TicketCreate) check() error {
 	if v, ok := _c.mutation.CheckedInBy(); ok {
 		if err := ticket.CheckedInByValidator(v); err != nil {
 			return &ValidationError{Name: "checked_in_by", err: fmt.Errorf(`ent: validator failed for field "Ticket.checked_in_by": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.Admissions(); !ok {
+		return &ValidationError{Name: "admissions", err: errors.New(`ent: missing required field "Ticket.admissions"`)}
+	}
+	if v, ok := _c.mutation.Admissions(); ok {
+		if err := ticket.AdmissionsValidator(v); err != nil {
+			return &ValidationError{Name: "admissions", err: fmt.Errorf(`ent: validator failed for field "Ticket.admissions": %w`, err)}
 		}
 	}
 	if len(_c.mutation.KeyIDs()) == 0 {
@@ -251,6 +282,10 @@ func (_c *TicketCreate) createSpec() (*Ticket, *sqlgraph.CreateSpec) {
 		_spec.SetField(ticket.FieldCheckedInBy, field.TypeString, value)
 		_node.CheckedInBy = &value
 	}
+	if value, ok := _c.mutation.Admissions(); ok {
+		_spec.SetField(ticket.FieldAdmissions, field.TypeInt, value)
+		_node.Admissions = value
+	}
 	if nodes := _c.mutation.KeyIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -268,15 +303,15 @@ func (_c *TicketCreate) createSpec() (*Ticket, *sqlgraph.CreateSpec) {
 		_node.KeyID = nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
-	if nodes := _c.mutation.CheckInsIDs(); len(nodes) > 0 {
+	if nodes := _c.mutation.OfflineScansIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
 			Inverse: false,
-			Table:   ticket.CheckInsTable,
-			Columns: []string{ticket.CheckInsColumn},
+			Table:   ticket.OfflineScansTable,
+			Columns: []string{ticket.OfflineScansColumn},
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(checkin.FieldID, field.TypeInt),
+				IDSpec: sqlgraph.NewFieldSpec(offlinescan.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -405,6 +440,24 @@ func (u *TicketUpsert) UpdateCheckedInBy() *TicketUpsert {
 // ClearCheckedInBy clears the value of the "checked_in_by" field.
 func (u *TicketUpsert) ClearCheckedInBy() *TicketUpsert {
 	u.SetNull(ticket.FieldCheckedInBy)
+	return u
+}
+
+// SetAdmissions sets the "admissions" field.
+func (u *TicketUpsert) SetAdmissions(v int) *TicketUpsert {
+	u.Set(ticket.FieldAdmissions, v)
+	return u
+}
+
+// UpdateAdmissions sets the "admissions" field to the value that was provided on create.
+func (u *TicketUpsert) UpdateAdmissions() *TicketUpsert {
+	u.SetExcluded(ticket.FieldAdmissions)
+	return u
+}
+
+// AddAdmissions adds v to the "admissions" field.
+func (u *TicketUpsert) AddAdmissions(v int) *TicketUpsert {
+	u.Add(ticket.FieldAdmissions, v)
 	return u
 }
 
@@ -549,6 +602,27 @@ func (u *TicketUpsertOne) ClearCheckedInBy() *TicketUpsertOne {
 	})
 }
 
+// SetAdmissions sets the "admissions" field.
+func (u *TicketUpsertOne) SetAdmissions(v int) *TicketUpsertOne {
+	return u.Update(func(s *TicketUpsert) {
+		s.SetAdmissions(v)
+	})
+}
+
+// AddAdmissions adds v to the "admissions" field.
+func (u *TicketUpsertOne) AddAdmissions(v int) *TicketUpsertOne {
+	return u.Update(func(s *TicketUpsert) {
+		s.AddAdmissions(v)
+	})
+}
+
+// UpdateAdmissions sets the "admissions" field to the value that was provided on create.
+func (u *TicketUpsertOne) UpdateAdmissions() *TicketUpsertOne {
+	return u.Update(func(s *TicketUpsert) {
+		s.UpdateAdmissions()
+	})
+}
+
 // Exec executes the query.
 func (u *TicketUpsertOne) Exec(ctx context.Context) error {
 	if len(u.create.conflict) == 0 {
@@ -601,6 +675,7 @@ func (_c *TicketCreateBulk) Save(ctx context.Context) ([]*Ticket, error) {
 	for i := range _c.builders {
 		func(i int, root context.Context) {
 			builder := _c.builders[i]
+			builder.defaults()
 			var mut Mutator = MutateFunc(func(ctx context.Context, m Mutation) (Value, error) {
 				mutation, ok := m.(*TicketMutation)
 				if !ok {
@@ -852,6 +927,27 @@ func (u *TicketUpsertBulk) UpdateCheckedInBy() *TicketUpsertBulk {
 func (u *TicketUpsertBulk) ClearCheckedInBy() *TicketUpsertBulk {
 	return u.Update(func(s *TicketUpsert) {
 		s.ClearCheckedInBy()
+	})
+}
+
+// SetAdmissions sets the "admissions" field.
+func (u *TicketUpsertBulk) SetAdmissions(v int) *TicketUpsertBulk {
+	return u.Update(func(s *TicketUpsert) {
+		s.SetAdmissions(v)
+	})
+}
+
+// AddAdmissions adds v to the "admissions" field.
+func (u *TicketUpsertBulk) AddAdmissions(v int) *TicketUpsertBulk {
+	return u.Update(func(s *TicketUpsert) {
+		s.AddAdmissions(v)
+	})
+}
+
+// UpdateAdmissions sets the "admissions" field to the value that was provided on create.
+func (u *TicketUpsertBulk) UpdateAdmissions() *TicketUpsertBulk {
+	return u.Update(func(s *TicketUpsert) {
+		s.UpdateAdmissions()
 	})
 }
 

@@ -7,7 +7,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"math"
-	"seatflow/ent/checkin"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/predicate"
 	"seatflow/ent/ticket"
 	"seatflow/ent/ticketkey"
@@ -21,12 +21,12 @@ import (
 // TicketQuery is the builder for querying Ticket entities.
 type TicketQuery struct {
 	config
-	ctx          *QueryContext
-	order        []ticket.OrderOption
-	inters       []Interceptor
-	predicates   []predicate.Ticket
-	withKey      *TicketKeyQuery
-	withCheckIns *CheckInQuery
+	ctx              *QueryContext
+	order            []ticket.OrderOption
+	inters           []Interceptor
+	predicates       []predicate.Ticket
+	withKey          *TicketKeyQuery
+	withOfflineScans *OfflineScanQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -85,9 +85,9 @@ func (_q *TicketQuery) QueryKey() *TicketKeyQuery {
 	return query
 }
 
-// QueryCheckIns chains the current query on the "check_ins" edge.
-func (_q *TicketQuery) QueryCheckIns() *CheckInQuery {
-	query := (&CheckInClient{config: _q.config}).Query()
+// QueryOfflineScans chains the current query on the "offline_scans" edge.
+func (_q *TicketQuery) QueryOfflineScans() *OfflineScanQuery {
+	query := (&OfflineScanClient{config: _q.config}).Query()
 	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
 		if err := _q.prepareQuery(ctx); err != nil {
 			return nil, err
@@ -98,8 +98,8 @@ func (_q *TicketQuery) QueryCheckIns() *CheckInQuery {
 		}
 		step := sqlgraph.NewStep(
 			sqlgraph.From(ticket.Table, ticket.FieldID, selector),
-			sqlgraph.To(checkin.Table, checkin.FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, ticket.CheckInsTable, ticket.CheckInsColumn),
+			sqlgraph.To(offlinescan.Table, offlinescan.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, ticket.OfflineScansTable, ticket.OfflineScansColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -294,13 +294,13 @@ func (_q *TicketQuery) Clone() *TicketQuery {
 		return nil
 	}
 	return &TicketQuery{
-		config:       _q.config,
-		ctx:          _q.ctx.Clone(),
-		order:        append([]ticket.OrderOption{}, _q.order...),
-		inters:       append([]Interceptor{}, _q.inters...),
-		predicates:   append([]predicate.Ticket{}, _q.predicates...),
-		withKey:      _q.withKey.Clone(),
-		withCheckIns: _q.withCheckIns.Clone(),
+		config:           _q.config,
+		ctx:              _q.ctx.Clone(),
+		order:            append([]ticket.OrderOption{}, _q.order...),
+		inters:           append([]Interceptor{}, _q.inters...),
+		predicates:       append([]predicate.Ticket{}, _q.predicates...),
+		withKey:          _q.withKey.Clone(),
+		withOfflineScans: _q.withOfflineScans.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -318,14 +318,14 @@ func (_q *TicketQuery) WithKey(opts ...func(*TicketKeyQuery)) *TicketQuery {
 	return _q
 }
 
-// WithCheckIns tells the query-builder to eager-load the nodes that are connected to
-// the "check_ins" edge. The optional arguments are used to configure the query builder of the edge.
-func (_q *TicketQuery) WithCheckIns(opts ...func(*CheckInQuery)) *TicketQuery {
-	query := (&CheckInClient{config: _q.config}).Query()
+// WithOfflineScans tells the query-builder to eager-load the nodes that are connected to
+// the "offline_scans" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *TicketQuery) WithOfflineScans(opts ...func(*OfflineScanQuery)) *TicketQuery {
+	query := (&OfflineScanClient{config: _q.config}).Query()
 	for _, opt := range opts {
 		opt(query)
 	}
-	_q.withCheckIns = query
+	_q.withOfflineScans = query
 	return _q
 }
 
@@ -409,7 +409,7 @@ func (_q *TicketQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Ticke
 		_spec       = _q.querySpec()
 		loadedTypes = [2]bool{
 			_q.withKey != nil,
-			_q.withCheckIns != nil,
+			_q.withOfflineScans != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -436,10 +436,10 @@ func (_q *TicketQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Ticke
 			return nil, err
 		}
 	}
-	if query := _q.withCheckIns; query != nil {
-		if err := _q.loadCheckIns(ctx, query, nodes,
-			func(n *Ticket) { n.Edges.CheckIns = []*CheckIn{} },
-			func(n *Ticket, e *CheckIn) { n.Edges.CheckIns = append(n.Edges.CheckIns, e) }); err != nil {
+	if query := _q.withOfflineScans; query != nil {
+		if err := _q.loadOfflineScans(ctx, query, nodes,
+			func(n *Ticket) { n.Edges.OfflineScans = []*OfflineScan{} },
+			func(n *Ticket, e *OfflineScan) { n.Edges.OfflineScans = append(n.Edges.OfflineScans, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -475,7 +475,7 @@ func (_q *TicketQuery) loadKey(ctx context.Context, query *TicketKeyQuery, nodes
 	}
 	return nil
 }
-func (_q *TicketQuery) loadCheckIns(ctx context.Context, query *CheckInQuery, nodes []*Ticket, init func(*Ticket), assign func(*Ticket, *CheckIn)) error {
+func (_q *TicketQuery) loadOfflineScans(ctx context.Context, query *OfflineScanQuery, nodes []*Ticket, init func(*Ticket), assign func(*Ticket, *OfflineScan)) error {
 	fks := make([]driver.Value, 0, len(nodes))
 	nodeids := make(map[int]*Ticket)
 	for i := range nodes {
@@ -486,10 +486,10 @@ func (_q *TicketQuery) loadCheckIns(ctx context.Context, query *CheckInQuery, no
 		}
 	}
 	if len(query.ctx.Fields) > 0 {
-		query.ctx.AppendFieldOnce(checkin.FieldTicketID)
+		query.ctx.AppendFieldOnce(offlinescan.FieldTicketID)
 	}
-	query.Where(predicate.CheckIn(func(s *sql.Selector) {
-		s.Where(sql.InValues(s.C(ticket.CheckInsColumn), fks...))
+	query.Where(predicate.OfflineScan(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(ticket.OfflineScansColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {

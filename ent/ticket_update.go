@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"seatflow/ent/checkin"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/predicate"
 	"seatflow/ent/ticket"
 	"time"
@@ -109,19 +109,40 @@ func (_u *TicketUpdate) ClearCheckedInBy() *TicketUpdate {
 	return _u
 }
 
-// AddCheckInIDs adds the "check_ins" edge to the CheckIn entity by IDs.
-func (_u *TicketUpdate) AddCheckInIDs(ids ...int) *TicketUpdate {
-	_u.mutation.AddCheckInIDs(ids...)
+// SetAdmissions sets the "admissions" field.
+func (_u *TicketUpdate) SetAdmissions(v int) *TicketUpdate {
+	_u.mutation.ResetAdmissions()
+	_u.mutation.SetAdmissions(v)
 	return _u
 }
 
-// AddCheckIns adds the "check_ins" edges to the CheckIn entity.
-func (_u *TicketUpdate) AddCheckIns(v ...*CheckIn) *TicketUpdate {
+// SetNillableAdmissions sets the "admissions" field if the given value is not nil.
+func (_u *TicketUpdate) SetNillableAdmissions(v *int) *TicketUpdate {
+	if v != nil {
+		_u.SetAdmissions(*v)
+	}
+	return _u
+}
+
+// AddAdmissions adds value to the "admissions" field.
+func (_u *TicketUpdate) AddAdmissions(v int) *TicketUpdate {
+	_u.mutation.AddAdmissions(v)
+	return _u
+}
+
+// AddOfflineScanIDs adds the "offline_scans" edge to the OfflineScan entity by IDs.
+func (_u *TicketUpdate) AddOfflineScanIDs(ids ...int) *TicketUpdate {
+	_u.mutation.AddOfflineScanIDs(ids...)
+	return _u
+}
+
+// AddOfflineScans adds the "offline_scans" edges to the OfflineScan entity.
+func (_u *TicketUpdate) AddOfflineScans(v ...*OfflineScan) *TicketUpdate {
 	ids := make([]int, len(v))
 	for i := range v {
 		ids[i] = v[i].ID
 	}
-	return _u.AddCheckInIDs(ids...)
+	return _u.AddOfflineScanIDs(ids...)
 }
 
 // Mutation returns the TicketMutation object of the builder.
@@ -129,25 +150,25 @@ func (_u *TicketUpdate) Mutation() *TicketMutation {
 	return _u.mutation
 }
 
-// ClearCheckIns clears all "check_ins" edges to the CheckIn entity.
-func (_u *TicketUpdate) ClearCheckIns() *TicketUpdate {
-	_u.mutation.ClearCheckIns()
+// ClearOfflineScans clears all "offline_scans" edges to the OfflineScan entity.
+func (_u *TicketUpdate) ClearOfflineScans() *TicketUpdate {
+	_u.mutation.ClearOfflineScans()
 	return _u
 }
 
-// RemoveCheckInIDs removes the "check_ins" edge to CheckIn entities by IDs.
-func (_u *TicketUpdate) RemoveCheckInIDs(ids ...int) *TicketUpdate {
-	_u.mutation.RemoveCheckInIDs(ids...)
+// RemoveOfflineScanIDs removes the "offline_scans" edge to OfflineScan entities by IDs.
+func (_u *TicketUpdate) RemoveOfflineScanIDs(ids ...int) *TicketUpdate {
+	_u.mutation.RemoveOfflineScanIDs(ids...)
 	return _u
 }
 
-// RemoveCheckIns removes "check_ins" edges to CheckIn entities.
-func (_u *TicketUpdate) RemoveCheckIns(v ...*CheckIn) *TicketUpdate {
+// RemoveOfflineScans removes "offline_scans" edges to OfflineScan entities.
+func (_u *TicketUpdate) RemoveOfflineScans(v ...*OfflineScan) *TicketUpdate {
 	ids := make([]int, len(v))
 	for i := range v {
 		ids[i] = v[i].ID
 	}
-	return _u.RemoveCheckInIDs(ids...)
+	return _u.RemoveOfflineScanIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -187,6 +208,11 @@ func (_u *TicketUpdate) check() error {
 	if v, ok := _u.mutation.CheckedInBy(); ok {
 		if err := ticket.CheckedInByValidator(v); err != nil {
 			return &ValidationError{Name: "checked_in_by", err: fmt.Errorf(`ent: validator failed for field "Ticket.checked_in_by": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Admissions(); ok {
+		if err := ticket.AdmissionsValidator(v); err != nil {
+			return &ValidationError{Name: "admissions", err: fmt.Errorf(`ent: validator failed for field "Ticket.admissions": %w`, err)}
 		}
 	}
 	if _u.mutation.KeyCleared() && len(_u.mutation.KeyIDs()) > 0 {
@@ -231,28 +257,34 @@ func (_u *TicketUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if _u.mutation.CheckedInByCleared() {
 		_spec.ClearField(ticket.FieldCheckedInBy, field.TypeString)
 	}
-	if _u.mutation.CheckInsCleared() {
+	if value, ok := _u.mutation.Admissions(); ok {
+		_spec.SetField(ticket.FieldAdmissions, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAdmissions(); ok {
+		_spec.AddField(ticket.FieldAdmissions, field.TypeInt, value)
+	}
+	if _u.mutation.OfflineScansCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
 			Inverse: false,
-			Table:   ticket.CheckInsTable,
-			Columns: []string{ticket.CheckInsColumn},
+			Table:   ticket.OfflineScansTable,
+			Columns: []string{ticket.OfflineScansColumn},
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(checkin.FieldID, field.TypeInt),
+				IDSpec: sqlgraph.NewFieldSpec(offlinescan.FieldID, field.TypeInt),
 			},
 		}
 		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
 	}
-	if nodes := _u.mutation.RemovedCheckInsIDs(); len(nodes) > 0 && !_u.mutation.CheckInsCleared() {
+	if nodes := _u.mutation.RemovedOfflineScansIDs(); len(nodes) > 0 && !_u.mutation.OfflineScansCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
 			Inverse: false,
-			Table:   ticket.CheckInsTable,
-			Columns: []string{ticket.CheckInsColumn},
+			Table:   ticket.OfflineScansTable,
+			Columns: []string{ticket.OfflineScansColumn},
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(checkin.FieldID, field.TypeInt),
+				IDSpec: sqlgraph.NewFieldSpec(offlinescan.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -260,15 +292,15 @@ func (_u *TicketUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
 	}
-	if nodes := _u.mutation.CheckInsIDs(); len(nodes) > 0 {
+	if nodes := _u.mutation.OfflineScansIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
 			Inverse: false,
-			Table:   ticket.CheckInsTable,
-			Columns: []string{ticket.CheckInsColumn},
+			Table:   ticket.OfflineScansTable,
+			Columns: []string{ticket.OfflineScansColumn},
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(checkin.FieldID, field.TypeInt),
+				IDSpec: sqlgraph.NewFieldSpec(offlinescan.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -376,19 +408,40 @@ func (_u *TicketUpdateOne) ClearCheckedInBy() *TicketUpdateOne {
 	return _u
 }
 
-// AddCheckInIDs adds the "check_ins" edge to the CheckIn entity by IDs.
-func (_u *TicketUpdateOne) AddCheckInIDs(ids ...int) *TicketUpdateOne {
-	_u.mutation.AddCheckInIDs(ids...)
+// SetAdmissions sets the "admissions" field.
+func (_u *TicketUpdateOne) SetAdmissions(v int) *TicketUpdateOne {
+	_u.mutation.ResetAdmissions()
+	_u.mutation.SetAdmissions(v)
 	return _u
 }
 
-// AddCheckIns adds the "check_ins" edges to the CheckIn entity.
-func (_u *TicketUpdateOne) AddCheckIns(v ...*CheckIn) *TicketUpdateOne {
+// SetNillableAdmissions sets the "admissions" field if the given value is not nil.
+func (_u *TicketUpdateOne) SetNillableAdmissions(v *int) *TicketUpdateOne {
+	if v != nil {
+		_u.SetAdmissions(*v)
+	}
+	return _u
+}
+
+// AddAdmissions adds value to the "admissions" field.
+func (_u *TicketUpdateOne) AddAdmissions(v int) *TicketUpdateOne {
+	_u.mutation.AddAdmissions(v)
+	return _u
+}
+
+// AddOfflineScanIDs adds the "offline_scans" edge to the OfflineScan entity by IDs.
+func (_u *TicketUpdateOne) AddOfflineScanIDs(ids ...int) *TicketUpdateOne {
+	_u.mutation.AddOfflineScanIDs(ids...)
+	return _u
+}
+
+// AddOfflineScans adds the "offline_scans" edges to the OfflineScan entity.
+func (_u *TicketUpdateOne) AddOfflineScans(v ...*OfflineScan) *TicketUpdateOne {
 	ids := make([]int, len(v))
 	for i := range v {
 		ids[i] = v[i].ID
 	}
-	return _u.AddCheckInIDs(ids...)
+	return _u.AddOfflineScanIDs(ids...)
 }
 
 // Mutation returns the TicketMutation object of the builder.
@@ -396,25 +449,25 @@ func (_u *TicketUpdateOne) Mutation() *TicketMutation {
 	return _u.mutation
 }
 
-// ClearCheckIns clears all "check_ins" edges to the CheckIn entity.
-func (_u *TicketUpdateOne) ClearCheckIns() *TicketUpdateOne {
-	_u.mutation.ClearCheckIns()
+// ClearOfflineScans clears all "offline_scans" edges to the OfflineScan entity.
+func (_u *TicketUpdateOne) ClearOfflineScans() *TicketUpdateOne {
+	_u.mutation.ClearOfflineScans()
 	return _u
 }
 
-// RemoveCheckInIDs removes the "check_ins" edge to CheckIn entities by IDs.
-func (_u *TicketUpdateOne) RemoveCheckInIDs(ids ...int) *TicketUpdateOne {
-	_u.mutation.RemoveCheckInIDs(ids...)
+// RemoveOfflineScanIDs removes the "offline_scans" edge to OfflineScan entities by IDs.
+func (_u *TicketUpdateOne) RemoveOfflineScanIDs(ids ...int) *TicketUpdateOne {
+	_u.mutation.RemoveOfflineScanIDs(ids...)
 	return _u
 }
 
-// RemoveCheckIns removes "check_ins" edges to CheckIn entities.
-func (_u *TicketUpdateOne) RemoveCheckIns(v ...*CheckIn) *TicketUpdateOne {
+// RemoveOfflineScans removes "offline_scans" edges to OfflineScan entities.
+func (_u *TicketUpdateOne) RemoveOfflineScans(v ...*OfflineScan) *TicketUpdateOne {
 	ids := make([]int, len(v))
 	for i := range v {
 		ids[i] = v[i].ID
 	}
-	return _u.RemoveCheckInIDs(ids...)
+	return _u.RemoveOfflineScanIDs(ids...)
 }
 
 // Where appends a list predicates to the TicketUpdate builder.
@@ -467,6 +520,11 @@ func (_u *TicketUpdateOne) check() error {
 	if v, ok := _u.mutation.CheckedInBy(); ok {
 		if err := ticket.CheckedInByValidator(v); err != nil {
 			return &ValidationError{Name: "checked_in_by", err: fmt.Errorf(`ent: validator failed for field "Ticket.checked_in_by": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.Admissions(); ok {
+		if err := ticket.AdmissionsValidator(v); err != nil {
+			return &ValidationError{Name: "admissions", err: fmt.Errorf(`ent: validator failed for field "Ticket.admissions": %w`, err)}
 		}
 	}
 	if _u.mutation.KeyCleared() && len(_u.mutation.KeyIDs()) > 0 {
@@ -528,28 +586,34 @@ func (_u *TicketUpdateOne) sqlSave(ctx context.Context) (_node *Ticket, err erro
 	if _u.mutation.CheckedInByCleared() {
 		_spec.ClearField(ticket.FieldCheckedInBy, field.TypeString)
 	}
-	if _u.mutation.CheckInsCleared() {
+	if value, ok := _u.mutation.Admissions(); ok {
+		_spec.SetField(ticket.FieldAdmissions, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAdmissions(); ok {
+		_spec.AddField(ticket.FieldAdmissions, field.TypeInt, value)
+	}
+	if _u.mutation.OfflineScansCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
 			Inverse: false,
-			Table:   ticket.CheckInsTable,
-			Columns: []string{ticket.CheckInsColumn},
+			Table:   ticket.OfflineScansTable,
+			Columns: []string{ticket.OfflineScansColumn},
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(checkin.FieldID, field.TypeInt),
+				IDSpec: sqlgraph.NewFieldSpec(offlinescan.FieldID, field.TypeInt),
 			},
 		}
 		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
 	}
-	if nodes := _u.mutation.RemovedCheckInsIDs(); len(nodes) > 0 && !_u.mutation.CheckInsCleared() {
+	if nodes := _u.mutation.RemovedOfflineScansIDs(); len(nodes) > 0 && !_u.mutation.OfflineScansCleared() {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
 			Inverse: false,
-			Table:   ticket.CheckInsTable,
-			Columns: []string{ticket.CheckInsColumn},
+			Table:   ticket.OfflineScansTable,
+			Columns: []string{ticket.OfflineScansColumn},
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(checkin.FieldID, field.TypeInt),
+				IDSpec: sqlgraph.NewFieldSpec(offlinescan.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -557,15 +621,15 @@ func (_u *TicketUpdateOne) sqlSave(ctx context.Context) (_node *Ticket, err erro
 		}
 		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
 	}
-	if nodes := _u.mutation.CheckInsIDs(); len(nodes) > 0 {
+	if nodes := _u.mutation.OfflineScansIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.O2M,
 			Inverse: false,
-			Table:   ticket.CheckInsTable,
-			Columns: []string{ticket.CheckInsColumn},
+			Table:   ticket.OfflineScansTable,
+			Columns: []string{ticket.OfflineScansColumn},
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
-				IDSpec: sqlgraph.NewFieldSpec(checkin.FieldID, field.TypeInt),
+				IDSpec: sqlgraph.NewFieldSpec(offlinescan.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -16,12 +16,12 @@ type Tx struct {
 	config
 	// CacheOutbox is the client for interacting with the CacheOutbox builders.
 	CacheOutbox *CacheOutboxClient
-	// CheckIn is the client for interacting with the CheckIn builders.
-	CheckIn *CheckInClient
 	// Hall is the client for interacting with the Hall builders.
 	Hall *HallClient
 	// Movie is the client for interacting with the Movie builders.
 	Movie *MovieClient
+	// OfflineScan is the client for interacting with the OfflineScan builders.
+	OfflineScan *OfflineScanClient
 	// Order is the client for interacting with the Order builders.
 	Order *OrderClient
 	// OrderSeat is the client for interacting with the OrderSeat builders.
@@ -174,9 +174,9 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.CacheOutbox = NewCacheOutboxClient(tx.config)
-	tx.CheckIn = NewCheckInClient(tx.config)
 	tx.Hall = NewHallClient(tx.config)
 	tx.Movie = NewMovieClient(tx.config)
+	tx.OfflineScan = NewOfflineScanClient(tx.config)
 	tx.Order = NewOrderClient(tx.config)
 	tx.OrderSeat = NewOrderSeatClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)

@@ -20,18 +20,6 @@ func (f CacheOutboxFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CacheOutboxMutation", m)
 }
 
-// The CheckInFunc type is an adapter to allow the use of ordinary
-// function as CheckIn mutator.
-type CheckInFunc func(context.Context, *ent.CheckInMutation) (ent.Value, error)
-
-// Mutate calls f(ctx, m).
-func (f CheckInFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
-	if mv, ok := m.(*ent.CheckInMutation); ok {
-		return f(ctx, mv)
-	}
-	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CheckInMutation", m)
-}
-
 // The HallFunc type is an adapter to allow the use of ordinary
 // function as Hall mutator.
 type HallFunc func(context.Context, *ent.HallMutation) (ent.Value, error)
@@ -54,6 +42,18 @@ func (f MovieFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error
 		return f(ctx, mv)
 	}
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.MovieMutation", m)
+}
+
+// The OfflineScanFunc type is an adapter to allow the use of ordinary
+// function as OfflineScan mutator.
+type OfflineScanFunc func(context.Context, *ent.OfflineScanMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f OfflineScanFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.OfflineScanMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OfflineScanMutation", m)
 }
 
 // The OrderFunc type is an adapter to allow the use of ordinary

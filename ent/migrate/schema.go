@@ -28,43 +28,6 @@ var (
 			},
 		},
 	}
-	// CheckInsColumns holds the columns for the "check_ins" table.
-	CheckInsColumns = []*schema.Column{
-		{Name: "id", Type: field.TypeInt, Increment: true},
-		{Name: "showtime_id", Type: field.TypeInt},
-		{Name: "nonce", Type: field.TypeString, Size: 64},
-		{Name: "scanned_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
-		{Name: "recorded_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
-		{Name: "staff_id", Type: field.TypeString, Size: 191},
-		{Name: "offline", Type: field.TypeBool, Default: false},
-		{Name: "ticket_id", Type: field.TypeInt},
-	}
-	// CheckInsTable holds the schema information for the "check_ins" table.
-	CheckInsTable = &schema.Table{
-		Name:       "check_ins",
-		Columns:    CheckInsColumns,
-		PrimaryKey: []*schema.Column{CheckInsColumns[0]},
-		ForeignKeys: []*schema.ForeignKey{
-			{
-				Symbol:     "check_ins_tickets_check_ins",
-				Columns:    []*schema.Column{CheckInsColumns[7]},
-				RefColumns: []*schema.Column{TicketsColumns[0]},
-				OnDelete:   schema.NoAction,
-			},
-		},
-		Indexes: []*schema.Index{
-			{
-				Name:    "checkin_ticket_id_nonce",
-				Unique:  true,
-				Columns: []*schema.Column{CheckInsColumns[7], CheckInsColumns[2]},
-			},
-			{
-				Name:    "checkin_showtime_id",
-				Unique:  false,
-				Columns: []*schema.Column{CheckInsColumns[1]},
-			},
-		},
-	}
 	// HallsColumns holds the columns for the "halls" table.
 	HallsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -95,6 +58,42 @@ var (
 		Name:       "movies",
 		Columns:    MoviesColumns,
 		PrimaryKey: []*schema.Column{MoviesColumns[0]},
+	}
+	// OfflineScansColumns holds the columns for the "offline_scans" table.
+	OfflineScansColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "showtime_id", Type: field.TypeInt},
+		{Name: "nonce", Type: field.TypeString, Size: 64},
+		{Name: "scanned_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "recorded_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "staff_id", Type: field.TypeString, Size: 191},
+		{Name: "ticket_id", Type: field.TypeInt},
+	}
+	// OfflineScansTable holds the schema information for the "offline_scans" table.
+	OfflineScansTable = &schema.Table{
+		Name:       "offline_scans",
+		Columns:    OfflineScansColumns,
+		PrimaryKey: []*schema.Column{OfflineScansColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "offline_scans_tickets_offline_scans",
+				Columns:    []*schema.Column{OfflineScansColumns[6]},
+				RefColumns: []*schema.Column{TicketsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "offlinescan_ticket_id_nonce",
+				Unique:  true,
+				Columns: []*schema.Column{OfflineScansColumns[6], OfflineScansColumns[2]},
+			},
+			{
+				Name:    "offlinescan_showtime_id",
+				Unique:  false,
+				Columns: []*schema.Column{OfflineScansColumns[1]},
+			},
+		},
 	}
 	// OrdersColumns holds the columns for the "orders" table.
 	OrdersColumns = []*schema.Column{
@@ -388,6 +387,7 @@ var (
 		{Name: "checked_in_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "check_in_nonce", Type: field.TypeString, Nullable: true, Size: 64},
 		{Name: "checked_in_by", Type: field.TypeString, Nullable: true, Size: 191},
+		{Name: "admissions", Type: field.TypeInt, Default: 0},
 		{Name: "key_id", Type: field.TypeInt},
 	}
 	// TicketsTable holds the schema information for the "tickets" table.
@@ -398,7 +398,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "tickets_ticket_keys_tickets",
-				Columns:    []*schema.Column{TicketsColumns[9]},
+				Columns:    []*schema.Column{TicketsColumns[10]},
 				RefColumns: []*schema.Column{TicketKeysColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -434,9 +434,9 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		CacheOutboxesTable,
-		CheckInsTable,
 		HallsTable,
 		MoviesTable,
+		OfflineScansTable,
 		OrdersTable,
 		OrderSeatsTable,
 		PaymentsTable,
@@ -451,7 +451,7 @@ var (
 )
 
 func init() {
-	CheckInsTable.ForeignKeys[0].RefTable = TicketsTable
+	OfflineScansTable.ForeignKeys[0].RefTable = TicketsTable
 	OrderSeatsTable.ForeignKeys[0].RefTable = OrdersTable
 	PaymentsTable.ForeignKeys[0].RefTable = OrdersTable
 	SeatsTable.ForeignKeys[0].RefTable = HallsTable

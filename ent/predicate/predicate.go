@@ -9,14 +9,14 @@ import (
 // CacheOutbox is the predicate function for cacheoutbox builders.
 type CacheOutbox func(*sql.Selector)
 
-// CheckIn is the predicate function for checkin builders.
-type CheckIn func(*sql.Selector)
-
 // Hall is the predicate function for hall builders.
 type Hall func(*sql.Selector)
 
 // Movie is the predicate function for movie builders.
 type Movie func(*sql.Selector)
+
+// OfflineScan is the predicate function for offlinescan builders.
+type OfflineScan func(*sql.Selector)
 
 // Order is the predicate function for order builders.
 type Order func(*sql.Selector)

@@ -31,9 +31,9 @@ func (TicketKey) Edges() []ent.Edge {
 }
 
 // Ticket is one seat of a PAID order, made in the transaction that made the order PAID.
-// Its check-in is the conditional update of its row (checked_in_at, check_in_nonce from
-// NULL): the row lock lets exactly one of any number of simultaneous scans change it, and
-// orders a check-in against a revocation of the same ticket. revoked_at is never cleared.
+// Its admission is the conditional update of its row (checked_in_at from NULL): the row lock
+// lets exactly one of any number of simultaneous scans change it, and orders a check-in
+// against a revocation of the same ticket. revoked_at is never cleared.
 type Ticket struct{ ent.Schema }
 
 func (Ticket) Fields() []ent.Field {
@@ -44,18 +44,21 @@ func (Ticket) Fields() []ent.Field {
 		field.Int("key_id").Immutable(),
 		field.Time("created_at").SchemaType(datetime6).Immutable(),
 		field.Time("revoked_at").SchemaType(datetime6).Optional().Nillable(),
-		// checked_in_at is the first admission (the earliest scan, offline scans included);
+		// checked_in_at is the admission (the earliest scan, offline scans included);
 		// check_in_nonce the nonce of that scan, checked_in_by the staff member's user id.
 		field.Time("checked_in_at").SchemaType(datetime6).Optional().Nillable(),
 		field.String("check_in_nonce").Optional().Nillable().MaxLen(seatflow.MaxScanNonce),
 		field.String("checked_in_by").Optional().Nillable().MaxLen(seatflow.MaxUserIDBytes),
+		// admissions counts the people let in on the ticket: 1 once admitted, more when
+		// offline scanners let others in on it too (each beyond the first is a duplicate scan).
+		field.Int("admissions").Default(0).NonNegative(),
 	}
 }
 
 func (Ticket) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.From("key", TicketKey.Type).Ref("tickets").Field("key_id").Unique().Required().Immutable(),
-		edge.To("check_ins", CheckIn.Type),
+		edge.To("offline_scans", OfflineScan.Type),
 	}
 }
 
@@ -66,13 +69,11 @@ func (Ticket) Indexes() []ent.Index {
 	}
 }
 
-// CheckIn is one scan that let someone in: an online ADMITTED, or any scan an offline
-// scanner uploaded (it let the holder in on its own). (ticket_id, nonce) is unique, so a
-// scan retried or uploaded twice is applied once. A ticket's check-ins other than its
-// admission (the ticket's check_in_nonce) are its duplicate scans.
-type CheckIn struct{ ent.Schema }
+// OfflineScan is a scan an offline scanner uploaded: it let the holder in on its own.
+// (ticket_id, nonce) is unique, so a scan uploaded twice is applied once.
+type OfflineScan struct{ ent.Schema }
 
-func (CheckIn) Fields() []ent.Field {
+func (OfflineScan) Fields() []ent.Field {
 	return []ent.Field{
 		field.Int("ticket_id").Immutable(),
 		field.Int("showtime_id").Immutable(),
@@ -81,17 +82,16 @@ func (CheckIn) Fields() []ent.Field {
 		field.Time("scanned_at").SchemaType(datetime6).Immutable(),
 		field.Time("recorded_at").SchemaType(datetime6).Immutable(),
 		field.String("staff_id").MaxLen(seatflow.MaxUserIDBytes).Immutable(),
-		field.Bool("offline").Default(false).Immutable(),
 	}
 }
 
-func (CheckIn) Edges() []ent.Edge {
+func (OfflineScan) Edges() []ent.Edge {
 	return []ent.Edge{
-		edge.From("ticket", Ticket.Type).Ref("check_ins").Field("ticket_id").Unique().Required().Immutable(),
+		edge.From("ticket", Ticket.Type).Ref("offline_scans").Field("ticket_id").Unique().Required().Immutable(),
 	}
 }
 
-func (CheckIn) Indexes() []ent.Index {
+func (OfflineScan) Indexes() []ent.Index {
 	return []ent.Index{
 		index.Fields("ticket_id", "nonce").Unique(),
 		index.Fields("showtime_id"),

@@ -30,10 +30,12 @@ const (
 	FieldCheckInNonce = "check_in_nonce"
 	// FieldCheckedInBy holds the string denoting the checked_in_by field in the database.
 	FieldCheckedInBy = "checked_in_by"
+	// FieldAdmissions holds the string denoting the admissions field in the database.
+	FieldAdmissions = "admissions"
 	// EdgeKey holds the string denoting the key edge name in mutations.
 	EdgeKey = "key"
-	// EdgeCheckIns holds the string denoting the check_ins edge name in mutations.
-	EdgeCheckIns = "check_ins"
+	// EdgeOfflineScans holds the string denoting the offline_scans edge name in mutations.
+	EdgeOfflineScans = "offline_scans"
 	// Table holds the table name of the ticket in the database.
 	Table = "tickets"
 	// KeyTable is the table that holds the key relation/edge.
@@ -43,13 +45,13 @@ const (
 	KeyInverseTable = "ticket_keys"
 	// KeyColumn is the table column denoting the key relation/edge.
 	KeyColumn = "key_id"
-	// CheckInsTable is the table that holds the check_ins relation/edge.
-	CheckInsTable = "check_ins"
-	// CheckInsInverseTable is the table name for the CheckIn entity.
-	// It exists in this package in order to avoid circular dependency with the "checkin" package.
-	CheckInsInverseTable = "check_ins"
-	// CheckInsColumn is the table column denoting the check_ins relation/edge.
-	CheckInsColumn = "ticket_id"
+	// OfflineScansTable is the table that holds the offline_scans relation/edge.
+	OfflineScansTable = "offline_scans"
+	// OfflineScansInverseTable is the table name for the OfflineScan entity.
+	// It exists in this package in order to avoid circular dependency with the "offlinescan" package.
+	OfflineScansInverseTable = "offline_scans"
+	// OfflineScansColumn is the table column denoting the offline_scans relation/edge.
+	OfflineScansColumn = "ticket_id"
 )
 
 // Columns holds all SQL columns for ticket fields.
@@ -64,6 +66,7 @@ var Columns = []string{
 	FieldCheckedInAt,
 	FieldCheckInNonce,
 	FieldCheckedInBy,
+	FieldAdmissions,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -81,6 +84,10 @@ var (
 	CheckInNonceValidator func(string) error
 	// CheckedInByValidator is a validator for the "checked_in_by" field. It is called by the builders before save.
 	CheckedInByValidator func(string) error
+	// DefaultAdmissions holds the default value on creation for the "admissions" field.
+	DefaultAdmissions int
+	// AdmissionsValidator is a validator for the "admissions" field. It is called by the builders before save.
+	AdmissionsValidator func(int) error
 )
 
 // OrderOption defines the ordering options for the Ticket queries.
@@ -136,6 +143,11 @@ func ByCheckedInBy(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCheckedInBy, opts...).ToFunc()
 }
 
+// ByAdmissions orders the results by the admissions field.
+func ByAdmissions(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAdmissions, opts...).ToFunc()
+}
+
 // ByKeyField orders the results by key field.
 func ByKeyField(field string, opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -143,17 +155,17 @@ func ByKeyField(field string, opts ...sql.OrderTermOption) OrderOption {
 	}
 }
 
-// ByCheckInsCount orders the results by check_ins count.
-func ByCheckInsCount(opts ...sql.OrderTermOption) OrderOption {
+// ByOfflineScansCount orders the results by offline_scans count.
+func ByOfflineScansCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborsCount(s, newCheckInsStep(), opts...)
+		sqlgraph.OrderByNeighborsCount(s, newOfflineScansStep(), opts...)
 	}
 }
 
-// ByCheckIns orders the results by check_ins terms.
-func ByCheckIns(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+// ByOfflineScans orders the results by offline_scans terms.
+func ByOfflineScans(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborTerms(s, newCheckInsStep(), append([]sql.OrderTerm{term}, terms...)...)
+		sqlgraph.OrderByNeighborTerms(s, newOfflineScansStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
 func newKeyStep() *sqlgraph.Step {
@@ -163,10 +175,10 @@ func newKeyStep() *sqlgraph.Step {
 		sqlgraph.Edge(sqlgraph.M2O, true, KeyTable, KeyColumn),
 	)
 }
-func newCheckInsStep() *sqlgraph.Step {
+func newOfflineScansStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
-		sqlgraph.To(CheckInsInverseTable, FieldID),
-		sqlgraph.Edge(sqlgraph.O2M, false, CheckInsTable, CheckInsColumn),
+		sqlgraph.To(OfflineScansInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, OfflineScansTable, OfflineScansColumn),
 	)
 }

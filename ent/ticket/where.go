@@ -100,6 +100,11 @@ func CheckedInBy(v string) predicate.Ticket {
 	return predicate.Ticket(sql.FieldEQ(FieldCheckedInBy, v))
 }
 
+// Admissions applies equality check predicate on the "admissions" field. It's identical to AdmissionsEQ.
+func Admissions(v int) predicate.Ticket {
+	return predicate.Ticket(sql.FieldEQ(FieldAdmissions, v))
+}
+
 // OrderIDEQ applies the EQ predicate on the "order_id" field.
 func OrderIDEQ(v int) predicate.Ticket {
 	return predicate.Ticket(sql.FieldEQ(FieldOrderID, v))
@@ -530,6 +535,46 @@ func CheckedInByContainsFold(v string) predicate.Ticket {
 	return predicate.Ticket(sql.FieldContainsFold(FieldCheckedInBy, v))
 }
 
+// AdmissionsEQ applies the EQ predicate on the "admissions" field.
+func AdmissionsEQ(v int) predicate.Ticket {
+	return predicate.Ticket(sql.FieldEQ(FieldAdmissions, v))
+}
+
+// AdmissionsNEQ applies the NEQ predicate on the "admissions" field.
+func AdmissionsNEQ(v int) predicate.Ticket {
+	return predicate.Ticket(sql.FieldNEQ(FieldAdmissions, v))
+}
+
+// AdmissionsIn applies the In predicate on the "admissions" field.
+func AdmissionsIn(vs ...int) predicate.Ticket {
+	return predicate.Ticket(sql.FieldIn(FieldAdmissions, vs...))
+}
+
+// AdmissionsNotIn applies the NotIn predicate on the "admissions" field.
+func AdmissionsNotIn(vs ...int) predicate.Ticket {
+	return predicate.Ticket(sql.FieldNotIn(FieldAdmissions, vs...))
+}
+
+// AdmissionsGT applies the GT predicate on the "admissions" field.
+func AdmissionsGT(v int) predicate.Ticket {
+	return predicate.Ticket(sql.FieldGT(FieldAdmissions, v))
+}
+
+// AdmissionsGTE applies the GTE predicate on the "admissions" field.
+func AdmissionsGTE(v int) predicate.Ticket {
+	return predicate.Ticket(sql.FieldGTE(FieldAdmissions, v))
+}
+
+// AdmissionsLT applies the LT predicate on the "admissions" field.
+func AdmissionsLT(v int) predicate.Ticket {
+	return predicate.Ticket(sql.FieldLT(FieldAdmissions, v))
+}
+
+// AdmissionsLTE applies the LTE predicate on the "admissions" field.
+func AdmissionsLTE(v int) predicate.Ticket {
+	return predicate.Ticket(sql.FieldLTE(FieldAdmissions, v))
+}
+
 // HasKey applies the HasEdge predicate on the "key" edge.
 func HasKey() predicate.Ticket {
 	return predicate.Ticket(func(s *sql.Selector) {
@@ -553,21 +598,21 @@ func HasKeyWith(preds ...predicate.TicketKey) predicate.Ticket {
 	})
 }
 
-// HasCheckIns applies the HasEdge predicate on the "check_ins" edge.
-func HasCheckIns() predicate.Ticket {
+// HasOfflineScans applies the HasEdge predicate on the "offline_scans" edge.
+func HasOfflineScans() predicate.Ticket {
 	return predicate.Ticket(func(s *sql.Selector) {
 		step := sqlgraph.NewStep(
 			sqlgraph.From(Table, FieldID),
-			sqlgraph.Edge(sqlgraph.O2M, false, CheckInsTable, CheckInsColumn),
+			sqlgraph.Edge(sqlgraph.O2M, false, OfflineScansTable, OfflineScansColumn),
 		)
 		sqlgraph.HasNeighbors(s, step)
 	})
 }
 
-// HasCheckInsWith applies the HasEdge predicate on the "check_ins" edge with a given conditions (other predicates).
-func HasCheckInsWith(preds ...predicate.CheckIn) predicate.Ticket {
+// HasOfflineScansWith applies the HasEdge predicate on the "offline_scans" edge with a given conditions (other predicates).
+func HasOfflineScansWith(preds ...predicate.OfflineScan) predicate.Ticket {
 	return predicate.Ticket(func(s *sql.Selector) {
-		step := newCheckInsStep()
+		step := newOfflineScansStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

@@ -85,7 +85,9 @@ func result(status seatflow.CheckInStatus, t *seatflow.Ticket) *seatflow.CheckIn
 	return r
 }
 
-// apply checks a scan's code, then admits its ticket or says why not.
+// apply checks a scan's code, then admits its ticket or says why not. The ticket is read
+// first: an online scan of a used or revoked ticket is answered from it with no write and
+// no lock.
 func (s *Service) apply(ctx context.Context, sc scan) (*seatflow.CheckInResult, error) {
 	v, ok, err := s.verify(ctx, sc.code)
 	if err != nil {
@@ -93,27 +95,32 @@ func (s *Service) apply(ctx context.Context, sc scan) (*seatflow.CheckInResult, 
 	} else if !ok {
 		return result(seatflow.CheckInInvalid, nil), nil
 	}
-	if v.showtimeID != sc.showtimeID || sc.at.Before(v.notBefore) || sc.at.After(v.expires) {
-		t, err := s.Ticket(ctx, v.ticketID)
-		switch {
-		case err != nil:
-			return nil, err
-		case t == nil || t.SeatID != v.seatID || t.ShowtimeID != v.showtimeID:
-			return result(seatflow.CheckInInvalid, nil), nil
-		case v.showtimeID != sc.showtimeID:
-			return result(seatflow.CheckInWrongShowtime, t), nil
-		case sc.at.Before(v.notBefore):
-			return result(seatflow.CheckInNotYetValid, t), nil
-		}
+	t, err := ticketRow(ctx, s.DB.Ticket, v)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("check in: %w", database.Classify(err))
+	case t == nil:
+		return result(seatflow.CheckInInvalid, nil), nil
+	case v.showtimeID != sc.showtimeID:
+		return result(seatflow.CheckInWrongShowtime, t), nil
+	case sc.at.Before(v.notBefore):
+		return result(seatflow.CheckInNotYetValid, t), nil
+	case sc.at.After(v.expires):
 		return result(seatflow.CheckInExpired, t), nil
+	case !sc.offline && (t.RevokedAt != nil || t.CheckedInAt != nil):
+		return s.answer(t, sc), nil
 	}
 	var r *seatflow.CheckInResult
-	err = s.withTx(ctx, func(tx *ent.Tx) error {
-		r, err = s.admit(ctx, tx, sc, v)
-		return err
-	})
-	if errors.Is(err, errNothingDone) {
-		err = nil
+	if sc.offline {
+		err = s.withTx(ctx, func(tx *ent.Tx) error {
+			r, err = s.applyOffline(ctx, tx, sc, v)
+			return err
+		})
+		if errors.Is(err, errNothingDone) {
+			err = nil
+		}
+	} else {
+		r, err = s.admit(ctx, sc, v, t)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("check in: %w", database.Classify(err))
@@ -124,56 +131,67 @@ func (s *Service) apply(ctx context.Context, sc scan) (*seatflow.CheckInResult, 
 	return r, nil
 }
 
-// errNothingDone rolls back a check-in transaction that decided without writing.
+// errNothingDone rolls back an offline scan's transaction that decided without writing.
 var errNothingDone = errors.New("nothing to write")
 
-// admit is the check-in's transaction. Online: the ticket's row goes from not checked in
-// to checked in by this scan, in one conditional update, and the scan is recorded. Offline:
-// the scan is recorded first (its nonce once per ticket), and it becomes the admission if it
-// is earlier than the one recorded so far.
-func (s *Service) admit(ctx context.Context, tx *ent.Tx, sc scan, v *verified) (*seatflow.CheckInResult, error) {
-	if sc.offline {
-		err := s.record(ctx, tx, sc, v)
-		if ent.IsConstraintError(err) { // applied before: answer as it stands
-			t, err := s.lockedTicket(ctx, tx, v)
-			if err != nil {
-				return nil, err
-			}
-			return s.answer(t, sc), errNothingDone
-		} else if err != nil {
-			return nil, err
-		}
-	}
-	cond := ticket.CheckedInAtIsNil()
-	if sc.offline {
-		cond = ticket.Or(ticket.CheckedInAtIsNil(), ticket.CheckedInAtGT(sc.at))
-	}
-	n, err := tx.Ticket.Update().Where(ticket.ID(v.ticketID), ticket.ShowtimeID(v.showtimeID), ticket.SeatID(v.seatID),
-		ticket.RevokedAtIsNil(), cond).
-		SetCheckedInAt(sc.at).SetCheckInNonce(sc.nonce).SetCheckedInBy(sc.staffID).Save(ctx)
+// admit lets an online scan in: the ticket's row goes from not checked in to checked in
+// by this scan in one conditional update, one statement committed on its own. InnoDB's row
+// lock lets exactly one of any number of simultaneous scans change it; the others match no
+// row and answer from the row as it is then (ALREADY_CHECKED_IN, or REVOKED when a
+// revocation came first). The row keeps who admitted whom, when, with which nonce.
+func (s *Service) admit(ctx context.Context, sc scan, v *verified, t *seatflow.Ticket) (*seatflow.CheckInResult, error) {
+	n, err := s.DB.Ticket.Update().Where(ticket.ID(v.ticketID), ticket.RevokedAtIsNil(), ticket.CheckedInAtIsNil()).
+		SetCheckedInAt(sc.at).SetCheckInNonce(sc.nonce).SetCheckedInBy(sc.staffID).SetAdmissions(1).Save(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("admit: %w", err)
 	}
-	t, err := s.lockedTicket(ctx, tx, v)
-	if err != nil {
+	if n == 1 {
+		admitted := *t
+		admitted.CheckedInAt, admitted.CheckInNonce = &sc.at, sc.nonce
+		return result(seatflow.CheckInAdmitted, &admitted), nil
+	}
+	if t, err = ticketRow(ctx, s.DB.Ticket, v); err != nil {
 		return nil, err
 	}
-	switch {
-	case t == nil:
-		return result(seatflow.CheckInInvalid, nil), errNothingDone
-	case t.RevokedAt != nil: // an offline scan of a revoked ticket is not recorded either
-		return result(seatflow.CheckInRevoked, t), errNothingDone
-	case n == 1 && !sc.offline:
-		if err := s.record(ctx, tx, sc, v); err != nil {
+	return s.answer(t, sc), nil
+}
+
+// applyOffline is an uploaded scan's transaction: the scan is recorded (its nonce once per
+// ticket: a scan uploaded again answers as it stands), the ticket counts one more person
+// let in, and the scan becomes its admission if it is earlier than the one so far.
+func (s *Service) applyOffline(ctx context.Context, tx *ent.Tx, sc scan, v *verified) (*seatflow.CheckInResult, error) {
+	err := tx.OfflineScan.Create().SetTicketID(v.ticketID).SetShowtimeID(v.showtimeID).SetNonce(sc.nonce).
+		SetScannedAt(sc.at).SetRecordedAt(s.now()).SetStaffID(sc.staffID).Exec(ctx)
+	if ent.IsConstraintError(err) {
+		cur, err := ticketRow(ctx, tx.Ticket, v)
+		if err != nil {
 			return nil, err
 		}
-		return result(seatflow.CheckInAdmitted, t), nil
-	case n == 1:
-		return result(seatflow.CheckInAdmitted, t), nil
-	case sc.offline: // recorded: a duplicate scan
-		return result(seatflow.CheckInAlreadyCheckedIn, t), nil
+		return s.answer(cur, sc), errNothingDone
+	} else if err != nil {
+		return nil, fmt.Errorf("record the scan: %w", err)
 	}
-	return s.answer(t, sc), errNothingDone
+	first, err := tx.Ticket.Update().Where(ticket.ID(v.ticketID), ticket.RevokedAtIsNil(),
+		ticket.Or(ticket.CheckedInAtIsNil(), ticket.CheckedInAtGT(sc.at))).
+		SetCheckedInAt(sc.at).SetCheckInNonce(sc.nonce).SetCheckedInBy(sc.staffID).AddAdmissions(1).Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("admit: %w", err)
+	}
+	if first == 0 {
+		if _, err := tx.Ticket.Update().Where(ticket.ID(v.ticketID), ticket.RevokedAtIsNil()).AddAdmissions(1).Save(ctx); err != nil {
+			return nil, fmt.Errorf("count the admission: %w", err)
+		}
+	}
+	cur, err := ticketRow(ctx, tx.Ticket, v)
+	switch {
+	case err != nil:
+		return nil, err
+	case cur.RevokedAt != nil: // a scan of a revoked ticket is not recorded
+		return result(seatflow.CheckInRevoked, cur), errNothingDone
+	case first == 1:
+		return result(seatflow.CheckInAdmitted, cur), nil
+	}
+	return result(seatflow.CheckInAlreadyCheckedIn, cur), nil // recorded: a duplicate scan
 }
 
 // answer is the status of a scan that changes nothing: ADMITTED again when it is the
@@ -192,16 +210,11 @@ func (s *Service) answer(t *seatflow.Ticket, sc scan) *seatflow.CheckInResult {
 	return result(seatflow.CheckInInvalid, t) // recorded but never admitted: cannot happen
 }
 
-// record writes the scan's check-in row; a constraint error when its nonce was recorded.
-func (s *Service) record(ctx context.Context, tx *ent.Tx, sc scan, v *verified) error {
-	return tx.CheckIn.Create().SetTicketID(v.ticketID).SetShowtimeID(v.showtimeID).SetNonce(sc.nonce).
-		SetScannedAt(sc.at).SetRecordedAt(s.now()).SetStaffID(sc.staffID).SetOffline(sc.offline).Exec(ctx)
-}
-
-// lockedTicket reads the scan's ticket inside the check-in's transaction (after its
-// update, so as it is now), nil when the code names no ticket of ours.
-func (s *Service) lockedTicket(ctx context.Context, tx *ent.Tx, v *verified) (*seatflow.Ticket, error) {
-	r, err := tx.Ticket.Query().Where(ticket.ID(v.ticketID)).Only(ctx)
+// ticketRow reads the scan's ticket through c (inside a transaction: as it is now), nil
+// when the code names no ticket of ours (a ticket of another seat or showtime than its
+// claims say is none).
+func ticketRow(ctx context.Context, c *ent.TicketClient, v *verified) (*seatflow.Ticket, error) {
+	r, err := c.Get(ctx, v.ticketID)
 	if ent.IsNotFound(err) {
 		return nil, nil
 	} else if err != nil {

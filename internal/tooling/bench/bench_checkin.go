@@ -3,9 +3,11 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,9 +41,9 @@ type benchTicket struct {
 }
 
 // benchCheckIn measures checkIn at one instance, each request the first scan of a ticket
-// (ADMITTED: the conditional update of the ticket's row and the check-in row in one
-// transaction), against the same two writes made in one transaction each through the same
-// ent client, and `{ __typename }` over the same HTTP path, side by side.
+// (ADMITTED: the ticket's row read, then its conditional update), against the same update
+// made through the same ent client, and `{ __typename }` over the same HTTP path, side by
+// side.
 func benchCheckIn(ctx context.Context, b *benchEnv, w io.Writer) error {
 	s, err := b.openBenchApp(ctx)
 	if err != nil {
@@ -49,8 +51,8 @@ func benchCheckIn(ctx context.Context, b *benchEnv, w io.Writer) error {
 	}
 	defer s.Close()
 	staff, _ := s.Auth.Issue("bench-door", "staff", 2*time.Hour)
-	progress("bench:   making %d tickets of %d showtimes starting in an hour …", 2*checkInHalls*checkInRows*checkInPerRow, 2*checkInHalls)
-	http1, err := s.benchTickets(ctx, "http", checkInHalls)
+	progress("bench:   making %d tickets of %d showtimes starting in an hour …", 3*checkInHalls*checkInRows*checkInPerRow, 3*checkInHalls)
+	http1, err := s.benchTickets(ctx, "http", 2*checkInHalls)
 	if err != nil {
 		return err
 	}
@@ -77,12 +79,12 @@ func benchCheckIn(ctx context.Context, b *benchEnv, w io.Writer) error {
 		return nil
 	}}
 	var nextPlain atomic.Int64
-	writes := &probe{label: "ticket update + check-in insert, one transaction (ent)", workers: checkInWorkers, do: func(ctx context.Context, _, _ int) error {
+	writes := &probe{label: "the ticket's conditional update, committed (ent)", workers: checkInWorkers, do: func(ctx context.Context, _, _ int) error {
 		i := nextPlain.Add(1) - 1
 		if i >= int64(len(plain)) {
 			return errBenchStop
 		}
-		return admitRows(ctx, s.DB, plain[i].id, plain[i].showID)
+		return admitRows(ctx, s.DB, plain[i].id)
 	}}
 	typenameBody, typenameData := gqlBody(`{ __typename }`, nil), []byte(`"__typename":"Query"`)
 	typename := &probe{label: "`{ __typename }` over HTTP", workers: checkInWorkers, do: func(ctx context.Context, wk, _ int) error {
@@ -122,16 +124,40 @@ func benchCheckIn(ctx context.Context, b *benchEnv, w io.Writer) error {
 	}
 	repeat := reRuns[0]
 
-	p99 := scan.lat.pct(99)
-	ok := scan.rps >= checkInTargetRate && p99 <= checkInTargetP99 && scan.errors == 0
+	// First scans offered at the target rate (open loop: each request leaves at its time,
+	// whatever the ones before it are doing), timed from when it was due to leave.
+	var nextOpen atomic.Int64
+	nextOpen.Store(next.Load())
+	openLat, openErrs, openSent := openLoop(ctx, checkInTargetRate, b.Opt.Duration, func(ctx context.Context) error {
+		i := nextOpen.Add(1) - 1
+		if i >= int64(len(http1)) {
+			return errBenchStop
+		}
+		raw, err := s.client.post(ctx, staff, http1[i].body)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(raw, admitted) {
+			return fmt.Errorf("not admitted: %.200s", raw)
+		}
+		return nil
+	})
+	progress("bench:   checkIn at %d/s offered: %d sent, p50 %s, p99 %s, errors %d", checkInTargetRate, openSent,
+		ms(openLat.pct(50)), ms(openLat.pct(99)), sumErrors(openErrs))
+
+	openP99 := openLat.pct(99)
+	ok := scan.rps >= checkInTargetRate && openP99 <= checkInTargetP99 && scan.errors == 0 && sumErrors(openErrs) == 0 &&
+		openSent >= int(checkInTargetRate*b.Opt.Duration.Seconds())
 	fmt.Fprintf(w, "\n## 8. Check-in\n\n")
-	fmt.Fprintf(w, "`checkIn` through the real HTTP handler at one instance (staff token, GraphQL, the code's Ed25519 signature checked, then the ticket's conditional update and its check-in row in one MySQL transaction, then the announcement on Redis), %d concurrent door clients, each request the first scan of a ticket of its own (%d tickets of %d showtimes starting in an hour, in halls of %d seats, made before the clock starts), selecting the ticket's seat. Baselines in the same run, taking turns with it (%d rounds of %s each): the same two writes through the same ent client and connection pool in one transaction each, and `{ __typename }` over the same HTTP path (the server's ceiling for any request).\n",
-		checkInWorkers, len(http1), checkInHalls, checkInRows*checkInPerRow, catalogRounds, b.Opt.Duration/catalogRounds)
-	table(w, []string{"measure", "ops/s", "p50", "p99", "ratio to the writes", "target", "result", "errors"}, [][]string{
+	fmt.Fprintf(w, "`checkIn` through the real HTTP handler at one instance (staff token, GraphQL, the code's Ed25519 signature checked, the ticket's row read, then its conditional update committed, then the announcement on Redis), %d concurrent door clients, each request the first scan of a ticket of its own (%d tickets of %d showtimes starting in an hour, in halls of %d seats, made before the clock starts), selecting the ticket's seat; then first scans offered at %d/s for %s whatever the answers do (open loop), each timed from when it was due. The target holds when the closed loop reaches the rate and the open loop's p99 stays within it. Baselines in the same run, taking turns with it (%d rounds of %s each): the same conditional update through the same ent client and connection pool, and `{ __typename }` over the same HTTP path (the server's ceiling for any request).\n",
+		checkInWorkers, len(http1), 2*checkInHalls, checkInRows*checkInPerRow, checkInTargetRate, b.Opt.Duration, catalogRounds, b.Opt.Duration/catalogRounds)
+	table(w, []string{"measure", "ops/s", "p50", "p99", "ratio to the update", "target", "result", "errors"}, [][]string{
 		{"`{ __typename }` over HTTP", fmt.Sprintf("%.0f", floor.rps), ms(floor.lat.pct(50)), ms(floor.lat.pct(99)), fmt.Sprintf("%.2f", floor.rps/rows.rps), "", "", errCell(floor)},
-		{"ticket update + check-in insert (ent, one transaction)", fmt.Sprintf("%.0f", rows.rps), ms(rows.lat.pct(50)), ms(rows.lat.pct(99)), "1.00", "", "", errCell(rows)},
-		{"`checkIn`, first scan (ADMITTED)", fmt.Sprintf("%.0f", scan.rps), ms(scan.lat.pct(50)), ms(p99), fmt.Sprintf("%.2f", scan.rps/rows.rps),
-			fmt.Sprintf("≥ %d/s, p99 ≤ %s", checkInTargetRate, ms(checkInTargetP99)), verdict(ok), errCell(scan)},
+		{"the ticket's conditional update, committed (ent)", fmt.Sprintf("%.0f", rows.rps), ms(rows.lat.pct(50)), ms(rows.lat.pct(99)), "1.00", "", "", errCell(rows)},
+		{"`checkIn`, first scan (ADMITTED), as fast as it goes", fmt.Sprintf("%.0f", scan.rps), ms(scan.lat.pct(50)), ms(scan.lat.pct(99)), fmt.Sprintf("%.2f", scan.rps/rows.rps),
+			fmt.Sprintf("≥ %d/s", checkInTargetRate), verdict(scan.rps >= checkInTargetRate), errCell(scan)},
+		{fmt.Sprintf("`checkIn`, first scan, %d/s offered (open loop)", checkInTargetRate), fmt.Sprintf("%d sent", openSent), ms(openLat.pct(50)), ms(openP99), "",
+			fmt.Sprintf("p99 ≤ %s", ms(checkInTargetP99)), verdict(ok), strconv.Itoa(sumErrors(openErrs))},
 		{"`checkIn`, a used ticket (ALREADY_CHECKED_IN, no write)", fmt.Sprintf("%.0f", repeat.rps), ms(repeat.lat.pct(50)), ms(repeat.lat.pct(99)), fmt.Sprintf("%.2f", repeat.rps/rows.rps), "", "", errCell(repeat)},
 	})
 	return nil
@@ -222,26 +248,53 @@ func (s *benchServer) benchTickets(ctx context.Context, tag string, n int) ([]be
 	return mixed, nil
 }
 
-// admitRows writes what an admission writes: the ticket's conditional update and its
-// check-in row, in one transaction.
-func admitRows(ctx context.Context, db *ent.Client, ticketID, showID int) error {
-	tx, err := db.Tx(ctx)
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	n, err := tx.Ticket.Update().Where(ticket.ID(ticketID), ticket.RevokedAtIsNil(), ticket.CheckedInAtIsNil()).
-		SetCheckedInAt(now).SetCheckInNonce("plain").SetCheckedInBy("bench").Save(ctx)
+// admitRows writes what an admission writes: the ticket's conditional update, committed on
+// its own.
+func admitRows(ctx context.Context, db *ent.Client, ticketID int) error {
+	n, err := db.Ticket.Update().Where(ticket.ID(ticketID), ticket.RevokedAtIsNil(), ticket.CheckedInAtIsNil()).
+		SetCheckedInAt(time.Now()).SetCheckInNonce("plain").SetCheckedInBy("bench").SetAdmissions(1).Save(ctx)
 	if err == nil && n != 1 {
 		err = fmt.Errorf("ticket %d: %d rows updated", ticketID, n)
 	}
-	if err == nil {
-		err = tx.CheckIn.Create().SetTicketID(ticketID).SetShowtimeID(showID).SetNonce("plain").SetScannedAt(now).
-			SetRecordedAt(now).SetStaffID("bench").Exec(ctx)
+	return err
+}
+
+// openLoop calls fn rate times a second for d, each call in its own goroutine at its time
+// (at most 1,000 in flight), and returns each call's latency from when it was due (a
+// server that falls behind shows in the latencies, not in a slower rate), the errors by
+// message, and how many calls were made.
+func openLoop(ctx context.Context, rate int, d time.Duration, fn func(ctx context.Context) error) (latencies, map[string]int, int) {
+	var mu sync.Mutex
+	var lat latencies
+	errs := map[string]int{}
+	var wg sync.WaitGroup
+	inflight := make(chan struct{}, 1000)
+	start := time.Now()
+	n := int(float64(rate) * d.Seconds())
+	sent := 0
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		due := start.Add(time.Duration(i) * time.Second / time.Duration(rate))
+		time.Sleep(time.Until(due))
+		inflight <- struct{}{}
+		sent++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-inflight }()
+			err := fn(ctx)
+			took := time.Since(due)
+			mu.Lock()
+			defer mu.Unlock()
+			if errors.Is(err, errBenchStop) {
+				errs["ran out of tickets"]++
+				return
+			}
+			lat = append(lat, took)
+			if err != nil {
+				errs[err.Error()]++
+			}
+		}()
 	}
-	if err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	wg.Wait()
+	return lat, errs, sent
 }

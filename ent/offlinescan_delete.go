@@ -4,7 +4,7 @@ package ent
 
 import (
 	"context"
-	"seatflow/ent/checkin"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/predicate"
 
 	"entgo.io/ent/dialect/sql"
@@ -12,26 +12,26 @@ import (
 	"entgo.io/ent/schema/field"
 )
 
-// CheckInDelete is the builder for deleting a CheckIn entity.
-type CheckInDelete struct {
+// OfflineScanDelete is the builder for deleting a OfflineScan entity.
+type OfflineScanDelete struct {
 	config
 	hooks    []Hook
-	mutation *CheckInMutation
+	mutation *OfflineScanMutation
 }
 
-// Where appends a list predicates to the CheckInDelete builder.
-func (_d *CheckInDelete) Where(ps ...predicate.CheckIn) *CheckInDelete {
+// Where appends a list predicates to the OfflineScanDelete builder.
+func (_d *OfflineScanDelete) Where(ps ...predicate.OfflineScan) *OfflineScanDelete {
 	_d.mutation.Where(ps...)
 	return _d
 }
 
 // Exec executes the deletion query and returns how many vertices were deleted.
-func (_d *CheckInDelete) Exec(ctx context.Context) (int, error) {
+func (_d *OfflineScanDelete) Exec(ctx context.Context) (int, error) {
 	return withHooks(ctx, _d.sqlExec, _d.mutation, _d.hooks)
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (_d *CheckInDelete) ExecX(ctx context.Context) int {
+func (_d *OfflineScanDelete) ExecX(ctx context.Context) int {
 	n, err := _d.Exec(ctx)
 	if err != nil {
 		panic(err)
@@ -39,8 +39,8 @@ func (_d *CheckInDelete) ExecX(ctx context.Context) int {
 	return n
 }
 
-func (_d *CheckInDelete) sqlExec(ctx context.Context) (int, error) {
-	_spec := sqlgraph.NewDeleteSpec(checkin.Table, sqlgraph.NewFieldSpec(checkin.FieldID, field.TypeInt))
+func (_d *OfflineScanDelete) sqlExec(ctx context.Context) (int, error) {
+	_spec := sqlgraph.NewDeleteSpec(offlinescan.Table, sqlgraph.NewFieldSpec(offlinescan.FieldID, field.TypeInt))
 	if ps := _d.mutation.predicates; len(ps) > 0 {
 		_spec.Predicate = func(selector *sql.Selector) {
 			for i := range ps {
@@ -56,32 +56,32 @@ func (_d *CheckInDelete) sqlExec(ctx context.Context) (int, error) {
 	return affected, err
 }
 
-// CheckInDeleteOne is the builder for deleting a single CheckIn entity.
-type CheckInDeleteOne struct {
-	_d *CheckInDelete
+// OfflineScanDeleteOne is the builder for deleting a single OfflineScan entity.
+type OfflineScanDeleteOne struct {
+	_d *OfflineScanDelete
 }
 
-// Where appends a list predicates to the CheckInDelete builder.
-func (_d *CheckInDeleteOne) Where(ps ...predicate.CheckIn) *CheckInDeleteOne {
+// Where appends a list predicates to the OfflineScanDelete builder.
+func (_d *OfflineScanDeleteOne) Where(ps ...predicate.OfflineScan) *OfflineScanDeleteOne {
 	_d._d.mutation.Where(ps...)
 	return _d
 }
 
 // Exec executes the deletion query.
-func (_d *CheckInDeleteOne) Exec(ctx context.Context) error {
+func (_d *OfflineScanDeleteOne) Exec(ctx context.Context) error {
 	n, err := _d._d.Exec(ctx)
 	switch {
 	case err != nil:
 		return err
 	case n == 0:
-		return &NotFoundError{checkin.Label}
+		return &NotFoundError{offlinescan.Label}
 	default:
 		return nil
 	}
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (_d *CheckInDeleteOne) ExecX(ctx context.Context) {
+func (_d *OfflineScanDeleteOne) ExecX(ctx context.Context) {
 	if err := _d.Exec(ctx); err != nil {
 		panic(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"seatflow/ent/checkin"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/predicate"
 	"seatflow/ent/ticket"
 
@@ -16,52 +16,52 @@ import (
 	"entgo.io/ent/schema/field"
 )
 
-// CheckInQuery is the builder for querying CheckIn entities.
-type CheckInQuery struct {
+// OfflineScanQuery is the builder for querying OfflineScan entities.
+type OfflineScanQuery struct {
 	config
 	ctx        *QueryContext
-	order      []checkin.OrderOption
+	order      []offlinescan.OrderOption
 	inters     []Interceptor
-	predicates []predicate.CheckIn
+	predicates []predicate.OfflineScan
 	withTicket *TicketQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
 }
 
-// Where adds a new predicate for the CheckInQuery builder.
-func (_q *CheckInQuery) Where(ps ...predicate.CheckIn) *CheckInQuery {
+// Where adds a new predicate for the OfflineScanQuery builder.
+func (_q *OfflineScanQuery) Where(ps ...predicate.OfflineScan) *OfflineScanQuery {
 	_q.predicates = append(_q.predicates, ps...)
 	return _q
 }
 
 // Limit the number of records to be returned by this query.
-func (_q *CheckInQuery) Limit(limit int) *CheckInQuery {
+func (_q *OfflineScanQuery) Limit(limit int) *OfflineScanQuery {
 	_q.ctx.Limit = &limit
 	return _q
 }
 
 // Offset to start from.
-func (_q *CheckInQuery) Offset(offset int) *CheckInQuery {
+func (_q *OfflineScanQuery) Offset(offset int) *OfflineScanQuery {
 	_q.ctx.Offset = &offset
 	return _q
 }
 
 // Unique configures the query builder to filter duplicate records on query.
 // By default, unique is set to true, and can be disabled using this method.
-func (_q *CheckInQuery) Unique(unique bool) *CheckInQuery {
+func (_q *OfflineScanQuery) Unique(unique bool) *OfflineScanQuery {
 	_q.ctx.Unique = &unique
 	return _q
 }
 
 // Order specifies how the records should be ordered.
-func (_q *CheckInQuery) Order(o ...checkin.OrderOption) *CheckInQuery {
+func (_q *OfflineScanQuery) Order(o ...offlinescan.OrderOption) *OfflineScanQuery {
 	_q.order = append(_q.order, o...)
 	return _q
 }
 
 // QueryTicket chains the current query on the "ticket" edge.
-func (_q *CheckInQuery) QueryTicket() *TicketQuery {
+func (_q *OfflineScanQuery) QueryTicket() *TicketQuery {
 	query := (&TicketClient{config: _q.config}).Query()
 	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
 		if err := _q.prepareQuery(ctx); err != nil {
@@ -72,9 +72,9 @@ func (_q *CheckInQuery) QueryTicket() *TicketQuery {
 			return nil, err
 		}
 		step := sqlgraph.NewStep(
-			sqlgraph.From(checkin.Table, checkin.FieldID, selector),
+			sqlgraph.From(offlinescan.Table, offlinescan.FieldID, selector),
 			sqlgraph.To(ticket.Table, ticket.FieldID),
-			sqlgraph.Edge(sqlgraph.M2O, true, checkin.TicketTable, checkin.TicketColumn),
+			sqlgraph.Edge(sqlgraph.M2O, true, offlinescan.TicketTable, offlinescan.TicketColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -82,21 +82,21 @@ func (_q *CheckInQuery) QueryTicket() *TicketQuery {
 	return query
 }
 
-// First returns the first CheckIn entity from the query.
-// Returns a *NotFoundError when no CheckIn was found.
-func (_q *CheckInQuery) First(ctx context.Context) (*CheckIn, error) {
+// First returns the first OfflineScan entity from the query.
+// Returns a *NotFoundError when no OfflineScan was found.
+func (_q *OfflineScanQuery) First(ctx context.Context) (*OfflineScan, error) {
 	nodes, err := _q.Limit(1).All(setContextOp(ctx, _q.ctx, ent.OpQueryFirst))
 	if err != nil {
 		return nil, err
 	}
 	if len(nodes) == 0 {
-		return nil, &NotFoundError{checkin.Label}
+		return nil, &NotFoundError{offlinescan.Label}
 	}
 	return nodes[0], nil
 }
 
 // FirstX is like First, but panics if an error occurs.
-func (_q *CheckInQuery) FirstX(ctx context.Context) *CheckIn {
+func (_q *OfflineScanQuery) FirstX(ctx context.Context) *OfflineScan {
 	node, err := _q.First(ctx)
 	if err != nil && !IsNotFound(err) {
 		panic(err)
@@ -104,22 +104,22 @@ func (_q *CheckInQuery) FirstX(ctx context.Context) *CheckIn {
 	return node
 }
 
-// FirstID returns the first CheckIn ID from the query.
-// Returns a *NotFoundError when no CheckIn ID was found.
-func (_q *CheckInQuery) FirstID(ctx context.Context) (id int, err error) {
+// FirstID returns the first OfflineScan ID from the query.
+// Returns a *NotFoundError when no OfflineScan ID was found.
+func (_q *OfflineScanQuery) FirstID(ctx context.Context) (id int, err error) {
 	var ids []int
 	if ids, err = _q.Limit(1).IDs(setContextOp(ctx, _q.ctx, ent.OpQueryFirstID)); err != nil {
 		return
 	}
 	if len(ids) == 0 {
-		err = &NotFoundError{checkin.Label}
+		err = &NotFoundError{offlinescan.Label}
 		return
 	}
 	return ids[0], nil
 }
 
 // FirstIDX is like FirstID, but panics if an error occurs.
-func (_q *CheckInQuery) FirstIDX(ctx context.Context) int {
+func (_q *OfflineScanQuery) FirstIDX(ctx context.Context) int {
 	id, err := _q.FirstID(ctx)
 	if err != nil && !IsNotFound(err) {
 		panic(err)
@@ -127,10 +127,10 @@ func (_q *CheckInQuery) FirstIDX(ctx context.Context) int {
 	return id
 }
 
-// Only returns a single CheckIn entity found by the query, ensuring it only returns one.
-// Returns a *NotSingularError when more than one CheckIn entity is found.
-// Returns a *NotFoundError when no CheckIn entities are found.
-func (_q *CheckInQuery) Only(ctx context.Context) (*CheckIn, error) {
+// Only returns a single OfflineScan entity found by the query, ensuring it only returns one.
+// Returns a *NotSingularError when more than one OfflineScan entity is found.
+// Returns a *NotFoundError when no OfflineScan entities are found.
+func (_q *OfflineScanQuery) Only(ctx context.Context) (*OfflineScan, error) {
 	nodes, err := _q.Limit(2).All(setContextOp(ctx, _q.ctx, ent.OpQueryOnly))
 	if err != nil {
 		return nil, err
@@ -139,14 +139,14 @@ func (_q *CheckInQuery) Only(ctx context.Context) (*CheckIn, error) {
 	case 1:
 		return nodes[0], nil
 	case 0:
-		return nil, &NotFoundError{checkin.Label}
+		return nil, &NotFoundError{offlinescan.Label}
 	default:
-		return nil, &NotSingularError{checkin.Label}
+		return nil, &NotSingularError{offlinescan.Label}
 	}
 }
 
 // OnlyX is like Only, but panics if an error occurs.
-func (_q *CheckInQuery) OnlyX(ctx context.Context) *CheckIn {
+func (_q *OfflineScanQuery) OnlyX(ctx context.Context) *OfflineScan {
 	node, err := _q.Only(ctx)
 	if err != nil {
 		panic(err)
@@ -154,10 +154,10 @@ func (_q *CheckInQuery) OnlyX(ctx context.Context) *CheckIn {
 	return node
 }
 
-// OnlyID is like Only, but returns the only CheckIn ID in the query.
-// Returns a *NotSingularError when more than one CheckIn ID is found.
+// OnlyID is like Only, but returns the only OfflineScan ID in the query.
+// Returns a *NotSingularError when more than one OfflineScan ID is found.
 // Returns a *NotFoundError when no entities are found.
-func (_q *CheckInQuery) OnlyID(ctx context.Context) (id int, err error) {
+func (_q *OfflineScanQuery) OnlyID(ctx context.Context) (id int, err error) {
 	var ids []int
 	if ids, err = _q.Limit(2).IDs(setContextOp(ctx, _q.ctx, ent.OpQueryOnlyID)); err != nil {
 		return
@@ -166,15 +166,15 @@ func (_q *CheckInQuery) OnlyID(ctx context.Context) (id int, err error) {
 	case 1:
 		id = ids[0]
 	case 0:
-		err = &NotFoundError{checkin.Label}
+		err = &NotFoundError{offlinescan.Label}
 	default:
-		err = &NotSingularError{checkin.Label}
+		err = &NotSingularError{offlinescan.Label}
 	}
 	return
 }
 
 // OnlyIDX is like OnlyID, but panics if an error occurs.
-func (_q *CheckInQuery) OnlyIDX(ctx context.Context) int {
+func (_q *OfflineScanQuery) OnlyIDX(ctx context.Context) int {
 	id, err := _q.OnlyID(ctx)
 	if err != nil {
 		panic(err)
@@ -182,18 +182,18 @@ func (_q *CheckInQuery) OnlyIDX(ctx context.Context) int {
 	return id
 }
 
-// All executes the query and returns a list of CheckIns.
-func (_q *CheckInQuery) All(ctx context.Context) ([]*CheckIn, error) {
+// All executes the query and returns a list of OfflineScans.
+func (_q *OfflineScanQuery) All(ctx context.Context) ([]*OfflineScan, error) {
 	ctx = setContextOp(ctx, _q.ctx, ent.OpQueryAll)
 	if err := _q.prepareQuery(ctx); err != nil {
 		return nil, err
 	}
-	qr := querierAll[[]*CheckIn, *CheckInQuery]()
-	return withInterceptors[[]*CheckIn](ctx, _q, qr, _q.inters)
+	qr := querierAll[[]*OfflineScan, *OfflineScanQuery]()
+	return withInterceptors[[]*OfflineScan](ctx, _q, qr, _q.inters)
 }
 
 // AllX is like All, but panics if an error occurs.
-func (_q *CheckInQuery) AllX(ctx context.Context) []*CheckIn {
+func (_q *OfflineScanQuery) AllX(ctx context.Context) []*OfflineScan {
 	nodes, err := _q.All(ctx)
 	if err != nil {
 		panic(err)
@@ -201,20 +201,20 @@ func (_q *CheckInQuery) AllX(ctx context.Context) []*CheckIn {
 	return nodes
 }
 
-// IDs executes the query and returns a list of CheckIn IDs.
-func (_q *CheckInQuery) IDs(ctx context.Context) (ids []int, err error) {
+// IDs executes the query and returns a list of OfflineScan IDs.
+func (_q *OfflineScanQuery) IDs(ctx context.Context) (ids []int, err error) {
 	if _q.ctx.Unique == nil && _q.path != nil {
 		_q.Unique(true)
 	}
 	ctx = setContextOp(ctx, _q.ctx, ent.OpQueryIDs)
-	if err = _q.Select(checkin.FieldID).Scan(ctx, &ids); err != nil {
+	if err = _q.Select(offlinescan.FieldID).Scan(ctx, &ids); err != nil {
 		return nil, err
 	}
 	return ids, nil
 }
 
 // IDsX is like IDs, but panics if an error occurs.
-func (_q *CheckInQuery) IDsX(ctx context.Context) []int {
+func (_q *OfflineScanQuery) IDsX(ctx context.Context) []int {
 	ids, err := _q.IDs(ctx)
 	if err != nil {
 		panic(err)
@@ -223,16 +223,16 @@ func (_q *CheckInQuery) IDsX(ctx context.Context) []int {
 }
 
 // Count returns the count of the given query.
-func (_q *CheckInQuery) Count(ctx context.Context) (int, error) {
+func (_q *OfflineScanQuery) Count(ctx context.Context) (int, error) {
 	ctx = setContextOp(ctx, _q.ctx, ent.OpQueryCount)
 	if err := _q.prepareQuery(ctx); err != nil {
 		return 0, err
 	}
-	return withInterceptors[int](ctx, _q, querierCount[*CheckInQuery](), _q.inters)
+	return withInterceptors[int](ctx, _q, querierCount[*OfflineScanQuery](), _q.inters)
 }
 
 // CountX is like Count, but panics if an error occurs.
-func (_q *CheckInQuery) CountX(ctx context.Context) int {
+func (_q *OfflineScanQuery) CountX(ctx context.Context) int {
 	count, err := _q.Count(ctx)
 	if err != nil {
 		panic(err)
@@ -241,7 +241,7 @@ func (_q *CheckInQuery) CountX(ctx context.Context) int {
 }
 
 // Exist returns true if the query has elements in the graph.
-func (_q *CheckInQuery) Exist(ctx context.Context) (bool, error) {
+func (_q *OfflineScanQuery) Exist(ctx context.Context) (bool, error) {
 	ctx = setContextOp(ctx, _q.ctx, ent.OpQueryExist)
 	switch _, err := _q.FirstID(ctx); {
 	case IsNotFound(err):
@@ -254,7 +254,7 @@ func (_q *CheckInQuery) Exist(ctx context.Context) (bool, error) {
 }
 
 // ExistX is like Exist, but panics if an error occurs.
-func (_q *CheckInQuery) ExistX(ctx context.Context) bool {
+func (_q *OfflineScanQuery) ExistX(ctx context.Context) bool {
 	exist, err := _q.Exist(ctx)
 	if err != nil {
 		panic(err)
@@ -262,18 +262,18 @@ func (_q *CheckInQuery) ExistX(ctx context.Context) bool {
 	return exist
 }
 
-// Clone returns a duplicate of the CheckInQuery builder, including all associated steps. It can be
+// Clone returns a duplicate of the OfflineScanQuery builder, including all associated steps. It can be
 // used to prepare common query builders and use them differently after the clone is made.
-func (_q *CheckInQuery) Clone() *CheckInQuery {
+func (_q *OfflineScanQuery) Clone() *OfflineScanQuery {
 	if _q == nil {
 		return nil
 	}
-	return &CheckInQuery{
+	return &OfflineScanQuery{
 		config:     _q.config,
 		ctx:        _q.ctx.Clone(),
-		order:      append([]checkin.OrderOption{}, _q.order...),
+		order:      append([]offlinescan.OrderOption{}, _q.order...),
 		inters:     append([]Interceptor{}, _q.inters...),
-		predicates: append([]predicate.CheckIn{}, _q.predicates...),
+		predicates: append([]predicate.OfflineScan{}, _q.predicates...),
 		withTicket: _q.withTicket.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
@@ -283,7 +283,7 @@ func (_q *CheckInQuery) Clone() *CheckInQuery {
 
 // WithTicket tells the query-builder to eager-load the nodes that are connected to
 // the "ticket" edge. The optional arguments are used to configure the query builder of the edge.
-func (_q *CheckInQuery) WithTicket(opts ...func(*TicketQuery)) *CheckInQuery {
+func (_q *OfflineScanQuery) WithTicket(opts ...func(*TicketQuery)) *OfflineScanQuery {
 	query := (&TicketClient{config: _q.config}).Query()
 	for _, opt := range opts {
 		opt(query)
@@ -302,15 +302,15 @@ func (_q *CheckInQuery) WithTicket(opts ...func(*TicketQuery)) *CheckInQuery {
 //		Count int `json:"count,omitempty"`
 //	}
 //
-//	client.CheckIn.Query().
-//		GroupBy(checkin.FieldTicketID).
+//	client.OfflineScan.Query().
+//		GroupBy(offlinescan.FieldTicketID).
 //		Aggregate(ent.Count()).
 //		Scan(ctx, &v)
-func (_q *CheckInQuery) GroupBy(field string, fields ...string) *CheckInGroupBy {
+func (_q *OfflineScanQuery) GroupBy(field string, fields ...string) *OfflineScanGroupBy {
 	_q.ctx.Fields = append([]string{field}, fields...)
-	grbuild := &CheckInGroupBy{build: _q}
+	grbuild := &OfflineScanGroupBy{build: _q}
 	grbuild.flds = &_q.ctx.Fields
-	grbuild.label = checkin.Label
+	grbuild.label = offlinescan.Label
 	grbuild.scan = grbuild.Scan
 	return grbuild
 }
@@ -324,23 +324,23 @@ func (_q *CheckInQuery) GroupBy(field string, fields ...string) *CheckInGroupBy 
 //		TicketID int `json:"ticket_id,omitempty"`
 //	}
 //
-//	client.CheckIn.Query().
-//		Select(checkin.FieldTicketID).
+//	client.OfflineScan.Query().
+//		Select(offlinescan.FieldTicketID).
 //		Scan(ctx, &v)
-func (_q *CheckInQuery) Select(fields ...string) *CheckInSelect {
+func (_q *OfflineScanQuery) Select(fields ...string) *OfflineScanSelect {
 	_q.ctx.Fields = append(_q.ctx.Fields, fields...)
-	sbuild := &CheckInSelect{CheckInQuery: _q}
-	sbuild.label = checkin.Label
+	sbuild := &OfflineScanSelect{OfflineScanQuery: _q}
+	sbuild.label = offlinescan.Label
 	sbuild.flds, sbuild.scan = &_q.ctx.Fields, sbuild.Scan
 	return sbuild
 }
 
-// Aggregate returns a CheckInSelect configured with the given aggregations.
-func (_q *CheckInQuery) Aggregate(fns ...AggregateFunc) *CheckInSelect {
+// Aggregate returns a OfflineScanSelect configured with the given aggregations.
+func (_q *OfflineScanQuery) Aggregate(fns ...AggregateFunc) *OfflineScanSelect {
 	return _q.Select().Aggregate(fns...)
 }
 
-func (_q *CheckInQuery) prepareQuery(ctx context.Context) error {
+func (_q *OfflineScanQuery) prepareQuery(ctx context.Context) error {
 	for _, inter := range _q.inters {
 		if inter == nil {
 			return fmt.Errorf("ent: uninitialized interceptor (forgotten import ent/runtime?)")
@@ -352,7 +352,7 @@ func (_q *CheckInQuery) prepareQuery(ctx context.Context) error {
 		}
 	}
 	for _, f := range _q.ctx.Fields {
-		if !checkin.ValidColumn(f) {
+		if !offlinescan.ValidColumn(f) {
 			return &ValidationError{Name: f, err: fmt.Errorf("ent: invalid field %q for query", f)}
 		}
 	}
@@ -366,19 +366,19 @@ func (_q *CheckInQuery) prepareQuery(ctx context.Context) error {
 	return nil
 }
 
-func (_q *CheckInQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*CheckIn, error) {
+func (_q *OfflineScanQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*OfflineScan, error) {
 	var (
-		nodes       = []*CheckIn{}
+		nodes       = []*OfflineScan{}
 		_spec       = _q.querySpec()
 		loadedTypes = [1]bool{
 			_q.withTicket != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
-		return (*CheckIn).scanValues(nil, columns)
+		return (*OfflineScan).scanValues(nil, columns)
 	}
 	_spec.Assign = func(columns []string, values []any) error {
-		node := &CheckIn{config: _q.config}
+		node := &OfflineScan{config: _q.config}
 		nodes = append(nodes, node)
 		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
@@ -394,16 +394,16 @@ func (_q *CheckInQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Chec
 	}
 	if query := _q.withTicket; query != nil {
 		if err := _q.loadTicket(ctx, query, nodes, nil,
-			func(n *CheckIn, e *Ticket) { n.Edges.Ticket = e }); err != nil {
+			func(n *OfflineScan, e *Ticket) { n.Edges.Ticket = e }); err != nil {
 			return nil, err
 		}
 	}
 	return nodes, nil
 }
 
-func (_q *CheckInQuery) loadTicket(ctx context.Context, query *TicketQuery, nodes []*CheckIn, init func(*CheckIn), assign func(*CheckIn, *Ticket)) error {
+func (_q *OfflineScanQuery) loadTicket(ctx context.Context, query *TicketQuery, nodes []*OfflineScan, init func(*OfflineScan), assign func(*OfflineScan, *Ticket)) error {
 	ids := make([]int, 0, len(nodes))
-	nodeids := make(map[int][]*CheckIn)
+	nodeids := make(map[int][]*OfflineScan)
 	for i := range nodes {
 		fk := nodes[i].TicketID
 		if _, ok := nodeids[fk]; !ok {
@@ -431,7 +431,7 @@ func (_q *CheckInQuery) loadTicket(ctx context.Context, query *TicketQuery, node
 	return nil
 }
 
-func (_q *CheckInQuery) sqlCount(ctx context.Context) (int, error) {
+func (_q *OfflineScanQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
@@ -440,8 +440,8 @@ func (_q *CheckInQuery) sqlCount(ctx context.Context) (int, error) {
 	return sqlgraph.CountNodes(ctx, _q.driver, _spec)
 }
 
-func (_q *CheckInQuery) querySpec() *sqlgraph.QuerySpec {
-	_spec := sqlgraph.NewQuerySpec(checkin.Table, checkin.Columns, sqlgraph.NewFieldSpec(checkin.FieldID, field.TypeInt))
+func (_q *OfflineScanQuery) querySpec() *sqlgraph.QuerySpec {
+	_spec := sqlgraph.NewQuerySpec(offlinescan.Table, offlinescan.Columns, sqlgraph.NewFieldSpec(offlinescan.FieldID, field.TypeInt))
 	_spec.From = _q.sql
 	if unique := _q.ctx.Unique; unique != nil {
 		_spec.Unique = *unique
@@ -450,14 +450,14 @@ func (_q *CheckInQuery) querySpec() *sqlgraph.QuerySpec {
 	}
 	if fields := _q.ctx.Fields; len(fields) > 0 {
 		_spec.Node.Columns = make([]string, 0, len(fields))
-		_spec.Node.Columns = append(_spec.Node.Columns, checkin.FieldID)
+		_spec.Node.Columns = append(_spec.Node.Columns, offlinescan.FieldID)
 		for i := range fields {
-			if fields[i] != checkin.FieldID {
+			if fields[i] != offlinescan.FieldID {
 				_spec.Node.Columns = append(_spec.Node.Columns, fields[i])
 			}
 		}
 		if _q.withTicket != nil {
-			_spec.Node.AddColumnOnce(checkin.FieldTicketID)
+			_spec.Node.AddColumnOnce(offlinescan.FieldTicketID)
 		}
 	}
 	if ps := _q.predicates; len(ps) > 0 {
@@ -483,12 +483,12 @@ func (_q *CheckInQuery) querySpec() *sqlgraph.QuerySpec {
 	return _spec
 }
 
-func (_q *CheckInQuery) sqlQuery(ctx context.Context) *sql.Selector {
+func (_q *OfflineScanQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	builder := sql.Dialect(_q.driver.Dialect())
-	t1 := builder.Table(checkin.Table)
+	t1 := builder.Table(offlinescan.Table)
 	columns := _q.ctx.Fields
 	if len(columns) == 0 {
-		columns = checkin.Columns
+		columns = offlinescan.Columns
 	}
 	selector := builder.Select(t1.Columns(columns...)...).From(t1)
 	if _q.sql != nil {
@@ -515,28 +515,28 @@ func (_q *CheckInQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	return selector
 }
 
-// CheckInGroupBy is the group-by builder for CheckIn entities.
-type CheckInGroupBy struct {
+// OfflineScanGroupBy is the group-by builder for OfflineScan entities.
+type OfflineScanGroupBy struct {
 	selector
-	build *CheckInQuery
+	build *OfflineScanQuery
 }
 
 // Aggregate adds the given aggregation functions to the group-by query.
-func (_g *CheckInGroupBy) Aggregate(fns ...AggregateFunc) *CheckInGroupBy {
+func (_g *OfflineScanGroupBy) Aggregate(fns ...AggregateFunc) *OfflineScanGroupBy {
 	_g.fns = append(_g.fns, fns...)
 	return _g
 }
 
 // Scan applies the selector query and scans the result into the given value.
-func (_g *CheckInGroupBy) Scan(ctx context.Context, v any) error {
+func (_g *OfflineScanGroupBy) Scan(ctx context.Context, v any) error {
 	ctx = setContextOp(ctx, _g.build.ctx, ent.OpQueryGroupBy)
 	if err := _g.build.prepareQuery(ctx); err != nil {
 		return err
 	}
-	return scanWithInterceptors[*CheckInQuery, *CheckInGroupBy](ctx, _g.build, _g, _g.build.inters, v)
+	return scanWithInterceptors[*OfflineScanQuery, *OfflineScanGroupBy](ctx, _g.build, _g, _g.build.inters, v)
 }
 
-func (_g *CheckInGroupBy) sqlScan(ctx context.Context, root *CheckInQuery, v any) error {
+func (_g *OfflineScanGroupBy) sqlScan(ctx context.Context, root *OfflineScanQuery, v any) error {
 	selector := root.sqlQuery(ctx).Select()
 	aggregation := make([]string, 0, len(_g.fns))
 	for _, fn := range _g.fns {
@@ -563,28 +563,28 @@ func (_g *CheckInGroupBy) sqlScan(ctx context.Context, root *CheckInQuery, v any
 	return sql.ScanSlice(rows, v)
 }
 
-// CheckInSelect is the builder for selecting fields of CheckIn entities.
-type CheckInSelect struct {
-	*CheckInQuery
+// OfflineScanSelect is the builder for selecting fields of OfflineScan entities.
+type OfflineScanSelect struct {
+	*OfflineScanQuery
 	selector
 }
 
 // Aggregate adds the given aggregation functions to the selector query.
-func (_s *CheckInSelect) Aggregate(fns ...AggregateFunc) *CheckInSelect {
+func (_s *OfflineScanSelect) Aggregate(fns ...AggregateFunc) *OfflineScanSelect {
 	_s.fns = append(_s.fns, fns...)
 	return _s
 }
 
 // Scan applies the selector query and scans the result into the given value.
-func (_s *CheckInSelect) Scan(ctx context.Context, v any) error {
+func (_s *OfflineScanSelect) Scan(ctx context.Context, v any) error {
 	ctx = setContextOp(ctx, _s.ctx, ent.OpQuerySelect)
 	if err := _s.prepareQuery(ctx); err != nil {
 		return err
 	}
-	return scanWithInterceptors[*CheckInQuery, *CheckInSelect](ctx, _s.CheckInQuery, _s, _s.inters, v)
+	return scanWithInterceptors[*OfflineScanQuery, *OfflineScanSelect](ctx, _s.OfflineScanQuery, _s, _s.inters, v)
 }
 
-func (_s *CheckInSelect) sqlScan(ctx context.Context, root *CheckInQuery, v any) error {
+func (_s *OfflineScanSelect) sqlScan(ctx context.Context, root *OfflineScanQuery, v any) error {
 	selector := root.sqlQuery(ctx)
 	aggregation := make([]string, 0, len(_s.fns))
 	for _, fn := range _s.fns {

@@ -4,7 +4,7 @@ package ent
 
 import (
 	"fmt"
-	"seatflow/ent/checkin"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/ticket"
 	"strings"
 	"time"
@@ -13,8 +13,8 @@ import (
 	"entgo.io/ent/dialect/sql"
 )
 
-// CheckIn is the model entity for the CheckIn schema.
-type CheckIn struct {
+// OfflineScan is the model entity for the OfflineScan schema.
+type OfflineScan struct {
 	config `json:"-"`
 	// ID of the ent.
 	ID int `json:"id,omitempty"`
@@ -30,16 +30,14 @@ type CheckIn struct {
 	RecordedAt time.Time `json:"recorded_at,omitempty"`
 	// StaffID holds the value of the "staff_id" field.
 	StaffID string `json:"staff_id,omitempty"`
-	// Offline holds the value of the "offline" field.
-	Offline bool `json:"offline,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
-	// The values are being populated by the CheckInQuery when eager-loading is set.
-	Edges        CheckInEdges `json:"edges"`
+	// The values are being populated by the OfflineScanQuery when eager-loading is set.
+	Edges        OfflineScanEdges `json:"edges"`
 	selectValues sql.SelectValues
 }
 
-// CheckInEdges holds the relations/edges for other nodes in the graph.
-type CheckInEdges struct {
+// OfflineScanEdges holds the relations/edges for other nodes in the graph.
+type OfflineScanEdges struct {
 	// Ticket holds the value of the ticket edge.
 	Ticket *Ticket `json:"ticket,omitempty"`
 	// loadedTypes holds the information for reporting if a
@@ -49,7 +47,7 @@ type CheckInEdges struct {
 
 // TicketOrErr returns the Ticket value or an error if the edge
 // was not loaded in eager-loading, or loaded but was not found.
-func (e CheckInEdges) TicketOrErr() (*Ticket, error) {
+func (e OfflineScanEdges) TicketOrErr() (*Ticket, error) {
 	if e.Ticket != nil {
 		return e.Ticket, nil
 	} else if e.loadedTypes[0] {
@@ -59,17 +57,15 @@ func (e CheckInEdges) TicketOrErr() (*Ticket, error) {
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
-func (*CheckIn) scanValues(columns []string) ([]any, error) {
+func (*OfflineScan) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case checkin.FieldOffline:
-			values[i] = new(sql.NullBool)
-		case checkin.FieldID, checkin.FieldTicketID, checkin.FieldShowtimeID:
+		case offlinescan.FieldID, offlinescan.FieldTicketID, offlinescan.FieldShowtimeID:
 			values[i] = new(sql.NullInt64)
-		case checkin.FieldNonce, checkin.FieldStaffID:
+		case offlinescan.FieldNonce, offlinescan.FieldStaffID:
 			values[i] = new(sql.NullString)
-		case checkin.FieldScannedAt, checkin.FieldRecordedAt:
+		case offlinescan.FieldScannedAt, offlinescan.FieldRecordedAt:
 			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -79,60 +75,54 @@ func (*CheckIn) scanValues(columns []string) ([]any, error) {
 }
 
 // assignValues assigns the values that were returned from sql.Rows (after scanning)
-// to the CheckIn fields.
-func (_m *CheckIn) assignValues(columns []string, values []any) error {
+// to the OfflineScan fields.
+func (_m *OfflineScan) assignValues(columns []string, values []any) error {
 	if m, n := len(values), len(columns); m < n {
 		return fmt.Errorf("mismatch number of scan values: %d != %d", m, n)
 	}
 	for i := range columns {
 		switch columns[i] {
-		case checkin.FieldID:
+		case offlinescan.FieldID:
 			value, ok := values[i].(*sql.NullInt64)
 			if !ok {
 				return fmt.Errorf("unexpected type %T for field id", value)
 			}
 			_m.ID = int(value.Int64)
-		case checkin.FieldTicketID:
+		case offlinescan.FieldTicketID:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field ticket_id", values[i])
 			} else if value.Valid {
 				_m.TicketID = int(value.Int64)
 			}
-		case checkin.FieldShowtimeID:
+		case offlinescan.FieldShowtimeID:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for field showtime_id", values[i])
 			} else if value.Valid {
 				_m.ShowtimeID = int(value.Int64)
 			}
-		case checkin.FieldNonce:
+		case offlinescan.FieldNonce:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field nonce", values[i])
 			} else if value.Valid {
 				_m.Nonce = value.String
 			}
-		case checkin.FieldScannedAt:
+		case offlinescan.FieldScannedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field scanned_at", values[i])
 			} else if value.Valid {
 				_m.ScannedAt = value.Time
 			}
-		case checkin.FieldRecordedAt:
+		case offlinescan.FieldRecordedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field recorded_at", values[i])
 			} else if value.Valid {
 				_m.RecordedAt = value.Time
 			}
-		case checkin.FieldStaffID:
+		case offlinescan.FieldStaffID:
 			if value, ok := values[i].(*sql.NullString); !ok {
 				return fmt.Errorf("unexpected type %T for field staff_id", values[i])
 			} else if value.Valid {
 				_m.StaffID = value.String
-			}
-		case checkin.FieldOffline:
-			if value, ok := values[i].(*sql.NullBool); !ok {
-				return fmt.Errorf("unexpected type %T for field offline", values[i])
-			} else if value.Valid {
-				_m.Offline = value.Bool
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -141,39 +131,39 @@ func (_m *CheckIn) assignValues(columns []string, values []any) error {
 	return nil
 }
 
-// Value returns the ent.Value that was dynamically selected and assigned to the CheckIn.
+// Value returns the ent.Value that was dynamically selected and assigned to the OfflineScan.
 // This includes values selected through modifiers, order, etc.
-func (_m *CheckIn) Value(name string) (ent.Value, error) {
+func (_m *OfflineScan) Value(name string) (ent.Value, error) {
 	return _m.selectValues.Get(name)
 }
 
-// QueryTicket queries the "ticket" edge of the CheckIn entity.
-func (_m *CheckIn) QueryTicket() *TicketQuery {
-	return NewCheckInClient(_m.config).QueryTicket(_m)
+// QueryTicket queries the "ticket" edge of the OfflineScan entity.
+func (_m *OfflineScan) QueryTicket() *TicketQuery {
+	return NewOfflineScanClient(_m.config).QueryTicket(_m)
 }
 
-// Update returns a builder for updating this CheckIn.
-// Note that you need to call CheckIn.Unwrap() before calling this method if this CheckIn
+// Update returns a builder for updating this OfflineScan.
+// Note that you need to call OfflineScan.Unwrap() before calling this method if this OfflineScan
 // was returned from a transaction, and the transaction was committed or rolled back.
-func (_m *CheckIn) Update() *CheckInUpdateOne {
-	return NewCheckInClient(_m.config).UpdateOne(_m)
+func (_m *OfflineScan) Update() *OfflineScanUpdateOne {
+	return NewOfflineScanClient(_m.config).UpdateOne(_m)
 }
 
-// Unwrap unwraps the CheckIn entity that was returned from a transaction after it was closed,
+// Unwrap unwraps the OfflineScan entity that was returned from a transaction after it was closed,
 // so that all future queries will be executed through the driver which created the transaction.
-func (_m *CheckIn) Unwrap() *CheckIn {
+func (_m *OfflineScan) Unwrap() *OfflineScan {
 	_tx, ok := _m.config.driver.(*txDriver)
 	if !ok {
-		panic("ent: CheckIn is not a transactional entity")
+		panic("ent: OfflineScan is not a transactional entity")
 	}
 	_m.config.driver = _tx.drv
 	return _m
 }
 
 // String implements the fmt.Stringer.
-func (_m *CheckIn) String() string {
+func (_m *OfflineScan) String() string {
 	var builder strings.Builder
-	builder.WriteString("CheckIn(")
+	builder.WriteString("OfflineScan(")
 	builder.WriteString(fmt.Sprintf("id=%v, ", _m.ID))
 	builder.WriteString("ticket_id=")
 	builder.WriteString(fmt.Sprintf("%v", _m.TicketID))
@@ -192,12 +182,9 @@ func (_m *CheckIn) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("staff_id=")
 	builder.WriteString(_m.StaffID)
-	builder.WriteString(", ")
-	builder.WriteString("offline=")
-	builder.WriteString(fmt.Sprintf("%v", _m.Offline))
 	builder.WriteByte(')')
 	return builder.String()
 }
 
-// CheckIns is a parsable slice of CheckIn.
-type CheckIns []*CheckIn
+// OfflineScans is a parsable slice of OfflineScan.
+type OfflineScans []*OfflineScan

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"seatflow/ent/checkin"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/predicate"
 
 	"entgo.io/ent/dialect/sql"
@@ -14,31 +14,31 @@ import (
 	"entgo.io/ent/schema/field"
 )
 
-// CheckInUpdate is the builder for updating CheckIn entities.
-type CheckInUpdate struct {
+// OfflineScanUpdate is the builder for updating OfflineScan entities.
+type OfflineScanUpdate struct {
 	config
 	hooks    []Hook
-	mutation *CheckInMutation
+	mutation *OfflineScanMutation
 }
 
-// Where appends a list predicates to the CheckInUpdate builder.
-func (_u *CheckInUpdate) Where(ps ...predicate.CheckIn) *CheckInUpdate {
+// Where appends a list predicates to the OfflineScanUpdate builder.
+func (_u *OfflineScanUpdate) Where(ps ...predicate.OfflineScan) *OfflineScanUpdate {
 	_u.mutation.Where(ps...)
 	return _u
 }
 
-// Mutation returns the CheckInMutation object of the builder.
-func (_u *CheckInUpdate) Mutation() *CheckInMutation {
+// Mutation returns the OfflineScanMutation object of the builder.
+func (_u *OfflineScanUpdate) Mutation() *OfflineScanMutation {
 	return _u.mutation
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
-func (_u *CheckInUpdate) Save(ctx context.Context) (int, error) {
+func (_u *OfflineScanUpdate) Save(ctx context.Context) (int, error) {
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
 // SaveX is like Save, but panics if an error occurs.
-func (_u *CheckInUpdate) SaveX(ctx context.Context) int {
+func (_u *OfflineScanUpdate) SaveX(ctx context.Context) int {
 	affected, err := _u.Save(ctx)
 	if err != nil {
 		panic(err)
@@ -47,31 +47,31 @@ func (_u *CheckInUpdate) SaveX(ctx context.Context) int {
 }
 
 // Exec executes the query.
-func (_u *CheckInUpdate) Exec(ctx context.Context) error {
+func (_u *OfflineScanUpdate) Exec(ctx context.Context) error {
 	_, err := _u.Save(ctx)
 	return err
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (_u *CheckInUpdate) ExecX(ctx context.Context) {
+func (_u *OfflineScanUpdate) ExecX(ctx context.Context) {
 	if err := _u.Exec(ctx); err != nil {
 		panic(err)
 	}
 }
 
 // check runs all checks and user-defined validators on the builder.
-func (_u *CheckInUpdate) check() error {
+func (_u *OfflineScanUpdate) check() error {
 	if _u.mutation.TicketCleared() && len(_u.mutation.TicketIDs()) > 0 {
-		return errors.New(`ent: clearing a required unique edge "CheckIn.ticket"`)
+		return errors.New(`ent: clearing a required unique edge "OfflineScan.ticket"`)
 	}
 	return nil
 }
 
-func (_u *CheckInUpdate) sqlSave(ctx context.Context) (_node int, err error) {
+func (_u *OfflineScanUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
 	}
-	_spec := sqlgraph.NewUpdateSpec(checkin.Table, checkin.Columns, sqlgraph.NewFieldSpec(checkin.FieldID, field.TypeInt))
+	_spec := sqlgraph.NewUpdateSpec(offlinescan.Table, offlinescan.Columns, sqlgraph.NewFieldSpec(offlinescan.FieldID, field.TypeInt))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
 		_spec.Predicate = func(selector *sql.Selector) {
 			for i := range ps {
@@ -81,7 +81,7 @@ func (_u *CheckInUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
-			err = &NotFoundError{checkin.Label}
+			err = &NotFoundError{offlinescan.Label}
 		} else if sqlgraph.IsConstraintError(err) {
 			err = &ConstraintError{msg: err.Error(), wrap: err}
 		}
@@ -91,39 +91,39 @@ func (_u *CheckInUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	return _node, nil
 }
 
-// CheckInUpdateOne is the builder for updating a single CheckIn entity.
-type CheckInUpdateOne struct {
+// OfflineScanUpdateOne is the builder for updating a single OfflineScan entity.
+type OfflineScanUpdateOne struct {
 	config
 	fields   []string
 	hooks    []Hook
-	mutation *CheckInMutation
+	mutation *OfflineScanMutation
 }
 
-// Mutation returns the CheckInMutation object of the builder.
-func (_u *CheckInUpdateOne) Mutation() *CheckInMutation {
+// Mutation returns the OfflineScanMutation object of the builder.
+func (_u *OfflineScanUpdateOne) Mutation() *OfflineScanMutation {
 	return _u.mutation
 }
 
-// Where appends a list predicates to the CheckInUpdate builder.
-func (_u *CheckInUpdateOne) Where(ps ...predicate.CheckIn) *CheckInUpdateOne {
+// Where appends a list predicates to the OfflineScanUpdate builder.
+func (_u *OfflineScanUpdateOne) Where(ps ...predicate.OfflineScan) *OfflineScanUpdateOne {
 	_u.mutation.Where(ps...)
 	return _u
 }
 
 // Select allows selecting one or more fields (columns) of the returned entity.
 // The default is selecting all fields defined in the entity schema.
-func (_u *CheckInUpdateOne) Select(field string, fields ...string) *CheckInUpdateOne {
+func (_u *OfflineScanUpdateOne) Select(field string, fields ...string) *OfflineScanUpdateOne {
 	_u.fields = append([]string{field}, fields...)
 	return _u
 }
 
-// Save executes the query and returns the updated CheckIn entity.
-func (_u *CheckInUpdateOne) Save(ctx context.Context) (*CheckIn, error) {
+// Save executes the query and returns the updated OfflineScan entity.
+func (_u *OfflineScanUpdateOne) Save(ctx context.Context) (*OfflineScan, error) {
 	return withHooks(ctx, _u.sqlSave, _u.mutation, _u.hooks)
 }
 
 // SaveX is like Save, but panics if an error occurs.
-func (_u *CheckInUpdateOne) SaveX(ctx context.Context) *CheckIn {
+func (_u *OfflineScanUpdateOne) SaveX(ctx context.Context) *OfflineScan {
 	node, err := _u.Save(ctx)
 	if err != nil {
 		panic(err)
@@ -132,44 +132,44 @@ func (_u *CheckInUpdateOne) SaveX(ctx context.Context) *CheckIn {
 }
 
 // Exec executes the query on the entity.
-func (_u *CheckInUpdateOne) Exec(ctx context.Context) error {
+func (_u *OfflineScanUpdateOne) Exec(ctx context.Context) error {
 	_, err := _u.Save(ctx)
 	return err
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (_u *CheckInUpdateOne) ExecX(ctx context.Context) {
+func (_u *OfflineScanUpdateOne) ExecX(ctx context.Context) {
 	if err := _u.Exec(ctx); err != nil {
 		panic(err)
 	}
 }
 
 // check runs all checks and user-defined validators on the builder.
-func (_u *CheckInUpdateOne) check() error {
+func (_u *OfflineScanUpdateOne) check() error {
 	if _u.mutation.TicketCleared() && len(_u.mutation.TicketIDs()) > 0 {
-		return errors.New(`ent: clearing a required unique edge "CheckIn.ticket"`)
+		return errors.New(`ent: clearing a required unique edge "OfflineScan.ticket"`)
 	}
 	return nil
 }
 
-func (_u *CheckInUpdateOne) sqlSave(ctx context.Context) (_node *CheckIn, err error) {
+func (_u *OfflineScanUpdateOne) sqlSave(ctx context.Context) (_node *OfflineScan, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
 	}
-	_spec := sqlgraph.NewUpdateSpec(checkin.Table, checkin.Columns, sqlgraph.NewFieldSpec(checkin.FieldID, field.TypeInt))
+	_spec := sqlgraph.NewUpdateSpec(offlinescan.Table, offlinescan.Columns, sqlgraph.NewFieldSpec(offlinescan.FieldID, field.TypeInt))
 	id, ok := _u.mutation.ID()
 	if !ok {
-		return nil, &ValidationError{Name: "id", err: errors.New(`ent: missing "CheckIn.id" for update`)}
+		return nil, &ValidationError{Name: "id", err: errors.New(`ent: missing "OfflineScan.id" for update`)}
 	}
 	_spec.Node.ID.Value = id
 	if fields := _u.fields; len(fields) > 0 {
 		_spec.Node.Columns = make([]string, 0, len(fields))
-		_spec.Node.Columns = append(_spec.Node.Columns, checkin.FieldID)
+		_spec.Node.Columns = append(_spec.Node.Columns, offlinescan.FieldID)
 		for _, f := range fields {
-			if !checkin.ValidColumn(f) {
+			if !offlinescan.ValidColumn(f) {
 				return nil, &ValidationError{Name: f, err: fmt.Errorf("ent: invalid field %q for query", f)}
 			}
-			if f != checkin.FieldID {
+			if f != offlinescan.FieldID {
 				_spec.Node.Columns = append(_spec.Node.Columns, f)
 			}
 		}
@@ -181,12 +181,12 @@ func (_u *CheckInUpdateOne) sqlSave(ctx context.Context) (_node *CheckIn, err er
 			}
 		}
 	}
-	_node = &CheckIn{config: _u.config}
+	_node = &OfflineScan{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues
 	if err = sqlgraph.UpdateNode(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
-			err = &NotFoundError{checkin.Label}
+			err = &NotFoundError{offlinescan.Label}
 		} else if sqlgraph.IsConstraintError(err) {
 			err = &ConstraintError{msg: err.Error(), wrap: err}
 		}

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"seatflow/ent/checkin"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/ticket"
 	"time"
 
@@ -15,82 +15,67 @@ import (
 	"entgo.io/ent/schema/field"
 )
 
-// CheckInCreate is the builder for creating a CheckIn entity.
-type CheckInCreate struct {
+// OfflineScanCreate is the builder for creating a OfflineScan entity.
+type OfflineScanCreate struct {
 	config
-	mutation *CheckInMutation
+	mutation *OfflineScanMutation
 	hooks    []Hook
 	conflict []sql.ConflictOption
 }
 
 // SetTicketID sets the "ticket_id" field.
-func (_c *CheckInCreate) SetTicketID(v int) *CheckInCreate {
+func (_c *OfflineScanCreate) SetTicketID(v int) *OfflineScanCreate {
 	_c.mutation.SetTicketID(v)
 	return _c
 }
 
 // SetShowtimeID sets the "showtime_id" field.
-func (_c *CheckInCreate) SetShowtimeID(v int) *CheckInCreate {
+func (_c *OfflineScanCreate) SetShowtimeID(v int) *OfflineScanCreate {
 	_c.mutation.SetShowtimeID(v)
 	return _c
 }
 
 // SetNonce sets the "nonce" field.
-func (_c *CheckInCreate) SetNonce(v string) *CheckInCreate {
+func (_c *OfflineScanCreate) SetNonce(v string) *OfflineScanCreate {
 	_c.mutation.SetNonce(v)
 	return _c
 }
 
 // SetScannedAt sets the "scanned_at" field.
-func (_c *CheckInCreate) SetScannedAt(v time.Time) *CheckInCreate {
+func (_c *OfflineScanCreate) SetScannedAt(v time.Time) *OfflineScanCreate {
 	_c.mutation.SetScannedAt(v)
 	return _c
 }
 
 // SetRecordedAt sets the "recorded_at" field.
-func (_c *CheckInCreate) SetRecordedAt(v time.Time) *CheckInCreate {
+func (_c *OfflineScanCreate) SetRecordedAt(v time.Time) *OfflineScanCreate {
 	_c.mutation.SetRecordedAt(v)
 	return _c
 }
 
 // SetStaffID sets the "staff_id" field.
-func (_c *CheckInCreate) SetStaffID(v string) *CheckInCreate {
+func (_c *OfflineScanCreate) SetStaffID(v string) *OfflineScanCreate {
 	_c.mutation.SetStaffID(v)
 	return _c
 }
 
-// SetOffline sets the "offline" field.
-func (_c *CheckInCreate) SetOffline(v bool) *CheckInCreate {
-	_c.mutation.SetOffline(v)
-	return _c
-}
-
-// SetNillableOffline sets the "offline" field if the given value is not nil.
-func (_c *CheckInCreate) SetNillableOffline(v *bool) *CheckInCreate {
-	if v != nil {
-		_c.SetOffline(*v)
-	}
-	return _c
-}
-
 // SetTicket sets the "ticket" edge to the Ticket entity.
-func (_c *CheckInCreate) SetTicket(v *Ticket) *CheckInCreate {
+func (_c *OfflineScanCreate) SetTicket(v *Ticket) *OfflineScanCreate {
 	return _c.SetTicketID(v.ID)
 }
 
-// Mutation returns the CheckInMutation object of the builder.
-func (_c *CheckInCreate) Mutation() *CheckInMutation {
+// Mutation returns the OfflineScanMutation object of the builder.
+func (_c *OfflineScanCreate) Mutation() *OfflineScanMutation {
 	return _c.mutation
 }
 
-// Save creates the CheckIn in the database.
-func (_c *CheckInCreate) Save(ctx context.Context) (*CheckIn, error) {
-	_c.defaults()
+// Save creates the OfflineScan in the database.
+func (_c *OfflineScanCreate) Save(ctx context.Context) (*OfflineScan, error) {
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
 // SaveX calls Save and panics if Save returns an error.
-func (_c *CheckInCreate) SaveX(ctx context.Context) *CheckIn {
+func (_c *OfflineScanCreate) SaveX(ctx context.Context) *OfflineScan {
 	v, err := _c.Save(ctx)
 	if err != nil {
 		panic(err)
@@ -99,66 +84,55 @@ func (_c *CheckInCreate) SaveX(ctx context.Context) *CheckIn {
 }
 
 // Exec executes the query.
-func (_c *CheckInCreate) Exec(ctx context.Context) error {
+func (_c *OfflineScanCreate) Exec(ctx context.Context) error {
 	_, err := _c.Save(ctx)
 	return err
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (_c *CheckInCreate) ExecX(ctx context.Context) {
+func (_c *OfflineScanCreate) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
 		panic(err)
 	}
 }
 
-// defaults sets the default values of the builder before save.
-func (_c *CheckInCreate) defaults() {
-	if _, ok := _c.mutation.Offline(); !ok {
-		v := checkin.DefaultOffline
-		_c.mutation.SetOffline(v)
-	}
-}
-
 // check runs all checks and user-defined validators on the builder.
-func (_c *CheckInCreate) check() error {
+func (_c *OfflineScanCreate) check() error {
 	if _, ok := _c.mutation.TicketID(); !ok {
-		return &ValidationError{Name: "ticket_id", err: errors.New(`ent: missing required field "CheckIn.ticket_id"`)}
+		return &ValidationError{Name: "ticket_id", err: errors.New(`ent: missing required field "OfflineScan.ticket_id"`)}
 	}
 	if _, ok := _c.mutation.ShowtimeID(); !ok {
-		return &ValidationError{Name: "showtime_id", err: errors.New(`ent: missing required field "CheckIn.showtime_id"`)}
+		return &ValidationError{Name: "showtime_id", err: errors.New(`ent: missing required field "OfflineScan.showtime_id"`)}
 	}
 	if _, ok := _c.mutation.Nonce(); !ok {
-		return &ValidationError{Name: "nonce", err: errors.New(`ent: missing required field "CheckIn.nonce"`)}
+		return &ValidationError{Name: "nonce", err: errors.New(`ent: missing required field "OfflineScan.nonce"`)}
 	}
 	if v, ok := _c.mutation.Nonce(); ok {
-		if err := checkin.NonceValidator(v); err != nil {
-			return &ValidationError{Name: "nonce", err: fmt.Errorf(`ent: validator failed for field "CheckIn.nonce": %w`, err)}
+		if err := offlinescan.NonceValidator(v); err != nil {
+			return &ValidationError{Name: "nonce", err: fmt.Errorf(`ent: validator failed for field "OfflineScan.nonce": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.ScannedAt(); !ok {
-		return &ValidationError{Name: "scanned_at", err: errors.New(`ent: missing required field "CheckIn.scanned_at"`)}
+		return &ValidationError{Name: "scanned_at", err: errors.New(`ent: missing required field "OfflineScan.scanned_at"`)}
 	}
 	if _, ok := _c.mutation.RecordedAt(); !ok {
-		return &ValidationError{Name: "recorded_at", err: errors.New(`ent: missing required field "CheckIn.recorded_at"`)}
+		return &ValidationError{Name: "recorded_at", err: errors.New(`ent: missing required field "OfflineScan.recorded_at"`)}
 	}
 	if _, ok := _c.mutation.StaffID(); !ok {
-		return &ValidationError{Name: "staff_id", err: errors.New(`ent: missing required field "CheckIn.staff_id"`)}
+		return &ValidationError{Name: "staff_id", err: errors.New(`ent: missing required field "OfflineScan.staff_id"`)}
 	}
 	if v, ok := _c.mutation.StaffID(); ok {
-		if err := checkin.StaffIDValidator(v); err != nil {
-			return &ValidationError{Name: "staff_id", err: fmt.Errorf(`ent: validator failed for field "CheckIn.staff_id": %w`, err)}
+		if err := offlinescan.StaffIDValidator(v); err != nil {
+			return &ValidationError{Name: "staff_id", err: fmt.Errorf(`ent: validator failed for field "OfflineScan.staff_id": %w`, err)}
 		}
 	}
-	if _, ok := _c.mutation.Offline(); !ok {
-		return &ValidationError{Name: "offline", err: errors.New(`ent: missing required field "CheckIn.offline"`)}
-	}
 	if len(_c.mutation.TicketIDs()) == 0 {
-		return &ValidationError{Name: "ticket", err: errors.New(`ent: missing required edge "CheckIn.ticket"`)}
+		return &ValidationError{Name: "ticket", err: errors.New(`ent: missing required edge "OfflineScan.ticket"`)}
 	}
 	return nil
 }
 
-func (_c *CheckInCreate) sqlSave(ctx context.Context) (*CheckIn, error) {
+func (_c *OfflineScanCreate) sqlSave(ctx context.Context) (*OfflineScan, error) {
 	if err := _c.check(); err != nil {
 		return nil, err
 	}
@@ -176,42 +150,38 @@ func (_c *CheckInCreate) sqlSave(ctx context.Context) (*CheckIn, error) {
 	return _node, nil
 }
 
-func (_c *CheckInCreate) createSpec() (*CheckIn, *sqlgraph.CreateSpec) {
+func (_c *OfflineScanCreate) createSpec() (*OfflineScan, *sqlgraph.CreateSpec) {
 	var (
-		_node = &CheckIn{config: _c.config}
-		_spec = sqlgraph.NewCreateSpec(checkin.Table, sqlgraph.NewFieldSpec(checkin.FieldID, field.TypeInt))
+		_node = &OfflineScan{config: _c.config}
+		_spec = sqlgraph.NewCreateSpec(offlinescan.Table, sqlgraph.NewFieldSpec(offlinescan.FieldID, field.TypeInt))
 	)
 	_spec.OnConflict = _c.conflict
 	if value, ok := _c.mutation.ShowtimeID(); ok {
-		_spec.SetField(checkin.FieldShowtimeID, field.TypeInt, value)
+		_spec.SetField(offlinescan.FieldShowtimeID, field.TypeInt, value)
 		_node.ShowtimeID = value
 	}
 	if value, ok := _c.mutation.Nonce(); ok {
-		_spec.SetField(checkin.FieldNonce, field.TypeString, value)
+		_spec.SetField(offlinescan.FieldNonce, field.TypeString, value)
 		_node.Nonce = value
 	}
 	if value, ok := _c.mutation.ScannedAt(); ok {
-		_spec.SetField(checkin.FieldScannedAt, field.TypeTime, value)
+		_spec.SetField(offlinescan.FieldScannedAt, field.TypeTime, value)
 		_node.ScannedAt = value
 	}
 	if value, ok := _c.mutation.RecordedAt(); ok {
-		_spec.SetField(checkin.FieldRecordedAt, field.TypeTime, value)
+		_spec.SetField(offlinescan.FieldRecordedAt, field.TypeTime, value)
 		_node.RecordedAt = value
 	}
 	if value, ok := _c.mutation.StaffID(); ok {
-		_spec.SetField(checkin.FieldStaffID, field.TypeString, value)
+		_spec.SetField(offlinescan.FieldStaffID, field.TypeString, value)
 		_node.StaffID = value
-	}
-	if value, ok := _c.mutation.Offline(); ok {
-		_spec.SetField(checkin.FieldOffline, field.TypeBool, value)
-		_node.Offline = value
 	}
 	if nodes := _c.mutation.TicketIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
 			Inverse: true,
-			Table:   checkin.TicketTable,
-			Columns: []string{checkin.TicketColumn},
+			Table:   offlinescan.TicketTable,
+			Columns: []string{offlinescan.TicketColumn},
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(ticket.FieldID, field.TypeInt),
@@ -229,7 +199,7 @@ func (_c *CheckInCreate) createSpec() (*CheckIn, *sqlgraph.CreateSpec) {
 // OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
 // of the `INSERT` statement. For example:
 //
-//	client.CheckIn.Create().
+//	client.OfflineScan.Create().
 //		SetTicketID(v).
 //		OnConflict(
 //			// Update the row with the new values
@@ -238,13 +208,13 @@ func (_c *CheckInCreate) createSpec() (*CheckIn, *sqlgraph.CreateSpec) {
 //		).
 //		// Override some of the fields with custom
 //		// update values.
-//		Update(func(u *ent.CheckInUpsert) {
+//		Update(func(u *ent.OfflineScanUpsert) {
 //			SetTicketID(v+v).
 //		}).
 //		Exec(ctx)
-func (_c *CheckInCreate) OnConflict(opts ...sql.ConflictOption) *CheckInUpsertOne {
+func (_c *OfflineScanCreate) OnConflict(opts ...sql.ConflictOption) *OfflineScanUpsertOne {
 	_c.conflict = opts
-	return &CheckInUpsertOne{
+	return &OfflineScanUpsertOne{
 		create: _c,
 	}
 }
@@ -252,25 +222,25 @@ func (_c *CheckInCreate) OnConflict(opts ...sql.ConflictOption) *CheckInUpsertOn
 // OnConflictColumns calls `OnConflict` and configures the columns
 // as conflict target. Using this option is equivalent to using:
 //
-//	client.CheckIn.Create().
+//	client.OfflineScan.Create().
 //		OnConflict(sql.ConflictColumns(columns...)).
 //		Exec(ctx)
-func (_c *CheckInCreate) OnConflictColumns(columns ...string) *CheckInUpsertOne {
+func (_c *OfflineScanCreate) OnConflictColumns(columns ...string) *OfflineScanUpsertOne {
 	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
-	return &CheckInUpsertOne{
+	return &OfflineScanUpsertOne{
 		create: _c,
 	}
 }
 
 type (
-	// CheckInUpsertOne is the builder for "upsert"-ing
-	//  one CheckIn node.
-	CheckInUpsertOne struct {
-		create *CheckInCreate
+	// OfflineScanUpsertOne is the builder for "upsert"-ing
+	//  one OfflineScan node.
+	OfflineScanUpsertOne struct {
+		create *OfflineScanCreate
 	}
 
-	// CheckInUpsert is the "OnConflict" setter.
-	CheckInUpsert struct {
+	// OfflineScanUpsert is the "OnConflict" setter.
+	OfflineScanUpsert struct {
 		*sql.UpdateSet
 	}
 )
@@ -278,34 +248,31 @@ type (
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
-//	client.CheckIn.Create().
+//	client.OfflineScan.Create().
 //		OnConflict(
 //			sql.ResolveWithNewValues(),
 //		).
 //		Exec(ctx)
-func (u *CheckInUpsertOne) UpdateNewValues() *CheckInUpsertOne {
+func (u *OfflineScanUpsertOne) UpdateNewValues() *OfflineScanUpsertOne {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
 	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
 		if _, exists := u.create.mutation.TicketID(); exists {
-			s.SetIgnore(checkin.FieldTicketID)
+			s.SetIgnore(offlinescan.FieldTicketID)
 		}
 		if _, exists := u.create.mutation.ShowtimeID(); exists {
-			s.SetIgnore(checkin.FieldShowtimeID)
+			s.SetIgnore(offlinescan.FieldShowtimeID)
 		}
 		if _, exists := u.create.mutation.Nonce(); exists {
-			s.SetIgnore(checkin.FieldNonce)
+			s.SetIgnore(offlinescan.FieldNonce)
 		}
 		if _, exists := u.create.mutation.ScannedAt(); exists {
-			s.SetIgnore(checkin.FieldScannedAt)
+			s.SetIgnore(offlinescan.FieldScannedAt)
 		}
 		if _, exists := u.create.mutation.RecordedAt(); exists {
-			s.SetIgnore(checkin.FieldRecordedAt)
+			s.SetIgnore(offlinescan.FieldRecordedAt)
 		}
 		if _, exists := u.create.mutation.StaffID(); exists {
-			s.SetIgnore(checkin.FieldStaffID)
-		}
-		if _, exists := u.create.mutation.Offline(); exists {
-			s.SetIgnore(checkin.FieldOffline)
+			s.SetIgnore(offlinescan.FieldStaffID)
 		}
 	}))
 	return u
@@ -314,47 +281,47 @@ func (u *CheckInUpsertOne) UpdateNewValues() *CheckInUpsertOne {
 // Ignore sets each column to itself in case of conflict.
 // Using this option is equivalent to using:
 //
-//	client.CheckIn.Create().
+//	client.OfflineScan.Create().
 //	    OnConflict(sql.ResolveWithIgnore()).
 //	    Exec(ctx)
-func (u *CheckInUpsertOne) Ignore() *CheckInUpsertOne {
+func (u *OfflineScanUpsertOne) Ignore() *OfflineScanUpsertOne {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
 	return u
 }
 
 // DoNothing configures the conflict_action to `DO NOTHING`.
 // Supported only by SQLite and PostgreSQL.
-func (u *CheckInUpsertOne) DoNothing() *CheckInUpsertOne {
+func (u *OfflineScanUpsertOne) DoNothing() *OfflineScanUpsertOne {
 	u.create.conflict = append(u.create.conflict, sql.DoNothing())
 	return u
 }
 
-// Update allows overriding fields `UPDATE` values. See the CheckInCreate.OnConflict
+// Update allows overriding fields `UPDATE` values. See the OfflineScanCreate.OnConflict
 // documentation for more info.
-func (u *CheckInUpsertOne) Update(set func(*CheckInUpsert)) *CheckInUpsertOne {
+func (u *OfflineScanUpsertOne) Update(set func(*OfflineScanUpsert)) *OfflineScanUpsertOne {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
-		set(&CheckInUpsert{UpdateSet: update})
+		set(&OfflineScanUpsert{UpdateSet: update})
 	}))
 	return u
 }
 
 // Exec executes the query.
-func (u *CheckInUpsertOne) Exec(ctx context.Context) error {
+func (u *OfflineScanUpsertOne) Exec(ctx context.Context) error {
 	if len(u.create.conflict) == 0 {
-		return errors.New("ent: missing options for CheckInCreate.OnConflict")
+		return errors.New("ent: missing options for OfflineScanCreate.OnConflict")
 	}
 	return u.create.Exec(ctx)
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (u *CheckInUpsertOne) ExecX(ctx context.Context) {
+func (u *OfflineScanUpsertOne) ExecX(ctx context.Context) {
 	if err := u.create.Exec(ctx); err != nil {
 		panic(err)
 	}
 }
 
 // Exec executes the UPSERT query and returns the inserted/updated ID.
-func (u *CheckInUpsertOne) ID(ctx context.Context) (id int, err error) {
+func (u *OfflineScanUpsertOne) ID(ctx context.Context) (id int, err error) {
 	node, err := u.create.Save(ctx)
 	if err != nil {
 		return id, err
@@ -363,7 +330,7 @@ func (u *CheckInUpsertOne) ID(ctx context.Context) (id int, err error) {
 }
 
 // IDX is like ID, but panics if an error occurs.
-func (u *CheckInUpsertOne) IDX(ctx context.Context) int {
+func (u *OfflineScanUpsertOne) IDX(ctx context.Context) int {
 	id, err := u.ID(ctx)
 	if err != nil {
 		panic(err)
@@ -371,28 +338,27 @@ func (u *CheckInUpsertOne) IDX(ctx context.Context) int {
 	return id
 }
 
-// CheckInCreateBulk is the builder for creating many CheckIn entities in bulk.
-type CheckInCreateBulk struct {
+// OfflineScanCreateBulk is the builder for creating many OfflineScan entities in bulk.
+type OfflineScanCreateBulk struct {
 	config
 	err      error
-	builders []*CheckInCreate
+	builders []*OfflineScanCreate
 	conflict []sql.ConflictOption
 }
 
-// Save creates the CheckIn entities in the database.
-func (_c *CheckInCreateBulk) Save(ctx context.Context) ([]*CheckIn, error) {
+// Save creates the OfflineScan entities in the database.
+func (_c *OfflineScanCreateBulk) Save(ctx context.Context) ([]*OfflineScan, error) {
 	if _c.err != nil {
 		return nil, _c.err
 	}
 	specs := make([]*sqlgraph.CreateSpec, len(_c.builders))
-	nodes := make([]*CheckIn, len(_c.builders))
+	nodes := make([]*OfflineScan, len(_c.builders))
 	mutators := make([]Mutator, len(_c.builders))
 	for i := range _c.builders {
 		func(i int, root context.Context) {
 			builder := _c.builders[i]
-			builder.defaults()
 			var mut Mutator = MutateFunc(func(ctx context.Context, m Mutation) (Value, error) {
-				mutation, ok := m.(*CheckInMutation)
+				mutation, ok := m.(*OfflineScanMutation)
 				if !ok {
 					return nil, fmt.Errorf("unexpected mutation type %T", m)
 				}
@@ -440,7 +406,7 @@ func (_c *CheckInCreateBulk) Save(ctx context.Context) ([]*CheckIn, error) {
 }
 
 // SaveX is like Save, but panics if an error occurs.
-func (_c *CheckInCreateBulk) SaveX(ctx context.Context) []*CheckIn {
+func (_c *OfflineScanCreateBulk) SaveX(ctx context.Context) []*OfflineScan {
 	v, err := _c.Save(ctx)
 	if err != nil {
 		panic(err)
@@ -449,13 +415,13 @@ func (_c *CheckInCreateBulk) SaveX(ctx context.Context) []*CheckIn {
 }
 
 // Exec executes the query.
-func (_c *CheckInCreateBulk) Exec(ctx context.Context) error {
+func (_c *OfflineScanCreateBulk) Exec(ctx context.Context) error {
 	_, err := _c.Save(ctx)
 	return err
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (_c *CheckInCreateBulk) ExecX(ctx context.Context) {
+func (_c *OfflineScanCreateBulk) ExecX(ctx context.Context) {
 	if err := _c.Exec(ctx); err != nil {
 		panic(err)
 	}
@@ -464,7 +430,7 @@ func (_c *CheckInCreateBulk) ExecX(ctx context.Context) {
 // OnConflict allows configuring the `ON CONFLICT` / `ON DUPLICATE KEY` clause
 // of the `INSERT` statement. For example:
 //
-//	client.CheckIn.CreateBulk(builders...).
+//	client.OfflineScan.CreateBulk(builders...).
 //		OnConflict(
 //			// Update the row with the new values
 //			// the was proposed for insertion.
@@ -472,13 +438,13 @@ func (_c *CheckInCreateBulk) ExecX(ctx context.Context) {
 //		).
 //		// Override some of the fields with custom
 //		// update values.
-//		Update(func(u *ent.CheckInUpsert) {
+//		Update(func(u *ent.OfflineScanUpsert) {
 //			SetTicketID(v+v).
 //		}).
 //		Exec(ctx)
-func (_c *CheckInCreateBulk) OnConflict(opts ...sql.ConflictOption) *CheckInUpsertBulk {
+func (_c *OfflineScanCreateBulk) OnConflict(opts ...sql.ConflictOption) *OfflineScanUpsertBulk {
 	_c.conflict = opts
-	return &CheckInUpsertBulk{
+	return &OfflineScanUpsertBulk{
 		create: _c,
 	}
 }
@@ -486,54 +452,51 @@ func (_c *CheckInCreateBulk) OnConflict(opts ...sql.ConflictOption) *CheckInUpse
 // OnConflictColumns calls `OnConflict` and configures the columns
 // as conflict target. Using this option is equivalent to using:
 //
-//	client.CheckIn.Create().
+//	client.OfflineScan.Create().
 //		OnConflict(sql.ConflictColumns(columns...)).
 //		Exec(ctx)
-func (_c *CheckInCreateBulk) OnConflictColumns(columns ...string) *CheckInUpsertBulk {
+func (_c *OfflineScanCreateBulk) OnConflictColumns(columns ...string) *OfflineScanUpsertBulk {
 	_c.conflict = append(_c.conflict, sql.ConflictColumns(columns...))
-	return &CheckInUpsertBulk{
+	return &OfflineScanUpsertBulk{
 		create: _c,
 	}
 }
 
-// CheckInUpsertBulk is the builder for "upsert"-ing
-// a bulk of CheckIn nodes.
-type CheckInUpsertBulk struct {
-	create *CheckInCreateBulk
+// OfflineScanUpsertBulk is the builder for "upsert"-ing
+// a bulk of OfflineScan nodes.
+type OfflineScanUpsertBulk struct {
+	create *OfflineScanCreateBulk
 }
 
 // UpdateNewValues updates the mutable fields using the new values that
 // were set on create. Using this option is equivalent to using:
 //
-//	client.CheckIn.Create().
+//	client.OfflineScan.Create().
 //		OnConflict(
 //			sql.ResolveWithNewValues(),
 //		).
 //		Exec(ctx)
-func (u *CheckInUpsertBulk) UpdateNewValues() *CheckInUpsertBulk {
+func (u *OfflineScanUpsertBulk) UpdateNewValues() *OfflineScanUpsertBulk {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWithNewValues())
 	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(s *sql.UpdateSet) {
 		for _, b := range u.create.builders {
 			if _, exists := b.mutation.TicketID(); exists {
-				s.SetIgnore(checkin.FieldTicketID)
+				s.SetIgnore(offlinescan.FieldTicketID)
 			}
 			if _, exists := b.mutation.ShowtimeID(); exists {
-				s.SetIgnore(checkin.FieldShowtimeID)
+				s.SetIgnore(offlinescan.FieldShowtimeID)
 			}
 			if _, exists := b.mutation.Nonce(); exists {
-				s.SetIgnore(checkin.FieldNonce)
+				s.SetIgnore(offlinescan.FieldNonce)
 			}
 			if _, exists := b.mutation.ScannedAt(); exists {
-				s.SetIgnore(checkin.FieldScannedAt)
+				s.SetIgnore(offlinescan.FieldScannedAt)
 			}
 			if _, exists := b.mutation.RecordedAt(); exists {
-				s.SetIgnore(checkin.FieldRecordedAt)
+				s.SetIgnore(offlinescan.FieldRecordedAt)
 			}
 			if _, exists := b.mutation.StaffID(); exists {
-				s.SetIgnore(checkin.FieldStaffID)
-			}
-			if _, exists := b.mutation.Offline(); exists {
-				s.SetIgnore(checkin.FieldOffline)
+				s.SetIgnore(offlinescan.FieldStaffID)
 			}
 		}
 	}))
@@ -543,48 +506,48 @@ func (u *CheckInUpsertBulk) UpdateNewValues() *CheckInUpsertBulk {
 // Ignore sets each column to itself in case of conflict.
 // Using this option is equivalent to using:
 //
-//	client.CheckIn.Create().
+//	client.OfflineScan.Create().
 //		OnConflict(sql.ResolveWithIgnore()).
 //		Exec(ctx)
-func (u *CheckInUpsertBulk) Ignore() *CheckInUpsertBulk {
+func (u *OfflineScanUpsertBulk) Ignore() *OfflineScanUpsertBulk {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWithIgnore())
 	return u
 }
 
 // DoNothing configures the conflict_action to `DO NOTHING`.
 // Supported only by SQLite and PostgreSQL.
-func (u *CheckInUpsertBulk) DoNothing() *CheckInUpsertBulk {
+func (u *OfflineScanUpsertBulk) DoNothing() *OfflineScanUpsertBulk {
 	u.create.conflict = append(u.create.conflict, sql.DoNothing())
 	return u
 }
 
-// Update allows overriding fields `UPDATE` values. See the CheckInCreateBulk.OnConflict
+// Update allows overriding fields `UPDATE` values. See the OfflineScanCreateBulk.OnConflict
 // documentation for more info.
-func (u *CheckInUpsertBulk) Update(set func(*CheckInUpsert)) *CheckInUpsertBulk {
+func (u *OfflineScanUpsertBulk) Update(set func(*OfflineScanUpsert)) *OfflineScanUpsertBulk {
 	u.create.conflict = append(u.create.conflict, sql.ResolveWith(func(update *sql.UpdateSet) {
-		set(&CheckInUpsert{UpdateSet: update})
+		set(&OfflineScanUpsert{UpdateSet: update})
 	}))
 	return u
 }
 
 // Exec executes the query.
-func (u *CheckInUpsertBulk) Exec(ctx context.Context) error {
+func (u *OfflineScanUpsertBulk) Exec(ctx context.Context) error {
 	if u.create.err != nil {
 		return u.create.err
 	}
 	for i, b := range u.create.builders {
 		if len(b.conflict) != 0 {
-			return fmt.Errorf("ent: OnConflict was set for builder %d. Set it on the CheckInCreateBulk instead", i)
+			return fmt.Errorf("ent: OnConflict was set for builder %d. Set it on the OfflineScanCreateBulk instead", i)
 		}
 	}
 	if len(u.create.conflict) == 0 {
-		return errors.New("ent: missing options for CheckInCreateBulk.OnConflict")
+		return errors.New("ent: missing options for OfflineScanCreateBulk.OnConflict")
 	}
 	return u.create.Exec(ctx)
 }
 
 // ExecX is like Exec, but panics if an error occurs.
-func (u *CheckInUpsertBulk) ExecX(ctx context.Context) {
+func (u *OfflineScanUpsertBulk) ExecX(ctx context.Context) {
 	if err := u.create.Exec(ctx); err != nil {
 		panic(err)
 	}
