@@ -62,7 +62,7 @@ var (
 type lateRefund struct{ message, reason string }
 
 // DefaultLateWindow is how long after its hold expired an order's payment may still take
-// its seats (DESIGN: a payment that arrives just after expiry).
+// its seats (docs/DESIGN.md "Orders": a payment that arrives just after expiry).
 const DefaultLateWindow = 30 * time.Minute
 
 // refusal is why an order cannot take a payment. payOrder shows err to the customer; a
