@@ -119,7 +119,6 @@ func TestHoldSeatsErrors(t *testing.T) {
 	})
 	t.Run("RateLimited", func(t *testing.T) {
 		svc := e.copyService()
-		svc.Limiter = redis_rate.NewLimiter(e.rdb)
 		svc.HoldRate = redis_rate.PerMinute(2)
 		for i := 0; i < 2; i++ {
 			_, err := svc.HoldSeats(ctx, "rl", in(e.show, fmt.Sprint("r", i), 999999))

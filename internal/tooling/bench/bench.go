@@ -28,6 +28,7 @@ import (
 
 	"seatflow/internal/app"
 	"seatflow/internal/cli"
+	"seatflow/internal/tooling/gqlclient"
 	"seatflow/internal/tooling/loadtest"
 	"seatflow/internal/tooling/testenv"
 )
@@ -304,7 +305,7 @@ type benchServer struct {
 	*app.App
 	srv    *http.Server
 	URL    string
-	client *benchClient
+	client *gqlclient.Client
 	admin  string
 }
 
