@@ -10,7 +10,7 @@ import (
 	"fmt"
 )
 
-// Error codes, sent to clients as extensions.code (DESIGN.md "API").
+// Error codes, sent to clients as extensions.code (docs/DESIGN.md "Error codes").
 const (
 	EUNAUTHENTICATED  = "UNAUTHENTICATED"
 	EFORBIDDEN        = "FORBIDDEN"

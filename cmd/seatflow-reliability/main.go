@@ -1,6 +1,6 @@
-// Command reliability writes docs/RELIABILITY.md from the results the fault-injection
-// suite (internal/tooling/faults) wrote as JSON: `make faults` runs the suite's long version with
-// SEATFLOW_FAULTS_RESULTS set, then this command.
+// Command seatflow-reliability writes docs/RELIABILITY.md from the results the
+// fault-injection suite (internal/tooling/faults) wrote as JSON: `make faults` runs the
+// suite's long version with SEATFLOW_FAULTS_RESULTS set, then this command.
 package main
 
 import (
@@ -20,25 +20,25 @@ func main() {
 	out := flag.String("out", "docs/RELIABILITY.md", "the markdown file to write")
 	flag.Parse()
 	if *dir == "" {
-		fmt.Fprintln(os.Stderr, "reliability: -results is required")
+		fmt.Fprintln(os.Stderr, "seatflow-reliability: -results is required")
 		os.Exit(2)
 	}
 	rs, err := faults.ReadResults(*dir)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "reliability:", err)
+		fmt.Fprintln(os.Stderr, "seatflow-reliability:", err)
 		os.Exit(1)
 	}
 	if len(rs) == 0 {
-		fmt.Fprintln(os.Stderr, "reliability: no results in", *dir)
+		fmt.Fprintln(os.Stderr, "seatflow-reliability: no results in", *dir)
 		os.Exit(1)
 	}
 	var b bytes.Buffer
 	write(&b, rs)
 	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "reliability:", err)
+		fmt.Fprintln(os.Stderr, "seatflow-reliability:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("reliability: wrote %s (%d scenarios)\n", *out, len(rs))
+	fmt.Printf("seatflow-reliability: wrote %s (%d scenarios)\n", *out, len(rs))
 }
 
 func write(b *bytes.Buffer, rs []*faults.Result) {

@@ -1,4 +1,5 @@
-// Package schema holds SeatFlow's ent schema: the MySQL/SQLite tables of DESIGN.md "Data".
+// Package schema holds SeatFlow's ent schema: the MySQL/SQLite tables of docs/DESIGN.md
+// "Data".
 package schema
 
 import "entgo.io/ent/dialect"

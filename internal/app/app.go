@@ -143,11 +143,10 @@ func (a *App) wire() error {
 	a.Layouts = &seats.Layouts{Halls: a.Catalog}
 	a.Maps = &seats.Maps{Store: a.Seats, Layouts: a.Layouts, Showtimes: a.Catalog}
 	a.Sales = &sales.Service{DB: a.DB, Seats: a.Seats, RDB: a.Redis, Keys: a.Keys, Catalog: a.Catalog, Now: a.Now}
-	a.Booking = &booking.Service{DB: a.DB, Seats: a.Seats, Layouts: a.Layouts, Hashes: a.Sales, RDB: a.Redis,
-		Keys: a.Keys, Catalog: a.Catalog, Now: a.Now, HoldTTL: a.Config.HoldTTL, LateWindow: a.Config.LateWindow,
-		Limiter:  redis_rate.NewLimiter(a.Redis),
-		HoldRate: perMinute(a.Config.HoldsPerMinute), OrderRate: perMinute(a.Config.OrderChangesPerMinute),
-		Provider: a.Payments, Log: a.Log}
+	a.Booking = booking.New(booking.Deps{DB: a.DB, Seats: a.Seats, Layouts: a.Layouts, Hashes: a.Sales, RDB: a.Redis,
+		Keys: a.Keys, Catalog: a.Catalog, Provider: a.Payments},
+		booking.Config{Now: a.Now, HoldTTL: a.Config.HoldTTL, LateWindow: a.Config.LateWindow,
+			HoldRate: perMinute(a.Config.HoldsPerMinute), OrderRate: perMinute(a.Config.OrderChangesPerMinute), Log: a.Log})
 	if err := a.wireTickets(); err != nil {
 		return err
 	}

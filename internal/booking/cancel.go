@@ -54,7 +54,7 @@ func (s *Service) Expire(ctx context.Context, orderID int) (bool, error) {
 	} else if err != nil {
 		return false, fmt.Errorf("expire order: %w", database.Classify(err))
 	}
-	if o.Status != seatflow.OrderPending || o.ExpiresAt.After(s.now()) {
+	if o.Status != seatflow.OrderPending || o.ExpiresAt.After(s.Now()) {
 		return false, nil
 	}
 	return s.finish(ctx, o, seatflow.OrderExpired)
@@ -86,7 +86,7 @@ func (s *Service) finish(ctx context.Context, o *ent.Order, to seatflow.OrderSta
 func (s *Service) endIn(ctx context.Context, tx *ent.Tx, o *ent.Order, to seatflow.OrderStatus) (bool, error) {
 	where := []predicate.Order{order.ID(o.ID), order.StatusEQ(seatflow.OrderPending), order.HoldToken(o.HoldToken)}
 	if to == seatflow.OrderExpired {
-		where = append(where, order.ExpiresAtLTE(s.now()))
+		where = append(where, order.ExpiresAtLTE(s.Now()))
 	}
 	n, err := tx.Order.Update().Where(where...).SetStatus(to).Save(ctx)
 	if err != nil {

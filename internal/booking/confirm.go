@@ -56,7 +56,7 @@ func (s *Service) ApplyPaymentEvent(ctx context.Context, ev seatflow.PaymentEven
 // the first transaction ends, then fail (errReplay) if that one committed.
 func (s *Service) claim(ev seatflow.PaymentEvent) func(ctx context.Context, tx *ent.Tx) error {
 	return func(ctx context.Context, tx *ent.Tx) error {
-		c := tx.PaymentEvent.Create().SetProvider(ev.Provider).SetEventID(ev.ID).SetType(ev.Type).SetReceivedAt(s.now())
+		c := tx.PaymentEvent.Create().SetProvider(ev.Provider).SetEventID(ev.ID).SetType(ev.Type).SetReceivedAt(s.Now())
 		if ev.OrderID > 0 {
 			c.SetOrderID(ev.OrderID)
 		}
@@ -98,7 +98,7 @@ func (s *Service) paymentSucceeded(ctx context.Context, ev seatflow.PaymentEvent
 	p := settlement{provider: ev.Provider, reference: ev.Reference, amountCents: ev.AmountCents,
 		currency: strings.ToUpper(ev.Currency), claim: s.claim(ev)}
 	if p.amountCents != o.AmountCents || p.currency != strings.ToUpper(o.Currency) {
-		s.log().Error("payments: the provider confirmed an amount other than the order's; flagged and refunded, not paid",
+		s.Log.Error("payments: the provider confirmed an amount other than the order's; flagged and refunded, not paid",
 			"order", o.ID, "reference", ev.Reference, "paid", p.amountCents, "paidCurrency", p.currency,
 			"due", o.AmountCents, "currency", o.Currency)
 		return s.settleUnpaid(ctx, o, p, ev, seatflow.PaymentMismatch, "the amount or currency paid differs from the order's")
@@ -146,7 +146,7 @@ func (s *Service) settleUnpaid(ctx context.Context, o *ent.Order, p settlement, 
 // secondPayment logs a payment for an order whose record already holds another settled
 // payment: one payment record per order, so this one is left to a person to refund.
 func (s *Service) secondPayment(o *ent.Order, ev seatflow.PaymentEvent) {
-	s.log().Error("payments: a second payment for an order that already has one; refund it by hand",
+	s.Log.Error("payments: a second payment for an order that already has one; refund it by hand",
 		"order", o.ID, "provider", ev.Provider, "reference", ev.Reference, "amount", ev.AmountCents, "currency", ev.Currency)
 }
 
@@ -162,7 +162,7 @@ func (s *Service) paymentNotTaken(ctx context.Context, ev seatflow.PaymentEvent)
 	if ev.Kind == seatflow.EventPaymentCanceled {
 		status = seatflow.PaymentCanceled
 	}
-	s.log().Info("payments: payment not taken", "order", o.ID, "reference", ev.Reference, "status", status, "reason", ev.Reason)
+	s.Log.Info("payments: payment not taken", "order", o.ID, "reference", ev.Reference, "status", status, "reason", ev.Reason)
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		if err := s.claim(ev)(ctx, tx); err != nil {
 			return err
@@ -170,7 +170,7 @@ func (s *Service) paymentNotTaken(ctx context.Context, ev seatflow.PaymentEvent)
 		cur, err := tx.Payment.Query().Where(payment.OrderID(o.ID)).Only(ctx)
 		switch {
 		case ent.IsNotFound(err): // started elsewhere, or its record was lost: keep what the provider said
-			now := s.now()
+			now := s.Now()
 			return tx.Payment.Create().SetOrderID(o.ID).SetProvider(ev.Provider).SetReference(ev.Reference).
 				SetStatus(status).SetAmountCents(ev.AmountCents).SetCurrency(strings.ToUpper(ev.Currency)).
 				SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx)
@@ -179,7 +179,7 @@ func (s *Service) paymentNotTaken(ctx context.Context, ev seatflow.PaymentEvent)
 		case cur.Status.Settled() || cur.Reference != ev.Reference:
 			return nil // money was taken, or it is about an older payment: nothing to change
 		}
-		return tx.Payment.UpdateOneID(cur.ID).SetStatus(status).SetUpdatedAt(s.now()).Exec(ctx)
+		return tx.Payment.UpdateOneID(cur.ID).SetStatus(status).SetUpdatedAt(s.Now()).Exec(ctx)
 	})
 	if err != nil && !errors.Is(err, errReplay) {
 		return fmt.Errorf("record payment not taken: %w", database.Classify(err))

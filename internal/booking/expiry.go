@@ -25,7 +25,7 @@ var claimSrc string
 // Returns the claimed order ids (strings), earliest first.
 var claimScript = redis.NewScript(claimSrc)
 
-// ExpiryQueue is the delay queue of pending orders (DESIGN.md "sf:orders:expiry"): member
+// ExpiryQueue is the delay queue of pending orders (docs/DESIGN.md "Orders"): member
 // the order id, score its expiry in ms. It only says when to look at an order; the order's
 // row in MySQL decides what is due.
 type ExpiryQueue struct {
@@ -79,7 +79,7 @@ func (s *Service) RunExpiryWorker(ctx context.Context, interval time.Duration) e
 // how many it expired. An order extended meanwhile goes back at its new expiry; one that
 // failed goes back to be retried a minute later.
 func (s *Service) ExpireDue(ctx context.Context) (int, error) {
-	now := s.now()
+	now := s.Now()
 	q := s.queue()
 	due, err := q.Claim(ctx, now, expiryBatch)
 	if err != nil {

@@ -21,12 +21,12 @@ func (s *Service) ExtendHold(ctx context.Context, userID string, orderID int) (*
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := s.Now()
 	if err := pendingNotExpired(o, now); err != nil {
 		return nil, err
 	}
-	exp := now.Add(s.ttl())
-	if limit := o.CreatedAt.Add(2 * s.ttl()); exp.After(limit) {
+	exp := now.Add(s.HoldTTL)
+	if limit := o.CreatedAt.Add(2 * s.HoldTTL); exp.After(limit) {
 		exp = limit
 	}
 	n, err := s.DB.Order.Update().Where(order.ID(o.ID), order.StatusEQ(seatflow.OrderPending), order.ExpiresAtGT(now)).

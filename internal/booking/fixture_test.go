@@ -45,9 +45,9 @@ func newEnv(t testing.TB, rows, perRow int, opts showOpts) *env {
 	store := &seats.Store{RDB: r.Client, Keys: r.Keys, Now: clk.Now}
 	e := &env{db: db, store: store, rdb: r.Client, clock: clk}
 	cat := &catalog.Service{DB: db, Now: clk.Now}
-	e.svc = &booking.Service{DB: db, Seats: store, Layouts: &seats.Layouts{Halls: cat},
+	e.svc = booking.New(booking.Deps{DB: db, Seats: store, Layouts: &seats.Layouts{Halls: cat},
 		Hashes: &sales.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now},
-		RDB:    r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now, Provider: payments.Test{}}
+		RDB:    r.Client, Keys: r.Keys, Catalog: cat, Provider: payments.Test{}}, booking.Config{Now: clk.Now})
 	e.cat = cat
 	e.show, e.hall = e.addShowtime(t, rows, perRow, opts)
 	return e

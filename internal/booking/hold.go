@@ -135,13 +135,13 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 		return nil, err
 	}
 
-	now := s.now()
+	now := s.Now()
 	var created *ent.Order
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		var err error
 		created, err = tx.Order.Create().SetUserID(userID).SetShowtimeID(st.ID).SetHoldToken(token).
 			SetIdempotencyKey(in.IdempotencyKey).SetStatus(seatflow.OrderPending).SetAmountCents(amount).
-			SetCurrency(st.Currency).SetExpiresAt(now.Add(s.ttl())).SetCreatedAt(now).Save(ctx)
+			SetCurrency(st.Currency).SetExpiresAt(now.Add(s.HoldTTL)).SetCreatedAt(now).Save(ctx)
 		if err != nil {
 			return fmt.Errorf("create order: %w", err)
 		}

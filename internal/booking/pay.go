@@ -62,7 +62,7 @@ var (
 type lateRefund struct{ message, reason string }
 
 // DefaultLateWindow is how long after its hold expired an order's payment may still take
-// its seats (DESIGN: a payment that arrives just after expiry).
+// its seats (docs/DESIGN.md "Orders": a payment that arrives just after expiry).
 const DefaultLateWindow = 30 * time.Minute
 
 // refusal is why an order cannot take a payment. payOrder shows err to the customer; a
@@ -119,7 +119,7 @@ func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow
 		if err != nil {
 			return nil, fmt.Errorf("pay order: %w", database.Classify(err))
 		}
-		now := s.now()
+		now := s.Now()
 		switch {
 		case o.Status == seatflow.OrderPaid && o.PaymentRef == p.reference:
 			return nil, errAlreadyPaid
@@ -201,7 +201,7 @@ var errChanged = errors.New("order changed meanwhile")
 // cannot free the seats just paid for. The seats are taken inside the transaction, after
 // its claim, so a second delivery of the same confirmation waits before touching them.
 func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showtime, p settlement) (*seatflow.Order, error) {
-	if s.now().Sub(o.ExpiresAt) > s.lateWindow() {
+	if s.Now().Sub(o.ExpiresAt) > s.LateWindow {
 		return s.refundLate(ctx, o, p, lateTooLate)
 	}
 	layout, err := s.Layouts.Of(ctx, st.HallID)
@@ -238,7 +238,7 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 		// Not if a concurrent late payment of the same order already gave up on it.
 		n, err := tx.Order.Update().Where(order.ID(o.ID), order.HoldToken(o.HoldToken),
 			order.StatusIn(seatflow.OrderPending, seatflow.OrderExpired), order.RefundRequired(false)).
-			SetStatus(seatflow.OrderPaid).SetHoldToken(token).SetPaidAt(s.now()).SetPaymentRef(p.reference).Save(ctx)
+			SetStatus(seatflow.OrderPaid).SetHoldToken(token).SetPaidAt(s.Now()).SetPaymentRef(p.reference).Save(ctx)
 		if err != nil {
 			return fmt.Errorf("mark paid: %w", err)
 		} else if n == 0 {

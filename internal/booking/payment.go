@@ -43,7 +43,7 @@ func (s *Service) StartPayment(ctx context.Context, userID string, orderID int) 
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order is already paid")
 	case o.Status == seatflow.OrderCancelled:
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order was cancelled")
-	case o.Status == seatflow.OrderExpired || !o.ExpiresAt.After(s.now()):
+	case o.Status == seatflow.OrderExpired || !o.ExpiresAt.After(s.Now()):
 		return nil, seatflow.Errorf(seatflow.EORDEREXPIRED, "the hold has expired")
 	}
 	st, err := s.Catalog.FreshShowtime(ctx, o.ShowtimeID)
@@ -72,7 +72,7 @@ func (s *Service) StartPayment(ctx context.Context, userID string, orderID int) 
 	if err != nil {
 		return nil, fmt.Errorf("start payment of order %d: %w", o.ID, err)
 	}
-	now := s.now()
+	now := s.Now()
 	if cur == nil {
 		err = s.DB.Payment.Create().SetOrderID(o.ID).SetProvider(s.Provider.Name()).SetReference(in.Reference).
 			SetStatus(seatflow.PaymentPending).SetAmountCents(o.AmountCents).SetCurrency(o.Currency).
@@ -162,7 +162,7 @@ func (s *Service) recordPayment(ctx context.Context, tx *ent.Tx, orderID int, p 
 	if cur != nil && cur.Status.Settled() && cur.Reference != p.reference {
 		return errSecondPayment
 	}
-	now := s.now()
+	now := s.Now()
 	if len(refundReason) > maxRefundReason {
 		refundReason = refundReason[:maxRefundReason]
 	}

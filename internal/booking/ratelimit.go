@@ -17,10 +17,10 @@ var DefaultHoldRate = redis_rate.PerMinute(20)
 // rateLimit spends one request of the user's budget for kind (hold, order); a zero rate
 // is no limit.
 func (s *Service) rateLimit(ctx context.Context, kind, userID string, rate redis_rate.Limit) error {
-	if s.Limiter == nil || rate.IsZero() {
+	if rate.IsZero() {
 		return nil
 	}
-	res, err := s.Limiter.Allow(ctx, s.Keys.RateLimit()+kind+":"+userID, rate)
+	res, err := s.limiter.Allow(ctx, s.Keys.RateLimit()+kind+":"+userID, rate)
 	if err != nil {
 		return rdb.Classify(kind+" rate limit", err)
 	}

@@ -99,7 +99,7 @@ func (s *Service) RefundCancelledShowtime(ctx context.Context, orderID int) (boo
 // requireRefund makes a payment's refund due, unless one was decided meanwhile (errChanged).
 func (s *Service) requireRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment, reason string) error {
 	n, err := tx.Payment.Update().Where(payment.ID(p.ID), payment.RefundStatusIsNil()).
-		SetRefundStatus(seatflow.RefundRequired).SetRefundReason(reason).SetUpdatedAt(s.now()).Save(ctx)
+		SetRefundStatus(seatflow.RefundRequired).SetRefundReason(reason).SetUpdatedAt(s.Now()).Save(ctx)
 	if err != nil {
 		return fmt.Errorf("require refund: %w", err)
 	} else if n == 0 {
@@ -136,7 +136,7 @@ func (s *Service) SendRefund(ctx context.Context, orderID int) (bool, error) {
 	}
 	// Only over the state it was sent from: a webhook may have said more meanwhile.
 	u := s.DB.Payment.Update().Where(payment.ID(p.ID), payment.RefundStatusEQ(*p.RefundStatus), payment.RefundAttempts(p.RefundAttempts)).
-		SetRefundStatus(r.Status).SetUpdatedAt(s.now())
+		SetRefundStatus(r.Status).SetUpdatedAt(s.Now())
 	if r.Reference != "" {
 		u.SetRefundReference(r.Reference)
 	}
@@ -153,7 +153,7 @@ func (s *Service) SendRefund(ctx context.Context, orderID int) (bool, error) {
 // reconciler, which sends due refunds again.
 func (s *Service) trySendRefund(ctx context.Context, orderID int) {
 	if _, err := s.SendRefund(context.WithoutCancel(ctx), orderID); err != nil {
-		s.log().Warn("payments: refund not sent yet; the reconciler will send it", "order", orderID, "err", err)
+		s.Log.Warn("payments: refund not sent yet; the reconciler will send it", "order", orderID, "err", err)
 	}
 }
 
@@ -178,7 +178,7 @@ func (s *Service) refundUpdated(ctx context.Context, ev seatflow.PaymentEvent) (
 		if err != nil {
 			return err
 		}
-		u := tx.Payment.UpdateOneID(cur.ID).SetUpdatedAt(s.now())
+		u := tx.Payment.UpdateOneID(cur.ID).SetUpdatedAt(s.Now())
 		same := ev.RefundReference != "" && ev.RefundReference == cur.RefundReference
 		switch st := cur.RefundStatus; {
 		case ev.RefundStatus == seatflow.RefundSucceeded:
@@ -211,7 +211,7 @@ func (s *Service) refundUpdated(ctx context.Context, ev seatflow.PaymentEvent) (
 		return "", fmt.Errorf("record refund update: %w", database.Classify(err))
 	}
 	if ev.RefundStatus == seatflow.RefundFailed {
-		s.log().Warn("payments: the provider reports a refund failed; the reconciler sends a new one", "order", p.OrderID,
+		s.Log.Warn("payments: the provider reports a refund failed; the reconciler sends a new one", "order", p.OrderID,
 			"refund", ev.RefundReference, "reason", ev.Reason)
 	}
 	return payments.Applied, nil

@@ -49,9 +49,8 @@ type Tickets interface {
 	RevokeOrderIn(ctx context.Context, tx *ent.Tx, orderID int) error
 }
 
-// Service creates and changes orders. Seats change only through Seats; every state change
-// of an order is a conditional update, so concurrent requests need no row locks.
-type Service struct {
+// Deps are the stores and services a Service works with.
+type Deps struct {
 	DB      *ent.Client
 	Seats   *seats.Store
 	Layouts *seats.Layouts
@@ -59,56 +58,58 @@ type Service struct {
 	RDB     redis.UniversalClient
 	Keys    keys.Keys
 	Catalog Catalog
-	// Now is the clock; time.Now when nil.
-	Now func() time.Time
-	// HoldTTL is the life of a hold; DefaultHoldTTL when zero.
-	HoldTTL time.Duration
-	// LateWindow is how long after its expiry an order's payment may still take its seats;
-	// DefaultLateWindow when zero. A later payment is refunded.
-	LateWindow time.Duration
-	// Limiter, HoldRate and OrderRate limit holds and order changes (pay, cancel, extend)
-	// per user; no limit when unset.
-	Limiter   *redis_rate.Limiter
-	HoldRate  redis_rate.Limit
-	OrderRate redis_rate.Limit
 	// Provider takes payments and refunds; without one, payOrder and startPayment refuse.
 	Provider payments.Provider
 	// Tickets issues and revokes tickets; none are made when nil.
 	Tickets Tickets
+}
+
+// Config is how a Service behaves; New gives each zero field its default.
+type Config struct {
+	// Now is the clock; time.Now by default.
+	Now func() time.Time
+	// HoldTTL is the life of a hold; DefaultHoldTTL by default.
+	HoldTTL time.Duration
+	// LateWindow is how long after its expiry an order's payment may still take its seats;
+	// DefaultLateWindow by default. A later payment is refunded.
+	LateWindow time.Duration
+	// HoldRate and OrderRate limit holds and order changes (pay, cancel, extend) per user,
+	// in Redis; a zero rate is no limit.
+	HoldRate  redis_rate.Limit
+	OrderRate redis_rate.Limit
 	// Log receives what a customer's request cannot report (a refund the provider did not
-	// take yet, a payment a person must look at); slog.Default when nil.
+	// take yet, a payment a person must look at); slog.Default() by default.
 	Log *slog.Logger
 }
 
+// Service creates and changes orders. Seats change only through Seats; every state change
+// of an order is a conditional update, so concurrent requests need no row locks. Build
+// one with New.
+type Service struct {
+	Deps
+	Config
+	limiter *redis_rate.Limiter // the rate limits' counters, in RDB
+}
+
+// New returns the service over d, with c's settings and the defaults of those c leaves
+// zero.
+func New(d Deps, c Config) *Service {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.HoldTTL <= 0 {
+		c.HoldTTL = DefaultHoldTTL
+	}
+	if c.LateWindow <= 0 {
+		c.LateWindow = DefaultLateWindow
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	return &Service{Deps: d, Config: c, limiter: redis_rate.NewLimiter(d.RDB)}
+}
+
 var errNotFound = seatflow.Errorf(seatflow.ENOTFOUND, "order not found")
-
-func (s *Service) lateWindow() time.Duration {
-	if s.LateWindow > 0 {
-		return s.LateWindow
-	}
-	return DefaultLateWindow
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
-func (s *Service) log() *slog.Logger {
-	if s.Log != nil {
-		return s.Log
-	}
-	return slog.Default()
-}
-
-func (s *Service) ttl() time.Duration {
-	if s.HoldTTL > 0 {
-		return s.HoldTTL
-	}
-	return DefaultHoldTTL
-}
 
 // queue is the delay queue of pending orders' expiries.
 func (s *Service) queue() *ExpiryQueue {

@@ -119,7 +119,6 @@ func TestHoldSeatsErrors(t *testing.T) {
 	})
 	t.Run("RateLimited", func(t *testing.T) {
 		svc := e.copyService()
-		svc.Limiter = redis_rate.NewLimiter(e.rdb)
 		svc.HoldRate = redis_rate.PerMinute(2)
 		for i := 0; i < 2; i++ {
 			_, err := svc.HoldSeats(ctx, "rl", in(e.show, fmt.Sprint("r", i), 999999))
@@ -129,9 +128,23 @@ func TestHoldSeatsErrors(t *testing.T) {
 		wantCode(t, err, seatflow.ERATELIMITED)
 	})
 	t.Run("InProgress", func(t *testing.T) {
-		e.rdb.Set(ctx, e.store.Keys.Idempotency("ip", "k"), "1", time.Minute)
+		// The marker exactly as markInFlight writes it while the first request runs.
+		e.rdb.Set(ctx, e.store.Keys.Idempotency("ip", "k"), booking.InFlightMarker, time.Minute)
 		_, err := e.hold("ip", "k", e.seat("B", 9), e.seat("B", 10))
 		wantCode(t, err, seatflow.EINPROGRESS)
+	})
+	t.Run("LegacyInFlightMarkerNamesAnotherUsersOrder", func(t *testing.T) {
+		// Before markers remembered order ids, "1" meant in flight; now it reads as order
+		// 1, the holder's. It is not this user's, so it is in progress, never that order.
+		if first, err := e.db.Order.Get(ctx, 1); err != nil || first.UserID != "holder" {
+			t.Fatalf("order 1 = %+v, %v; want the holder's", first, err)
+		}
+		e.rdb.Set(ctx, e.store.Keys.Idempotency("legacy", "k"), "1", time.Minute)
+		o, err := e.hold("legacy", "k", e.seat("B", 9), e.seat("B", 10))
+		wantCode(t, err, seatflow.EINPROGRESS)
+		if o != nil {
+			t.Errorf("order = %+v, want none", o)
+		}
 	})
 	t.Run("RedisDown", func(t *testing.T) {
 		down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})

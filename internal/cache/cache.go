@@ -1,7 +1,8 @@
-// Package cache is the two-level catalog cache (DESIGN.md "Catalog cache"): an in-process
-// freecache in front of Redis envelopes {"expireAt": ms, "data": …} with a logical expiry,
-// rebuilt from the database by one request at a time across all instances, and invalidated
-// on every instance by a Redis broadcast backed by a transactional outbox. It stores opaque
+// Package cache is the two-level catalog cache (docs/DESIGN.md "Catalog cache"): an
+// in-process freecache in front of Redis envelopes {"expireAt": ms, "data": …} with a
+// logical expiry, rebuilt from the database by one request at a time across all
+// instances, and invalidated on every instance by a Redis broadcast backed by a
+// transactional outbox. It stores opaque
 // JSON bytes for catalog entries (movies, halls, showtimes and their lists); callers decode
 // per read, so no caller can mutate a value another caller sees.
 //
@@ -26,7 +27,7 @@ import (
 	"seatflow/internal/redislock"
 )
 
-// Config tunes a Cache; zero fields take the defaults of DESIGN.md.
+// Config tunes a Cache; a zero field takes the default in parentheses beside it.
 type Config struct {
 	LocalBytes   int           // freecache size in bytes (32 MiB); an entry larger than 1/1024 of it is not kept locally
 	LocalTTL     time.Duration // how long an instance keeps its own copy, in whole seconds (60 s)

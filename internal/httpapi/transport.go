@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"seatflow"
 	"seatflow/internal/gqljson"
 )
 
@@ -96,6 +98,13 @@ func (h httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
+	if resp == nil {
+		// The request's work ended before the operation ran (RequestTimeout, or the
+		// client went away): gqlgen answers nothing, so the request is refused.
+		msg := seatflow.ErrorMessage(seatflow.Unavailable("run the operation", context.Cause(ctx)))
+		refuse(w, contentType, &graphql.Response{Errors: gqlerror.List{transportError(seatflow.EUNAVAILABLE, msg)}})
+		return
+	}
 	h.limits.cap(resp)
 	writeResponse(w, resp)
 }

@@ -1,4 +1,4 @@
-// Package keys names every Redis key and channel SeatFlow uses (DESIGN.md "Redis").
+// Package keys names every Redis key and channel SeatFlow uses (docs/DESIGN.md "Redis").
 // Everything about one showtime shares the {show:ID} hash tag, so a Lua script over a
 // showtime touches one Redis Cluster slot. No other package builds a key by hand.
 package keys

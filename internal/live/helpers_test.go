@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"iter"
 	"runtime"
 	"sync"
 	"testing"
@@ -113,6 +114,10 @@ func applyEvent(m map[int]seatflow.SeatStatus, ev *seatflow.SeatMapEvent) map[in
 	return m
 }
 
+// eventWait bounds every wait for a watcher's next event (or its close): a stream that
+// stalls fails its test instead of hanging it until go test's own timeout.
+const eventWait = 10 * time.Second
+
 func next(t *testing.T, ch <-chan *seatflow.SeatMapEvent) *seatflow.SeatMapEvent {
 	t.Helper()
 	select {
@@ -121,10 +126,41 @@ func next(t *testing.T, ch <-chan *seatflow.SeatMapEvent) *seatflow.SeatMapEvent
 			t.Fatal("subscription closed")
 		}
 		return ev
-	case <-time.After(10 * time.Second):
-		t.Fatal("no event within 10s")
+	case <-time.After(eventWait):
+		t.Fatalf("no event within %v", eventWait)
 	}
 	return nil
+}
+
+// events ranges over ch's events until ch is closed. A channel that neither yields an
+// event nor closes within eventWait fails the test, naming what, and ends the loop; it
+// fails with t.Errorf, so a loop in any goroutine may use it.
+func events(t testing.TB, what string, ch <-chan *seatflow.SeatMapEvent) iter.Seq[*seatflow.SeatMapEvent] {
+	return func(yield func(*seatflow.SeatMapEvent) bool) {
+		t.Helper()
+		timer := time.NewTimer(eventWait)
+		defer timer.Stop()
+		for {
+			timer.Reset(eventWait)
+			select {
+			case ev, ok := <-ch:
+				if !ok || !yield(ev) {
+					return
+				}
+			case <-timer.C:
+				t.Errorf("%s: no event and not closed within %v", what, eventWait)
+				return
+			}
+		}
+	}
+}
+
+// drain reads ch until it is closed (its watch has ended), failing the test if it is
+// still open after eventWait without an event.
+func drain(t testing.TB, what string, ch <-chan *seatflow.SeatMapEvent) {
+	t.Helper()
+	for range events(t, what, ch) {
+	}
 }
 
 // follow reads events until the client's map reaches version, checking that every DELTA

@@ -54,8 +54,7 @@ func TestSnapshotThenDelta(t *testing.T) {
 	}
 
 	cancel()
-	for range ch {
-	}
+	drain(t, "the cancelled watch", ch)
 	stop()
 	noGoroutineLeft(t, before)
 }
@@ -136,7 +135,7 @@ func TestStormEveryWatcherEndsWithTheRealMap(t *testing.T) {
 					continue
 				}
 				last := -1
-				for ev := range ch {
+				for ev := range events(t, "a joining watcher", ch) {
 					if last >= 0 && ev.Kind == seatflow.EventDelta && ev.Version != last+1 {
 						t.Errorf("DELTA v%d after v%d", ev.Version, last)
 					}
@@ -154,7 +153,7 @@ func TestStormEveryWatcherEndsWithTheRealMap(t *testing.T) {
 	var mu sync.Mutex // guards the stayers' maps
 	for _, s := range stayers {
 		readers.Go(func() {
-			for ev := range s.ch {
+			for ev := range events(t, "a stayer", s.ch) {
 				if ev.Kind == seatflow.EventDelta && ev.Version != s.last+1 {
 					t.Errorf("stayer: DELTA v%d after v%d", ev.Version, s.last)
 				}
@@ -212,8 +211,7 @@ func TestSubscriptionLimitPerConnection(t *testing.T) {
 		t.Fatalf("second subscription: got %v, want RATE_LIMITED", err)
 	}
 	cancelFirst()
-	for range ch {
-	}
+	drain(t, "the first subscription", ch)
 	ctx, cancel := context.WithCancel(conn)
 	defer cancel()
 	if _, err := h.Watch(ctx, showID, f.hall); err != nil {

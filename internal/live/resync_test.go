@@ -157,12 +157,8 @@ func TestDroppedPubSubConnectionResyncs(t *testing.T) {
 		t.Errorf("map after reconnect:\n got %v\nwant %v", m, want)
 	}
 	cancel()
-	for range ch {
-	}
-	for range ch2 {
-	}
-	for range ch2 {
-	}
+	drain(t, "the first watcher", ch)
+	drain(t, "the second watcher", ch2)
 	stop()
 	noGoroutineLeft(t, before)
 }

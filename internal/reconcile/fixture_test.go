@@ -51,8 +51,8 @@ func newEnv(t testing.TB, rows, perRow int) *env {
 	cat := &catalog.Service{DB: db, Now: clk.Now}
 	e.cat = cat
 	e.sales = &sales.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now}
-	e.svc = &booking.Service{DB: db, Seats: store, Layouts: &seats.Layouts{Halls: cat}, Hashes: e.sales,
-		RDB: r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now, Provider: payments.Test{}}
+	e.svc = booking.New(booking.Deps{DB: db, Seats: store, Layouts: &seats.Layouts{Halls: cat}, Hashes: e.sales,
+		RDB: r.Client, Keys: r.Keys, Catalog: cat, Provider: payments.Test{}}, booking.Config{Now: clk.Now})
 	e.rec = e.reconciler(t, 500)
 	e.show, e.hall = e.addShowtime(t, rows, perRow)
 	return e

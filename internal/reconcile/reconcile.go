@@ -111,7 +111,7 @@ func (c Config) withDefaults() Config {
 }
 
 // Reconciler repairs drift between Redis seat state and MySQL orders, one bounded run at a
-// time across all instances (DESIGN.md "Reconciler").
+// time across all instances (docs/DESIGN.md "Reconciler").
 //
 // Showtimes (ON_SALE and CLOSED) are scanned in id order from a cursor kept in the
 // Reconciler: a run continues where the previous run of this instance stopped, goes to

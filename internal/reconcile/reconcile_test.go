@@ -17,12 +17,18 @@ import (
 
 // TestOrphanHold: holdSeats held the seats and died before the order commit.
 func TestOrphanHold(t *testing.T) {
-	e := newEnv(t, 2, 10)
-	a1, a2, b1 := e.seat("A", 1), e.seat("A", 2), e.seat("B", 1)
-	e.holdOrphan(t, e.show, "dead", "u1", a1, a2)
-	e.clock.Advance(grace - time.Second)
+	// deadHold gives each subtest its own stores and clock, with u1's dead hold of A1 and
+	// A2 made at the clock's start.
+	deadHold := func(t *testing.T) *env {
+		e := newEnv(t, 2, 10)
+		e.holdOrphan(t, e.show, "dead", "u1", e.seat("A", 1), e.seat("A", 2))
+		return e
+	}
 
 	t.Run("YoungerThanGraceUntouched", func(t *testing.T) {
+		e := deadHold(t)
+		a1 := e.seat("A", 1)
+		e.clock.Advance(grace - time.Second)
 		rep := e.runOnce(t)
 		if got := counts(rep); got != [7]int{} {
 			t.Errorf("repairs = %v, want none", got)
@@ -34,7 +40,9 @@ func TestOrphanHold(t *testing.T) {
 	})
 
 	t.Run("ReleasedAfterGrace", func(t *testing.T) {
-		e.clock.Advance(2 * time.Second)
+		e := deadHold(t)
+		a1, a2, b1 := e.seat("A", 1), e.seat("A", 2), e.seat("B", 1)
+		e.clock.Advance(grace + time.Second)
 		e.holdOrphan(t, e.show, "inflight", "u2", b1) // a new hold, on its way to MySQL
 		rep := e.runOnce(t)
 		if rep.OrphanHoldsReleased != 2 {
@@ -49,6 +57,13 @@ func TestOrphanHold(t *testing.T) {
 	})
 
 	t.Run("CountRecountedOnceNothingIsInFlight", func(t *testing.T) {
+		// As ReleasedAfterGrace leaves it: the dead hold released, u2's hold in flight.
+		e := deadHold(t)
+		e.clock.Advance(grace + time.Second)
+		e.holdOrphan(t, e.show, "inflight", "u2", e.seat("B", 1))
+		if rep := e.runOnce(t); rep.OrphanHoldsReleased != 2 {
+			t.Fatalf("setup: orphanHoldsReleased = %d, want 2 (the dead hold)", rep.OrphanHoldsReleased)
+		}
 		e.clock.Advance(grace + time.Second)
 		rep := e.runOnce(t)
 		if rep.OrphanHoldsReleased != 1 || rep.LimitsRecounted != 2 {
@@ -63,16 +78,21 @@ func TestOrphanHold(t *testing.T) {
 
 // TestLostExpiryEnqueue: the order committed, its expiry entry never reached the queue.
 func TestLostExpiryEnqueue(t *testing.T) {
-	e := newEnv(t, 2, 10)
 	ctx := context.Background()
-	a1 := e.seat("A", 1)
-	o := e.hold(t, "u1", a1)
-	e.rdb.ZRem(ctx, e.store.Keys.OrdersExpiry(), strconv.Itoa(o.ID))
-	if n, _ := e.svc.ExpireDue(ctx); n != 0 {
-		t.Fatalf("expiry worker expired %d, want 0: the entry is lost", n)
+	// lostEntry gives each subtest its own stores and clock, with u1's order of A1 made at
+	// the clock's start and missing from the expiry queue.
+	lostEntry := func(t *testing.T) (*env, *seatflow.Order) {
+		e := newEnv(t, 2, 10)
+		o := e.hold(t, "u1", e.seat("A", 1))
+		e.rdb.ZRem(ctx, e.store.Keys.OrdersExpiry(), strconv.Itoa(o.ID))
+		if n, _ := e.svc.ExpireDue(ctx); n != 0 {
+			t.Fatalf("expiry worker expired %d, want 0: the entry is lost", n)
+		}
+		return e, o
 	}
 
 	t.Run("NotBeforeBuffer", func(t *testing.T) {
+		e, o := lostEntry(t)
 		e.clock.Advance(booking.DefaultHoldTTL + buffer - time.Second)
 		if rep := e.runOnce(t); rep.ExpiredCancelled != 0 {
 			t.Errorf("expiredCancelled = %d, want 0 within the buffer", rep.ExpiredCancelled)
@@ -83,7 +103,9 @@ func TestLostExpiryEnqueue(t *testing.T) {
 	})
 
 	t.Run("ExpiredAfterBuffer", func(t *testing.T) {
-		e.clock.Advance(2 * time.Second)
+		e, o := lostEntry(t)
+		a1 := e.seat("A", 1)
+		e.clock.Advance(booking.DefaultHoldTTL + buffer + time.Second)
 		if rep := e.runOnce(t); rep.ExpiredCancelled != 1 {
 			t.Errorf("expiredCancelled = %d, want 1", rep.ExpiredCancelled)
 		}
@@ -101,10 +123,10 @@ func TestLostExpiryEnqueue(t *testing.T) {
 // TestPaidNeverConfirmed: the PAID commit happened, confirm never ran (or the seats were
 // lost since).
 func TestPaidNeverConfirmed(t *testing.T) {
-	e := newEnv(t, 2, 10)
 	ctx := context.Background()
 
 	t.Run("HeldSeatsConfirmed", func(t *testing.T) {
+		e := newEnv(t, 2, 10)
 		o := e.hold(t, "u1", e.seat("A", 1), e.seat("A", 2))
 		e.markPaid(t, o.ID)
 		if rep := e.runOnce(t); rep.PaidSeatsFixed != 2 {
@@ -115,6 +137,7 @@ func TestPaidNeverConfirmed(t *testing.T) {
 	})
 
 	t.Run("FreeSeatsRestored", func(t *testing.T) {
+		e := newEnv(t, 2, 10)
 		o := e.hold(t, "u2", e.seat("A", 5))
 		e.markPaid(t, o.ID)
 		if _, err := e.store.Release(ctx, e.show, o.HoldToken, "u2", o.SeatIDs); err != nil {
@@ -131,6 +154,7 @@ func TestPaidNeverConfirmed(t *testing.T) {
 	})
 
 	t.Run("SeatOfAnotherTokenLeftAlone", func(t *testing.T) {
+		e := newEnv(t, 2, 10)
 		b1 := e.seat("B", 1)
 		o := e.hold(t, "u3", b1)
 		e.markPaid(t, o.ID)
@@ -156,15 +180,18 @@ func TestPaidNeverConfirmed(t *testing.T) {
 
 // TestLostSeatHash: Redis lost the seat hash (or everything) while orders exist.
 func TestLostSeatHash(t *testing.T) {
-	e := newEnv(t, 2, 10)
 	ctx := context.Background()
-	pending := e.hold(t, "u1", e.seat("A", 1), e.seat("A", 2))
-	paid := e.hold(t, "u2", e.seat("B", 3))
-	if _, err := e.svc.PayOrder(ctx, "u2", paid.ID, "pay"); err != nil {
-		t.Fatal(err)
-	}
-	check := func(t *testing.T) {
+	// lose gives each subtest its own stores with u1's pending order of A1 and A2 and u2's
+	// paid order of B3, loses what the subtest loses, and checks the run that repairs it.
+	lose := func(t *testing.T, loss func(e *env)) {
 		t.Helper()
+		e := newEnv(t, 2, 10)
+		pending := e.hold(t, "u1", e.seat("A", 1), e.seat("A", 2))
+		paid := e.hold(t, "u2", e.seat("B", 3))
+		if _, err := e.svc.PayOrder(ctx, "u2", paid.ID, "pay"); err != nil {
+			t.Fatal(err)
+		}
+		loss(e)
 		rep := e.runOnce(t)
 		if rep.HashesRebuilt != 1 {
 			t.Errorf("hashesRebuilt = %d, want 1", rep.HashesRebuilt)
@@ -179,12 +206,10 @@ func TestLostSeatHash(t *testing.T) {
 	}
 
 	t.Run("SeatHashDeleted", func(t *testing.T) {
-		e.rdb.Del(ctx, e.store.Keys.Seats(e.show))
-		check(t)
+		lose(t, func(e *env) { e.rdb.Del(ctx, e.store.Keys.Seats(e.show)) })
 	})
 	t.Run("EveryKeyDeleted", func(t *testing.T) {
-		testenv.DeletePrefix(e.rdb, e.store.Keys.Prefix)
-		check(t)
+		lose(t, func(e *env) { testenv.DeletePrefix(e.rdb, e.store.Keys.Prefix) })
 	})
 }
 
@@ -280,14 +305,14 @@ func TestBacklogConverges(t *testing.T) {
 
 // TestTwoReconcilers: two instances run at once; one works, the other skips.
 func TestTwoReconcilers(t *testing.T) {
-	e := newEnv(t, 2, 10)
 	ctx := context.Background()
-	e.sellOrphan(t, e.show, "ghost", "u1", e.seat("A", 1), e.seat("A", 2))
-	o := e.hold(t, "u2", e.seat("B", 1))
-	e.markPaid(t, o.ID)
-	other := e.reconciler(t, 500)
 
 	t.Run("SecondGetsErrBusy", func(t *testing.T) {
+		e := newEnv(t, 2, 10)
+		e.sellOrphan(t, e.show, "ghost", "u1", e.seat("A", 1), e.seat("A", 2))
+		o := e.hold(t, "u2", e.seat("B", 1))
+		e.markPaid(t, o.ID)
+		other := e.reconciler(t, 500)
 		// Hold the showtime's lock so the first run stays inside its run lock.
 		show, err := e.rdb.SetNX(ctx, e.store.Keys.ShowLock(e.show), "test", time.Minute).Result()
 		if err != nil || !show {
@@ -335,6 +360,8 @@ func TestTwoReconcilers(t *testing.T) {
 	})
 
 	t.Run("StartedTogetherRepairOnce", func(t *testing.T) {
+		e := newEnv(t, 2, 10)
+		other := e.reconciler(t, 500)
 		e.sellOrphan(t, e.show, "ghost2", "u3", e.seat("A", 5))
 		start := make(chan struct{})
 		type result struct {

@@ -13,11 +13,11 @@ import (
 	"seatflow/ent/showtime"
 )
 
-// retryRefunds is repair 7: money that should go back and has not. Paid orders of a
-// cancelled showtime get their refund; refunds made due but never sent (a crash after the
-// commit, the provider unreachable) or reported failed by the provider are sent again
-// once RefundGrace old (a younger one is being sent by its request). At most RefundBatch
-// per run, each through booking. Last, it counts the refunds still unconfirmed, so the
+// retryRefunds sends the money that should go back and has not (after the seven seat
+// repairs). Paid orders of a cancelled showtime get their refund; refunds made due but
+// never sent (a crash after the commit, the provider unreachable) or reported failed by
+// the provider are sent again once RefundGrace old (a younger one is being sent by its
+// request). At most RefundBatch per run, each through booking. Last, it counts the refunds still unconfirmed, so the
 // report shows money not yet returned even when nothing could be done about it.
 func (x *run) retryRefunds(ctx context.Context) error {
 	owed, err := x.r.DB.Order.Query().

@@ -1,7 +1,7 @@
 // Package reconcile repairs every drift between seat state in Redis and orders in MySQL
-// that a crash between the two stores can leave (DESIGN.md "Reconciler"), and sends again
-// the refunds that a crash or the provider left unsent. It changes seats only through
-// package seats' scripts, and orders and payments only through package booking.
+// that a crash between the two stores can leave (docs/DESIGN.md "Reconciler"), and sends
+// again the refunds that a crash or the provider left unsent. It changes seats only
+// through package seats' scripts, and orders and payments only through package booking.
 package reconcile
 
 import "time"

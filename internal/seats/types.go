@@ -1,8 +1,8 @@
 // Package seats is the only code that changes seat state, and the one that reads it. Seat
-// state lives only in Redis (DESIGN.md "Redis"), changed only by the embedded Lua scripts;
-// every script that changes a seat bumps the showtime's version and publishes the delta in
-// the same script. The package also prepares halls for holds (Layout) and answers seat maps
-// and best-seat suggestions from them.
+// state lives only in Redis (docs/DESIGN.md "Redis"), changed only by the embedded Lua
+// scripts; every script that changes a seat bumps the showtime's version and publishes
+// the delta in the same script. The package also prepares halls for holds (Layout) and
+// answers seat maps and best-seat suggestions from them.
 package seats
 
 import (

@@ -8,12 +8,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"seatflow/internal/tooling/gqlclient"
 )
 
 // Targets of the hostile-document run.
@@ -51,18 +52,18 @@ func hostileDocs(show benchShow) []*hostileDoc {
 		name string
 		body []byte
 	}{
-		{"449 aliases of movie (10 KB)", gqlBody(repeat("{", 449, func(i int) string { return fmt.Sprintf(` m: movie(id:"%d"){id}`, i) }, "}"), nil)},
-		{"90 conflicting aliases (validation errors)", gqlBody(repeat("{", 90, func(i int) string { return fmt.Sprintf(` m: movie(id:"%d"){id}`, i) }, "}"), nil)},
-		{"{ __typename ×4990 } (55 KB)", gqlBody(repeat("{", 4990, func(int) string { return " __typename" }, "}"), nil)},
-		{"45 × (showtime's 300 seats + seat map)", gqlBody(repeat("query($id: ID!) {", 45, func(i int) string {
+		{"449 aliases of movie (10 KB)", gqlclient.Body(repeat("{", 449, func(i int) string { return fmt.Sprintf(` m: movie(id:"%d"){id}`, i) }, "}"), nil)},
+		{"90 conflicting aliases (validation errors)", gqlclient.Body(repeat("{", 90, func(i int) string { return fmt.Sprintf(` m: movie(id:"%d"){id}`, i) }, "}"), nil)},
+		{"{ __typename ×4990 } (55 KB)", gqlclient.Body(repeat("{", 4990, func(int) string { return " __typename" }, "}"), nil)},
+		{"45 × (showtime's 300 seats + seat map)", gqlclient.Body(repeat("query($id: ID!) {", 45, func(i int) string {
 			return fmt.Sprintf(` s%d: showtime(id: $id) { hall { seats { id row number } } } m%d: seatMap(showtimeId: $id) { seats { status } }`, i, i)
 		}, "}"), vars)},
-		{"movie→showtimes→movie→… nested", gqlBody(`{ movies(first: 100) { edges { node { showtimes { movie { showtimes { movie { showtimes { id } } } } } } } } }`, nil)},
-		{"largest allowed: 60 × a showtime's 300 seats", gqlBody(repeat("query($id: ID!) {", 60, func(i int) string {
+		{"movie→showtimes→movie→… nested", gqlclient.Body(`{ movies(first: 100) { edges { node { showtimes { movie { showtimes { movie { showtimes { id } } } } } } } } }`, nil)},
+		{"largest allowed: 60 × a showtime's 300 seats", gqlclient.Body(repeat("query($id: ID!) {", 60, func(i int) string {
 			return fmt.Sprintf(` s%d: showtime(id: $id) { hall { seats { id row number kind x y sellable } } }`, i)
 		}, "}"), vars)},
-		{"full introspection", gqlBody(introspectionQuery, nil)},
-		{"250 KB of unused variables", gqlBody(`{ __typename }`, map[string]any{"pad": strings.Repeat("x", 250<<10)})},
+		{"full introspection", gqlclient.Body(introspectionQuery, nil)},
+		{"250 KB of unused variables", gqlclient.Body(`{ __typename }`, map[string]any{"pad": strings.Repeat("x", 250<<10)})},
 		{"invalid document registered as a persisted query", persistedBody("{ nope }")},
 	}
 	out := make([]*hostileDoc, len(docs))
@@ -91,32 +92,22 @@ fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofT
   ofType { kind name ofType { kind name ofType { kind name } } } } } } } }`
 
 // send posts d once and records the answer.
-func (d *hostileDoc) send(ctx context.Context, client *http.Client, url string) error {
+func (d *hostileDoc) send(ctx context.Context, client *gqlclient.Client) error {
 	start := time.Now()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(d.body))
+	var buf bytes.Buffer
+	status, err := client.Post(ctx, "", d.body, &buf)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	raw, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return err
-	}
-	var r benchResult
 	answer := "data"
-	if json.Unmarshal(raw, &r) != nil {
-		answer = fmt.Sprintf("HTTP %d, not JSON", resp.StatusCode)
+	if r, err := gqlclient.Decode(buf.Bytes()); err != nil {
+		answer = fmt.Sprintf("HTTP %d, not JSON", status)
 	} else if r.Code() != "" {
 		answer = r.Code()
 	}
 	d.mu.Lock()
 	d.answers[answer]++
-	d.largest = max(d.largest, len(raw))
+	d.largest = max(d.largest, buf.Len())
 	d.took = append(d.took, time.Since(start))
 	d.mu.Unlock()
 	return nil
@@ -140,9 +131,9 @@ func benchAbuse(ctx context.Context, b *benchEnv, w io.Writer) error {
 	}
 	defer child.Stop()
 	docs := hostileDocs(shows[0])
-	client := newBenchClient(child.URL, abuseWorkers).http
+	client := newBenchClient(child.URL, abuseWorkers)
 	for _, d := range docs { // warm-up: caches, parsed-query cache, pools
-		if err := d.send(ctx, client, child.URL+"/query"); err != nil {
+		if err := d.send(ctx, client); err != nil {
 			return fmt.Errorf("%s: %w", d.name, err)
 		}
 		d.answers, d.largest, d.took = map[string]int{}, 0, nil
@@ -165,7 +156,7 @@ func benchAbuse(ctx context.Context, b *benchEnv, w io.Writer) error {
 	duration := max(b.Opt.Duration*2, 10*time.Second)
 	var next atomic.Int64
 	n, _, errs, elapsed := runFor(ctx, abuseWorkers, duration, func(ctx context.Context, _, _ int) error {
-		return docs[int(next.Add(1))%len(docs)].send(ctx, client, child.URL+"/query")
+		return docs[int(next.Add(1))%len(docs)].send(ctx, client)
 	})
 	stopSampling()
 	<-sampled

@@ -19,6 +19,7 @@ import (
 
 	"seatflow/internal/cache"
 	"seatflow/internal/keys"
+	"seatflow/internal/tooling/gqlclient"
 )
 
 // hotShowtimeQ is what a seat-picker page asks for: a showtime with its movie, prices and
@@ -85,7 +86,7 @@ func queryProbe(b *benchEnv, s *benchServer, label string, bodies ...[]byte) *pr
 	bufs := make([]bytes.Buffer, b.Opt.Clients) // one per client, reused
 	return &probe{label: label, do: func(ctx context.Context, worker, i int) error {
 		buf := &bufs[worker]
-		if err := s.client.postInto(ctx, "", bodies[i%len(bodies)], buf); err != nil {
+		if _, err := s.client.Post(ctx, "", bodies[i%len(bodies)], buf); err != nil {
 			return err
 		}
 		if raw := buf.Bytes(); bytes.Contains(raw, bad) || !bytes.Contains(raw, want) {
@@ -173,11 +174,11 @@ func benchCatalog(ctx context.Context, b *benchEnv, w io.Writer) error {
 		return err
 	}
 	vars := map[string]any{"id": shows[0].ID}
-	hot, light, seatMap := gqlBody(hotShowtimeQ, vars), gqlBody(lightShowtimeQ, vars), gqlBody(seatMapQ, vars)
-	seatMapUnwatched := gqlBody(seatMapQ, map[string]any{"id": shows[1].ID})
+	hot, light, seatMap := gqlclient.Body(hotShowtimeQ, vars), gqlclient.Body(lightShowtimeQ, vars), gqlclient.Body(seatMapQ, vars)
+	seatMapUnwatched := gqlclient.Body(seatMapQ, map[string]any{"id": shows[1].ID})
 	var varied [][]byte
 	for _, s := range shows {
-		varied = append(varied, gqlBody(lightShowtimeQ, map[string]any{"id": s.ID}))
+		varied = append(varied, gqlclient.Body(lightShowtimeQ, map[string]any{"id": s.ID}))
 	}
 	// Warm every server and check the answers are complete.
 	var out struct {
@@ -185,30 +186,31 @@ func benchCatalog(ctx context.Context, b *benchEnv, w io.Writer) error {
 			Hall struct{ Seats []struct{ ID string } }
 		}
 	}
+	var buf bytes.Buffer
 	for _, s := range []*benchServer{cached, entity, noMemo, uncached} {
-		if err := s.client.must(ctx, "", hotShowtimeQ, vars, &out); err != nil {
+		if err := s.client.Do(ctx, "", hotShowtimeQ, vars, &out); err != nil {
 			return err
 		}
 		if got := len(out.Showtime.Hall.Seats); got != catalogRows*catalogPerRow {
 			return fmt.Errorf("hot query returned %d seats, want %d", got, catalogRows*catalogPerRow)
 		}
 		for _, body := range append(varied, seatMap, seatMapUnwatched) {
-			if _, err := s.client.post(ctx, "", body); err != nil {
+			if _, err := s.client.Post(ctx, "", body, &buf); err != nil {
 				return err
 			}
 		}
 	}
 	sizes := map[string]int{}
 	for name, body := range map[string][]byte{"hot": hot, "map": seatMap} {
-		if raw, err := cached.client.post(ctx, "", body); err == nil {
-			sizes[name] = len(raw)
+		if _, err := cached.client.Post(ctx, "", body, &buf); err == nil {
+			sizes[name] = buf.Len()
 		}
 	}
 
 	// Two showtimes of one hall: the first has a watcher on the cached instance throughout,
 	// so its live subscription vouches for the version; the second never has one, so a
 	// read of its map asks Redis for the version.
-	watcher, err := (&fanout{}).dial(ctx, "ws"+strings.TrimPrefix(cached.URL, "http")+"/query", shows[0].ID)
+	watcher, err := (&fanout{}).dial(ctx, gqlclient.WebsocketURL(cached.URL), shows[0].ID)
 	if err != nil {
 		return fmt.Errorf("seat-map watcher: %w", err)
 	}
@@ -236,9 +238,9 @@ func benchCatalog(ctx context.Context, b *benchEnv, w io.Writer) error {
 	}
 	runs, err := interleave(ctx, b,
 		&probe{label: "GET /healthz (bare net/http handler)", do: func(ctx context.Context, _, _ int) error {
-			return cached.client.get(ctx, "/healthz")
+			return cached.client.Get(ctx, "/healthz")
 		}},
-		queryProbe(b, cached, "{ __typename }", gqlBody(typenameQ, nil)),
+		queryProbe(b, cached, "{ __typename }", gqlclient.Body(typenameQ, nil)),
 		hotProbe,
 		queryProbe(b, entity, "hot showtime (movie, hall name), response cache off", light),
 		variedProbe,
@@ -334,7 +336,7 @@ func benchStampede(ctx context.Context, b *benchEnv, w io.Writer) error {
 	var show struct {
 		Showtime struct{ Movie struct{ ID string } }
 	}
-	if err := s.client.must(ctx, "", `query($id: ID!) { showtime(id: $id) { movie { id } } }`, map[string]any{"id": shows[0].ID}, &show); err != nil {
+	if err := s.client.Do(ctx, "", `query($id: ID!) { showtime(id: $id) { movie { id } } }`, map[string]any{"id": shows[0].ID}, &show); err != nil {
 		return err
 	}
 	key := "bench:movie:" + show.Showtime.Movie.ID

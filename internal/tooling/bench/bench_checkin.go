@@ -17,6 +17,7 @@ import (
 	"seatflow/ent"
 	"seatflow/ent/ticket"
 	"seatflow/internal/nodeid"
+	"seatflow/internal/tooling/gqlclient"
 )
 
 const (
@@ -70,7 +71,7 @@ func benchCheckIn(ctx context.Context, b *benchEnv, w io.Writer) error {
 			return errBenchStop
 		}
 		buf := &bufs[wk]
-		if err := s.client.postInto(ctx, staff, http1[i].body, buf); err != nil {
+		if _, err := s.client.Post(ctx, staff, http1[i].body, buf); err != nil {
 			return err
 		}
 		if !bytes.Contains(buf.Bytes(), admitted) {
@@ -86,10 +87,10 @@ func benchCheckIn(ctx context.Context, b *benchEnv, w io.Writer) error {
 		}
 		return admitRows(ctx, s.DB, plain[i].id)
 	}}
-	typenameBody, typenameData := gqlBody(`{ __typename }`, nil), []byte(`"__typename":"Query"`)
+	typenameBody, typenameData := gqlclient.Body(`{ __typename }`, nil), []byte(`"__typename":"Query"`)
 	typename := &probe{label: "`{ __typename }` over HTTP", workers: checkInWorkers, do: func(ctx context.Context, wk, _ int) error {
 		buf := &bufs[wk]
-		if err := s.client.postInto(ctx, staff, typenameBody, buf); err != nil {
+		if _, err := s.client.Post(ctx, staff, typenameBody, buf); err != nil {
 			return err
 		}
 		if !bytes.Contains(buf.Bytes(), typenameData) {
@@ -110,7 +111,7 @@ func benchCheckIn(ctx context.Context, b *benchEnv, w io.Writer) error {
 	repeats := &probe{label: "checkIn over HTTP (a used ticket: ALREADY_CHECKED_IN)", workers: checkInWorkers, do: func(ctx context.Context, wk, _ int) error {
 		i := int(again.Add(1)-1) % max(admittedN, 1)
 		buf := &bufs[wk]
-		if err := s.client.postInto(ctx, staff, http1[i].again, buf); err != nil {
+		if _, err := s.client.Post(ctx, staff, http1[i].again, buf); err != nil {
 			return err
 		}
 		if !bytes.Contains(buf.Bytes(), already) {
@@ -133,12 +134,12 @@ func benchCheckIn(ctx context.Context, b *benchEnv, w io.Writer) error {
 		if i >= int64(len(http1)) {
 			return errBenchStop
 		}
-		raw, err := s.client.post(ctx, staff, http1[i].body)
-		if err != nil {
+		var buf bytes.Buffer
+		if _, err := s.client.Post(ctx, staff, http1[i].body, &buf); err != nil {
 			return err
 		}
-		if !bytes.Contains(raw, admitted) {
-			return fmt.Errorf("not admitted: %.200s", raw)
+		if !bytes.Contains(buf.Bytes(), admitted) {
+			return fmt.Errorf("not admitted: %.200s", buf.Bytes())
 		}
 		return nil
 	})
@@ -169,7 +170,7 @@ func benchCheckIn(ctx context.Context, b *benchEnv, w io.Writer) error {
 func (s *benchServer) benchTickets(ctx context.Context, tag string, n int) ([]benchTicket, error) {
 	c, admin := s.client, s.admin
 	var movie struct{ CreateMovie struct{ ID string } }
-	if err := c.must(ctx, admin, `mutation($in: MovieInput!) { createMovie(input: $in) { id } }`,
+	if err := c.Do(ctx, admin, `mutation($in: MovieInput!) { createMovie(input: $in) { id } }`,
 		map[string]any{"in": map[string]any{"title": "Door " + tag, "durationMinutes": 120}}, &movie); err != nil {
 		return nil, err
 	}
@@ -190,12 +191,12 @@ func (s *benchServer) benchTickets(ctx context.Context, tag string, n int) ([]be
 				Seats []struct{ ID string }
 			}
 		}
-		if err := c.must(ctx, admin, `mutation($in: HallInput!) { createHall(input: $in) { id seats { id } } }`,
+		if err := c.Do(ctx, admin, `mutation($in: HallInput!) { createHall(input: $in) { id seats { id } } }`,
 			map[string]any{"in": map[string]any{"name": fmt.Sprintf("Door %s %d", tag, h), "rows": rows}}, &hall); err != nil {
 			return nil, err
 		}
 		var show struct{ CreateShowtime struct{ ID string } }
-		if err := c.must(ctx, admin, `mutation($in: ShowtimeInput!) { createShowtime(input: $in) { id } }`,
+		if err := c.Do(ctx, admin, `mutation($in: ShowtimeInput!) { createShowtime(input: $in) { id } }`,
 			map[string]any{"in": map[string]any{"movieId": movie.CreateMovie.ID, "hallId": hall.CreateHall.ID,
 				"startsAt": start.Format(time.RFC3339), "prices": []map[string]any{{"kind": "STANDARD", "amountCents": 1000}}}}, &show); err != nil {
 			return nil, err
@@ -232,9 +233,9 @@ func (s *benchServer) benchTickets(ctx context.Context, tag string, n int) ([]be
 				return nil, err
 			}
 			vars := map[string]any{"show": nodeid.Encode(nodeid.Showtime, showID), "code": code}
-			again := gqlBody(benchCheckInQ, vars)
+			again := gqlclient.Body(benchCheckInQ, vars)
 			vars["nonce"] = uuid.NewString()
-			out = append(out, benchTicket{id: t.ID, showID: showID, body: gqlBody(benchCheckInQ, vars), again: again})
+			out = append(out, benchTicket{id: t.ID, showID: showID, body: gqlclient.Body(benchCheckInQ, vars), again: again})
 		}
 	}
 	// Interleave the showtimes, as doors of several halls open at once.

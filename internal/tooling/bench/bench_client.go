@@ -1,151 +1,28 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"seatflow/internal/tooling/gqlclient"
 )
 
-// benchClient is a GraphQL-over-HTTP client with a connection pool large enough that the
+// newBenchClient is a GraphQL client with a connection pool large enough that the
 // benchmark measures the server, not connection set-up.
-type benchClient struct {
-	url  string
-	http *http.Client
-}
-
-func newBenchClient(base string, conns int) *benchClient {
+func newBenchClient(base string, conns int) *gqlclient.Client {
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConns:        conns,
 		MaxIdleConnsPerHost: conns,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return &benchClient{url: base + "/query", http: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
-}
-
-// benchResult is a GraphQL response.
-type benchResult struct {
-	Data   json.RawMessage `json:"data"`
-	Errors []struct {
-		Message    string         `json:"message"`
-		Extensions map[string]any `json:"extensions"`
-	} `json:"errors"`
-}
-
-// Code is the first error's extensions.code, "" without errors.
-func (r *benchResult) Code() string {
-	if len(r.Errors) == 0 {
-		return ""
-	}
-	c, _ := r.Errors[0].Extensions["code"].(string)
-	if c == "" {
-		return "ERROR"
-	}
-	return c
-}
-
-func (r *benchResult) Err() error {
-	if len(r.Errors) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%s: %s", r.Code(), r.Errors[0].Message)
-}
-
-// gqlBody encodes a request body once, so timed loops do not pay for it.
-func gqlBody(query string, vars map[string]any) []byte {
-	b, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	return b
-}
-
-// post sends a request body and returns the raw response.
-func (c *benchClient) post(ctx context.Context, token string, body []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := c.postInto(ctx, token, body, &buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// postInto sends a request body and reads the whole response into buf, reset first: a
-// timed loop reuses its buffer, as load tools do, so a large answer costs the cores the
-// client shares with the server one copy, not a growing allocation per read.
-func (c *benchClient) postInto(ctx context.Context, token string, body []byte, buf *bytes.Buffer) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	buf.Reset()
-	if resp.ContentLength > 0 {
-		buf.Grow(int(resp.ContentLength))
-	}
-	_, err = buf.ReadFrom(resp.Body)
-	return err
-}
-
-// get fetches path of the server and reads the whole answer, which must be 200.
-func (c *benchClient) get(ctx context.Context, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.url, "/query")+path, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", path, resp.Status)
-	}
-	return nil
-}
-
-// do runs one operation and decodes the response.
-func (c *benchClient) do(ctx context.Context, token, query string, vars map[string]any) (*benchResult, error) {
-	raw, err := c.post(ctx, token, gqlBody(query, vars))
-	if err != nil {
-		return nil, err
-	}
-	var r benchResult
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("response is not JSON: %.200s", raw)
-	}
-	return &r, nil
-}
-
-// must runs an operation that must succeed and decodes its data into dst.
-func (c *benchClient) must(ctx context.Context, token, query string, vars map[string]any, dst any) error {
-	r, err := c.do(ctx, token, query, vars)
-	if err != nil {
-		return err
-	}
-	if err := r.Err(); err != nil {
-		return fmt.Errorf("%w (query %.80s)", err, strings.Join(strings.Fields(query), " "))
-	}
-	if dst != nil {
-		return json.Unmarshal(r.Data, dst)
-	}
-	return nil
+	return gqlclient.New(base, &http.Client{Transport: tr, Timeout: 60 * time.Second})
 }
 
 // benchShow is a showtime made for a benchmark.
@@ -163,7 +40,7 @@ func (s *benchServer) createShows(ctx context.Context, n, rows, perRow int, allo
 	c, admin := s.client, s.admin
 	seq := benchShowSeq.Add(1)
 	var movie struct{ CreateMovie struct{ ID string } }
-	if err := c.must(ctx, admin, `mutation($in: MovieInput!) { createMovie(input: $in) { id } }`,
+	if err := c.Do(ctx, admin, `mutation($in: MovieInput!) { createMovie(input: $in) { id } }`,
 		map[string]any{"in": map[string]any{"title": fmt.Sprintf("Bench %d", seq), "durationMinutes": 120,
 			"synopsis": "A film made for measuring.", "rating": "PG-13", "genres": []string{"Drama", "Thriller"}}}, &movie); err != nil {
 		return nil, err
@@ -182,7 +59,7 @@ func (s *benchServer) createShows(ctx context.Context, n, rows, perRow int, allo
 			Seats []struct{ ID string }
 		}
 	}
-	if err := c.must(ctx, admin, `mutation($in: HallInput!) { createHall(input: $in) { id seats { id } } }`,
+	if err := c.Do(ctx, admin, `mutation($in: HallInput!) { createHall(input: $in) { id seats { id } } }`,
 		map[string]any{"in": map[string]any{"name": fmt.Sprintf("Bench hall %d", seq), "rows": rowsIn}}, &hall); err != nil {
 		return nil, err
 	}
@@ -196,14 +73,14 @@ func (s *benchServer) createShows(ctx context.Context, n, rows, perRow int, allo
 	var out []benchShow
 	for i := 0; i < n; i++ {
 		var show struct{ CreateShowtime struct{ ID string } }
-		if err := c.must(ctx, admin, `mutation($in: ShowtimeInput!) { createShowtime(input: $in) { id } }`,
+		if err := c.Do(ctx, admin, `mutation($in: ShowtimeInput!) { createShowtime(input: $in) { id } }`,
 			map[string]any{"in": map[string]any{"movieId": movie.CreateMovie.ID, "hallId": hall.CreateHall.ID,
 				"startsAt": start.Add(time.Duration(i) * 6 * time.Hour).Format(time.RFC3339), "prices": prices,
 				"purchaseLimit": limit, "allowSeatGaps": allowGaps}}, &show); err != nil {
 			return nil, err
 		}
 		if open {
-			if err := c.must(ctx, admin, `mutation($id: ID!) { openSales(showtimeId: $id) { status } }`,
+			if err := c.Do(ctx, admin, `mutation($id: ID!) { openSales(showtimeId: $id) { status } }`,
 				map[string]any{"id": show.CreateShowtime.ID}, nil); err != nil {
 				return nil, err
 			}

@@ -14,6 +14,7 @@ import (
 
 	"seatflow/internal/nodeid"
 	"seatflow/internal/reconcile"
+	"seatflow/internal/tooling/gqlclient"
 )
 
 // benchContention races many buyers for few seats.
@@ -32,7 +33,7 @@ func benchContention(ctx context.Context, b *benchEnv, w io.Writer) error {
 	show := shows[0]
 	sellable := len(show.SeatIDs)
 	client := newBenchClient(s.URL, b.Opt.Buyers+16)
-	mapBody := gqlBody(`query($id: ID!) { seatMap(showtimeId: $id) { available seats { seat { id } status } } }`, map[string]any{"id": show.ID})
+	mapBody := gqlclient.Body(`query($id: ID!) { seatMap(showtimeId: $id) { available seats { seat { id } status } } }`, map[string]any{"id": show.ID})
 
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
@@ -57,7 +58,7 @@ func benchContention(ctx context.Context, b *benchEnv, w io.Writer) error {
 		connected.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			err := client.get(ctx, "/healthz")
+			err := client.Get(ctx, "/healthz")
 			connected.Done()
 			if err != nil {
 				count("connect: " + err.Error())
@@ -72,17 +73,17 @@ func benchContention(ctx context.Context, b *benchEnv, w io.Writer) error {
 				mu.Unlock()
 			}()
 			rng := rand.New(rand.NewPCG(uint64(i), 42))
+			var buf bytes.Buffer // the buyer's, reused: freeSeats copies what it keeps
 			for try := 0; ; try++ {
 				if ctx.Err() != nil || try > 200 {
 					failed.Add(1)
 					return
 				}
-				raw, err := client.post(ctx, "", mapBody)
-				if err != nil {
+				if _, err := client.Post(ctx, "", mapBody, &buf); err != nil {
 					count("seatMap: " + err.Error())
 					continue
 				}
-				free, ok := freeSeats(raw)
+				free, ok := freeSeats(buf.Bytes())
 				if !ok {
 					count("seatMap: unexpected answer")
 					continue
@@ -94,8 +95,8 @@ func benchContention(ctx context.Context, b *benchEnv, w io.Writer) error {
 				seat := free[rng.IntN(len(free))]
 				attempts.Add(1)
 				h0 := time.Now()
-				r, err := client.do(ctx, tokens[i], benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID,
-					"seatIds": []string{seat}, "idempotencyKey": fmt.Sprintf("b%d-%d", i, try)}})
+				r, err := client.Send(ctx, tokens[i], gqlclient.Body(benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID,
+					"seatIds": []string{seat}, "idempotencyKey": fmt.Sprintf("b%d-%d", i, try)}}))
 				myHolds = append(myHolds, time.Since(h0))
 				if err != nil {
 					count("holdSeats: " + err.Error())

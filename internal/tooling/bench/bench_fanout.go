@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"seatflow/internal/cli"
+	"seatflow/internal/tooling/gqlclient"
 )
 
 const (
@@ -155,7 +156,7 @@ type fanout struct {
 }
 
 func (f *fanout) dial(ctx context.Context, wsURL, show string) (*watcher, error) {
-	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 30 * time.Second,
+	d := websocket.Dialer{Subprotocols: []string{gqlclient.Protocol}, HandshakeTimeout: 30 * time.Second,
 		ReadBufferSize: 1024, WriteBufferSize: 1024, EnableCompression: f.compress}
 	conn, _, err := d.DialContext(ctx, wsURL, nil)
 	if err != nil {
@@ -163,11 +164,11 @@ func (f *fanout) dial(ctx context.Context, wsURL, show string) (*watcher, error)
 	}
 	fail := func(err error) (*watcher, error) { conn.Close(); return nil, err }
 	conn.SetReadDeadline(time.Now().Add(60 * time.Second))
-	if err := conn.WriteJSON(map[string]any{"type": "connection_init", "payload": map[string]any{}}); err != nil {
+	if err := conn.WriteJSON(gqlclient.Message{Type: gqlclient.TypeConnectionInit, Payload: map[string]any{}}); err != nil {
 		return fail(err)
 	}
-	if err := conn.WriteJSON(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
-		"query": fanoutSubscription, "variables": map[string]any{"id": show}}}); err != nil {
+	if err := conn.WriteJSON(gqlclient.Message{ID: "1", Type: gqlclient.TypeSubscribe, Payload: gqlclient.Request{
+		Query: fanoutSubscription, Variables: map[string]any{"id": show}}}); err != nil {
 		return fail(err)
 	}
 	for acked := false; ; {
@@ -383,7 +384,7 @@ func (b *benchEnv) fanoutRun(ctx context.Context, show benchShow, holder string,
 	}
 	defer child.Stop()
 	client := newBenchClient(child.URL, 4)
-	wsURL := "ws" + strings.TrimPrefix(child.URL, "http") + "/query"
+	wsURL := gqlclient.WebsocketURL(child.URL)
 	// Warm the server's code paths with one watcher that comes and goes.
 	f := &fanout{compress: compress}
 	if err := f.grow(ctx, wsURL, show.ID, 1); err != nil {
@@ -424,8 +425,8 @@ func (b *benchEnv) fanoutRun(ctx context.Context, show benchShow, holder string,
 		f.snaps.Store(0)
 		f.t0.Store(time.Now().UnixNano())
 		f.round.Store(int64(round + 1))
-		r, err := client.do(ctx, holder, benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID,
-			"seatIds": []string{show.SeatIDs[round]}, "idempotencyKey": fmt.Sprintf("fan%s-%d", show.ID, round)}})
+		r, err := client.Send(ctx, holder, gqlclient.Body(benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID,
+			"seatIds": []string{show.SeatIDs[round]}, "idempotencyKey": fmt.Sprintf("fan%s-%d", show.ID, round)}}))
 		holdErr := ""
 		if err != nil {
 			holdErr = err.Error()

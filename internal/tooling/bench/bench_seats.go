@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 	"seatflow/internal/keys"
 	"seatflow/internal/nodeid"
 	"seatflow/internal/seats"
+	"seatflow/internal/tooling/gqlclient"
 )
 
 const (
@@ -207,15 +207,11 @@ func benchHoldSeats(ctx context.Context, b *benchEnv, w io.Writer) error {
 		}
 		show := live[i/(rows*perRow)]
 		seat := show.SeatIDs[i%(rows*perRow)]
-		body := gqlBody(benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID, "seatIds": []string{seat},
+		body := gqlclient.Body(benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID, "seatIds": []string{seat},
 			"idempotencyKey": "k" + strconv.FormatInt(i, 10)}})
-		raw, err := s.client.post(ctx, s.token("hs-"+strconv.FormatInt(i, 10)), body)
+		r, err := s.client.Send(ctx, s.token("hs-"+strconv.FormatInt(i, 10)), body)
 		if err != nil {
 			return err
-		}
-		var r benchResult
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return fmt.Errorf("not JSON: %.100s", raw)
 		}
 		return r.Err()
 	}}

@@ -8,12 +8,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"seatflow/internal/tooling/gqlclient"
 )
 
 // Storm settings: watchers, how long, the rate of holds on the show, and how often a
@@ -97,15 +98,15 @@ func (w *stormWatcher) read() {
 }
 
 func dialStorm(ctx context.Context, wsURL, show string) (*stormWatcher, error) {
-	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}, HandshakeTimeout: 30 * time.Second,
+	d := websocket.Dialer{Subprotocols: []string{gqlclient.Protocol}, HandshakeTimeout: 30 * time.Second,
 		ReadBufferSize: 1024, WriteBufferSize: 1024}
 	conn, _, err := d.DialContext(ctx, wsURL, nil)
 	if err != nil {
 		return nil, err
 	}
-	_ = conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"connection_init"}`))
-	q := fmt.Sprintf(`{"id":"1","type":"subscribe","payload":{"query":"subscription($id: ID!) { seatMap(showtimeId: $id) { kind version seats { seat { id } status } } }","variables":{"id":%q}}}`, show)
-	if err := conn.WriteMessage(websocket.TextMessage, []byte(q)); err != nil {
+	_ = conn.WriteJSON(gqlclient.Message{Type: gqlclient.TypeConnectionInit})
+	if err := conn.WriteJSON(gqlclient.Message{ID: "1", Type: gqlclient.TypeSubscribe, Payload: gqlclient.Request{
+		Query: fanoutSubscription, Variables: map[string]any{"id": show}}}); err != nil {
 		conn.Close()
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func (b *benchEnv) benchStorm(ctx context.Context, w io.Writer, show benchShow, 
 		return err
 	}
 	defer child.Stop()
-	wsURL := "ws" + strings.TrimPrefix(child.URL, "http") + "/query"
+	wsURL := gqlclient.WebsocketURL(child.URL)
 	client := newBenchClient(child.URL, 16)
 	var mu sync.Mutex
 	var live []*stormWatcher
@@ -154,8 +155,8 @@ func (b *benchEnv) benchStorm(ctx context.Context, w io.Writer, show benchShow, 
 			}
 			seat := show.SeatIDs[rng.IntN(len(show.SeatIDs))]
 			go func() {
-				r, err := client.do(ctx, holder, benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID,
-					"seatIds": []string{seat}, "idempotencyKey": fmt.Sprintf("storm-%d", i)}})
+				r, err := client.Send(ctx, holder, gqlclient.Body(benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID,
+					"seatIds": []string{seat}, "idempotencyKey": fmt.Sprintf("storm-%d", i)}}))
 				holds.Add(1)
 				if err != nil || (r.Err() != nil && r.Code() != "SEATS_UNAVAILABLE" && r.Code() != "PURCHASE_LIMIT_EXCEEDED") {
 					holdErrs.Add(1)
@@ -163,7 +164,7 @@ func (b *benchEnv) benchStorm(ctx context.Context, w io.Writer, show benchShow, 
 				}
 				var out struct{ HoldSeats struct{ ID string } }
 				if r.Err() == nil && json.Unmarshal(r.Data, &out) == nil {
-					_, _ = client.do(ctx, holder, `mutation($id: ID!) { cancelOrder(orderId: $id) { id } }`, map[string]any{"id": out.HoldSeats.ID})
+					_, _ = client.Send(ctx, holder, gqlclient.Body(`mutation($id: ID!) { cancelOrder(orderId: $id) { id } }`, map[string]any{"id": out.HoldSeats.ID}))
 				}
 			}()
 		}
@@ -215,7 +216,7 @@ func (b *benchEnv) benchStorm(ctx context.Context, w io.Writer, show benchShow, 
 			}
 		}
 	}
-	if err := client.must(ctx, "", `query($id: ID!) { seatMap(showtimeId: $id) { version seats { seat { id } status } } }`,
+	if err := client.Do(ctx, "", `query($id: ID!) { seatMap(showtimeId: $id) { version seats { seat { id } status } } }`,
 		map[string]any{"id": show.ID}, &real); err != nil {
 		return err
 	}

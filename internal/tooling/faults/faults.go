@@ -10,7 +10,8 @@
 // short version (a step of make test of its own); without it every test is skipped, so
 // `go test ./...` does not run the suite beside the other packages, whose load would skew
 // the deadlines it measures. SEATFLOW_FAULTS_RESULTS names a directory where each scenario
-// writes its measurements as JSON (cmd/reliability turns them into docs/RELIABILITY.md).
+// writes its measurements as JSON (cmd/seatflow-reliability turns them into
+// docs/RELIABILITY.md).
 // SEATFLOW_TEST_TOXIPROXY (default 127.0.0.1:8474) is the toxiproxy API.
 package faults
 

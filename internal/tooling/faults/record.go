@@ -4,15 +4,17 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"seatflow/internal/tooling/gqlclient"
 )
 
 // Codes the recorder gives answers that carry no extensions.code of the product.
 const (
 	CodeOK        = "OK"
-	CodeTimeout   = "TIMEOUT"      // no answer within the deadline + 1 s
-	CodeTransport = "TRANSPORT"    // the connection failed
-	CodeBadAnswer = "BAD_RESPONSE" // not a GraphQL answer
-	CodeNoCode    = "NO_CODE"      // an error without extensions.code
+	CodeTimeout   = "TIMEOUT"        // no answer within the deadline + 1 s
+	CodeTransport = "TRANSPORT"      // the connection failed
+	CodeBadAnswer = "BAD_RESPONSE"   // not a GraphQL answer
+	CodeNoCode    = gqlclient.NoCode // an error without extensions.code
 )
 
 // Sample is one request of the workload as the client saw it.

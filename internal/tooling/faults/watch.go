@@ -3,13 +3,12 @@ package faults
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"maps"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/gorilla/websocket"
+	"seatflow/internal/tooling/gqlclient"
 )
 
 // Watcher is a websocket client of the seat-map subscription: it keeps the map the
@@ -102,7 +101,7 @@ func (w *Watcher) run(ctx context.Context) {
 			return
 		}
 		kind := "CLOSED"
-		if err != nil && strings.HasPrefix(err.Error(), "subscription ended") {
+		if errors.Is(err, gqlclient.ErrEnded) {
 			kind = "ERROR"
 		}
 		w.note(in, kind)
@@ -113,17 +112,6 @@ func (w *Watcher) run(ctx context.Context) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-type wsMessage struct {
-	ID      string `json:"id,omitempty"`
-	Type    string `json:"type"`
-	Payload any    `json:"payload,omitempty"`
-}
-
-type wsIncoming struct {
-	Type    string          `json:"type"`
-	Payload json.RawMessage `json:"payload"`
 }
 
 type seatMapEvent struct {
@@ -141,50 +129,23 @@ type seatMapEvent struct {
 
 // once runs one connection to instance in until it ends.
 func (w *Watcher) once(ctx context.Context, in int) error {
-	url := "ws" + strings.TrimPrefix(w.env.Instances[in].URL, "http") + "/query"
-	dialer := websocket.Dialer{HandshakeTimeout: 5 * time.Second, Subprotocols: []string{"graphql-transport-ws"}}
-	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	conn, _, err := dialer.DialContext(dctx, url, nil)
-	cancel()
+	sub, err := gqlclient.Subscribe(ctx, w.env.Instances[in].URL,
+		gqlclient.Request{Query: qWatch, Variables: map[string]any{"id": w.env.Show.GQLID}},
+		gqlclient.SubscribeOptions{DialTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second})
 	if err != nil {
 		return err
 	}
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-done:
-		}
-		conn.Close()
-	}()
-	if err := conn.WriteJSON(wsMessage{Type: "connection_init", Payload: map[string]any{}}); err != nil {
-		return err
-	}
-	if err := conn.WriteJSON(wsMessage{ID: "1", Type: "subscribe", Payload: map[string]any{
-		"query": qWatch, "variables": map[string]any{"id": w.env.Show.GQLID}}}); err != nil {
-		return err
-	}
+	defer sub.Close()
 	for {
-		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-		var m wsIncoming
-		if err := conn.ReadJSON(&m); err != nil {
+		payload, err := sub.Next()
+		if err != nil {
 			return err
 		}
-		switch m.Type {
-		case "ping":
-			if err := conn.WriteJSON(wsMessage{Type: "pong"}); err != nil {
-				return err
-			}
-		case "next":
-			var ev seatMapEvent
-			if err := json.Unmarshal(m.Payload, &ev); err != nil {
-				return err
-			}
-			w.apply(in, ev)
-		case "error", "complete":
-			return fmt.Errorf("subscription ended: %s %s", m.Type, m.Payload)
+		var ev seatMapEvent
+		if err := json.Unmarshal(payload, &ev); err != nil {
+			return err
 		}
+		w.apply(in, ev)
 	}
 }
 

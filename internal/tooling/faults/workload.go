@@ -1,12 +1,10 @@
 package faults
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"seatflow/internal/nodeid"
+	"seatflow/internal/tooling/gqlclient"
 )
 
 // Operations of the workload.
@@ -210,15 +209,6 @@ func (w *Workload) settle(o *heldOrder, code string, paid bool) {
 	}
 }
 
-// gqlAnswer is a GraphQL answer as a client reads it.
-type gqlAnswer struct {
-	Data   json.RawMessage `json:"data"`
-	Errors []struct {
-		Message    string         `json:"message"`
-		Extensions map[string]any `json:"extensions"`
-	} `json:"errors"`
-}
-
 // send posts one GraphQL request to in, records it and returns its code (OK, the first
 // error's extensions.code, or one of the recorder's own codes). The note functions add
 // what an OK answer said to its sample.
@@ -234,46 +224,31 @@ func (w *Workload) send(ctx context.Context, in *Instance, op, token, query stri
 		}
 		w.Rec.add(s)
 	}()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.URL+"/query", bytes.NewReader(body))
-	if err != nil {
-		code = CodeTransport
-		return code
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := w.client.Do(req)
-	if err != nil {
-		code = CodeTransport
-		var ne interface{ Timeout() bool }
-		if errors.As(err, &ne) && ne.Timeout() {
-			code = CodeTimeout
-		}
-		return code
-	}
-	raw, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		code = CodeTransport
-		return code
-	}
-	var ans gqlAnswer
-	if err := json.Unmarshal(raw, &ans); err != nil {
-		code = CodeBadAnswer
-		return code
-	}
-	if len(ans.Errors) > 0 {
-		c, _ := ans.Errors[0].Extensions["code"].(string)
-		if c == "" {
-			c = CodeNoCode
-		}
-		code = c
-		return code
-	}
-	if dst != nil && json.Unmarshal(ans.Data, dst) != nil {
+	ans, err := gqlclient.New(in.URL, w.client).Send(ctx, token, gqlclient.Body(query, vars))
+	switch {
+	case err != nil:
+		code = failureCode(err)
+	case ans.Code() != "":
+		code = ans.Code()
+	case dst != nil && json.Unmarshal(ans.Data, dst) != nil:
 		code = CodeBadAnswer
 	}
 	return code
+}
+
+// failureCode is the recorder's code of a request that got no GraphQL answer: an answer
+// cut off while being read is the transport's failure, a deadline passed before the
+// answer began a timeout.
+func failureCode(err error) string {
+	var cut *gqlclient.ReadError
+	var ne interface{ Timeout() bool }
+	switch {
+	case errors.Is(err, gqlclient.ErrNotJSON):
+		return CodeBadAnswer
+	case errors.As(err, &cut):
+		return CodeTransport
+	case errors.As(err, &ne) && ne.Timeout():
+		return CodeTimeout
+	}
+	return CodeTransport
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"seatflow/internal/tooling/gqlclient"
 )
 
 // Codes that are business outcomes of a crowded premiere, not failures.
@@ -53,11 +55,8 @@ func (l *loadRun) handle(res *vegeta.Result) {
 		l.sample(key(code), "%s to %s at %s: transport error: %s", m.op, m.addr, res.Timestamp.Format("15:04:05.000"), res.Error)
 		return
 	}
-	var r struct {
-		Data   map[string]json.RawMessage `json:"data"`
-		Errors []gqlError                 `json:"errors"`
-	}
-	if err := json.Unmarshal(res.Body, &r); err != nil {
+	r, err := gqlclient.Decode(res.Body)
+	if err != nil {
 		code := fmt.Sprintf("HTTP_%d", res.Code)
 		st.codes[code]++
 		l.failed[key(code)]++
@@ -65,7 +64,7 @@ func (l *loadRun) handle(res *vegeta.Result) {
 		return
 	}
 	if len(r.Errors) > 0 {
-		code := r.Errors[0].code()
+		code := r.Code()
 		st.codes[code]++
 		switch {
 		case expectedCodes[code]:
@@ -95,20 +94,26 @@ func (l *loadRun) handle(res *vegeta.Result) {
 	st.ok++
 	switch m.op {
 	case opHold:
-		var o struct {
-			ID     string
-			Status string
+		var d struct {
+			HoldSeats struct {
+				ID     string
+				Status string
+			}
 		}
-		if json.Unmarshal(r.Data["holdSeats"], &o) == nil && o.ID != "" && o.Status == "PENDING_PAYMENT" {
+		o := &d.HoldSeats
+		if json.Unmarshal(r.Data, &d) == nil && o.ID != "" && o.Status == "PENDING_PAYMENT" {
 			l.returnPending(&pendingOrder{id: o.ID, cust: m.cust, show: m.show, seats: m.seats})
 		}
 	case opPay:
-		var o struct {
-			ID     string
-			Status string
-			Seats  []struct{ ID string }
+		var d struct {
+			PayOrder struct {
+				ID     string
+				Status string
+				Seats  []struct{ ID string }
+			}
 		}
-		if json.Unmarshal(r.Data["payOrder"], &o) == nil && o.Status == "PAID" {
+		o := &d.PayOrder
+		if json.Unmarshal(r.Data, &d) == nil && o.Status == "PAID" {
 			p := *m.pend
 			p.seats = p.seats[:0:0]
 			for _, s := range o.Seats {

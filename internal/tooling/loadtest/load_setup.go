@@ -1,61 +1,19 @@
 package loadtest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"sort"
 	"time"
+
+	"seatflow/internal/tooling/gqlclient"
 )
-
-type gqlError struct {
-	Message    string         `json:"message"`
-	Extensions map[string]any `json:"extensions"`
-}
-
-type gqlResponse struct {
-	Data   json.RawMessage `json:"data"`
-	Errors []gqlError      `json:"errors"`
-}
-
-func (e gqlError) code() string {
-	if c, ok := e.Extensions["code"].(string); ok && c != "" {
-		return c
-	}
-	return "NO_CODE"
-}
 
 // call is a plain GraphQL request for setup and the final reconciles (not load traffic).
 func (l *loadRun) call(ctx context.Context, addr, token, query string, vars map[string]any, out any) error {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/query", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var r gqlResponse
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		return fmt.Errorf("HTTP %d: %w", resp.StatusCode, err)
-	}
-	if len(r.Errors) > 0 {
-		return fmt.Errorf("%s: %s", r.Errors[0].code(), r.Errors[0].Message)
-	}
-	if out != nil {
-		return json.Unmarshal(r.Data, out)
-	}
-	return nil
+	return gqlclient.New("http://"+addr, nil).Do(ctx, token, query, vars, out)
 }
 
 // setupCatalog creates the premiere's catalog through the admin API: movies, halls of 200

@@ -1,11 +1,12 @@
 package loadtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"seatflow/internal/tooling/gqlclient"
 )
 
 // Operations of the mix.
@@ -42,9 +43,10 @@ const (
 	qWatch     = `subscription LoadWatch($id: ID!) { seatMap(showtimeId: $id) { kind version seats { seat { id } status } } }`
 )
 
+// gqlBody is the body of one request of the mix, named so the server's logs and metrics
+// tell the operations apart.
 func gqlBody(opName, query string, vars map[string]any) []byte {
-	b, _ := json.Marshal(map[string]any{"operationName": opName, "query": query, "variables": vars})
-	return b
+	return gqlclient.Request{OperationName: opName, Query: query, Variables: vars}.Body()
 }
 
 // staticBody caches the bodies of browsing requests (a handful of distinct ones).

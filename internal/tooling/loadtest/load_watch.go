@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gorilla/websocket"
+	"seatflow/internal/tooling/gqlclient"
 )
 
 // watcher keeps one graphql-transport-ws subscription of a hot showtime's seat map open
@@ -41,107 +41,54 @@ func (l *loadRun) watcher(ctx context.Context, i int) {
 	}
 }
 
-type wsMessage struct {
-	ID      string `json:"id,omitempty"`
-	Type    string `json:"type"`
-	Payload any    `json:"payload,omitempty"`
-}
-
-type wsIncoming struct {
-	Type    string `json:"type"`
-	Payload struct {
-		Data struct {
-			SeatMap struct {
-				Kind    string `json:"kind"`
-				Version int64  `json:"version"`
-			} `json:"seatMap"`
-		} `json:"data"`
-	} `json:"payload"`
+// watchEvent is what the load test reads of a seat-map event: its kind and version.
+type watchEvent struct {
+	Data struct {
+		SeatMap struct {
+			Kind    string `json:"kind"`
+			Version int64  `json:"version"`
+		} `json:"seatMap"`
+	} `json:"data"`
 }
 
 // watchOnce runs one connection; subscribed reports whether it got as far as a subscription.
 func (l *loadRun) watchOnce(ctx context.Context, addr, show string) (subscribed bool, err error) {
-	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second, Subprotocols: []string{"graphql-transport-ws"}}
-	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	conn, _, err := dialer.DialContext(dctx, "ws://"+addr+"/query", nil)
-	cancel()
+	sub, err := gqlclient.Subscribe(ctx, "http://"+addr,
+		gqlclient.Request{OperationName: "LoadWatch", Query: qWatch, Variables: map[string]any{"id": show}},
+		// The server pings every few seconds; a minute of silence means a dead connection.
+		gqlclient.SubscribeOptions{DialTimeout: 10 * time.Second, AckTimeout: 15 * time.Second, ReadTimeout: 60 * time.Second})
 	if err != nil {
 		return false, err
 	}
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-ctx.Done():
-			_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
-			conn.Close()
-		case <-done:
-			conn.Close()
-		}
-	}()
-	if err := conn.WriteJSON(wsMessage{Type: "connection_init", Payload: map[string]any{}}); err != nil {
-		return false, err
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(15 * time.Second))
-	for {
-		var m wsIncoming
-		if err := conn.ReadJSON(&m); err != nil {
-			return false, err
-		}
-		if m.Type == "connection_ack" {
-			break
-		}
-		if m.Type == "ping" {
-			_ = conn.WriteJSON(wsMessage{Type: "pong"})
-		}
-	}
-	if err := conn.WriteJSON(wsMessage{ID: "1", Type: "subscribe", Payload: map[string]any{
-		"operationName": "LoadWatch", "query": qWatch, "variables": map[string]any{"id": show}}}); err != nil {
-		return false, err
-	}
+	defer sub.Close()
 	l.watch.connects.Add(1)
 	l.watch.connected.Add(1)
 	defer l.watch.connected.Add(-1)
 	var last int64 = -1
 	for {
-		// The server pings every few seconds; a minute of silence means a dead connection.
-		_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
-		_, r, err := conn.NextReader()
+		payload, err := sub.Next()
 		if err != nil {
 			return true, err
 		}
-		b, err := io.ReadAll(r)
-		if err != nil {
+		var ev watchEvent
+		if err := json.Unmarshal(payload, &ev); err != nil {
 			return true, err
 		}
-		var m wsIncoming
-		if err := json.Unmarshal(b, &m); err != nil {
-			return true, err
-		}
-		switch m.Type {
-		case "ping":
-			if err := conn.WriteJSON(wsMessage{Type: "pong"}); err != nil {
-				return true, err
+		sm := ev.Data.SeatMap
+		switch sm.Kind {
+		case "SNAPSHOT":
+			l.watch.snapshots.Add(1)
+			last = sm.Version
+		case "DELTA":
+			l.watch.deltas.Add(1)
+			switch {
+			case last < 0:
+			case sm.Version <= last:
+				l.watch.regressions.Add(1)
+			case sm.Version > last+1:
+				l.watch.gaps.Add(1)
 			}
-		case "next":
-			sm := m.Payload.Data.SeatMap
-			switch sm.Kind {
-			case "SNAPSHOT":
-				l.watch.snapshots.Add(1)
-				last = sm.Version
-			case "DELTA":
-				l.watch.deltas.Add(1)
-				switch {
-				case last < 0:
-				case sm.Version <= last:
-					l.watch.regressions.Add(1)
-				case sm.Version > last+1:
-					l.watch.gaps.Add(1)
-				}
-				last = max(last, sm.Version)
-			}
-		case "error", "complete":
-			return true, fmt.Errorf("subscription ended: %s", b)
+			last = max(last, sm.Version)
 		}
 	}
 }
