@@ -158,7 +158,7 @@ func benchCheckIn(ctx context.Context, b *benchEnv, w io.Writer) error {
 		{"`checkIn`, first scan (ADMITTED), as fast as it goes", fmt.Sprintf("%.0f", scan.rps), ms(scan.lat.pct(50)), ms(scan.lat.pct(99)), fmt.Sprintf("%.2f", scan.rps/rows.rps),
 			fmt.Sprintf("≥ %d/s", checkInTargetRate), verdict(scan.rps >= checkInTargetRate), errCell(scan)},
 		{fmt.Sprintf("`checkIn`, first scan, %d/s offered (open loop)", checkInTargetRate), fmt.Sprintf("%d sent", openSent), ms(openLat.pct(50)), ms(openP99), "",
-			fmt.Sprintf("p99 ≤ %s", ms(checkInTargetP99)), verdict(ok), strconv.Itoa(sumErrors(openErrs))},
+			fmt.Sprintf("p99 ≤ %s", ms(checkInTargetP99)), verdict(ok), errCell(catalogRun{errors: sumErrors(openErrs), firstErr: firstError(openErrs)})},
 		{"`checkIn`, a used ticket (ALREADY_CHECKED_IN, no write)", fmt.Sprintf("%.0f", repeat.rps), ms(repeat.lat.pct(50)), ms(repeat.lat.pct(99)), fmt.Sprintf("%.2f", repeat.rps/rows.rps), "", "", errCell(repeat)},
 	})
 	return nil
