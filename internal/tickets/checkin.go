@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -236,4 +237,14 @@ func (s *Service) withTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// sortedIndexes returns the indexes of scans ordered by scan time (stable).
+func sortedIndexes(scans []seatflow.OfflineScan) []int {
+	idx := make([]int, len(scans))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return scans[a].ScannedAt.Compare(scans[b].ScannedAt) })
+	return idx
 }

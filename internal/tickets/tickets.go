@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -174,14 +173,4 @@ func toTicket(r *ent.Ticket, userID string) *seatflow.Ticket {
 		t.CheckInNonce = *r.CheckInNonce
 	}
 	return t
-}
-
-// sortedIndexes returns the indexes of scans ordered by scan time (stable).
-func sortedIndexes(scans []seatflow.OfflineScan) []int {
-	idx := make([]int, len(scans))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return scans[a].ScannedAt.Compare(scans[b].ScannedAt) })
-	return idx
 }
