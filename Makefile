@@ -21,8 +21,11 @@ GEN_STATE = { git status --porcelain --untracked-files=all -- ent graph; git dif
 
 all: build
 
+# The server is built, then exec'd rather than `go run` (which exits 1 when its child ends
+# on a signal): Ctrl-C shuts it down cleanly and make reports no error.
 run:
-	$(GO) run ./server
+	$(GO) build -o $(BIN) ./server
+	exec $(BIN)
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN) ./server

@@ -45,6 +45,13 @@ func ServeCommand(ctx context.Context, args []string, out, _ io.Writer) error {
 		return err
 	}
 	defer a.Close()
+	if cfg.Embedded() {
+		log.Info("embedded mode: SQLite " + cfg.SQLitePath + " and an in-process Redis, which starts empty at every " +
+			"start by design: the seat maps and the holds' expiry queue are built again from the database")
+		if _, err := a.Booking.RequeuePending(ctx); err != nil {
+			return err
+		}
+	}
 	a.Start(ctx)
 	if cfg.Embedded() {
 		if _, err := a.Seeder().Seed(ctx); err != nil {
