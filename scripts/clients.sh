@@ -66,9 +66,8 @@ if [ "$without_system_node" = yes ]; then
 	done
 	[ "$(command -v node)" = "$NODE_BIN/node" ] && [ "$(command -v npm)" = "$NODE_BIN/npm" ] ||
 		die "node is $(command -v node), npm $(command -v npm): want the pinned ones in $NODE_BIN"
-	SEATFLOW_EXPECT_NODE="$(node -p 'process.execPath')"
-	export SEATFLOW_EXPECT_NODE
-	log "the system's Node.js is hidden: node is $SEATFLOW_EXPECT_NODE $(node --version), npm $(npm --version)"
+	expect_node="$(node -p 'process.execPath')"
+	log "the system's Node.js is hidden: node is $expect_node $(node --version), npm $(npm --version)"
 else
 	NODE_BIN="$(bash scripts/node.sh)"
 	export PATH="$NODE_BIN:$PATH"
@@ -167,6 +166,8 @@ done
 log "server ready on $BASE"
 
 export SEATFLOW_URL="$BASE/query"
+# test/node.test.js: the Node.js that must run the suite (only with --without-system-node).
+if [ -n "${expect_node:-}" ]; then export SEATFLOW_EXPECT_NODE="$expect_node"; fi
 export SEATFLOW_BIN="$BIN"
 export SEATFLOW_TEST_ORIGIN="$SEATFLOW_ALLOWED_ORIGINS"
 files=()
