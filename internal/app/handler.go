@@ -62,14 +62,15 @@ func (a *App) API() *httpapi.API {
 }
 
 // Handler is everything the instance serves over HTTP: the API (/query, /healthz,
-// /readyz, /metrics), the GraphiQL playground at / (its files under /playground/) and the
-// live seat-map demo at /demo/.
+// /readyz, /metrics), the GraphiQL playground at / (its files under /playground/, the
+// site's /favicon.ico) and the live seat-map demo at /demo/.
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
 	a.API().Register(mux)
 	// The playground is served from the binary (no CDN): it works offline.
 	mux.Handle("GET /{$}", demo.WithLink(playground.Handler()))
 	mux.Handle("GET /playground/", playground.Handler())
+	mux.Handle("GET /favicon.ico", playground.Handler())
 	var tokens demo.Issuer
 	if a.Config.Embedded() {
 		tokens = a.Auth

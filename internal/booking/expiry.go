@@ -3,12 +3,15 @@ package booking
 import (
 	"context"
 	_ "embed"
+	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
+	"seatflow/ent/order"
+	"seatflow/internal/database"
 	"seatflow/internal/rdb"
 )
 
@@ -101,4 +104,23 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 		}
 	}
 	return expired, nil
+}
+
+// RequeuePending puts every pending order in the delay queue at its expiry, and returns
+// how many. A seat Redis that starts empty (embedded mode's, at every start) has lost the
+// queue, and the worker expires only what the queue holds: without this, a hold that was
+// pending at a restart would wait for the reconciler.
+func (s *Service) RequeuePending(ctx context.Context) (int, error) {
+	pending, err := s.DB.Order.Query().Where(order.StatusEQ(seatflow.OrderPending)).
+		Select(order.FieldID, order.FieldExpiresAt).All(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("pending orders: %w", database.Classify(err))
+	}
+	q := s.queue()
+	for _, o := range pending {
+		if err := q.Add(ctx, o.ID, o.ExpiresAt); err != nil {
+			return 0, err
+		}
+	}
+	return len(pending), nil
 }

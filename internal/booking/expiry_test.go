@@ -129,3 +129,37 @@ func TestExpiryWorker(t *testing.T) {
 		}
 	})
 }
+
+// TestRequeuePending: a seat Redis that lost the expiry queue (embedded mode's starts empty)
+// gets every pending order back at its own expiry, and the worker expires each then; paid
+// and expired orders are not queued.
+func TestRequeuePending(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1, 8, showOpts{allowGaps: true})
+	early := e.mustHold(t, "u1", "k1", e.seat("A", 1))
+	e.clock.Advance(time.Minute)
+	late := e.mustHold(t, "u2", "k2", e.seat("A", 3))
+	paid := e.mustHold(t, "u3", "k3", e.seat("A", 5))
+	if _, err := e.svc.PayOrder(ctx, "u3", paid.ID, "ref"); err != nil {
+		t.Fatal(err)
+	}
+	e.rdb.Del(ctx, e.store.Keys.OrdersExpiry())
+
+	if n, err := e.svc.RequeuePending(ctx); err != nil || n != 2 {
+		t.Fatalf("RequeuePending = %d, %v; want the 2 pending orders", n, err)
+	}
+	e.clock.Advance(booking.DefaultHoldTTL - time.Minute)
+	if n, err := e.svc.ExpireDue(ctx); err != nil || n != 1 {
+		t.Fatalf("ExpireDue at the first hold's expiry = %d, %v; want 1", n, err)
+	}
+	if a, b := e.orderStatus(t, "u1", early.ID), e.orderStatus(t, "u2", late.ID); a != seatflow.OrderExpired || b != seatflow.OrderPending {
+		t.Fatalf("orders = %s, %s; want the early one expired at its time, the late one pending", a, b)
+	}
+	e.clock.Advance(time.Minute)
+	if n, err := e.svc.ExpireDue(ctx); err != nil || n != 1 || e.orderStatus(t, "u2", late.ID) != seatflow.OrderExpired {
+		t.Fatalf("ExpireDue at the second hold's expiry = %d, %v; want the late order expired", n, err)
+	}
+	if got := e.orderStatus(t, "u3", paid.ID); got != seatflow.OrderPaid {
+		t.Errorf("the paid order is %s", got)
+	}
+}

@@ -35,7 +35,8 @@ type Issuer interface {
 
 // Handler serves the demo page under /demo/ and, when tokens is not nil (embedded mode),
 // GET /demo/token: {"token": "..."}, a customer token for a fresh demo user
-// (demo-<random>), so two tabs are two customers. Without tokens /demo/token is 404 and the
+// (demo-<random>), so two tabs are two customers. Without tokens /demo/token is 204 No
+// Content (not a 404, which a browser logs as an error on every load of the page) and the
 // page asks for a token.
 func Handler(tokens Issuer, log *slog.Logger) http.Handler {
 	sub, err := fs.Sub(pageFiles, "page")
@@ -75,7 +76,8 @@ func demoHeaders(w http.ResponseWriter) {
 
 func demoToken(w http.ResponseWriter, r *http.Request, tokens Issuer, log *slog.Logger) {
 	if tokens == nil {
-		http.NotFound(w, r)
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	var b [6]byte

@@ -97,11 +97,11 @@
   }
 
   // demoToken resolves to a token for a fresh demo customer in embedded mode, which hands
-  // them out; elsewhere /demo/token is 404 and it resolves to null.
+  // them out; elsewhere /demo/token is 204 (no token) and it resolves to null.
   async function demoToken() {
     try {
       const res = await fetch('/demo/token', { headers: { Accept: 'application/json' } });
-      if (res.ok) {
+      if (res.status === 200) {
         const body = await res.json();
         if (body.token) return body.token;
       }
