@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"seatflow"
 )
 
 // Storm settings: watchers, how long, the rate of holds on the show, and how often a
@@ -157,7 +159,7 @@ func (b *benchEnv) benchStorm(ctx context.Context, w io.Writer, show benchShow, 
 				r, err := client.do(ctx, holder, benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID,
 					"seatIds": []string{seat}, "idempotencyKey": fmt.Sprintf("storm-%d", i)}})
 				holds.Add(1)
-				if err != nil || (r.Err() != nil && r.Code() != "SEATS_UNAVAILABLE" && r.Code() != "PURCHASE_LIMIT_EXCEEDED") {
+				if err != nil || (r.Err() != nil && r.Code() != seatflow.ESEATSUNAVAILABLE && r.Code() != seatflow.ELIMIT) {
 					holdErrs.Add(1)
 					return
 				}
