@@ -18,11 +18,8 @@ const expiryBatch = 100
 //go:embed lua/claim.lua
 var claimSrc string
 
-// claimScript takes the due orders out of the expiry queue.
-//
-// KEYS[1] expiry queue; ARGV[1] now ms, ARGV[2] the most to claim.
-//
-// Returns the claimed order ids (strings), earliest first.
+// claimScript takes the due orders out of the expiry queue; its KEYS, ARGV and reply
+// are in lua/claim.lua.
 var claimScript = redis.NewScript(claimSrc)
 
 // ExpiryQueue is the delay queue of pending orders (DESIGN.md "sf:orders:expiry"): member
