@@ -3,12 +3,14 @@ package booking
 import (
 	"context"
 	_ "embed"
+	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
+	"seatflow/internal/background"
 	"seatflow/internal/rdb"
 )
 
@@ -41,6 +43,23 @@ func (q *ExpiryQueue) Remove(ctx context.Context, orderID int) error {
 	return rdb.Classify("expiry queue: remove", q.RDB.ZRem(ctx, q.Key, strconv.Itoa(orderID)).Err())
 }
 
+// enqueue puts an order in the expiry queue at its expiry for a caller that goes on
+// whatever happens: a failure is reported (package background), and an order missing
+// from the queue is found by the reconciler's expired-order scan.
+func (s *Service) enqueue(ctx context.Context, orderID int, at time.Time) {
+	if err := s.queue().Add(ctx, orderID, at); err != nil {
+		background.Failed(ctx, s.log(), background.Enqueue, err, "order", orderID)
+	}
+}
+
+// dequeue takes a paid or ended order out of the expiry queue, reporting a failure; a
+// stale entry only costs the worker a look at the order's row.
+func (s *Service) dequeue(ctx context.Context, orderID int) {
+	if err := s.queue().Remove(ctx, orderID); err != nil {
+		background.Failed(ctx, s.log(), background.Dequeue, err, "order", orderID)
+	}
+}
+
 // Claim takes up to n orders due by now out of the queue in one round trip and returns
 // their ids; no other worker gets them.
 func (q *ExpiryQueue) Claim(ctx context.Context, now time.Time, n int) ([]int, error) {
@@ -63,7 +82,9 @@ func (s *Service) RunExpiryWorker(ctx context.Context, interval time.Duration) e
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		_, _ = s.ExpireDue(ctx)
+		if _, err := s.ExpireDue(ctx); err != nil {
+			background.Failed(ctx, s.log(), background.ExpiryPass, err)
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -74,7 +95,7 @@ func (s *Service) RunExpiryWorker(ctx context.Context, interval time.Duration) e
 
 // ExpireDue claims the orders due by now from the delay queue and expires them; it returns
 // how many it expired. An order extended meanwhile goes back at its new expiry; one that
-// failed goes back to be retried a minute later.
+// failed goes back to be retried a minute later (both reported: package background).
 func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	now := s.now()
 	q := s.queue()
@@ -87,13 +108,17 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 		done, err := s.Expire(ctx, id)
 		switch {
 		case err != nil:
-			_ = q.Add(ctx, id, now.Add(time.Minute))
+			background.Failed(ctx, s.log(), background.ExpireOrder, err, "order", id)
+			s.enqueue(ctx, id, now.Add(time.Minute))
 		case done:
 			expired++
 		default:
 			// Extended meanwhile (its Add may have raced the claim): requeue at the new expiry.
-			if o, err := s.DB.Order.Get(ctx, id); err == nil && o.Status == seatflow.OrderPending {
-				_ = q.Add(ctx, id, o.ExpiresAt)
+			o, err := s.DB.Order.Get(ctx, id)
+			if err != nil {
+				background.Failed(ctx, s.log(), background.Enqueue, fmt.Errorf("read the order to requeue: %w", err), "order", id)
+			} else if o.Status == seatflow.OrderPending {
+				s.enqueue(ctx, id, o.ExpiresAt)
 			}
 		}
 	}

@@ -1,16 +1,22 @@
 package booking_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
+	"seatflow/internal/background"
 	"seatflow/internal/booking"
+	"seatflow/internal/tooling/testenv"
 )
 
 // TestExpiry: an unpaid hold expires when its TTL has passed on the clock, not a
@@ -128,4 +134,58 @@ func TestExpiryWorker(t *testing.T) {
 			t.Errorf("RunExpiryWorker returned %v, want %v", err, context.Canceled)
 		}
 	})
+}
+
+// TestExpiryWorkerReportsFailures: a pass that cannot reach Redis is not dropped: it is
+// logged with its task and counted in seatflow_background_errors_total, and the worker
+// keeps trying on every tick.
+func TestExpiryWorkerReportsFailures(t *testing.T) {
+	e := newEnv(t, 1, 4, showOpts{})
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	defer down.Close()
+	var logged syncBuffer
+	svc := *e.svc
+	svc.RDB = down
+	svc.Log = slog.New(slog.NewTextHandler(&logged, nil))
+	failures := func() float64 {
+		return testenv.Counter(t, "seatflow_background_errors_total", "task", background.ExpiryPass)
+	}
+	before := failures()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.RunExpiryWorker(ctx, 10*time.Millisecond) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for failures()-before < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("RunExpiryWorker returned %v, want %v", err, context.Canceled)
+	}
+	if got := failures() - before; got < 3 {
+		t.Fatalf("failed passes counted: %v in 5 s, want at least 3 (one per tick)", got)
+	}
+	if line := logged.String(); !strings.Contains(line, "level=WARN") || !strings.Contains(line, "task="+background.ExpiryPass) ||
+		!strings.Contains(line, "127.0.0.1:1") {
+		t.Errorf("log %q: want a warning naming the task and the unreachable Redis", line)
+	}
+}
+
+// syncBuffer is a bytes.Buffer a logger may write while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
