@@ -1,13 +1,11 @@
 package booking_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -143,7 +141,7 @@ func TestExpiryWorkerReportsFailures(t *testing.T) {
 	e := newEnv(t, 1, 4, showOpts{})
 	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
 	defer down.Close()
-	var logged syncBuffer
+	var logged testenv.SyncBuffer
 	svc := *e.svc
 	svc.RDB = down
 	svc.Log = slog.New(slog.NewTextHandler(&logged, nil))
@@ -170,22 +168,4 @@ func TestExpiryWorkerReportsFailures(t *testing.T) {
 		!strings.Contains(line, "127.0.0.1:1") {
 		t.Errorf("log %q: want a warning naming the task and the unreachable Redis", line)
 	}
-}
-
-// syncBuffer is a bytes.Buffer a logger may write while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
