@@ -121,8 +121,8 @@ func (s *Store) Exists(ctx context.Context, showID int) (bool, error) {
 }
 
 // Hold takes all the requested seats for req.Token or none. It fails with
-// SEATS_UNAVAILABLE (Extensions["seatIds"] lists the taken ones as API ids), PURCHASE_LIMIT_EXCEEDED,
-// SEAT_GAP, or BAD_USER_INPUT for a seat not in the hall.
+// SEATS_UNAVAILABLE or SEAT_GAP (Extensions["seatIds"] names the taken or the stranded
+// seats, as API ids), PURCHASE_LIMIT_EXCEEDED, or BAD_USER_INPUT for a seat not in the hall.
 func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 	if len(req.SeatIDs) == 0 || len(req.SeatIDs) != len(uniq(req.SeatIDs)) {
 		return seatflow.Errorf(seatflow.EINVALID, "choose one or more distinct seats")
@@ -165,7 +165,7 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 }
 
 // seatsError is a refusal because of the seats ids; extensions.seatIds names them to the
-// client, as the API's ids (nodeid), so the error presenter passes it as it is.
+// client as the API's ids (nodeid), so the error presenter passes them as they are.
 func seatsError(code string, ids []int, format string, args ...any) *seatflow.Error {
 	api := make([]string, len(ids))
 	for i, id := range ids {
