@@ -12,6 +12,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
+
+	"seatflow/internal/tooling/testenv"
 )
 
 // binary is the seatflow binary built from this tree by TestMain, as make run builds it.
@@ -32,13 +36,20 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	// No goroutine may outlive the tests: the serve command runs the whole instance (HTTP
+	// server, background work, embedded stores) until its context ends. Nothing is
+	// ignored: the tests stop it and close its connections.
+	if err := goleak.Find(); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "goleak:", err)
+		code = 1
+	}
 	os.Exit(code)
 }
 
 // process is the binary running as a child, its output kept.
 type process struct {
 	cmd            *exec.Cmd
-	stdout, stderr *syncBuffer
+	stdout, stderr *testenv.SyncBuffer
 	done           chan struct{}
 }
 
@@ -57,7 +68,7 @@ func embeddedProcessEnv(extra ...string) []string {
 // start runs cmd (its environment and directory set by the caller) and returns at once.
 func start(t *testing.T, cmd *exec.Cmd) *process {
 	t.Helper()
-	p := &process{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &process{cmd: cmd, stdout: &testenv.SyncBuffer{}, stderr: &testenv.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

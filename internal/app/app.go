@@ -19,6 +19,7 @@ import (
 
 	"seatflow/ent"
 	"seatflow/internal/auth"
+	"seatflow/internal/background"
 	"seatflow/internal/booking"
 	"seatflow/internal/cache"
 	"seatflow/internal/catalog"
@@ -167,8 +168,11 @@ func (a *App) Start(ctx context.Context) {
 	}
 	run(a.Cache.Run)
 	run(func(ctx context.Context) { a.Outbox.RunRelay(ctx, 10*time.Second) })
-	run(func(ctx context.Context) { _ = a.Booking.RunExpiryWorker(ctx, time.Second) })
-	run(func(ctx context.Context) { _ = a.Live.Run(ctx) })
+	// An end before ctx's is reported: nothing restarts them.
+	run(func(ctx context.Context) {
+		background.Stopped(ctx, a.Log, background.ExpiryWorker, a.Booking.RunExpiryWorker(ctx, time.Second))
+	})
+	run(func(ctx context.Context) { background.Stopped(ctx, a.Log, background.LiveHub, a.Live.Run(ctx)) })
 	if a.Config.ReconcileEvery > 0 {
 		run(func(ctx context.Context) { a.Rec.Run(ctx, a.Config.ReconcileEvery) })
 	}

@@ -169,9 +169,14 @@ func durationBetween(least, most time.Duration) check {
 	})
 }
 
-func intAtLeast(least int) check {
+// intAtLeast is an integer setting (int or int64) of least or more.
+func intAtLeast(least int64) check {
 	return func(v any) error {
-		if v.(int) < least {
+		n, ok := v.(int64)
+		if !ok {
+			n = int64(v.(int))
+		}
+		if n < least {
 			return fmt.Errorf("want at least %d", least)
 		}
 		return nil

@@ -11,11 +11,15 @@ import (
 	"seatflow"
 	"seatflow/internal/booking"
 	"seatflow/internal/database"
+	"seatflow/internal/httpapi"
 )
 
 // Config is the server's configuration: SEATFLOW_* environment variables, each
 // overridable by the flag of the same name in lower case (SEATFLOW_HOLD_TTL → -hold-ttl).
 type Config struct {
+	// Settings are the API's limits and switches, filled by their flags directly.
+	httpapi.Settings
+
 	Addr            string
 	MySQLDSN        string
 	RedisURL        string
@@ -27,41 +31,25 @@ type Config struct {
 	HoldTTL         time.Duration
 	LateWindow      time.Duration
 	AllowedOrigins  string
-	Introspection   bool
-	ComplexityLimit int
 	LogLevel        string
 	Timezone        string
 	LocalCacheBytes int
 	CacheEnabled    bool
 	// ResponseCacheBytes bounds the rendered responses of catalog-only queries (0 = off).
 	ResponseCacheBytes int
-	// WSCompression negotiates permessage-deflate on websockets.
-	WSCompression bool
 	// SeatMapMemo keeps rendered seat maps per showtime version (off: every read renders).
 	SeatMapMemo    bool
-	LoaderWait     time.Duration
 	ReconcileEvery time.Duration
-	MaxDepth       int
 	MySQLMaxConns  int
 	HoldsPerMinute int
 	// OrderChangesPerMinute limits payOrder, cancelOrder and extendHold per user.
 	OrderChangesPerMinute int
-	MaxTokens             int
-	MaxBodyBytes          int64
-	WriteTimeout          time.Duration
-	// RequestTimeout is the deadline of a plain request's work (0 = none).
-	RequestTimeout time.Duration
 
-	// Abuse limits (docs: Production checklist).
-	CostBudget, CostRestore                  int // points per client: at once, back per second (0 = off)
-	MaxFields, MaxAliases                    int
-	MaxErrors, MaxResponseBytes, MaxURLBytes int
-	MaxInflightCost                          int
-	MaxPersistedBytes                        int
-	PersistedOnly                            bool
-	PersistedQueries                         string // manifest file
-	TrustedProxies                           string
-	WSMaxConns, WSMaxConnsPerClient          int
+	// Abuse limits (docs: Production checklist), besides those of Settings.
+	CostBudget, CostRestore         int    // points per client: at once, back per second (0 = off)
+	PersistedQueries                string // manifest file
+	TrustedProxies                  string
+	WSMaxConns, WSMaxConnsPerClient int
 	// CacheRedisURL is the Redis of the catalog caches, persisted queries and cost
 	// budgets (evictable); empty: the seat Redis.
 	CacheRedisURL string
@@ -116,6 +104,9 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	num := func(p *int, key string, def int, usage string) {
 		fs.IntVar(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
 	}
+	num64 := func(p *int64, key string, def int64, usage string) {
+		fs.Int64Var(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
+	}
 	boolean := func(p *bool, key string, def bool, usage string) {
 		fs.BoolVar(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
 	}
@@ -127,7 +118,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.RedisPrefix, "REDIS_PREFIX", "sf", "prefix of every Redis key")
 	str(&c.SQLitePath, "SQLITE_PATH", "seatflow.db", "SQLite file of embedded mode")
 	str(&c.JWTSecret, "JWT_SECRET", "", "HS256 secret of bearer tokens (required outside embedded mode)")
-	dur(&c.HoldTTL, "HOLD_TTL", 15*time.Minute, "how long held seats wait for payment")
+	dur(&c.HoldTTL, "HOLD_TTL", booking.DefaultHoldTTL, "how long held seats wait for payment")
 	dur(&c.LateWindow, "LATE_PAYMENT_WINDOW", booking.DefaultLateWindow, "how long after a hold expired its payment may still take the seats (later: refunded)")
 	str(&c.AllowedOrigins, "ALLOWED_ORIGINS", "", "comma-separated browser origins allowed (CORS, websocket); empty = same origin only, * in embedded mode")
 	boolean(&c.Introspection, "INTROSPECTION", true, "allow GraphQL introspection")
@@ -153,7 +144,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	num(&c.LocalCacheBytes, "LOCAL_CACHE_BYTES", 32<<20, "size of the in-process catalog cache")
 	boolean(&c.CacheEnabled, "CACHE", true, "serve the catalog through the two-level cache")
 	num(&c.ResponseCacheBytes, "RESPONSE_CACHE_BYTES", 16<<20, "size of the in-process cache of catalog-only query responses (0 = off; needs the catalog cache)")
-	boolean(&c.WSCompression, "WS_COMPRESSION", false, "negotiate permessage-deflate on websockets (less bandwidth, more CPU and memory per message)")
+	boolean(&c.WebsocketCompression, "WS_COMPRESSION", false, "negotiate permessage-deflate on websockets (less bandwidth, more CPU and memory per message)")
 	boolean(&c.SeatMapMemo, "SEAT_MAP_MEMO", true, "reuse a rendered seat map while its version is current (false: render every read; for measurements)")
 	dur(&c.LoaderWait, "LOADER_WAIT", 2*time.Millisecond, "dataloader batch window")
 	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")
@@ -162,8 +153,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	num(&c.MySQLMaxConns, "MYSQL_MAX_CONNS", database.DefaultMaxConns, "MySQL connections per instance (instances × this must stay under max_connections)")
 	num(&c.MaxDepth, "MAX_DEPTH", 12, "maximum nesting depth of a query")
 	num(&c.MaxTokens, "MAX_TOKENS", 5000, "maximum tokens the parser reads of one document")
-	maxBody := 0
-	num(&maxBody, "MAX_BODY_BYTES", 256<<10, "maximum request body size")
+	num64(&c.MaxBodyBytes, "MAX_BODY_BYTES", 256<<10, "maximum request body size")
 	dur(&c.WriteTimeout, "WRITE_TIMEOUT", 30*time.Second, "time to write a response (not websockets)")
 	dur(&c.RequestTimeout, "REQUEST_TIMEOUT", 10*time.Second, "deadline of a request's work (not websockets): a store silent until then makes it SERVICE_UNAVAILABLE (0 = none)")
 	str(&c.PaymentProvider, "PAYMENT_PROVIDER", "", "stripe (real payments, confirmed by Stripe's webhook) or test (payOrder confirms at once: never in production); embedded mode defaults to test")
@@ -174,7 +164,6 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	if err != nil {
 		return nil, nil, err
 	}
-	c.MaxBodyBytes = int64(maxBody)
 	if c.Embedded() && c.JWTSecret == "" {
 		c.JWTSecret = embeddedSecret
 	}

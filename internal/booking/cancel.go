@@ -10,6 +10,7 @@ import (
 	"seatflow/ent/order"
 	"seatflow/ent/predicate"
 	"seatflow/ent/seatoccupancy"
+	"seatflow/internal/background"
 	"seatflow/internal/database"
 )
 
@@ -113,8 +114,19 @@ func deleteOccupancy(ctx context.Context, tx *ent.Tx, orderID int) error {
 func (s *Service) releaseEnded(ctx context.Context, o *ent.Order) {
 	ctx, cancel := detach(ctx)
 	defer cancel()
-	if ids, err := s.seatIDs(ctx, o.ID); err == nil {
-		_, _ = s.Seats.Release(ctx, o.ShowtimeID, o.HoldToken, o.UserID, ids)
+	if ids, err := s.seatIDs(ctx, o.ID); err != nil {
+		background.Failed(ctx, s.Log, background.ReleaseSeats, err, "order", o.ID)
+	} else {
+		s.release(ctx, o.ShowtimeID, o.HoldToken, o.UserID, ids)
 	}
-	_ = s.queue().Remove(ctx, o.ID)
+	s.dequeue(ctx, o.ID)
+}
+
+// release frees the seats of token for a caller that goes on whatever happens (a failed
+// hold, an ended order), reporting a failure: the reconciler's orphan-hold repair frees
+// what is left.
+func (s *Service) release(ctx context.Context, showID int, token, userID string, seatIDs []int) {
+	if _, err := s.Seats.Release(ctx, showID, token, userID, seatIDs); err != nil {
+		background.Failed(ctx, s.Log, background.ReleaseSeats, err, "showtime", showID, "user", userID)
+	}
 }

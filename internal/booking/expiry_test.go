@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
+	"seatflow/internal/background"
 	"seatflow/internal/booking"
+	"seatflow/internal/tooling/testenv"
 )
 
 // TestExpiry: an unpaid hold expires when its TTL has passed on the clock, not a
@@ -161,5 +165,41 @@ func TestRequeuePending(t *testing.T) {
 	}
 	if got := e.orderStatus(t, "u3", paid.ID); got != seatflow.OrderPaid {
 		t.Errorf("the paid order is %s", got)
+	}
+}
+
+// TestExpiryWorkerReportsFailures: a pass that cannot reach Redis is not dropped: it is
+// logged with its task and counted in seatflow_background_errors_total, and the worker
+// keeps trying on every tick.
+func TestExpiryWorkerReportsFailures(t *testing.T) {
+	e := newEnv(t, 1, 4, showOpts{})
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	defer down.Close()
+	var logged testenv.SyncBuffer
+	svc := *e.svc
+	svc.RDB = down
+	svc.Log = slog.New(slog.NewTextHandler(&logged, nil))
+	failures := func() float64 {
+		return testenv.Counter(t, "seatflow_background_errors_total", "task", background.ExpiryPass)
+	}
+	before := failures()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.RunExpiryWorker(ctx, 10*time.Millisecond) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for failures()-before < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("RunExpiryWorker returned %v, want %v", err, context.Canceled)
+	}
+	if got := failures() - before; got < 3 {
+		t.Fatalf("failed passes counted: %v in 5 s, want at least 3 (one per tick)", got)
+	}
+	if line := logged.String(); !strings.Contains(line, "level=WARN") || !strings.Contains(line, "task="+background.ExpiryPass) ||
+		!strings.Contains(line, "127.0.0.1:1") {
+		t.Errorf("log %q: want a warning naming the task and the unreachable Redis", line)
 	}
 }

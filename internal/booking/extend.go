@@ -43,7 +43,7 @@ func (s *Service) ExtendHold(ctx context.Context, userID string, orderID int) (*
 		}
 		return nil, errChangedMeanwhile()
 	}
-	_ = s.queue().Add(ctx, o.ID, exp)
+	s.enqueue(ctx, o.ID, exp)
 	return s.reload(ctx, o.ID)
 }
 

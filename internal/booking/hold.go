@@ -84,8 +84,7 @@ func (s *Service) HoldSeats(ctx context.Context, userID string, in HoldSeatsInpu
 		}
 		return nil, err
 	}
-	// A lost enqueue is caught by the reconciler's expired-order scan.
-	_ = s.queue().Add(cleanup, o.ID, *o.ExpiresAt)
+	s.enqueue(cleanup, o.ID, *o.ExpiresAt)
 	s.remember(cleanup, userID, in.IdempotencyKey, o.ID)
 	return o, nil
 }
@@ -162,7 +161,7 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 		// Give the seats back at once, even if the request was cancelled or its deadline
 		// passed meanwhile.
 		rctx, cancel := cleanupContext(ctx)
-		_, _ = s.Seats.Release(rctx, st.ID, token, userID, in.SeatIDs)
+		s.release(rctx, st.ID, token, userID, in.SeatIDs)
 		cancel()
 		if ent.IsConstraintError(err) { // the same key committed by a request whose marker expired
 			if o, _ := s.byIdempotencyKey(ctx, userID, in.IdempotencyKey); o != nil {

@@ -11,6 +11,7 @@ import (
 	"seatflow"
 	"seatflow/ent"
 	"seatflow/ent/order"
+	"seatflow/internal/background"
 	"seatflow/internal/database"
 	"seatflow/internal/seats"
 )
@@ -177,8 +178,13 @@ func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow
 func (s *Service) afterPaid(ctx context.Context, orderID, showID int, token string, seatIDs []int) (*seatflow.Order, error) {
 	ctx, cancel := detach(ctx) // the payment is committed: finish whatever the client does
 	defer cancel()
-	_, _ = s.Seats.Confirm(ctx, showID, token, seatIDs)
-	_ = s.queue().Remove(ctx, orderID)
+	if n, err := s.Seats.Confirm(ctx, showID, token, seatIDs); err != nil {
+		background.Failed(ctx, s.Log, background.ConfirmSeats, err, "order", orderID)
+	} else if n < len(seatIDs) {
+		background.Failed(ctx, s.Log, background.ConfirmSeats,
+			fmt.Errorf("%d of the paid order's %d seats are sold to it in Redis", n, len(seatIDs)), "order", orderID)
+	}
+	s.dequeue(ctx, orderID)
 	return s.reload(ctx, orderID)
 }
 
@@ -252,7 +258,7 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 	})
 	if err != nil {
 		if held {
-			_, _ = s.Seats.Release(ctx, o.ShowtimeID, token, o.UserID, seatIDs)
+			s.release(ctx, o.ShowtimeID, token, o.UserID, seatIDs)
 		}
 		switch {
 		case errors.Is(err, errSeatsGone), ent.IsConstraintError(err): // MySQL has another active order on a seat

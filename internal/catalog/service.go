@@ -12,6 +12,7 @@ import (
 	"seatflow/ent/predicate"
 	"seatflow/internal/coalesce"
 	"seatflow/internal/database"
+	"seatflow/internal/keys"
 )
 
 // ByteCache is the two-level catalog cache (package cache): values are JSON bytes, a nil
@@ -126,11 +127,11 @@ func (s *Service) setStatus(ctx context.Context, id int, to seatflow.ShowtimeSta
 		if n == 0 {
 			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d changed meanwhile; try again", id)
 		}
-		keys := []string{showtimeKey(id)}
+		drop := []string{keys.Showtime(id)}
 		if leavesLists {
-			keys = append(keys, dayKey(s.dayOf(st.StartsAt)), movieShowsKey(st.MovieID))
+			drop = append(drop, keys.ShowtimesOn(s.dayOf(st.StartsAt)), keys.ShowtimesOf(st.MovieID))
 		}
-		return keys, nil
+		return drop, nil
 	})
 	if err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ import (
 
 // GraphQL is the gqlgen server with its transports and extensions set explicitly.
 func (a *API) GraphQL() *handler.Server {
-	schema := graph.NewExecutableSchema(graph.Config{Resolvers: a.Resolver})
+	schema := graph.NewServedSchema(a.Resolver)
 	srv := handler.New(schema)
 	srv.AddTransport(wstransport.New(wstransport.Config{
 		AllowedOrigins: a.AllowedOrigins,

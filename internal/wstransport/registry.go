@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"seatflow"
 )
 
 // Defaults of a Registry's work.
@@ -68,9 +70,9 @@ type refusal struct {
 }
 
 var (
-	refusedShuttingDown = &refusal{http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "the server is shutting down"}
-	refusedInstanceCap  = &refusal{http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "the server has as many live connections as it takes; try again in a moment"}
-	refusedClientCap    = &refusal{http.StatusTooManyRequests, "RATE_LIMITED", "too many live connections from this client; close one first"}
+	refusedShuttingDown = &refusal{http.StatusServiceUnavailable, seatflow.EUNAVAILABLE, "the server is shutting down"}
+	refusedInstanceCap  = &refusal{http.StatusServiceUnavailable, seatflow.EUNAVAILABLE, "the server has as many live connections as it takes; try again in a moment"}
+	refusedClientCap    = &refusal{http.StatusTooManyRequests, seatflow.ERATELIMITED, "too many live connections from this client; close one first"}
 )
 
 // write answers the refused request: JSON with the error's code, Retry-After when a

@@ -23,6 +23,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/gorilla/websocket"
 
+	"seatflow"
 	"seatflow/internal/live"
 )
 
@@ -152,7 +153,7 @@ func New(cfg Config) *Transport {
 func refuseHandshake(w http.ResponseWriter, _ *http.Request, status int, reason error) {
 	code := "BAD_REQUEST"
 	if status == http.StatusForbidden {
-		code = "FORBIDDEN"
+		code = seatflow.EFORBIDDEN
 	}
 	(&refusal{status: status, code: code, message: "websocket handshake refused: " + reason.Error()}).write(w)
 }
