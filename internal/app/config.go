@@ -12,6 +12,7 @@ import (
 	"seatflow/internal/booking"
 	"seatflow/internal/database"
 	"seatflow/internal/httpapi"
+	"seatflow/internal/wstransport"
 )
 
 // Config is the server's configuration: SEATFLOW_* environment variables, each
@@ -63,6 +64,9 @@ type Config struct {
 	PersistedQueries                         string // manifest file
 	TrustedProxies                           string
 	WSMaxConns, WSMaxConnsPerClient          int
+	// WSMaxOperations caps the operations in flight on one websocket; WSMaxQueuedBytes
+	// bounds the bytes waiting to be sent on one.
+	WSMaxOperations, WSMaxQueuedBytes int
 	// CacheRedisURL is the Redis of the catalog caches, persisted queries and cost
 	// budgets (evictable); empty: the seat Redis.
 	CacheRedisURL string
@@ -78,6 +82,10 @@ type Config struct {
 	// takesPayments: the command takes or refunds payments, so it needs a provider.
 	takesPayments bool
 }
+
+// minWSQueuedBytes is the least SEATFLOW_WS_MAX_QUEUED_BYTES: a pong answering the
+// largest message a client may send (64 KiB) must fit.
+const minWSQueuedBytes = 64 << 10
 
 // embeddedSecret signs tokens in embedded mode, so the printed demo tokens survive a
 // restart. Real mode refuses to start without its own secret.
@@ -147,6 +155,8 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.TrustedProxies, "TRUSTED_PROXIES", "", "comma-separated proxy networks whose X-Forwarded-For is believed (e.g. 10.0.0.0/8)")
 	num(&c.WSMaxConns, "WS_MAX_CONNS", 50000, "most open websockets of the instance (0 = no cap)")
 	num(&c.WSMaxConnsPerClient, "WS_MAX_CONNS_PER_CLIENT", 100, "most open websockets of one client address (0 = no cap)")
+	num(&c.WSMaxOperations, "WS_MAX_OPERATIONS", wstransport.DefaultMaxOperations, "most operations (queries, mutations, subscriptions) in flight on one websocket; one more is refused RATE_LIMITED")
+	num(&c.WSMaxQueuedBytes, "WS_MAX_QUEUED_BYTES", wstransport.DefaultMaxQueuedBytes, "most bytes waiting to be sent on one websocket (answers, events, keep-alives, pongs); past it the client is not reading and is closed with 1008")
 	str(&c.CacheRedisURL, "CACHE_REDIS_URL", "", "Redis of the catalog caches, persisted queries and cost budgets (may evict); empty = the seat Redis")
 	str(&c.MetricsAddr, "METRICS_ADDR", "", "serve /metrics on this address instead of the API's")
 	str(&c.LogLevel, "LOG_LEVEL", "info", "debug, info, warn or error")
@@ -193,6 +203,10 @@ func (c *Config) validate() error {
 		return errors.New("SEATFLOW_JWT_SECRET must be at least 16 bytes outside embedded mode")
 	case c.HoldTTL < time.Minute:
 		return errors.New("SEATFLOW_HOLD_TTL must be at least 1m")
+	case c.WSMaxOperations < 1:
+		return errors.New("SEATFLOW_WS_MAX_OPERATIONS must be at least 1: a websocket must be able to run an operation")
+	case c.WSMaxQueuedBytes < minWSQueuedBytes:
+		return fmt.Errorf("SEATFLOW_WS_MAX_QUEUED_BYTES must be at least %d (64 KiB: the answer to the largest ping a client may send)", minWSQueuedBytes)
 	case c.CostBudget > 0 && c.CostBudget < c.ComplexityLimit:
 		return errors.New("SEATFLOW_COST_BUDGET must be at least SEATFLOW_COMPLEXITY_LIMIT (or 0, no budget): a query within the limit must be affordable")
 	case c.CostBudget > 0 && c.CostRestore <= 0:
