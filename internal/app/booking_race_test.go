@@ -16,19 +16,13 @@ func TestExtendHoldRacingCancel(t *testing.T) {
 	b := a.siblingWith("-order-changes-per-minute", "0")
 	hall := a.createHall("Race", 5, 10)
 	show := a.createShowtime(a.createMovie("Heat", 170), hall, testNow.Add(30*time.Hour))
-	a.must(a.admin, `mutation($id: ID!) { openSales(showtimeId: $id) { status } }`, map[string]any{"id": show}, nil)
-	var out struct {
-		Showtime struct {
-			Hall struct{ Seats []struct{ ID string } }
-		}
-	}
-	a.must("", `query($id: ID!) { showtime(id: $id) { hall { seats { id } } } }`, map[string]any{"id": show}, &out)
+	seats := a.openSales(show)
 
 	const tries = 50
 	extended, refused := 0, 0
 	for i := range tries {
 		user := a.token(fmt.Sprintf("racer-%d", i), "customer")
-		o := a.hold(user, show, []string{out.Showtime.Hall.Seats[0].ID}, "race") // each try cancels it
+		o := a.hold(user, show, []string{seats[0]}, "race") // each try cancels it
 		vars := map[string]any{"id": o.ID}
 		a.clock.Advance(time.Minute) // an extension that moves the expiry
 		b.clock.Advance(time.Minute)

@@ -18,16 +18,18 @@ import (
 // Config is the server's configuration: SEATFLOW_* environment variables, each
 // overridable by the flag of the same name in lower case (SEATFLOW_HOLD_TTL → -hold-ttl).
 type Config struct {
-	Addr            string
-	MySQLDSN        string
-	RedisURL        string
-	DebugAddr       string
-	RedisCluster    string
-	RedisPrefix     string
-	SQLitePath      string
-	JWTSecret       string
-	HoldTTL         time.Duration
-	LateWindow      time.Duration
+	Addr         string
+	MySQLDSN     string
+	RedisURL     string
+	DebugAddr    string
+	RedisCluster string
+	RedisPrefix  string
+	SQLitePath   string
+	JWTSecret    string
+	HoldTTL      time.Duration
+	LateWindow   time.Duration
+	// SalesCloseAfter is how long after its start a showtime's sales close by themselves.
+	SalesCloseAfter time.Duration
 	AllowedOrigins  string
 	Introspection   bool
 	ComplexityLimit int
@@ -138,6 +140,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.JWTSecret, "JWT_SECRET", "", "HS256 secret of bearer tokens (required outside embedded mode)")
 	dur(&c.HoldTTL, "HOLD_TTL", 15*time.Minute, "how long held seats wait for payment")
 	dur(&c.LateWindow, "LATE_PAYMENT_WINDOW", booking.DefaultLateWindow, "how long after a hold expired its payment may still take the seats (later: refunded)")
+	dur(&c.SalesCloseAfter, "SALES_CLOSE_AFTER", seatflow.DefaultSalesCloseAfter, "how long after its start a showtime's sales close by themselves: no hold after it, a payment is refunded, pending orders expire")
 	str(&c.AllowedOrigins, "ALLOWED_ORIGINS", "", "comma-separated browser origins allowed (CORS, websocket); empty = same origin only, * in embedded mode")
 	boolean(&c.Introspection, "INTROSPECTION", true, "allow GraphQL introspection")
 	num(&c.ComplexityLimit, "COMPLEXITY_LIMIT", 20000, "maximum cost of one query in points (an object 1, a list its size times an element)")
@@ -203,6 +206,8 @@ func (c *Config) validate() error {
 		return errors.New("SEATFLOW_JWT_SECRET must be at least 16 bytes outside embedded mode")
 	case c.HoldTTL < time.Minute:
 		return errors.New("SEATFLOW_HOLD_TTL must be at least 1m")
+	case c.SalesCloseAfter < time.Minute || c.SalesCloseAfter > 24*time.Hour:
+		return errors.New("SEATFLOW_SALES_CLOSE_AFTER must be between 1m and 24h: how long after its start a showtime's sales close")
 	case c.WSMaxOperations < 1:
 		return errors.New("SEATFLOW_WS_MAX_OPERATIONS must be at least 1: a websocket must be able to run an operation")
 	case c.WSMaxQueuedBytes < minWSQueuedBytes:

@@ -57,6 +57,10 @@ type Service struct {
 	// LateWindow is how long after its expiry an order's payment may still take its seats;
 	// DefaultLateWindow when zero. A later payment is refunded.
 	LateWindow time.Duration
+	// SalesCloseAfter is how long after its start a showtime's sales close by themselves
+	// (Showtime.SalesEnded); seatflow.DefaultSalesCloseAfter when zero. Then no hold is
+	// made, and a payment is refunded instead of taking the seats.
+	SalesCloseAfter time.Duration
 	// Limiter, HoldRate and OrderRate limit holds and order changes (pay, cancel, extend)
 	// per user; no limit when unset.
 	Limiter   *redis_rate.Limiter
@@ -76,6 +80,22 @@ func (s *Service) lateWindow() time.Duration {
 		return s.LateWindow
 	}
 	return DefaultLateWindow
+}
+
+func (s *Service) salesCloseAfter() time.Duration {
+	if s.SalesCloseAfter > 0 {
+		return s.SalesCloseAfter
+	}
+	return seatflow.DefaultSalesCloseAfter
+}
+
+// salesClosed is NOT_ON_SALE when st's sales have closed by themselves, nil before.
+func (s *Service) salesClosed(st *seatflow.Showtime) error {
+	if !st.SalesEnded(s.now(), s.salesCloseAfter()) {
+		return nil
+	}
+	return seatflow.Errorf(seatflow.ENOTONSALE, "this showtime's sales closed at %s, %s after it started",
+		st.SalesCloseAt(s.salesCloseAfter()).UTC().Format(time.RFC3339), s.salesCloseAfter())
 }
 
 func (s *Service) now() time.Time {
