@@ -57,6 +57,9 @@ var settingChecks = map[string]check{
 		return nil
 	}),
 	"HOLD_TTL":            durationAtLeast(time.Minute),
+	"SALES_CLOSE_AFTER":   durationBetween(time.Minute, 24*time.Hour),
+	"WS_MAX_OPERATIONS":   intAtLeast(1),
+	"WS_MAX_QUEUED_BYTES": intAtLeast(minWSQueuedBytes),
 	"LATE_PAYMENT_WINDOW": durationAtLeast(0),
 	"ALLOWED_ORIGINS": optional(func(s string) error {
 		for _, o := range strings.Split(s, ",") {

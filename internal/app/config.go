@@ -12,6 +12,7 @@ import (
 	"seatflow/internal/booking"
 	"seatflow/internal/database"
 	"seatflow/internal/httpapi"
+	"seatflow/internal/wstransport"
 )
 
 // Config is the server's configuration: SEATFLOW_* environment variables, each
@@ -20,16 +21,18 @@ type Config struct {
 	// Settings are the API's limits and switches, filled by their flags directly.
 	httpapi.Settings
 
-	Addr            string
-	MySQLDSN        string
-	RedisURL        string
-	DebugAddr       string
-	RedisCluster    string
-	RedisPrefix     string
-	SQLitePath      string
-	JWTSecret       string
-	HoldTTL         time.Duration
-	LateWindow      time.Duration
+	Addr         string
+	MySQLDSN     string
+	RedisURL     string
+	DebugAddr    string
+	RedisCluster string
+	RedisPrefix  string
+	SQLitePath   string
+	JWTSecret    string
+	HoldTTL      time.Duration
+	LateWindow   time.Duration
+	// SalesCloseAfter is how long after its start a showtime's sales close by themselves.
+	SalesCloseAfter time.Duration
 	AllowedOrigins  string
 	LogLevel        string
 	Timezone        string
@@ -65,6 +68,10 @@ type Config struct {
 	// takesPayments: the command takes or refunds payments, so it needs a provider.
 	takesPayments bool
 }
+
+// minWSQueuedBytes is the least SEATFLOW_WS_MAX_QUEUED_BYTES: a pong answering the
+// largest message a client may send (64 KiB) must fit.
+const minWSQueuedBytes = 64 << 10
 
 // embeddedSecret signs tokens in embedded mode, so the printed demo tokens survive a
 // restart. Real mode refuses to start without its own secret.
@@ -120,6 +127,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.JWTSecret, "JWT_SECRET", "", "HS256 secret of bearer tokens (required outside embedded mode)")
 	dur(&c.HoldTTL, "HOLD_TTL", booking.DefaultHoldTTL, "how long held seats wait for payment")
 	dur(&c.LateWindow, "LATE_PAYMENT_WINDOW", booking.DefaultLateWindow, "how long after a hold expired its payment may still take the seats (later: refunded)")
+	dur(&c.SalesCloseAfter, "SALES_CLOSE_AFTER", seatflow.DefaultSalesCloseAfter, "how long after its start a showtime's sales close by themselves: no hold after it, a payment is refunded, pending orders expire")
 	str(&c.AllowedOrigins, "ALLOWED_ORIGINS", "", "comma-separated browser origins allowed (CORS, websocket); empty = same origin only, * in embedded mode")
 	boolean(&c.Introspection, "INTROSPECTION", true, "allow GraphQL introspection")
 	num(&c.ComplexityLimit, "COMPLEXITY_LIMIT", 20000, "maximum cost of one query in points (an object 1, a list its size times an element)")
@@ -137,6 +145,8 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.TrustedProxies, "TRUSTED_PROXIES", "", "comma-separated proxy networks whose X-Forwarded-For is believed (e.g. 10.0.0.0/8)")
 	num(&c.WSMaxConns, "WS_MAX_CONNS", 50000, "most open websockets of the instance (0 = no cap)")
 	num(&c.WSMaxConnsPerClient, "WS_MAX_CONNS_PER_CLIENT", 100, "most open websockets of one client address (0 = no cap)")
+	num(&c.WebsocketMaxOperations, "WS_MAX_OPERATIONS", wstransport.DefaultMaxOperations, "most operations (queries, mutations, subscriptions) in flight on one websocket; one more is refused RATE_LIMITED")
+	num(&c.WebsocketMaxQueuedBytes, "WS_MAX_QUEUED_BYTES", wstransport.DefaultMaxQueuedBytes, "most bytes waiting to be sent on one websocket (answers, events, keep-alives, pongs); past it the client is not reading and is closed with 1008")
 	str(&c.CacheRedisURL, "CACHE_REDIS_URL", "", "Redis of the catalog caches, persisted queries and cost budgets (may evict); empty = the seat Redis")
 	str(&c.MetricsAddr, "METRICS_ADDR", "", "serve /metrics on this address instead of the API's")
 	str(&c.LogLevel, "LOG_LEVEL", "info", "debug, info, warn or error")

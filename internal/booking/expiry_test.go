@@ -23,7 +23,7 @@ import (
 // is moved by hand and ExpireDue called directly (TestExpiryWorker covers the worker).
 func TestExpiry(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, 1, 8, showOpts{})
+	e := newEnv(t, 1, 8, showOpts{startsIn: 3 * time.Hour}) // on sale for every hold of the test
 	o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
 	queued := func() int64 { return e.rdb.ZCard(ctx, e.store.Keys.OrdersExpiry()).Val() }
 

@@ -98,6 +98,10 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 	if st.Status != seatflow.ShowtimeOnSale {
 		return nil, seatflow.Errorf(seatflow.ENOTONSALE, "this showtime is not on sale")
 	}
+	// Its sales may have closed by themselves before the closer moved its status.
+	if err := s.salesClosed(st); err != nil {
+		return nil, err
+	}
 	layout, err := s.Layouts.Of(ctx, st.HallID)
 	if err != nil {
 		return nil, fmt.Errorf("hold seats: load hall: %w", err)

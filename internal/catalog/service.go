@@ -10,6 +10,7 @@ import (
 	"seatflow/ent"
 	"seatflow/ent/hall"
 	"seatflow/ent/predicate"
+	"seatflow/ent/showtime"
 	"seatflow/internal/coalesce"
 	"seatflow/internal/database"
 	"seatflow/internal/keys"
@@ -154,6 +155,16 @@ func (s *Service) loadFresh(ctx context.Context, id int) (*seatflow.Showtime, er
 		return nil, database.Classify(err)
 	}
 	return toShowtime(st), nil
+}
+
+// OnSaleStartedBy lists, from MySQL, the showtimes still ON_SALE that started at or
+// before t: those whose sales are due to close.
+func (s *Service) OnSaleStartedBy(ctx context.Context, t time.Time) ([]int, error) {
+	ids, err := s.DB.Showtime.Query().Where(showtime.StatusEQ(seatflow.ShowtimeOnSale), showtime.StartsAtLTE(t)).IDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("showtimes on sale that started: %w", database.Classify(err))
+	}
+	return ids, nil
 }
 
 func hallIDIn(ids []int) predicate.Hall { return hall.IDIn(ids...) }

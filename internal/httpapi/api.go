@@ -39,6 +39,10 @@ type Settings struct {
 	LoaderWait     time.Duration
 	// WebsocketCompression negotiates permessage-deflate on websockets.
 	WebsocketCompression bool
+	// WebsocketMaxOperations caps the operations in flight on one websocket;
+	// WebsocketMaxQueuedBytes bounds the bytes waiting to be sent on one (0: the
+	// transport's defaults).
+	WebsocketMaxOperations, WebsocketMaxQueuedBytes int
 	// MaxFields and MaxAliases bound a document before it is validated; MaxErrors,
 	// MaxResponseBytes and MaxURLBytes bound an answer and a GET.
 	MaxFields, MaxAliases                    int

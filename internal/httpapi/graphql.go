@@ -25,8 +25,16 @@ func (a *API) GraphQL() *handler.Server {
 		Registry:       a.Websockets,
 		SeatMaps:       a.SeatMapWatches,
 		Compression:    a.WebsocketCompression,
+		MaxOperations:  a.WebsocketMaxOperations,
+		MaxQueuedBytes: a.WebsocketMaxQueuedBytes,
 		Log:            a.Log,
 		Now:            a.Auth.Now,
+		UpgradeExpiry: func(ctx context.Context) time.Time {
+			if u, err := auth.RequireUser(ctx); err == nil { // the header's token (a bad one was refused before)
+				return u.ExpiresAt
+			}
+			return time.Time{}
+		},
 		Auth: func(ctx context.Context, token string) (context.Context, time.Time, error) {
 			ctx = a.Auth.WithToken(ctx, token)
 			u, err := auth.RequireUser(ctx)

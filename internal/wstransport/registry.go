@@ -59,6 +59,10 @@ var (
 		Namespace: "seatflow", Subsystem: "websocket", Name: "connections_refused_total",
 		Help: "Websocket connections refused before the upgrade, by cap.",
 	}, []string{"cap"})
+	queueOverflows = promauto.NewCounter(prometheus.CounterOpts{
+		Namespace: "seatflow", Subsystem: "websocket", Name: "queue_overflows_total",
+		Help: "Websocket connections closed (1008) because more than their queued-bytes bound waited to be sent: clients that do not read.",
+	})
 )
 
 // refusal is why a connection is refused before its upgrade: an HTTP status and a
