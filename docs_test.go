@@ -80,9 +80,12 @@ func readDocRefs(name string) (docRefs, error) {
 		for _, m := range makeCall.FindAllStringSubmatch(c, -1) {
 			refs.makes = append(refs.makes, m[2])
 		}
-		for w := range strings.FieldsSeq(c) {
+		// A path ends at a character no repository path holds (`$(bash scripts/x.sh):$PATH`).
+		for _, w := range strings.FieldsFunc(c, func(r rune) bool {
+			return unicode.IsSpace(r) || strings.ContainsRune(`"'(),;:$<>|&=`+"`", r)
+		}) {
 			if strings.Contains(w, "/") {
-				refs.paths = append(refs.paths, strings.Trim(w, `"'(),;:`))
+				refs.paths = append(refs.paths, w)
 			}
 		}
 	}

@@ -40,7 +40,8 @@ const (
 type Error struct {
 	Code    string
 	Message string
-	// Extensions are extra fields for extensions (e.g. "seatIds" for SEATS_UNAVAILABLE).
+	// Extensions are extra fields of extensions, sent to the client as they are (e.g.
+	// "seatIds" for SEATS_UNAVAILABLE, the API's ids of the seats: package nodeid).
 	Extensions map[string]any
 }
 

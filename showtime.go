@@ -48,6 +48,22 @@ type Showtime struct {
 	Currency      string         `json:"currency"`
 }
 
+// DefaultSalesCloseAfter is how long after its start a showtime's sales close by
+// themselves (SEATFLOW_SALES_CLOSE_AFTER): latecomers may still buy while the trailers run.
+const DefaultSalesCloseAfter = 15 * time.Minute
+
+// SalesCloseAt is when the showtime's sales close by themselves: closeAfter after it
+// starts. From then on no hold is made and no payment takes its seats, whatever its status
+// still says.
+func (s *Showtime) SalesCloseAt(closeAfter time.Duration) time.Time {
+	return s.StartsAt.Add(closeAfter)
+}
+
+// SalesEnded reports whether the showtime's sales have closed by themselves at now.
+func (s *Showtime) SalesEnded(now time.Time, closeAfter time.Duration) bool {
+	return !now.Before(s.SalesCloseAt(closeAfter))
+}
+
 // Price is what one seat of a kind costs at a showtime.
 type Price struct {
 	Kind        SeatKind `json:"kind"`

@@ -6,12 +6,16 @@
 # runs `npm test` in clients/ with the server's address in SEATFLOW_URL. The server is
 # stopped, the database dropped and the Redis keys deleted whatever happens.
 #
-#   scripts/clients.sh             npm ci, build, run every test
-#   scripts/clients.sh FILE...     only these test files (paths under clients/)
+#   scripts/clients.sh                        npm ci, build, run every test
+#   scripts/clients.sh FILE...                only these test files (paths under clients/)
+#   scripts/clients.sh --without-system-node  the same on the pinned Node.js (scripts/node.sh
+#                                             --pinned), every other node, npm and npx hidden
+#                                             from PATH, as on a machine with none or an old one
 #
 # Needs MariaDB on 127.0.0.1:3306 (root, no password) and Redis on 127.0.0.1:6379
-# (`make services`), and Node.js 20.19 or newer with npm (Debian's are installed when
-# missing, as root).
+# (`make services`), curl (the README's examples; installed with apt-get as root when
+# missing) and Node.js 20.19 or newer with npm (scripts/node.sh: the system's when new
+# enough, else a pinned build from the npm registry).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="/usr/local/go/bin:$PATH"
@@ -19,18 +23,65 @@ export PATH="/usr/local/go/bin:$PATH"
 log() { echo "clients: $*"; }
 die() { echo "clients: ERROR: $*" >&2; exit 1; }
 
-if ! command -v npm >/dev/null 2>&1; then
+without_system_node=no
+if [ "${1:-}" = --without-system-node ]; then
+	without_system_node=yes
+	shift
+fi
+
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT # until the cleanup below takes over
+if [ "$without_system_node" = yes ]; then
+	NODE_BIN="$(bash scripts/node.sh --pinned)"
+	# Every other directory of PATH that holds a node, nodejs, npm, npx or corepack is
+	# replaced by a copy of it (symbolic links) without them: /usr/bin holds much else.
+	hidden=(node nodejs npm npx corepack)
+	path="$NODE_BIN"
+	i=0
+	IFS=: read -r -a dirs <<<"$PATH"
+	for d in "${dirs[@]}"; do
+		[ -n "$d" ] && [ "$d" != "$NODE_BIN" ] || continue
+		has=no
+		for n in "${hidden[@]}"; do [ -e "$d/$n" ] && has=yes; done
+		if [ "$has" = yes ]; then
+			i=$((i + 1))
+			mkdir -p "$WORK/path/$i"
+			for f in "$d"/* "$d"/.[!.]*; do
+				[ -e "$f" ] || continue
+				case " ${hidden[*]} " in *" $(basename "$f") "*) continue ;; esac
+				ln -s "$f" "$WORK/path/$i/"
+			done
+			d="$WORK/path/$i"
+		fi
+		path="$path:$d"
+	done
+	export PATH="$path"
+	# The check that the system's Node.js cannot be used: the only node, npm and npx on
+	# PATH are the pinned ones, and it is the one that runs (and runs child processes).
+	IFS=: read -r -a dirs <<<"$PATH"
+	for d in "${dirs[@]}"; do
+		for n in "${hidden[@]}"; do
+			if [ -e "$d/$n" ] && [ "$d" != "$NODE_BIN" ]; then die "$d/$n is still on PATH"; fi
+		done
+	done
+	[ "$(command -v node)" = "$NODE_BIN/node" ] && [ "$(command -v npm)" = "$NODE_BIN/npm" ] ||
+		die "node is $(command -v node), npm $(command -v npm): want the pinned ones in $NODE_BIN"
+	expect_node="$(node -p 'process.execPath')"
+	log "the system's Node.js is hidden: node is $expect_node $(node --version), npm $(npm --version)"
+else
+	NODE_BIN="$(bash scripts/node.sh)"
+	export PATH="$NODE_BIN:$PATH"
+fi
+
+if ! command -v curl >/dev/null 2>&1; then
 	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-		die "npm is missing and apt-get as root is not available (Debian: apt-get install -y nodejs npm)"
+		die "curl is missing (the README's examples use it) and apt-get as root is not available"
 	fi
-	log "installing Debian's nodejs and npm"
+	log "installing curl (the README's examples use it)"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
-	apt-get install -y -qq nodejs npm >/dev/null
+	apt-get install -y -qq curl >/dev/null
 fi
-# graphql-ws 6 and ESLint 10 need Node.js 20.19 or newer.
-node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
-	die "Node.js $(node --version) is too old: the client tests need 20.19 or newer"
 
 log "npm ci (versions from clients/package-lock.json)"
 (cd clients && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
@@ -48,7 +99,6 @@ for v in $(compgen -v SEATFLOW_); do unset "$v"; done
 run_id="$(date +%s)_$$"
 DB="seatflow_clients_$run_id"
 PREFIX="sfclients$run_id"
-WORK="$(mktemp -d)"
 SERVER_PID=""
 
 cleanup() {
@@ -118,6 +168,8 @@ done
 log "server ready on $BASE"
 
 export SEATFLOW_URL="$BASE/query"
+# test/node.test.js: the Node.js that must run the suite (only with --without-system-node).
+if [ -n "${expect_node:-}" ]; then export SEATFLOW_EXPECT_NODE="$expect_node"; fi
 export SEATFLOW_BIN="$BIN"
 export SEATFLOW_TEST_ORIGIN="$SEATFLOW_ALLOWED_ORIGINS"
 files=()

@@ -17,15 +17,10 @@ VENDOR=internal/playground/vendor
 log() { echo "playground: $*"; }
 die() { echo "playground: ERROR: $*" >&2; exit 1; }
 
-if ! command -v npm >/dev/null 2>&1; then
-	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-		die "npm is missing and apt-get as root is not available (Debian: apt-get install -y npm)"
-	fi
-	log "installing Debian's npm"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq npm >/dev/null
-fi
+# npm (and its Node.js) as the client suite gets them: the system's when new enough, else
+# the pinned one.
+node_bin="$(bash scripts/node.sh)" || die "no Node.js with npm (scripts/node.sh)"
+export PATH="$node_bin:$PATH"
 
 check=no
 case "${1:-}" in

@@ -26,7 +26,7 @@ var program = &cli.Program{
 			Doc: "The catalog is added to a database without movies; showtimes are added to the days from\n" +
 				"today to six days ahead (in SEATFLOW_TIMEZONE) that have none. Orders are never touched.",
 			Run: app.SeedDemoCommand},
-		{Name: "token", Usage: "--sub USER --role customer|staff|admin [--ttl 24h]", Summary: "print a bearer token for a user",
+		{Name: "token", Usage: app.TokenUsage, Summary: "print a bearer token for a user",
 			Doc: "The token is signed with SEATFLOW_JWT_SECRET, which must be the server's. Without it the\n" +
 				"command signs with the embedded demo secret only when no SEATFLOW_MYSQL_DSN or\n" +
 				"SEATFLOW_REDIS_URL is set (such a token works only with an embedded server, make run).",

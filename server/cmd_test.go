@@ -95,6 +95,32 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestTokenRefusesBadFlags: a role, lifetime or user id the token command cannot sign is a
+// usage error naming the flag and what it accepts, never a token (an expired one included)
+// nor an API error's wording.
+func TestTokenRefusesBadFlags(t *testing.T) {
+	embeddedEnv(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sub", "alice", "--role", "superuser"}, `invalid value "superuser" for flag -role: want ` + auth.RoleList()},
+		{[]string{"--sub", "alice", "--role", "customer", "--ttl", "-1h"}, `invalid value "-1h0m0s" for flag -ttl: want a duration above 0`},
+		{[]string{"--sub", "alice", "--role", "customer", "--ttl", "0s"}, `for flag -ttl: want a duration above 0`},
+		{[]string{"--sub", " alice", "--role", "customer"}, `invalid value " alice" for flag -sub: the user id starts or ends with white space`},
+	} {
+		out, errOut, code := run(t, append([]string{"token"}, c.args...)...)
+		if code != 2 || out != "" || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "code=") {
+			t.Errorf("seatflow token %s: exit %d, stdout %q, stderr %q; want exit 2 and %q",
+				strings.Join(c.args, " "), code, out, errOut, c.want)
+		}
+	}
+	// The usage line lists the roles the token command accepts.
+	if _, errOut, _ := run(t, "token", "--sub", "alice"); !strings.Contains(errOut, "--role "+strings.Join(auth.Roles, "|")) {
+		t.Errorf("usage without a role: %q, want it to list %v", errOut, auth.Roles)
+	}
+}
+
 func TestTokenSecret(t *testing.T) {
 	t.Run("EmbeddedModeSaysWhichSecret", func(t *testing.T) {
 		embeddedEnv(t)

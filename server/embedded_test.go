@@ -9,9 +9,10 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"seatflow/internal/tooling/testenv"
 )
 
 // TestEmbeddedModeServesDemoData starts the real `serve` command with nothing configured
@@ -28,7 +29,7 @@ func TestEmbeddedModeServesDemoData(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
+	out := &testenv.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(ctx, []string{"serve", "-addr", addr, "-sqlite-path", filepath.Join(t.TempDir(), "demo.db")}, out, io.Discard)
@@ -95,16 +96,3 @@ func TestEmbeddedModeServesDemoData(t *testing.T) {
 		r.Body.Close()
 	}
 }
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutine and the test's.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

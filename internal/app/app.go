@@ -19,6 +19,7 @@ import (
 
 	"seatflow/ent"
 	"seatflow/internal/auth"
+	"seatflow/internal/background"
 	"seatflow/internal/booking"
 	"seatflow/internal/cache"
 	"seatflow/internal/catalog"
@@ -142,17 +143,20 @@ func (a *App) wire() error {
 	a.Seats = &seats.Store{RDB: a.Redis, Keys: a.Keys, Now: a.Now}
 	a.Layouts = &seats.Layouts{Halls: a.Catalog}
 	a.Maps = &seats.Maps{Store: a.Seats, Layouts: a.Layouts, Showtimes: a.Catalog}
-	a.Sales = &sales.Service{DB: a.DB, Seats: a.Seats, RDB: a.Redis, Keys: a.Keys, Catalog: a.Catalog, Now: a.Now}
+	a.Sales = &sales.Service{DB: a.DB, Seats: a.Seats, RDB: a.Redis, Keys: a.Keys, Catalog: a.Catalog, Now: a.Now,
+		CloseAfter: a.Config.SalesCloseAfter, Log: a.Log}
 	a.Booking = booking.New(booking.Deps{DB: a.DB, Seats: a.Seats, Layouts: a.Layouts, Hashes: a.Sales, RDB: a.Redis,
 		Keys: a.Keys, Catalog: a.Catalog, Provider: a.Payments},
 		booking.Config{Now: a.Now, HoldTTL: a.Config.HoldTTL, LateWindow: a.Config.LateWindow,
-			HoldRate: perMinute(a.Config.HoldsPerMinute), OrderRate: perMinute(a.Config.OrderChangesPerMinute), Log: a.Log})
+			SalesCloseAfter: a.Config.SalesCloseAfter,
+			HoldRate:        perMinute(a.Config.HoldsPerMinute), OrderRate: perMinute(a.Config.OrderChangesPerMinute), Log: a.Log})
+	a.Sales.Orders = a.Booking
 	if err := a.wireTickets(); err != nil {
 		return err
 	}
 	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Log: a.Log})
 	a.Rec = &reconcile.Reconciler{DB: a.DB, Seats: a.Seats, Orders: a.Booking, Sales: a.Sales, RDB: a.Redis,
-		Keys: a.Keys, Config: reconcile.Config{Now: a.Now, Log: a.Log}}
+		Keys: a.Keys, Config: reconcile.Config{Now: a.Now, Log: a.Log, EmptyAtStart: a.Config.Embedded()}}
 	if a.Config.SeatMapMemo {
 		a.SeatMaps = seatrender.NewMemo()
 	}
@@ -162,8 +166,9 @@ func (a *App) wire() error {
 }
 
 // Start runs the instance's background work until Close: the cache invalidation
-// listener, the outbox relay, the order expiry worker, the live seat-map hub and the
-// reconciler (every instance runs it; a Redis lock lets one at a time do the work).
+// listener, the outbox relay, the order expiry worker, the sales closer, the live
+// seat-map hub and the reconciler (every instance runs it; a Redis lock lets one at a
+// time do the work).
 func (a *App) Start(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -173,8 +178,12 @@ func (a *App) Start(ctx context.Context) {
 	}
 	run(a.Cache.Run)
 	run(func(ctx context.Context) { a.Outbox.RunRelay(ctx, 10*time.Second) })
-	run(func(ctx context.Context) { _ = a.Booking.RunExpiryWorker(ctx, time.Second) })
-	run(func(ctx context.Context) { _ = a.Live.Run(ctx) })
+	// An end before ctx's is reported: nothing restarts them.
+	run(func(ctx context.Context) {
+		background.Stopped(ctx, a.Log, background.ExpiryWorker, a.Booking.RunExpiryWorker(ctx, time.Second))
+	})
+	run(func(ctx context.Context) { a.Sales.RunCloser(ctx, salesCloserEvery) })
+	run(func(ctx context.Context) { background.Stopped(ctx, a.Log, background.LiveHub, a.Live.Run(ctx)) })
 	if a.Config.ReconcileEvery > 0 {
 		run(func(ctx context.Context) { a.Rec.Run(ctx, a.Config.ReconcileEvery) })
 	}
@@ -248,6 +257,11 @@ func (a *App) Close() {
 		a.embeddedRedis.Close()
 	}
 }
+
+// salesCloserEvery is how often each instance closes the sales of showtimes that started
+// SEATFLOW_SALES_CLOSE_AFTER ago: holds and payments check the time themselves, so the
+// closer only has to keep statuses and pending orders in step.
+const salesCloserEvery = 5 * time.Second
 
 // perMinute is a per-user rate; 0 turns the limit off.
 func perMinute(n int) redis_rate.Limit {

@@ -14,6 +14,12 @@ func (a *testApp) onSaleShowtime() (string, []string) {
 	a.t.Helper()
 	hall := a.createHall("Hall 1", 3, 8)
 	show := a.createShowtime(a.createMovie("Dune", 155), hall, testNow.Add(30*time.Hour))
+	return show, a.openSales(show)
+}
+
+// openSales opens the showtime's sale and returns its hall's seat ids in row order.
+func (a *testApp) openSales(show string) []string {
+	a.t.Helper()
 	a.must(a.admin, `mutation($id: ID!) { openSales(showtimeId: $id) { status } }`, map[string]any{"id": show}, nil)
 	var out struct {
 		Showtime struct {
@@ -25,7 +31,7 @@ func (a *testApp) onSaleShowtime() (string, []string) {
 	for _, s := range out.Showtime.Hall.Seats {
 		ids = append(ids, s.ID)
 	}
-	return show, ids
+	return ids
 }
 
 const holdQ = `mutation($in: HoldSeatsInput!) { holdSeats(input: $in) { id status amountCents currency expiresAt seats { id row number } showtime { id } } }`

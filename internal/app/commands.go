@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"seatflow"
 	"seatflow/internal/auth"
 	"seatflow/internal/cli"
 	"seatflow/internal/reconcile"
@@ -47,6 +48,13 @@ func ServeCommand(ctx context.Context, args []string, out, _ io.Writer) error {
 		return err
 	}
 	defer a.Close()
+	if cfg.Embedded() {
+		log.Info("embedded mode: SQLite " + cfg.SQLitePath + " and an in-process Redis, which starts empty at every " +
+			"start by design: the seat maps and the holds' expiry queue are built again from the database")
+		if _, err := a.Booking.RequeuePending(ctx); err != nil {
+			return err
+		}
+	}
 	a.Start(ctx)
 	if cfg.Embedded() {
 		if _, err := a.Seeder().Seed(ctx); err != nil {
@@ -167,6 +175,9 @@ func withApp(ctx context.Context, cfg *Config, fn func(*App) error) error {
 	return fn(a)
 }
 
+// TokenUsage is the token command's usage line after its name.
+var TokenUsage = "--sub USER --role " + strings.Join(auth.Roles, "|") + " [--ttl 24h]"
+
 // TokenCommand prints a bearer token signed with SEATFLOW_JWT_SECRET. Without the secret
 // it signs with the embedded demo secret only when the environment is embedded mode's
 // (and says so on errOut), and refuses otherwise: a token signed with another secret
@@ -174,13 +185,21 @@ func withApp(ctx context.Context, cfg *Config, fn func(*App) error) error {
 func TokenCommand(_ context.Context, args []string, out, errOut io.Writer) error {
 	fs := flag.NewFlagSet("seatflow token", flag.ContinueOnError)
 	sub := fs.String("sub", "", "the user id (the token's subject), e.g. alice (required)")
-	role := fs.String("role", "", strings.Join(auth.Roles, ", ")+" (required): staff work the door (checkIn)")
-	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid")
+	role := fs.String("role", "", auth.RoleList()+" (required): staff work the door (checkIn)")
+	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid (above 0)")
 	if _, err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if *sub == "" || *role == "" {
-		return cli.Usagef("usage: seatflow token --sub USER --role %s [--ttl 24h]", strings.Join(auth.Roles, "|"))
+	switch {
+	case *sub == "" || *role == "":
+		return cli.Usagef("usage: seatflow token %s", TokenUsage)
+	case !auth.ValidRole(*role):
+		return cli.Usagef("invalid value %q for flag -role: want %s (usage: seatflow token %s)", *role, auth.RoleList(), TokenUsage)
+	case *ttl <= 0:
+		return cli.Usagef("invalid value %q for flag -ttl: want a duration above 0, e.g. 24h", ttl.String())
+	}
+	if err := seatflow.CheckUserID(*sub); err != nil {
+		return cli.Usagef("invalid value %q for flag -sub: %v", *sub, err)
 	}
 	mode := Config{MySQLDSN: os.Getenv("SEATFLOW_MYSQL_DSN"), RedisURL: os.Getenv("SEATFLOW_REDIS_URL"),
 		RedisCluster: os.Getenv("SEATFLOW_REDIS_CLUSTER")}
@@ -199,7 +218,7 @@ func TokenCommand(_ context.Context, args []string, out, errOut io.Writer) error
 	}
 	tok, err := NewAuthenticator(&Config{JWTSecret: secret}).Issue(*sub, *role, *ttl)
 	if err != nil {
-		return cli.UsageError{Msg: err.Error()}
+		return cli.UsageError{Msg: seatflow.ErrorMessage(err)}
 	}
 	fmt.Fprintln(out, tok)
 	return nil

@@ -12,58 +12,47 @@ import (
 	"seatflow/internal/booking"
 	"seatflow/internal/database"
 	"seatflow/internal/httpapi"
-	"seatflow/internal/tickets"
+	"seatflow/internal/wstransport"
 )
 
 // Config is the server's configuration: SEATFLOW_* environment variables, each
 // overridable by the flag of the same name in lower case (SEATFLOW_HOLD_TTL → -hold-ttl).
 type Config struct {
-	Addr            string
-	MySQLDSN        string
-	RedisURL        string
-	DebugAddr       string
-	RedisCluster    string
-	RedisPrefix     string
-	SQLitePath      string
-	JWTSecret       string
-	HoldTTL         time.Duration
-	LateWindow      time.Duration
+	// Settings are the API's limits and switches, filled by their flags directly.
+	httpapi.Settings
+
+	Addr         string
+	MySQLDSN     string
+	RedisURL     string
+	DebugAddr    string
+	RedisCluster string
+	RedisPrefix  string
+	SQLitePath   string
+	JWTSecret    string
+	HoldTTL      time.Duration
+	LateWindow   time.Duration
+	// SalesCloseAfter is how long after its start a showtime's sales close by themselves.
+	SalesCloseAfter time.Duration
 	AllowedOrigins  string
-	Introspection   bool
-	ComplexityLimit int
 	LogLevel        string
 	Timezone        string
 	LocalCacheBytes int
 	CacheEnabled    bool
 	// ResponseCacheBytes bounds the rendered responses of catalog-only queries (0 = off).
 	ResponseCacheBytes int
-	// WSCompression negotiates permessage-deflate on websockets.
-	WSCompression bool
 	// SeatMapMemo keeps rendered seat maps per showtime version (off: every read renders).
 	SeatMapMemo    bool
-	LoaderWait     time.Duration
 	ReconcileEvery time.Duration
-	MaxDepth       int
 	MySQLMaxConns  int
 	HoldsPerMinute int
 	// OrderChangesPerMinute limits payOrder, cancelOrder and extendHold per user.
 	OrderChangesPerMinute int
-	MaxTokens             int
-	MaxBodyBytes          int64
-	WriteTimeout          time.Duration
-	// RequestTimeout is the deadline of a plain request's work (0 = none).
-	RequestTimeout time.Duration
 
-	// Abuse limits (docs: Production checklist).
-	CostBudget, CostRestore                  int // points per client: at once, back per second (0 = off)
-	MaxFields, MaxAliases                    int
-	MaxErrors, MaxResponseBytes, MaxURLBytes int
-	MaxInflightCost                          int
-	MaxPersistedBytes                        int
-	PersistedOnly                            bool
-	PersistedQueries                         string // manifest file
-	TrustedProxies                           string
-	WSMaxConns, WSMaxConnsPerClient          int
+	// Abuse limits (docs: Production checklist), besides those of Settings.
+	CostBudget, CostRestore         int    // points per client: at once, back per second (0 = off)
+	PersistedQueries                string // manifest file
+	TrustedProxies                  string
+	WSMaxConns, WSMaxConnsPerClient int
 	// CacheRedisURL is the Redis of the catalog caches, persisted queries and cost
 	// budgets (evictable); empty: the seat Redis.
 	CacheRedisURL string
@@ -84,6 +73,10 @@ type Config struct {
 	// signsTickets: the command signs ticket codes or adds keys, so it needs the secret.
 	signsTickets bool
 }
+
+// minWSQueuedBytes is the least SEATFLOW_WS_MAX_QUEUED_BYTES: a pong answering the
+// largest message a client may send (64 KiB) must fit.
+const minWSQueuedBytes = 64 << 10
 
 // embeddedSecret signs tokens in embedded mode, so the printed demo tokens survive a
 // restart. Real mode refuses to start without its own secret.
@@ -124,6 +117,9 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	num := func(p *int, key string, def int, usage string) {
 		fs.IntVar(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
 	}
+	num64 := func(p *int64, key string, def int64, usage string) {
+		fs.Int64Var(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
+	}
 	boolean := func(p *bool, key string, def bool, usage string) {
 		fs.BoolVar(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
 	}
@@ -135,8 +131,9 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.RedisPrefix, "REDIS_PREFIX", "sf", "prefix of every Redis key")
 	str(&c.SQLitePath, "SQLITE_PATH", "seatflow.db", "SQLite file of embedded mode")
 	str(&c.JWTSecret, "JWT_SECRET", "", "HS256 secret of bearer tokens (required outside embedded mode)")
-	dur(&c.HoldTTL, "HOLD_TTL", 15*time.Minute, "how long held seats wait for payment")
+	dur(&c.HoldTTL, "HOLD_TTL", booking.DefaultHoldTTL, "how long held seats wait for payment")
 	dur(&c.LateWindow, "LATE_PAYMENT_WINDOW", booking.DefaultLateWindow, "how long after a hold expired its payment may still take the seats (later: refunded)")
+	dur(&c.SalesCloseAfter, "SALES_CLOSE_AFTER", seatflow.DefaultSalesCloseAfter, "how long after its start a showtime's sales close by themselves: no hold after it, a payment is refunded, pending orders expire")
 	str(&c.AllowedOrigins, "ALLOWED_ORIGINS", "", "comma-separated browser origins allowed (CORS, websocket); empty = same origin only, * in embedded mode")
 	boolean(&c.Introspection, "INTROSPECTION", true, "allow GraphQL introspection")
 	num(&c.ComplexityLimit, "COMPLEXITY_LIMIT", 20000, "maximum cost of one query in points (an object 1, a list its size times an element)")
@@ -154,6 +151,8 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.TrustedProxies, "TRUSTED_PROXIES", "", "comma-separated proxy networks whose X-Forwarded-For is believed (e.g. 10.0.0.0/8)")
 	num(&c.WSMaxConns, "WS_MAX_CONNS", 50000, "most open websockets of the instance (0 = no cap)")
 	num(&c.WSMaxConnsPerClient, "WS_MAX_CONNS_PER_CLIENT", 100, "most open websockets of one client address (0 = no cap)")
+	num(&c.WebsocketMaxOperations, "WS_MAX_OPERATIONS", wstransport.DefaultMaxOperations, "most operations (queries, mutations, subscriptions) in flight on one websocket; one more is refused RATE_LIMITED")
+	num(&c.WebsocketMaxQueuedBytes, "WS_MAX_QUEUED_BYTES", wstransport.DefaultMaxQueuedBytes, "most bytes waiting to be sent on one websocket (answers, events, keep-alives, pongs); past it the client is not reading and is closed with 1008")
 	str(&c.CacheRedisURL, "CACHE_REDIS_URL", "", "Redis of the catalog caches, persisted queries and cost budgets (may evict); empty = the seat Redis")
 	str(&c.MetricsAddr, "METRICS_ADDR", "", "serve /metrics on this address instead of the API's")
 	str(&c.LogLevel, "LOG_LEVEL", "info", "debug, info, warn or error")
@@ -161,7 +160,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	num(&c.LocalCacheBytes, "LOCAL_CACHE_BYTES", 32<<20, "size of the in-process catalog cache")
 	boolean(&c.CacheEnabled, "CACHE", true, "serve the catalog through the two-level cache")
 	num(&c.ResponseCacheBytes, "RESPONSE_CACHE_BYTES", 16<<20, "size of the in-process cache of catalog-only query responses (0 = off; needs the catalog cache)")
-	boolean(&c.WSCompression, "WS_COMPRESSION", false, "negotiate permessage-deflate on websockets (less bandwidth, more CPU and memory per message)")
+	boolean(&c.WebsocketCompression, "WS_COMPRESSION", false, "negotiate permessage-deflate on websockets (less bandwidth, more CPU and memory per message)")
 	boolean(&c.SeatMapMemo, "SEAT_MAP_MEMO", true, "reuse a rendered seat map while its version is current (false: render every read; for measurements)")
 	dur(&c.LoaderWait, "LOADER_WAIT", 2*time.Millisecond, "dataloader batch window")
 	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")
@@ -170,8 +169,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	num(&c.MySQLMaxConns, "MYSQL_MAX_CONNS", database.DefaultMaxConns, "MySQL connections per instance (instances × this must stay under max_connections)")
 	num(&c.MaxDepth, "MAX_DEPTH", 12, "maximum nesting depth of a query")
 	num(&c.MaxTokens, "MAX_TOKENS", 5000, "maximum tokens the parser reads of one document")
-	maxBody := 0
-	num(&maxBody, "MAX_BODY_BYTES", 256<<10, "maximum request body size")
+	num64(&c.MaxBodyBytes, "MAX_BODY_BYTES", 256<<10, "maximum request body size")
 	dur(&c.WriteTimeout, "WRITE_TIMEOUT", 30*time.Second, "time to write a response (not websockets)")
 	dur(&c.RequestTimeout, "REQUEST_TIMEOUT", 10*time.Second, "deadline of a request's work (not websockets): a store silent until then makes it SERVICE_UNAVAILABLE (0 = none)")
 	str(&c.PaymentProvider, "PAYMENT_PROVIDER", "", "stripe (real payments, confirmed by Stripe's webhook) or test (payOrder confirms at once: never in production); embedded mode defaults to test")
@@ -183,7 +181,6 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	if err != nil {
 		return nil, nil, err
 	}
-	c.MaxBodyBytes = int64(maxBody)
 	if c.Embedded() && c.JWTSecret == "" {
 		c.JWTSecret = embeddedSecret
 	}
@@ -193,14 +190,13 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	return c, rest, invalidConfig(c.validate())
 }
 
+// validate checks the rules between settings; each setting's own rule is in settingChecks.
 func (c *Config) validate() error {
 	switch {
 	case !c.Embedded() && (c.MySQLDSN == "" || (c.RedisURL == "" && c.RedisCluster == "")):
 		return errors.New("set both SEATFLOW_MYSQL_DSN and SEATFLOW_REDIS_URL (or SEATFLOW_REDIS_CLUSTER), or neither for embedded mode")
 	case len(c.JWTSecret) < 16:
 		return errors.New("SEATFLOW_JWT_SECRET must be at least 16 bytes outside embedded mode")
-	case c.HoldTTL < time.Minute:
-		return errors.New("SEATFLOW_HOLD_TTL must be at least 1m")
 	case c.CostBudget > 0 && c.CostBudget < c.ComplexityLimit:
 		return errors.New("SEATFLOW_COST_BUDGET must be at least SEATFLOW_COMPLEXITY_LIMIT (or 0, no budget): a query within the limit must be affordable")
 	case c.CostBudget > 0 && c.CostRestore <= 0:
@@ -209,21 +205,13 @@ func (c *Config) validate() error {
 		return errors.New("SEATFLOW_PERSISTED_ONLY needs SEATFLOW_PERSISTED_QUERIES, the manifest of the documents that may run")
 	case !c.Embedded() && c.signsTickets && c.TicketKeySecret == "":
 		return errors.New("set SEATFLOW_TICKET_KEY_SECRET outside embedded mode: a random secret of at least 32 bytes, the same on every instance (it seals the keys that sign ticket codes; e.g. openssl rand -hex 32)")
-	case c.TicketKeySecret != "" && len(c.TicketKeySecret) < tickets.MinSecretBytes:
-		return fmt.Errorf("SEATFLOW_TICKET_KEY_SECRET must be at least %d bytes", tickets.MinSecretBytes)
 	case c.PaymentProvider == "" && !c.takesPayments:
 	case c.PaymentProvider == "":
 		return errors.New("set SEATFLOW_PAYMENT_PROVIDER outside embedded mode: stripe (real payments, see docs/PAYMENTS.md) or test (any customer can mark an order paid: demos and tests only)")
-	case c.PaymentProvider != seatflow.ProviderStripe && c.PaymentProvider != seatflow.ProviderTest:
-		return fmt.Errorf("SEATFLOW_PAYMENT_PROVIDER %q: want stripe or test", c.PaymentProvider)
 	case c.PaymentProvider == seatflow.ProviderStripe && (c.StripeAPIKey == "" || c.StripeWebhookSecret == ""):
 		return errors.New("the stripe payment provider needs SEATFLOW_STRIPE_API_KEY and SEATFLOW_STRIPE_WEBHOOK_SECRET (docs/PAYMENTS.md)")
 	}
-	if _, err := httpapi.ParseTrustedProxies(c.TrustedProxies); err != nil {
-		return fmt.Errorf("SEATFLOW_TRUSTED_PROXIES: %w", err)
-	}
-	_, err := c.Location()
-	return err
+	return nil
 }
 
 func flagName(key string) string { return strings.ReplaceAll(strings.ToLower(key), "_", "-") }

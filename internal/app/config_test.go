@@ -128,7 +128,7 @@ func TestTicketKeySecretSetting(t *testing.T) {
 		err   string
 	}{
 		"ServeWithout":     {nil, real, "set SEATFLOW_TICKET_KEY_SECRET outside embedded mode"},
-		"ServeShort":       {nil, append(real[:8:8], "-ticket-key-secret", "short"), "SEATFLOW_TICKET_KEY_SECRET must be at least 32 bytes"},
+		"ServeShort":       {nil, append(real[:8:8], "-ticket-key-secret", "short"), "(SEATFLOW_TICKET_KEY_SECRET): want at least 32 bytes"},
 		"Serve":            {nil, append(real[:8:8], "-ticket-key-secret", strings.Repeat("s", 32)), ""},
 		"TicketKeysNeedIt": {ticketKeySettings, real[:4], "SEATFLOW_TICKET_KEY_SECRET"},
 		"VerifyDoesNot":    {storeSettings, real[:4], ""},

@@ -20,27 +20,11 @@ import (
 func (a *App) API() *httpapi.API {
 	api := &httpapi.API{
 		Options: httpapi.Options{
-			AllowedOrigins:       a.AllowedOrigins(),
-			Introspection:        a.Config.Introspection,
-			ComplexityLimit:      a.Config.ComplexityLimit,
-			MaxDepth:             a.Config.MaxDepth,
-			MaxTokens:            a.Config.MaxTokens,
-			MaxBodyBytes:         a.Config.MaxBodyBytes,
-			WriteTimeout:         a.Config.WriteTimeout,
-			RequestTimeout:       a.Config.RequestTimeout,
-			LoaderWait:           a.Config.LoaderWait,
-			WebsocketCompression: a.Config.WSCompression,
-			MaxFields:            a.Config.MaxFields,
-			MaxAliases:           a.Config.MaxAliases,
-			MaxErrors:            a.Config.MaxErrors,
-			MaxResponseBytes:     a.Config.MaxResponseBytes,
-			MaxURLBytes:          a.Config.MaxURLBytes,
-			MaxInflightCost:      a.Config.MaxInflightCost,
-			PersistedOnly:        a.Config.PersistedOnly,
-			PersistedQueries:     a.PersistedQueries,
-			MaxPersistedBytes:    a.Config.MaxPersistedBytes,
-			ClientAddr:           a.ClientAddr(),
-			ServeMetrics:         a.Config.MetricsAddr == "",
+			Settings:         a.Config.Settings,
+			AllowedOrigins:   a.AllowedOrigins(),
+			PersistedQueries: a.PersistedQueries,
+			ClientAddr:       a.ClientAddr(),
+			ServeMetrics:     a.Config.MetricsAddr == "",
 		},
 		Resolver: &graph.Resolver{Catalog: a.Catalog, Booking: a.Booking, Sales: a.Sales, Maps: a.Maps,
 			Live: a.Live, Rec: a.Rec, Tickets: a.Tickets},
@@ -63,15 +47,16 @@ func (a *App) API() *httpapi.API {
 }
 
 // Handler is everything the instance serves over HTTP: the API (/query, /healthz,
-// /readyz, /metrics), the GraphiQL playground at / (its files under /playground/), the
-// live seat-map demo at /demo/ (the door at /demo/door) and the keys that verify ticket
-// codes at /.well-known/ticket-keys.
+// /readyz, /metrics), the GraphiQL playground at / (its files under /playground/, the
+// site's /favicon.ico), the live seat-map demo at /demo/ (the door at /demo/door) and the
+// keys that verify ticket codes at /.well-known/ticket-keys.
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
 	a.API().Register(mux)
 	// The playground is served from the binary (no CDN): it works offline.
 	mux.Handle("GET /{$}", demo.WithLink(playground.Handler()))
 	mux.Handle("GET /playground/", playground.Handler())
+	mux.Handle("GET /favicon.ico", playground.Handler())
 	var tokens demo.Issuer
 	if a.Config.Embedded() {
 		tokens = a.Auth

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,20 +26,8 @@ type testApp struct {
 	srv    *httptest.Server
 	admin  string
 	clock  *testenv.Clock
-	logBuf *syncBuffer
+	logBuf *testenv.SyncBuffer
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // testNow is the test clock's start: a fixed day, so dates in assertions are stable.
 var testNow = time.Date(2030, 3, 10, 9, 0, 0, 0, time.UTC)
@@ -72,7 +59,7 @@ func startTestApp(t testing.TB, db *testenv.DB, r *testenv.Redis, flags ...strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	logBuf := &syncBuffer{}
+	logBuf := &testenv.SyncBuffer{}
 	clk := testenv.NewClock(testNow)
 	a := &App{Config: cfg, Log: slog.New(slog.NewTextHandler(logBuf, nil)), DB: db.Client, SQL: db.SQL,
 		Redis: r.Client, Keys: r.Keys, Now: clk.Now}

@@ -3,13 +3,15 @@ package app
 import (
 	"encoding/json"
 	"net/http"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+	"go.uber.org/goleak"
+
+	"seatflow/internal/tooling/testenv"
 )
 
 // wsClient is a GraphQL websocket client on one of the two protocols.
@@ -198,12 +200,13 @@ func TestLiveAuth(t *testing.T) {
 	})
 }
 
-// TestLiveLeavesNoGoroutines: after every client has gone, the goroutine count is back.
+// TestLiveLeavesNoGoroutines: after every client has gone, no goroutine the watchers
+// started is left (goleak), while the instance runs on.
 func TestLiveLeavesNoGoroutines(t *testing.T) {
 	a := newTestApp(t)
 	show, _ := a.onSaleShowtime()
 	time.Sleep(100 * time.Millisecond)
-	before := runtime.NumGoroutine()
+	before := goleak.IgnoreCurrent()
 	var clients []*wsClient
 	for i := 0; i < 20; i++ {
 		c := dialWS(t, a, "graphql-transport-ws", "")
@@ -211,21 +214,14 @@ func TestLiveLeavesNoGoroutines(t *testing.T) {
 		c.event()
 		clients = append(clients, c)
 	}
-	if runtime.NumGoroutine() <= before {
+	if goleak.Find(before) == nil {
 		t.Fatal("watchers started no goroutines: the test measures nothing")
 	}
 	for _, c := range clients {
 		c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
 		c.conn.Close()
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before+2 { // http keep-alive readers may come and go
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("goroutines: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.NoGoroutineLeft(t, before)
 }
 
 // TestWebsocketLimits: the per-connection subscription cap and the message size limit,

@@ -19,7 +19,7 @@ func TestPaymentProviderConfig(t *testing.T) {
 		err   string // "" = valid
 	}{
 		{"RealModeWithoutProviderRefusesToStart", real, "set SEATFLOW_PAYMENT_PROVIDER outside embedded mode"},
-		{"UnknownProvider", append(real[:8:8], "-payment-provider", "paypal"), `SEATFLOW_PAYMENT_PROVIDER "paypal"`},
+		{"UnknownProvider", append(real[:8:8], "-payment-provider", "paypal"), `"paypal" for flag -payment-provider (SEATFLOW_PAYMENT_PROVIDER): want stripe or test`},
 		{"StripeWithoutKeys", append(real[:8:8], "-payment-provider", "stripe"), "SEATFLOW_STRIPE_API_KEY and SEATFLOW_STRIPE_WEBHOOK_SECRET"},
 		{"StripeWithoutWebhookSecret", append(real[:8:8], "-payment-provider", "stripe", "-stripe-api-key", "sk_test_1"), "SEATFLOW_STRIPE_WEBHOOK_SECRET"},
 		{"Stripe", append(real[:8:8], "-payment-provider", "stripe", "-stripe-api-key", "sk_test_1", "-stripe-webhook-secret", "whsec_1"), ""},

@@ -13,7 +13,8 @@ import (
 // same name (an empty variable counts as unset), then parses args with the settings named
 // in keys (every one when keys is nil) and the flags own adds: a flag beats the
 // environment. A variable that does not parse fails exactly as the flag would, naming the
-// variable, instead of being ignored.
+// variable, instead of being ignored; so does a value a setting's check refuses
+// (settingChecks).
 func parseSettings(all *flag.FlagSet, keys []string, own func(*flag.FlagSet), args []string) ([]string, error) {
 	var err error
 	all.VisitAll(func(f *flag.Flag) {
@@ -38,7 +39,16 @@ func parseSettings(all *flag.FlagSet, keys []string, own func(*flag.FlagSet), ar
 			own(visible)
 		}
 	}
-	return cli.Parse(visible, args)
+	rest, err := cli.Parse(visible, args)
+	if err != nil {
+		return nil, err
+	}
+	setByFlag := map[string]bool{}
+	visible.Visit(func(f *flag.Flag) { setByFlag[f.Name] = true })
+	if err := checkSettings(all, setByFlag); err != nil {
+		return nil, cli.UsageError{Msg: err.Error()}
+	}
+	return rest, nil
 }
 
 // envName is the variable of a setting's flag: -hold-ttl → SEATFLOW_HOLD_TTL.

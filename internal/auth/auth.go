@@ -23,11 +23,20 @@ const (
 	RoleAdmin    = "admin"
 )
 
-// Roles lists every role a token may carry: the one list Issue and Verify check.
+// Roles are every role a token may carry, as usage messages list them: a new role is
+// one line here (and the checks that grant it something).
 var Roles = []string{RoleCustomer, RoleStaff, RoleAdmin}
 
-// KnownRole reports whether role is one of Roles.
-func KnownRole(role string) bool { return slices.Contains(Roles, role) }
+// ValidRole reports whether role is one of Roles.
+func ValidRole(role string) bool { return slices.Contains(Roles, role) }
+
+// RoleList is Roles for a message: "customer, staff or admin".
+func RoleList() string {
+	if len(Roles) < 2 {
+		return strings.Join(Roles, "")
+	}
+	return strings.Join(Roles[:len(Roles)-1], ", ") + " or " + Roles[len(Roles)-1]
+}
 
 // User is the caller of a request, taken from its token.
 type User struct {
@@ -55,8 +64,8 @@ func (a *Authenticator) Issue(subject, role string, ttl time.Duration) (string, 
 	if err := seatflow.CheckUserID(subject); err != nil {
 		return "", seatflow.Errorf(seatflow.EINVALID, "a token's subject is a user id: %v", err)
 	}
-	if !KnownRole(role) {
-		return "", seatflow.Errorf(seatflow.EINVALID, "role must be one of %s", strings.Join(Roles, ", "))
+	if !ValidRole(role) {
+		return "", seatflow.Errorf(seatflow.EINVALID, "role must be %s", RoleList())
 	}
 	now := a.now()
 	claims := Claims{Role: role, RegisteredClaims: jwt.RegisteredClaims{
@@ -82,7 +91,7 @@ func (a *Authenticator) Verify(token string) (*User, error) {
 	if err := seatflow.CheckUserID(claims.Subject); err != nil {
 		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: its subject is not a valid user id: %v", err)
 	}
-	if !KnownRole(claims.Role) {
+	if !ValidRole(claims.Role) {
 		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: unknown role")
 	}
 	return &User{ID: claims.Subject, Role: claims.Role, ExpiresAt: claims.ExpiresAt.Time}, nil

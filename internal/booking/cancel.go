@@ -10,6 +10,7 @@ import (
 	"seatflow/ent/order"
 	"seatflow/ent/predicate"
 	"seatflow/ent/seatoccupancy"
+	"seatflow/internal/background"
 	"seatflow/internal/database"
 )
 
@@ -54,19 +55,20 @@ func (s *Service) Expire(ctx context.Context, orderID int) (bool, error) {
 	} else if err != nil {
 		return false, fmt.Errorf("expire order: %w", database.Classify(err))
 	}
-	if o.Status != seatflow.OrderPending || o.ExpiresAt.After(s.Now()) {
+	now := s.Now()
+	if o.Status != seatflow.OrderPending || o.ExpiresAt.After(now) {
 		return false, nil
 	}
-	return s.finish(ctx, o, seatflow.OrderExpired)
+	return s.finish(ctx, o, seatflow.OrderExpired, order.ExpiresAtLTE(now)) // not if extended meanwhile
 }
 
 // finish moves a pending order to CANCELLED or EXPIRED and deletes its occupancy in one
-// transaction, then releases its seats. It reports false when the conditional update
-// matched nothing. A failed release is left to the reconciler's orphan-hold repair: the
-// order's end is already committed.
-func (s *Service) finish(ctx context.Context, o *ent.Order, to seatflow.OrderStatus) (bool, error) {
+// transaction, then releases its seats; where adds to the conditions of the update. It
+// reports false when the conditional update matched nothing. A failed release is left to
+// the reconciler's orphan-hold repair: the order's end is already committed.
+func (s *Service) finish(ctx context.Context, o *ent.Order, to seatflow.OrderStatus, where ...predicate.Order) (bool, error) {
 	err := s.withTx(ctx, func(tx *ent.Tx) error {
-		ended, err := s.endIn(ctx, tx, o, to)
+		ended, err := s.endIn(ctx, tx, o, to, where...)
 		if err == nil && !ended {
 			return errChanged
 		}
@@ -81,14 +83,17 @@ func (s *Service) finish(ctx context.Context, o *ent.Order, to seatflow.OrderSta
 	return true, nil
 }
 
-// endIn moves a pending order to CANCELLED or EXPIRED (only once its hold is due) inside
-// tx and deletes its occupancy; false when the order was not in that state any more.
-func (s *Service) endIn(ctx context.Context, tx *ent.Tx, o *ent.Order, to seatflow.OrderStatus) (bool, error) {
-	where := []predicate.Order{order.ID(o.ID), order.StatusEQ(seatflow.OrderPending), order.HoldToken(o.HoldToken)}
-	if to == seatflow.OrderExpired {
-		where = append(where, order.ExpiresAtLTE(s.Now()))
+// endIn moves a pending order to CANCELLED or EXPIRED inside tx (where adds to the
+// update's conditions) and deletes its occupancy; false when the order was not in that
+// state any more. An order that expires before its hold was due (its showtime's sales
+// closed) expires now: its expiresAt says when its hold ended.
+func (s *Service) endIn(ctx context.Context, tx *ent.Tx, o *ent.Order, to seatflow.OrderStatus, where ...predicate.Order) (bool, error) {
+	conds := append([]predicate.Order{order.ID(o.ID), order.StatusEQ(seatflow.OrderPending), order.HoldToken(o.HoldToken)}, where...)
+	u := tx.Order.Update().Where(conds...).SetStatus(to)
+	if now := s.Now(); to == seatflow.OrderExpired && o.ExpiresAt.After(now) {
+		u.SetExpiresAt(now)
 	}
-	n, err := tx.Order.Update().Where(where...).SetStatus(to).Save(ctx)
+	n, err := u.Save(ctx)
 	if err != nil {
 		return false, fmt.Errorf("mark %s: %w", to, err)
 	} else if n == 0 {
@@ -113,8 +118,19 @@ func deleteOccupancy(ctx context.Context, tx *ent.Tx, orderID int) error {
 func (s *Service) releaseEnded(ctx context.Context, o *ent.Order) {
 	ctx, cancel := detach(ctx)
 	defer cancel()
-	if ids, err := s.seatIDs(ctx, o.ID); err == nil {
-		_, _ = s.Seats.Release(ctx, o.ShowtimeID, o.HoldToken, o.UserID, ids)
+	if ids, err := s.seatIDs(ctx, o.ID); err != nil {
+		background.Failed(ctx, s.Log, background.ReleaseSeats, err, "order", o.ID)
+	} else {
+		s.release(ctx, o.ShowtimeID, o.HoldToken, o.UserID, ids)
 	}
-	_ = s.queue().Remove(ctx, o.ID)
+	s.dequeue(ctx, o.ID)
+}
+
+// release frees the seats of token for a caller that goes on whatever happens (a failed
+// hold, an ended order), reporting a failure: the reconciler's orphan-hold repair frees
+// what is left.
+func (s *Service) release(ctx context.Context, showID int, token, userID string, seatIDs []int) {
+	if _, err := s.Seats.Release(ctx, showID, token, userID, seatIDs); err != nil {
+		background.Failed(ctx, s.Log, background.ReleaseSeats, err, "showtime", showID, "user", userID)
+	}
 }

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
+	"seatflow/internal/background"
 	"seatflow/internal/booking"
+	"seatflow/internal/tooling/testenv"
 )
 
 // TestExpiry: an unpaid hold expires when its TTL has passed on the clock, not a
@@ -19,7 +23,7 @@ import (
 // is moved by hand and ExpireDue called directly (TestExpiryWorker covers the worker).
 func TestExpiry(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, 1, 8, showOpts{})
+	e := newEnv(t, 1, 8, showOpts{startsIn: 3 * time.Hour}) // on sale for every hold of the test
 	o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
 	queued := func() int64 { return e.rdb.ZCard(ctx, e.store.Keys.OrdersExpiry()).Val() }
 
@@ -128,4 +132,74 @@ func TestExpiryWorker(t *testing.T) {
 			t.Errorf("RunExpiryWorker returned %v, want %v", err, context.Canceled)
 		}
 	})
+}
+
+// TestRequeuePending: a seat Redis that lost the expiry queue (embedded mode's starts empty)
+// gets every pending order back at its own expiry, and the worker expires each then; paid
+// and expired orders are not queued.
+func TestRequeuePending(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1, 8, showOpts{allowGaps: true})
+	early := e.mustHold(t, "u1", "k1", e.seat("A", 1))
+	e.clock.Advance(time.Minute)
+	late := e.mustHold(t, "u2", "k2", e.seat("A", 3))
+	paid := e.mustHold(t, "u3", "k3", e.seat("A", 5))
+	if _, err := e.svc.PayOrder(ctx, "u3", paid.ID, "ref"); err != nil {
+		t.Fatal(err)
+	}
+	e.rdb.Del(ctx, e.store.Keys.OrdersExpiry())
+
+	if n, err := e.svc.RequeuePending(ctx); err != nil || n != 2 {
+		t.Fatalf("RequeuePending = %d, %v; want the 2 pending orders", n, err)
+	}
+	e.clock.Advance(booking.DefaultHoldTTL - time.Minute)
+	if n, err := e.svc.ExpireDue(ctx); err != nil || n != 1 {
+		t.Fatalf("ExpireDue at the first hold's expiry = %d, %v; want 1", n, err)
+	}
+	if a, b := e.orderStatus(t, "u1", early.ID), e.orderStatus(t, "u2", late.ID); a != seatflow.OrderExpired || b != seatflow.OrderPending {
+		t.Fatalf("orders = %s, %s; want the early one expired at its time, the late one pending", a, b)
+	}
+	e.clock.Advance(time.Minute)
+	if n, err := e.svc.ExpireDue(ctx); err != nil || n != 1 || e.orderStatus(t, "u2", late.ID) != seatflow.OrderExpired {
+		t.Fatalf("ExpireDue at the second hold's expiry = %d, %v; want the late order expired", n, err)
+	}
+	if got := e.orderStatus(t, "u3", paid.ID); got != seatflow.OrderPaid {
+		t.Errorf("the paid order is %s", got)
+	}
+}
+
+// TestExpiryWorkerReportsFailures: a pass that cannot reach Redis is not dropped: it is
+// logged with its task and counted in seatflow_background_errors_total, and the worker
+// keeps trying on every tick.
+func TestExpiryWorkerReportsFailures(t *testing.T) {
+	e := newEnv(t, 1, 4, showOpts{})
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	defer down.Close()
+	var logged testenv.SyncBuffer
+	svc := *e.svc
+	svc.RDB = down
+	svc.Log = slog.New(slog.NewTextHandler(&logged, nil))
+	failures := func() float64 {
+		return testenv.Counter(t, "seatflow_background_errors_total", "task", background.ExpiryPass)
+	}
+	before := failures()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.RunExpiryWorker(ctx, 10*time.Millisecond) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for failures()-before < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("RunExpiryWorker returned %v, want %v", err, context.Canceled)
+	}
+	if got := failures() - before; got < 3 {
+		t.Fatalf("failed passes counted: %v in 5 s, want at least 3 (one per tick)", got)
+	}
+	if line := logged.String(); !strings.Contains(line, "level=WARN") || !strings.Contains(line, "task="+background.ExpiryPass) ||
+		!strings.Contains(line, "127.0.0.1:1") {
+		t.Errorf("log %q: want a warning naming the task and the unreachable Redis", line)
+	}
 }

@@ -12,7 +12,9 @@ import (
 )
 
 // ExtendHold pushes a pending order's expiry out by HoldTTL, but never past twice HoldTTL
-// after the order was created, so a hold cannot be kept forever.
+// after the order was created, so a hold cannot be kept forever. It answers the pending
+// order, or INVALID_STATE when the order is not pending, even if it stopped being so
+// while the extension was made.
 func (s *Service) ExtendHold(ctx context.Context, userID string, orderID int) (*seatflow.Order, error) {
 	if err := s.rateLimit(ctx, "order", userID, s.OrderRate); err != nil {
 		return nil, err
@@ -43,8 +45,17 @@ func (s *Service) ExtendHold(ctx context.Context, userID string, orderID int) (*
 		}
 		return nil, errChangedMeanwhile()
 	}
-	_ = s.queue().Add(ctx, o.ID, exp)
-	return s.reload(ctx, o.ID)
+	out, err := s.reload(ctx, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	// Cancelled or paid (on another instance) between the extension and this read: the
+	// extension counts for nothing, and the answer says so rather than show that order.
+	if out.Status != seatflow.OrderPending {
+		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order is %s", out.Status)
+	}
+	s.enqueue(ctx, o.ID, exp)
+	return out, nil
 }
 
 func pendingNotExpired(o *ent.Order, now time.Time) error {

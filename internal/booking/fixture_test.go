@@ -35,6 +35,7 @@ type showOpts struct {
 	limit     int
 	allowGaps bool
 	status    seatflow.ShowtimeStatus
+	startsIn  time.Duration // from the clock; 1h (its sales close 15 minutes after)
 }
 
 func newEnv(t testing.TB, rows, perRow int, opts showOpts) *env {
@@ -59,7 +60,7 @@ func (e *env) addShowtime(t testing.TB, rows, perRow int, opts showOpts) (int, *
 	t.Helper()
 	ctx := context.Background()
 	showID, hallID := testenv.Showtime(t, e.db, e.clock.Now(), testenv.ShowtimeSpec{Rows: rows, PerRow: perRow,
-		PremiumFirstRow: true, Status: opts.status, Limit: opts.limit, AllowGaps: opts.allowGaps})
+		PremiumFirstRow: true, Status: opts.status, Limit: opts.limit, AllowGaps: opts.allowGaps, StartsIn: opts.startsIn})
 	hall, err := e.cat.Hall(ctx, hallID)
 	if err != nil {
 		t.Fatal(err)

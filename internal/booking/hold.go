@@ -84,8 +84,7 @@ func (s *Service) HoldSeats(ctx context.Context, userID string, in HoldSeatsInpu
 		}
 		return nil, err
 	}
-	// A lost enqueue is caught by the reconciler's expired-order scan.
-	_ = s.queue().Add(cleanup, o.ID, *o.ExpiresAt)
+	s.enqueue(cleanup, o.ID, *o.ExpiresAt)
 	s.remember(cleanup, userID, in.IdempotencyKey, o.ID)
 	return o, nil
 }
@@ -98,6 +97,10 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 	}
 	if st.Status != seatflow.ShowtimeOnSale {
 		return nil, seatflow.Errorf(seatflow.ENOTONSALE, "this showtime is not on sale")
+	}
+	// Its sales may have closed by themselves before the closer moved its status.
+	if err := s.salesClosed(st); err != nil {
+		return nil, err
 	}
 	layout, err := s.Layouts.Of(ctx, st.HallID)
 	if err != nil {
@@ -162,7 +165,7 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 		// Give the seats back at once, even if the request was cancelled or its deadline
 		// passed meanwhile.
 		rctx, cancel := cleanupContext(ctx)
-		_, _ = s.Seats.Release(rctx, st.ID, token, userID, in.SeatIDs)
+		s.release(rctx, st.ID, token, userID, in.SeatIDs)
 		cancel()
 		if ent.IsConstraintError(err) { // the same key committed by a request whose marker expired
 			if o, _ := s.byIdempotencyKey(ctx, userID, in.IdempotencyKey); o != nil {

@@ -11,6 +11,7 @@ import (
 	"seatflow"
 	"seatflow/ent"
 	"seatflow/ent/order"
+	"seatflow/internal/background"
 	"seatflow/internal/database"
 	"seatflow/internal/seats"
 )
@@ -48,18 +49,20 @@ var (
 	errOverLimit = errors.New("over the purchase limit")
 )
 
-// Why a late payment is refunded instead of rescued: the message the customer reads
-// (ORDER_EXPIRED) and the reason recorded with the refund.
+// Why a payment is refunded instead of taking the seats: the code and message the
+// customer reads and the reason recorded with the refund.
 var (
-	lateSeatsGone = lateRefund{"the hold expired and the seats went to another buyer; the payment will be refunded",
+	lateSeatsGone = lateRefund{seatflow.EORDEREXPIRED, "the hold expired and the seats went to another buyer; the payment will be refunded",
 		"the seats went to another buyer before the payment arrived"}
-	lateOverLimit = lateRefund{"the hold expired and the seats you hold or bought since then reach this showtime's purchase limit; the payment will be refunded",
+	lateOverLimit = lateRefund{seatflow.EORDEREXPIRED, "the hold expired and the seats you hold or bought since then reach this showtime's purchase limit; the payment will be refunded",
 		"a late payment would put the customer over the showtime's purchase limit"}
-	lateTooLate = lateRefund{"the hold expired too long ago to be rescued; the payment will be refunded",
+	lateTooLate = lateRefund{seatflow.EORDEREXPIRED, "the hold expired too long ago to be rescued; the payment will be refunded",
 		"the payment arrived after the late-payment window"}
+	lateSalesClosed = lateRefund{seatflow.ENOTONSALE, "this showtime's sales have closed; the payment will be refunded",
+		"the payment arrived after the showtime's sales closed"}
 )
 
-type lateRefund struct{ message, reason string }
+type lateRefund struct{ code, message, reason string }
 
 // DefaultLateWindow is how long after its hold expired an order's payment may still take
 // its seats (docs/DESIGN.md "Orders": a payment that arrives just after expiry).
@@ -138,6 +141,11 @@ func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow
 			// Its seats are not for sale any more, whatever the order's state.
 			return nil, refuse(seatflow.EINVALIDSTATE, "the showtime was cancelled; the order cannot be paid")
 		}
+		if st.SalesEnded(now, s.SalesCloseAfter) {
+			// The film is on: no payment takes seats any more, pending order or expired
+			// one. It is recorded and refunded, and a pending order ends.
+			return s.refundLate(ctx, o, p, lateSalesClosed)
+		}
 		if o.Status == seatflow.OrderExpired || !o.ExpiresAt.After(now) {
 			return s.payLate(ctx, o, st, p)
 		}
@@ -180,15 +188,20 @@ func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow
 func (s *Service) afterPaid(ctx context.Context, orderID, showID int, token string, seatIDs []int) (*seatflow.Order, error) {
 	ctx, cancel := detach(ctx) // the payment is committed: finish whatever the client does
 	defer cancel()
-	_, _ = s.Seats.Confirm(ctx, showID, token, seatIDs)
-	_ = s.queue().Remove(ctx, orderID)
+	if n, err := s.Seats.Confirm(ctx, showID, token, seatIDs); err != nil {
+		background.Failed(ctx, s.Log, background.ConfirmSeats, err, "order", orderID)
+	} else if n < len(seatIDs) {
+		background.Failed(ctx, s.Log, background.ConfirmSeats,
+			fmt.Errorf("%d of the paid order's %d seats are sold to it in Redis", n, len(seatIDs)), "order", orderID)
+	}
+	s.dequeue(ctx, orderID)
 	return s.reload(ctx, orderID)
 }
 
 func expiredErr() *seatflow.Error { return lateSeatsGone.err() }
 
 func (l lateRefund) err() *seatflow.Error {
-	return seatflow.Errorf(seatflow.EORDEREXPIRED, "%s", l.message)
+	return seatflow.Errorf(l.code, "%s", l.message)
 }
 
 var errChanged = errors.New("order changed meanwhile")
@@ -258,7 +271,7 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 	})
 	if err != nil {
 		if held {
-			_, _ = s.Seats.Release(ctx, o.ShowtimeID, token, o.UserID, seatIDs)
+			s.release(ctx, o.ShowtimeID, token, o.UserID, seatIDs)
 		}
 		switch {
 		case errors.Is(err, errSeatsGone), ent.IsConstraintError(err): // MySQL has another active order on a seat
@@ -274,10 +287,10 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 }
 
 // refundLate ends an order whose late payment cannot have its seats (why: taken by
-// someone else, over the purchase limit, past the late window). One transaction: the
-// order EXPIRED (if it was still pending), refundRequired, and the payment recorded with
-// its refund due; then the seats are released and the refund sent (the reconciler sends
-// it if this does not).
+// someone else, over the purchase limit, past the late window, the showtime's sales
+// closed). One transaction: the order EXPIRED (if it was still pending), refundRequired,
+// and the payment recorded with its refund due; then the seats are released and the
+// refund sent (the reconciler sends it if this does not).
 func (s *Service) refundLate(ctx context.Context, o *ent.Order, p settlement, why lateRefund) (*seatflow.Order, error) {
 	ended := false
 	err := s.withTx(ctx, func(tx *ent.Tx) error {

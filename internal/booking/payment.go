@@ -51,6 +51,8 @@ func (s *Service) StartPayment(ctx context.Context, userID string, orderID int) 
 		return nil, fmt.Errorf("start payment: %w", err)
 	} else if st.Status == seatflow.ShowtimeCancelled {
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the showtime was cancelled; the order cannot be paid")
+	} else if err := s.salesClosed(st); err != nil {
+		return nil, err
 	}
 	cur, err := s.paymentRow(ctx, o.ID)
 	if err != nil {

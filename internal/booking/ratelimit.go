@@ -20,7 +20,7 @@ func (s *Service) rateLimit(ctx context.Context, kind, userID string, rate redis
 	if rate.IsZero() {
 		return nil
 	}
-	res, err := s.limiter.Allow(ctx, s.Keys.RateLimit()+kind+":"+userID, rate)
+	res, err := s.limiter.Allow(ctx, s.Keys.UserRate(kind, userID), rate)
 	if err != nil {
 		return rdb.Classify(kind+" rate limit", err)
 	}

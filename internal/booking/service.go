@@ -73,6 +73,10 @@ type Config struct {
 	// LateWindow is how long after its expiry an order's payment may still take its seats;
 	// DefaultLateWindow by default. A later payment is refunded.
 	LateWindow time.Duration
+	// SalesCloseAfter is how long after its start a showtime's sales close by themselves
+	// (Showtime.SalesEnded); seatflow.DefaultSalesCloseAfter by default. Then no hold is
+	// made, and a payment is refunded instead of taking the seats.
+	SalesCloseAfter time.Duration
 	// HoldRate and OrderRate limit holds and order changes (pay, cancel, extend) per user,
 	// in Redis; a zero rate is no limit.
 	HoldRate  redis_rate.Limit
@@ -103,6 +107,9 @@ func New(d Deps, c Config) *Service {
 	if c.LateWindow <= 0 {
 		c.LateWindow = DefaultLateWindow
 	}
+	if c.SalesCloseAfter <= 0 {
+		c.SalesCloseAfter = seatflow.DefaultSalesCloseAfter
+	}
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
@@ -110,6 +117,15 @@ func New(d Deps, c Config) *Service {
 }
 
 var errNotFound = seatflow.Errorf(seatflow.ENOTFOUND, "order not found")
+
+// salesClosed is NOT_ON_SALE when st's sales have closed by themselves, nil before.
+func (s *Service) salesClosed(st *seatflow.Showtime) error {
+	if !st.SalesEnded(s.Now(), s.SalesCloseAfter) {
+		return nil
+	}
+	return seatflow.Errorf(seatflow.ENOTONSALE, "this showtime's sales closed at %s, %s after it started",
+		st.SalesCloseAt(s.SalesCloseAfter).UTC().Format(time.RFC3339), s.SalesCloseAfter)
+}
 
 // queue is the delay queue of pending orders' expiries.
 func (s *Service) queue() *ExpiryQueue {

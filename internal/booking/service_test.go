@@ -16,6 +16,7 @@ import (
 	"seatflow/ent/seatoccupancy"
 	"seatflow/internal/booking"
 	"seatflow/internal/keys"
+	"seatflow/internal/nodeid"
 	"seatflow/internal/seats"
 )
 
@@ -102,8 +103,8 @@ func TestHoldSeatsErrors(t *testing.T) {
 	t.Run("SeatsUnavailableListsSeatIDs", func(t *testing.T) {
 		_, err := e.hold("u", "k", e.seat("C", 2), e.seat("C", 3))
 		e2, _ := err.(*seatflow.Error)
-		if e2 == nil || fmt.Sprint(e2.Extensions["seatIds"]) != fmt.Sprintf("[%d]", e.seat("C", 2)) {
-			t.Errorf("error = %#v, want seatIds [%d]", err, e.seat("C", 2))
+		if e2 == nil || fmt.Sprint(e2.Extensions["seatIds"]) != fmt.Sprint([]string{nodeid.Encode(nodeid.Seat, e.seat("C", 2))}) {
+			t.Errorf("error = %#v, want seatIds [%s] (seat %d)", err, nodeid.Encode(nodeid.Seat, e.seat("C", 2)), e.seat("C", 2))
 		}
 	})
 	t.Run("LimitAcrossTwoOrders", func(t *testing.T) {

@@ -39,14 +39,11 @@ func (c *Cache) store(ctx context.Context, loaded map[string][]byte, token strin
 	}
 }
 
-// storeScript writes an envelope only while the writer holds the key's rebuild lock.
-//
-// KEYS[1] the lock, KEYS[2] the envelope; ARGV[1] token, ARGV[2] envelope, ARGV[3] TTL ms;
-// returns 1 if written.
-//
 //go:embed store.lua
 var storeSource string
 
+// storeScript writes an envelope only while the writer holds the key's rebuild lock; its
+// KEYS, ARGV and reply are in store.lua.
 var storeScript = redis.NewScript(storeSource)
 
 // newEnvelope returns the envelope for v and its Redis TTL. A negative envelope lives

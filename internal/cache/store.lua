@@ -7,7 +7,8 @@
 -- ARGV[1]  the rebuilder's lock token
 -- ARGV[2]  the envelope JSON
 -- ARGV[3]  its physical TTL in milliseconds
--- returns  1 if written, 0 if the lock was gone or another request's
+--
+-- Returns 1 if written, 0 if the lock was gone or another request's.
 if redis.call("GET", KEYS[1]) == ARGV[1] then
   redis.call("SET", KEYS[2], ARGV[2], "PX", ARGV[3])
   return 1

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"seatflow"
+	"seatflow/internal/keys"
 )
 
 // MoviePage is one page of the movies connection.
@@ -72,7 +73,7 @@ func (s *Service) ListMovies(ctx context.Context, p MoviePageArgs) (*MoviePage, 
 	if p.Status != nil {
 		filter = string(*p.Status)
 	}
-	lists, err := getMany(ctx, s, []string{filter}, movieIDsKey, s.loadMovieIDs)
+	lists, err := getMany(ctx, s, []string{filter}, keys.MovieIDs, s.loadMovieIDs)
 	if err != nil {
 		return nil, err
 	}

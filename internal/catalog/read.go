@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"seatflow"
@@ -13,44 +12,36 @@ import (
 	"seatflow/ent/seat"
 	"seatflow/ent/showtime"
 	"seatflow/internal/database"
+	"seatflow/internal/keys"
 )
 
-// Cache keys of catalog entries. Lists hold ids only, so a status change of a showtime
-// invalidates just that showtime's entry.
-func movieKey(id int) string      { return "movie:" + strconv.Itoa(id) }
-func hallKey(id int) string       { return "hall:" + strconv.Itoa(id) }
-func showtimeKey(id int) string   { return "showtime:" + strconv.Itoa(id) }
-func dayKey(day string) string    { return "showtimes:date:" + day }
-func movieShowsKey(id int) string { return "showtimes:movie:" + strconv.Itoa(id) }
-
-// movieIDsKey is the list of every movie's id, or of those with a status, in id order.
-func movieIDsKey(status string) string { return "movies:ids:" + status }
-
-// movieListKeys are the movie id lists a new movie or a status change touches.
+// movieListKeys are the cache keys of the movie id lists a new movie or a status change
+// touches. Lists hold ids only, so a status change of a showtime invalidates just that
+// showtime's entry.
 func movieListKeys() []string {
-	return []string{movieIDsKey(""), movieIDsKey(string(seatflow.MovieListed)), movieIDsKey(string(seatflow.MovieDelisted))}
+	return []string{keys.MovieIDs(""), keys.MovieIDs(string(seatflow.MovieListed)), keys.MovieIDs(string(seatflow.MovieDelisted))}
 }
 func (s *Service) dayOf(t time.Time) string { return t.In(s.loc()).Format(time.DateOnly) }
 
 // Movies returns the movies with ids, in the order of ids; nil where one does not exist.
 func (s *Service) Movies(ctx context.Context, ids []int) ([]*seatflow.Movie, error) {
-	return getMany(ctx, s, ids, movieKey, s.loadMovies)
+	return getMany(ctx, s, ids, keys.Movie, s.loadMovies)
 }
 
 // Halls returns the halls with ids (with their seats), in order; nil where missing.
 func (s *Service) Halls(ctx context.Context, ids []int) ([]*seatflow.Hall, error) {
-	return getMany(ctx, s, ids, hallKey, s.loadHalls)
+	return getMany(ctx, s, ids, keys.Hall, s.loadHalls)
 }
 
 // Showtimes returns the showtimes with ids, in order; nil where missing.
 func (s *Service) Showtimes(ctx context.Context, ids []int) ([]*seatflow.Showtime, error) {
-	return getMany(ctx, s, ids, showtimeKey, s.loadShowtimes)
+	return getMany(ctx, s, ids, keys.Showtime, s.loadShowtimes)
 }
 
 // ShowtimeIDsOnDays returns, for each day (YYYY-MM-DD in the cinema's time zone), the ids
 // of the showtimes starting that day that are not cancelled, ordered by start time.
 func (s *Service) ShowtimeIDsOnDays(ctx context.Context, days []string) ([][]int, error) {
-	lists, err := getMany(ctx, s, days, dayKey, s.loadDays)
+	lists, err := getMany(ctx, s, days, keys.ShowtimesOn, s.loadDays)
 	return derefLists(lists), err
 }
 
@@ -58,29 +49,29 @@ func (s *Service) ShowtimeIDsOnDays(ctx context.Context, days []string) ([][]int
 // level (no Redis, no database, no wait); false otherwise. LocalHalls, LocalShowtimes and
 // LocalShowtimeIDsOfMovies do the same for their entries.
 func (s *Service) LocalMovies(ctx context.Context, ids []int) ([]*seatflow.Movie, bool) {
-	return local[int, seatflow.Movie](ctx, s, ids, movieKey)
+	return local[int, seatflow.Movie](ctx, s, ids, keys.Movie)
 }
 
 // LocalHalls is LocalMovies for halls.
 func (s *Service) LocalHalls(ctx context.Context, ids []int) ([]*seatflow.Hall, bool) {
-	return local[int, seatflow.Hall](ctx, s, ids, hallKey)
+	return local[int, seatflow.Hall](ctx, s, ids, keys.Hall)
 }
 
 // LocalShowtimes is LocalMovies for showtimes.
 func (s *Service) LocalShowtimes(ctx context.Context, ids []int) ([]*seatflow.Showtime, bool) {
-	return local[int, seatflow.Showtime](ctx, s, ids, showtimeKey)
+	return local[int, seatflow.Showtime](ctx, s, ids, keys.Showtime)
 }
 
 // LocalShowtimeIDsOfMovies is LocalMovies for the movies' showtime lists.
 func (s *Service) LocalShowtimeIDsOfMovies(ctx context.Context, movieIDs []int) ([][]int, bool) {
-	lists, ok := local[int, []int](ctx, s, movieIDs, movieShowsKey)
+	lists, ok := local[int, []int](ctx, s, movieIDs, keys.ShowtimesOf)
 	return derefLists(lists), ok
 }
 
 // ShowtimeIDsOfMovies returns, for each movie, the ids of its showtimes that are not
 // cancelled, ordered by start time.
 func (s *Service) ShowtimeIDsOfMovies(ctx context.Context, movieIDs []int) ([][]int, error) {
-	lists, err := getMany(ctx, s, movieIDs, movieShowsKey, s.loadMovieShows)
+	lists, err := getMany(ctx, s, movieIDs, keys.ShowtimesOf, s.loadMovieShows)
 	return derefLists(lists), err
 }
 

@@ -10,8 +10,10 @@ import (
 	"seatflow/ent"
 	"seatflow/ent/hall"
 	"seatflow/ent/predicate"
+	"seatflow/ent/showtime"
 	"seatflow/internal/coalesce"
 	"seatflow/internal/database"
+	"seatflow/internal/keys"
 )
 
 // ByteCache is the two-level catalog cache (package cache): values are JSON bytes, a nil
@@ -139,11 +141,11 @@ func (s *Service) setStatus(ctx context.Context, id int, to seatflow.ShowtimeSta
 				return nil, err
 			}
 		}
-		keys := []string{showtimeKey(id)}
+		drop := []string{keys.Showtime(id)}
 		if leavesLists {
-			keys = append(keys, dayKey(s.dayOf(st.StartsAt)), movieShowsKey(st.MovieID))
+			drop = append(drop, keys.ShowtimesOn(s.dayOf(st.StartsAt)), keys.ShowtimesOf(st.MovieID))
 		}
-		return keys, nil
+		return drop, nil
 	})
 	if err != nil {
 		return nil, err
@@ -166,6 +168,16 @@ func (s *Service) loadFresh(ctx context.Context, id int) (*seatflow.Showtime, er
 		return nil, database.Classify(err)
 	}
 	return toShowtime(st), nil
+}
+
+// OnSaleStartedBy lists, from MySQL, the showtimes still ON_SALE that started at or
+// before t: those whose sales are due to close.
+func (s *Service) OnSaleStartedBy(ctx context.Context, t time.Time) ([]int, error) {
+	ids, err := s.DB.Showtime.Query().Where(showtime.StatusEQ(seatflow.ShowtimeOnSale), showtime.StartsAtLTE(t)).IDs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("showtimes on sale that started: %w", database.Classify(err))
+	}
+	return ids, nil
 }
 
 func hallIDIn(ids []int) predicate.Hall { return hall.IDIn(ids...) }

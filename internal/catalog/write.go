@@ -13,6 +13,7 @@ import (
 	"seatflow/ent"
 	"seatflow/ent/predicate"
 	"seatflow/ent/showtime"
+	"seatflow/internal/keys"
 )
 
 // Input limits.
@@ -77,7 +78,7 @@ func (s *Service) CreateMovie(ctx context.Context, in MovieInput) (*seatflow.Mov
 		return nil, err
 	}
 	var created *ent.Movie
-	err := s.write(ctx, func(tx *ent.Tx) (keys []string, err error) {
+	err := s.write(ctx, func(tx *ent.Tx) (drop []string, err error) {
 		now := s.now()
 		created, err = tx.Movie.Create().SetTitle(in.Title).SetSynopsis(deref(in.Synopsis)).
 			SetDurationMin(in.DurationMinutes).SetRating(deref(in.Rating)).SetGenres(nonNil(in.Genres)).
@@ -86,7 +87,7 @@ func (s *Service) CreateMovie(ctx context.Context, in MovieInput) (*seatflow.Mov
 			return nil, err
 		}
 		// A lookup of this id before it existed may have been cached as missing.
-		return append(movieListKeys(), movieKey(created.ID)), nil
+		return append(movieListKeys(), keys.Movie(created.ID)), nil
 	})
 	if err != nil {
 		return nil, err
@@ -101,14 +102,14 @@ func (s *Service) UpdateMovie(ctx context.Context, id int, in MovieInput) (*seat
 		return nil, err
 	}
 	var updated *ent.Movie
-	err := s.write(ctx, func(tx *ent.Tx) (keys []string, err error) {
+	err := s.write(ctx, func(tx *ent.Tx) (drop []string, err error) {
 		updated, err = tx.Movie.UpdateOneID(id).SetTitle(in.Title).SetSynopsis(deref(in.Synopsis)).
 			SetDurationMin(in.DurationMinutes).SetRating(deref(in.Rating)).SetGenres(nonNil(in.Genres)).
 			SetPosterURL(deref(in.PosterURL)).SetUpdatedAt(s.now()).Save(ctx)
 		if ent.IsNotFound(err) {
 			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "movie %d does not exist", id)
 		}
-		return []string{movieKey(id)}, err
+		return []string{keys.Movie(id)}, err
 	})
 	if err != nil {
 		return nil, err
@@ -123,12 +124,12 @@ func (s *Service) SetMovieStatus(ctx context.Context, id int, status seatflow.Mo
 		return nil, invalid("status must be LISTED or DELISTED")
 	}
 	var updated *ent.Movie
-	err := s.write(ctx, func(tx *ent.Tx) (keys []string, err error) {
+	err := s.write(ctx, func(tx *ent.Tx) (drop []string, err error) {
 		updated, err = tx.Movie.UpdateOneID(id).SetStatus(status).SetUpdatedAt(s.now()).Save(ctx)
 		if ent.IsNotFound(err) {
 			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "movie %d does not exist", id)
 		}
-		return append(movieListKeys(), movieKey(id)), err
+		return append(movieListKeys(), keys.Movie(id)), err
 	})
 	if err != nil {
 		return nil, err
@@ -241,7 +242,7 @@ func (s *Service) CreateHall(ctx context.Context, in HallInput) (*seatflow.Hall,
 		if err := tx.Seat.CreateBulk(builders...).Exec(ctx); err != nil {
 			return nil, err
 		}
-		return []string{hallKey(h.ID)}, nil
+		return []string{keys.Hall(h.ID)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -355,7 +356,7 @@ func (s *Service) CreateShowtime(ctx context.Context, in ShowtimeInput) (*seatfl
 			return nil, err
 		}
 		id = st.ID
-		return []string{showtimeKey(st.ID), dayKey(s.dayOf(start)), movieShowsKey(m.ID)}, nil
+		return []string{keys.Showtime(st.ID), keys.ShowtimesOn(s.dayOf(start)), keys.ShowtimesOf(m.ID)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -390,7 +391,7 @@ func (s *Service) RescheduleShowtime(ctx context.Context, id int, startsAt time.
 		if n == 0 {
 			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d changed meanwhile; try again", id)
 		}
-		return []string{showtimeKey(id), dayKey(s.dayOf(st.StartsAt)), dayKey(s.dayOf(start)), movieShowsKey(st.MovieID)}, nil
+		return []string{keys.Showtime(id), keys.ShowtimesOn(s.dayOf(st.StartsAt)), keys.ShowtimesOn(s.dayOf(start)), keys.ShowtimesOf(st.MovieID)}, nil
 	})
 	if err != nil {
 		return nil, err

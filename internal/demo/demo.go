@@ -37,8 +37,9 @@ type Issuer interface {
 // Handler serves the demo page under /demo/, the door page (staff check tickets in) at
 // /demo/door and, when tokens is not nil (embedded mode), GET /demo/token: {"token": "..."},
 // a customer token for a fresh demo user (demo-<random>), so two tabs are two customers, or
-// with ?role=staff a staff token for the door. Without tokens /demo/token is 404 and the
-// pages ask for a token.
+// with ?role=staff a staff token for the door. Without tokens /demo/token is 204 No Content
+// (not a 404, which a browser logs as an error on every load of the page) and the pages ask
+// for a token.
 func Handler(tokens Issuer, log *slog.Logger) http.Handler {
 	sub, err := fs.Sub(pageFiles, "page")
 	if err != nil {
@@ -82,7 +83,8 @@ func demoHeaders(w http.ResponseWriter) {
 
 func demoToken(w http.ResponseWriter, r *http.Request, tokens Issuer, log *slog.Logger) {
 	if tokens == nil {
-		http.NotFound(w, r)
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	var b [6]byte

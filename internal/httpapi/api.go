@@ -23,11 +23,9 @@ import (
 	"seatflow/loaders"
 )
 
-// Options are the API's limits and switches.
-type Options struct {
-	// AllowedOrigins are the browser origins allowed by CORS and the websocket origin
-	// check ("*" = any; empty = same origin only).
-	AllowedOrigins  []string
+// Settings are the API's limits and switches as an operator sets them: the instance's
+// configuration (package app) holds them, filled by its flags and SEATFLOW_* variables.
+type Settings struct {
 	Introspection   bool
 	ComplexityLimit int
 	MaxDepth        int
@@ -41,17 +39,30 @@ type Options struct {
 	LoaderWait     time.Duration
 	// WebsocketCompression negotiates permessage-deflate on websockets.
 	WebsocketCompression bool
+	// WebsocketMaxOperations caps the operations in flight on one websocket;
+	// WebsocketMaxQueuedBytes bounds the bytes waiting to be sent on one (0: the
+	// transport's defaults).
+	WebsocketMaxOperations, WebsocketMaxQueuedBytes int
 	// MaxFields and MaxAliases bound a document before it is validated; MaxErrors,
 	// MaxResponseBytes and MaxURLBytes bound an answer and a GET.
 	MaxFields, MaxAliases                    int
 	MaxErrors, MaxResponseBytes, MaxURLBytes int
 	// MaxInflightCost is the cost of the heavy operations an instance executes at once.
 	MaxInflightCost int
-	// PersistedOnly runs only the documents of PersistedQueries (sha256 → document);
-	// MaxPersistedBytes bounds a document clients may register.
+	// PersistedOnly runs only the documents of Options.PersistedQueries; MaxPersistedBytes
+	// bounds a document clients may register.
 	PersistedOnly     bool
-	PersistedQueries  map[string]string
 	MaxPersistedBytes int
+}
+
+// Options are the API's settings and what the instance derives from its configuration.
+type Options struct {
+	Settings
+	// AllowedOrigins are the browser origins allowed by CORS and the websocket origin
+	// check ("*" = any; empty = same origin only).
+	AllowedOrigins []string
+	// PersistedQueries are the documents of the manifest (sha256 → document).
+	PersistedQueries map[string]string
 	// ClientAddr names a request's client address (trusted proxies applied).
 	ClientAddr func(*http.Request) string
 	// ServeMetrics serves /metrics on the API's address (false: on a listener of its own).

@@ -228,8 +228,7 @@ func (c *costLimit) InterceptResponse(ctx context.Context, next graphql.Response
 	}
 	actual := min(max(objectsIn(resp.Data), 1), spent.requested)
 	c.Budget.Refund(st.client, spent.requested-actual)
-	status := spent.status
-	status.CurrentlyAvailable += spent.requested - actual
+	status := spent.status.Available(spent.status.CurrentlyAvailable + spent.requested - actual)
 	if resp.Extensions == nil {
 		resp.Extensions = map[string]any{}
 	}

@@ -18,15 +18,23 @@ import (
 
 // GraphQL is the gqlgen server with its transports and extensions set explicitly.
 func (a *API) GraphQL() *handler.Server {
-	schema := graph.NewExecutableSchema(graph.Config{Resolvers: a.Resolver})
+	schema := graph.NewServedSchema(a.Resolver)
 	srv := handler.New(schema)
 	srv.AddTransport(wstransport.New(wstransport.Config{
 		AllowedOrigins: a.AllowedOrigins,
 		Registry:       a.Websockets,
 		SeatMaps:       a.SeatMapWatches,
 		Compression:    a.WebsocketCompression,
+		MaxOperations:  a.WebsocketMaxOperations,
+		MaxQueuedBytes: a.WebsocketMaxQueuedBytes,
 		Log:            a.Log,
 		Now:            a.Auth.Now,
+		UpgradeExpiry: func(ctx context.Context) time.Time {
+			if u, err := auth.RequireUser(ctx); err == nil { // the header's token (a bad one was refused before)
+				return u.ExpiresAt
+			}
+			return time.Time{}
+		},
 		Auth: func(ctx context.Context, token string) (context.Context, time.Time, error) {
 			ctx = a.Auth.WithToken(ctx, token)
 			u, err := auth.RequireUser(ctx)

@@ -26,7 +26,7 @@ import (
 // testOptions are the limits of the test API: small, so a table row reaches each one with
 // a short document. A test changes the ones it measures.
 func testOptions() Options {
-	return Options{
+	return Options{Settings: Settings{
 		Introspection:    true,
 		ComplexityLimit:  1000,
 		MaxDepth:         4,
@@ -38,7 +38,7 @@ func testOptions() Options {
 		MaxErrors:        20,
 		MaxResponseBytes: 1 << 20,
 		MaxURLBytes:      1024,
-	}
+	}}
 }
 
 // testAPI is the whole API (Register's routes, its real gqlgen server over the real

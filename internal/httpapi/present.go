@@ -15,7 +15,6 @@ import (
 
 	"seatflow"
 	"seatflow/internal/database"
-	"seatflow/internal/nodeid"
 )
 
 // presentError is the one place where errors become GraphQL errors: a *seatflow.Error
@@ -50,13 +49,6 @@ func presentError(log *slog.Logger, schema *ast.Schema) graphql.ErrorPresenterFu
 			gerr.Extensions = map[string]any{"code": appErr.Code}
 			for k, v := range appErr.Extensions {
 				gerr.Extensions[k] = v
-			}
-			if ids, ok := appErr.Extensions["seatIds"].([]int); ok { // database ids: the API's instead
-				api := make([]string, len(ids))
-				for i, id := range ids {
-					api[i] = nodeid.Encode(nodeid.Seat, id)
-				}
-				gerr.Extensions["seatIds"] = api
 			}
 			return gerr
 		}

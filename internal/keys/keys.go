@@ -40,6 +40,30 @@ func (k Keys) Cache(key string) string { return k.Prefix + ":cache:{" + key + "}
 // CacheLock is the rebuild lock of a catalog entry.
 func (k Keys) CacheLock(key string) string { return k.Prefix + ":lock:cache:{" + key + "}" }
 
+// Catalog entries: the names Cache and CacheLock take, also the keys of the in-process
+// cache and what an invalidation lists. They are stored in Redis: renaming one makes every
+// instance of the old name miss (and leaves its envelopes to expire).
+
+// Movie is a movie's entry.
+func Movie(id int) string { return "movie:" + strconv.Itoa(id) }
+
+// Hall is a hall's entry, with its seats.
+func Hall(id int) string { return "hall:" + strconv.Itoa(id) }
+
+// Showtime is a showtime's entry.
+func Showtime(id int) string { return "showtime:" + strconv.Itoa(id) }
+
+// ShowtimesOn is the id list of the showtimes starting on day (YYYY-MM-DD, the cinema's
+// time zone).
+func ShowtimesOn(day string) string { return "showtimes:date:" + day }
+
+// ShowtimesOf is the id list of a movie's showtimes.
+func ShowtimesOf(movieID int) string { return "showtimes:movie:" + strconv.Itoa(movieID) }
+
+// MovieIDs is the id list, in id order, of every movie (status "") or of those with a
+// status.
+func MovieIDs(status string) string { return "movies:ids:" + status }
+
 // LiveBeat is the channel every instance's live hub publishes a heartbeat on: receiving
 // beats proves a hub's pub/sub connection is alive.
 func (k Keys) LiveBeat() string { return k.Prefix + ":live:beat" }
@@ -57,8 +81,9 @@ func (k Keys) ReconcileLock() string { return k.Prefix + ":lock:reconcile" }
 // ShowLock is the per-showtime mutex shared by seat-hash init and the reconciler.
 func (k Keys) ShowLock(showID int) string { return k.show(showID) + ":lock" }
 
-// RateLimit is the prefix under which go-redis/redis_rate keeps its counters.
-func (k Keys) RateLimit() string { return k.Prefix + ":rate:" }
+// UserRate is the counter of a user's requests of kind ("hold", "order") for
+// go-redis/redis_rate, which puts its own "rate:" in front.
+func (k Keys) UserRate(kind, userID string) string { return k.Prefix + ":rate:" + kind + ":" + userID }
 
 // Idempotency marks a holdSeats request in flight for (user, idempotency key).
 func (k Keys) Idempotency(userID, key string) string {
@@ -70,3 +95,6 @@ func (k Keys) CostBudget() string { return k.Prefix + ":cost:" }
 
 // APQ is the automatic-persisted-query cache prefix.
 func (k Keys) APQ() string { return k.Prefix + ":apq:" }
+
+// Bench is a scratch key of the benchmarks (cmd/seatflow-bench); nothing else reads it.
+func (k Keys) Bench(name string) string { return k.Prefix + ":bench:" + name }

@@ -98,7 +98,7 @@ func TestShowtimeKeysShareOneSlot(t *testing.T) {
 		}
 	})
 	t.Run("CacheEntryAndItsLockShareOneSlot", func(t *testing.T) {
-		for _, entry := range []string{"movie:7", "hall:3", "showtimes:date:2030-01-02"} {
+		for _, entry := range []string{keys.Movie(7), keys.Hall(3), keys.ShowtimesOn("2030-01-02")} {
 			if got, want := slot(k.CacheLock(entry)), slot(k.Cache(entry)); got != want {
 				t.Errorf("CacheLock(%q) slot %d, want %d (the entry's)", entry, got, want)
 			}
@@ -128,7 +128,7 @@ func TestShowtimeKeysShareOneSlot(t *testing.T) {
 func allKeys(k keys.Keys) []string {
 	out := []string{
 		k.Cache("movie:7"), k.CacheLock("movie:7"), k.CacheInvalidations(), k.OrdersExpiry(),
-		k.ReconcileLock(), k.RateLimit(), k.Idempotency("alice", "k1"), k.APQ(),
+		k.ReconcileLock(), k.UserRate("hold", "alice"), k.Bench("hset"), k.Idempotency("alice", "k1"), k.APQ(),
 	}
 	for _, key := range showKeys(k, 42) {
 		out = append(out, key)
@@ -166,6 +166,28 @@ func TestPrefixesIsolate(t *testing.T) {
 			seen[key] = true
 		}
 	})
+}
+
+// TestNamesStay: these names are in Redis while instances of two versions run side by
+// side; a new name would miss every entry and every count the old one wrote.
+func TestNamesStay(t *testing.T) {
+	k := keys.New("sf")
+	cases := []struct{ got, want string }{
+		{keys.Movie(7), "movie:7"},
+		{keys.Hall(3), "hall:3"},
+		{keys.Showtime(12), "showtime:12"},
+		{keys.ShowtimesOn("2030-01-02"), "showtimes:date:2030-01-02"},
+		{keys.ShowtimesOf(7), "showtimes:movie:7"},
+		{keys.MovieIDs(""), "movies:ids:"},
+		{keys.MovieIDs("LISTED"), "movies:ids:LISTED"},
+		{k.Cache(keys.Movie(7)), "sf:cache:{movie:7}"},
+		{k.UserRate("hold", "alice"), "sf:rate:hold:alice"},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
 }
 
 func TestIdempotencyQuotesUserID(t *testing.T) {

@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"iter"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -184,19 +183,6 @@ func counterValue(c prometheus.Counter) float64 {
 	var m dto.Metric
 	_ = c.Write(&m)
 	return m.GetCounter().GetValue()
-}
-
-// noGoroutineLeft waits until the goroutine count is back to before.
-func noGoroutineLeft(t *testing.T, before int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("goroutines: got %d, want ≤ %d\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // watchOne starts a hub on a 6-seat showtime and one watcher of it, until the test ends.

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"seatflow"
 	"seatflow/internal/tooling/testenv"
@@ -16,7 +17,7 @@ import (
 
 func TestSnapshotThenDelta(t *testing.T) {
 	f := newFixture(t, 2, 5)
-	before := runtime.NumGoroutine()
+	before := goleak.IgnoreCurrent()
 	h, stop := f.startHub(t, f.rdb, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	ch, err := h.Watch(ctx, showID, f.hall)
@@ -56,7 +57,7 @@ func TestSnapshotThenDelta(t *testing.T) {
 	cancel()
 	drain(t, "the cancelled watch", ch)
 	stop()
-	noGoroutineLeft(t, before)
+	testenv.NoGoroutineLeft(t, before)
 }
 
 func TestTwoInstancesBothSeeAChange(t *testing.T) {
@@ -88,7 +89,7 @@ func TestTwoInstancesBothSeeAChange(t *testing.T) {
 
 func TestStormEveryWatcherEndsWithTheRealMap(t *testing.T) {
 	f := newFixture(t, 4, 10)
-	before := runtime.NumGoroutine()
+	before := goleak.IgnoreCurrent()
 	h, stop := f.startHub(t, f.rdb, Options{Buffer: 16})
 	stormCtx, endStorm := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer endStorm()
@@ -195,7 +196,7 @@ func TestStormEveryWatcherEndsWithTheRealMap(t *testing.T) {
 		}
 	}
 	stop()
-	noGoroutineLeft(t, before)
+	testenv.NoGoroutineLeft(t, before)
 }
 
 func TestSubscriptionLimitPerConnection(t *testing.T) {
@@ -221,7 +222,7 @@ func TestSubscriptionLimitPerConnection(t *testing.T) {
 
 func TestWatchersEndWhenHubStops(t *testing.T) {
 	f := newFixture(t, 1, 3)
-	before := runtime.NumGoroutine()
+	before := goleak.IgnoreCurrent()
 	h, stop := f.startHub(t, f.rdb, Options{})
 	ch, err := h.Watch(context.Background(), showID, f.hall)
 	if err != nil {
@@ -240,5 +241,5 @@ func TestWatchersEndWhenHubStops(t *testing.T) {
 	if _, err := h.Watch(context.Background(), showID, f.hall); seatflow.ErrorCode(err) != seatflow.EUNAVAILABLE {
 		t.Errorf("Watch after stop: got %v, want SERVICE_UNAVAILABLE", err)
 	}
-	noGoroutineLeft(t, before)
+	testenv.NoGoroutineLeft(t, before)
 }

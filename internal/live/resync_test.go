@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"seatflow"
 	"seatflow/internal/tooling/testenv"
@@ -93,7 +93,7 @@ func TestDroppedPubSubConnectionResyncs(t *testing.T) {
 	opt.ClientName = name
 	hubClient := redis.NewClient(opt)
 	t.Cleanup(func() { hubClient.Close() })
-	before := runtime.NumGoroutine()
+	before := goleak.IgnoreCurrent()
 	h, stop := f.startHub(t, hubClient, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	ch, err := h.Watch(ctx, showID, f.hall)
@@ -160,7 +160,7 @@ func TestDroppedPubSubConnectionResyncs(t *testing.T) {
 	drain(t, "the first watcher", ch)
 	drain(t, "the second watcher", ch2)
 	stop()
-	noGoroutineLeft(t, before)
+	testenv.NoGoroutineLeft(t, before)
 }
 
 // TestVersionGapResyncs: a delta whose predecessor never arrived (the version moved on by

@@ -2,8 +2,8 @@
 // Relay's object identification asks, so that normalised client caches (Apollo, urql,
 // Relay) never take a showtime for a movie. An id is the base64url (unpadded) of
 // "Type:databaseId", or "Type:id:id" for an object named by two (a seat's state in one
-// showtime). Only the API speaks these ids; MySQL, Redis and every service inside keep the
-// database ids.
+// showtime). Only the API speaks these ids (and an error's extensions, which reach the
+// client as they are); MySQL, Redis and every service inside keep the database ids.
 package nodeid
 
 import (

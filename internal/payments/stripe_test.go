@@ -54,6 +54,9 @@ func newStripe(t *testing.T, base, key string) *payments.Stripe {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The provider's client (and the recording proxy) keep their connections in the
+	// default transport: close them with the test, so they do not outlive it (TestMain).
+	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections)
 	return s
 }
 

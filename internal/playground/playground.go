@@ -43,6 +43,9 @@ var assets = func() map[string]asset {
 			}
 			sum := sha256.Sum256(body)
 			ct := mime.TypeByExtension(path.Ext(e.Name()))
+			if path.Ext(e.Name()) == ".ico" {
+				ct = "image/x-icon" // not in Go's built-in table, and a distroless image has no mime.types
+			}
 			if ct == "" {
 				ct = "text/plain; charset=utf-8"
 			}
@@ -60,7 +63,8 @@ const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 	"img-src 'self' data:; font-src 'self' data:; connect-src 'self' ws: wss:; worker-src 'self' blob:; " +
 	"frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
-// Handler serves the playground page at / and its files under /playground/. The files are
+// Handler serves the playground page at /, its files under /playground/ and the site's
+// icon at /favicon.ico (browsers ask for it on every page: /demo too). The files are
 // revalidated on every load (no-cache with an ETag): a new binary may bring new ones
 // under the same names.
 func Handler() http.Handler {
@@ -71,7 +75,10 @@ func Handler() http.Handler {
 			return
 		}
 		name := "index.html"
-		if r.URL.Path != "/" {
+		switch {
+		case r.URL.Path == "/favicon.ico":
+			name = "favicon.ico"
+		case r.URL.Path != "/":
 			name = strings.TrimPrefix(r.URL.Path, "/playground/")
 		}
 		a, ok := assets[name]

@@ -2,9 +2,11 @@ package playground
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -81,6 +83,14 @@ func TestHandler(t *testing.T) {
 	}
 	if again := get("/playground/graphiql.min.js", "If-None-Match", js.Header().Get("ETag")); again.Code != http.StatusNotModified {
 		t.Errorf("revalidation with the ETag: %d, want 304", again.Code)
+	}
+	// The site's icon (browsers ask for it on every page): an ICO holding a 32x32 PNG.
+	icon := get("/favicon.ico")
+	if icon.Code != 200 || icon.Header().Get("Content-Type") != "image/x-icon" || !bytes.HasPrefix(icon.Body.Bytes(), []byte{0, 0, 1, 0, 1, 0}) {
+		t.Fatalf("GET /favicon.ico: %d %q % x", icon.Code, icon.Header().Get("Content-Type"), icon.Body.Bytes()[:min(8, icon.Body.Len())])
+	}
+	if img, err := png.Decode(bytes.NewReader(icon.Body.Bytes()[22:])); err != nil || img.Bounds().Dx() != 32 {
+		t.Errorf("the icon's image: %v, %v", err, img)
 	}
 	for _, path := range []string{"/playground/MANIFEST", "/playground/nope.js", "/playground/../web/package.json"} {
 		if rec := get(path); rec.Code != http.StatusNotFound {

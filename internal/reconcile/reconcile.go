@@ -80,6 +80,11 @@ type Config struct {
 	// Log receives one line per run that repaired something and every error;
 	// slog.Default when nil.
 	Log *slog.Logger
+	// EmptyAtStart says the seat Redis starts empty at every start (embedded mode's
+	// in-process Redis): the seat hashes built until the scan has gone through every
+	// showtime once are the expected start-up work, logged at INFO as built seat maps,
+	// not as drift.
+	EmptyAtStart bool
 }
 
 func (c Config) withDefaults() Config {
@@ -129,7 +134,8 @@ type Reconciler struct {
 	Config
 
 	mu     sync.Mutex
-	cursor int // last showtime id fully reconciled; 0 = start from the first
+	cursor int  // last showtime id fully reconciled; 0 = start from the first
+	swept  bool // a scan has reached the last showtime since the start
 }
 
 // RunOnce runs every repair once, each bounded by Batch, and returns what it repaired. It
@@ -160,6 +166,7 @@ func (r *Reconciler) RunOnce(ctx context.Context) (*Report, error) {
 	}
 	x.left[kindRefunds] = c.RefundBatch
 	x.rep.StartedAt = x.now
+	startup := c.EmptyAtStart && !r.swept
 	err = x.expireOrders(runCtx)
 	if err == nil {
 		err = x.scanShowtimes(runCtx)
@@ -177,11 +184,10 @@ func (r *Reconciler) RunOnce(ctx context.Context) (*Report, error) {
 		if serr := r.store(context.WithoutCancel(ctx), &x.rep); serr != nil {
 			err = errors.Join(err, serr)
 		}
-		c.Log.Info("reconcile: repaired drift", "expiredCancelled", x.rep.ExpiredCancelled,
-			"paidSeatsFixed", x.rep.PaidSeatsFixed, "hashesRebuilt", x.rep.HashesRebuilt,
-			"orphanHoldsReleased", x.rep.OrphanHoldsReleased, "soldOrphansReleased", x.rep.SoldOrphansReleased,
-			"limitsRecounted", x.rep.LimitsRecounted, "pendingSeatsReheld", x.rep.PendingSeatsReheld, "refundsRetried", x.rep.RefundsRetried,
-			"refundsOutstanding", x.rep.RefundsOutstanding, "showtimes", x.rep.ShowtimeIDs)
+		x.log(startup)
+	}
+	if x.reachedEnd {
+		r.swept = true
 	}
 	if err != nil {
 		runsTotal.WithLabelValues("error").Inc()
@@ -189,6 +195,24 @@ func (r *Reconciler) RunOnce(ctx context.Context) (*Report, error) {
 	}
 	runsTotal.WithLabelValues("ok").Inc()
 	return &x.rep, nil
+}
+
+// log writes the line of a run that repaired something. The seat hashes an empty Redis
+// needs at start (startup) are built seat maps, at INFO; every other repair is drift
+// between the stores (a crash, a lost Redis, a stopped worker), at WARN.
+func (x *run) log(startup bool) {
+	rep := x.rep
+	if startup && rep.HashesRebuilt > 0 {
+		x.c.Log.Info("built seat maps from the database (the embedded Redis starts empty)", "showtimes", rep.HashesRebuilt)
+		rep.HashesRebuilt = 0
+	}
+	if rep.repaired() {
+		x.c.Log.Warn("reconcile: repaired drift", "expiredCancelled", rep.ExpiredCancelled,
+			"paidSeatsFixed", rep.PaidSeatsFixed, "hashesRebuilt", rep.HashesRebuilt,
+			"orphanHoldsReleased", rep.OrphanHoldsReleased, "soldOrphansReleased", rep.SoldOrphansReleased,
+			"limitsRecounted", rep.LimitsRecounted, "pendingSeatsReheld", rep.PendingSeatsReheld, "refundsRetried", rep.RefundsRetried,
+			"refundsOutstanding", rep.RefundsOutstanding, "showtimes", rep.ShowtimeIDs)
+	}
 }
 
 // Run calls RunOnce now and then every interval until ctx ends. Every instance runs one;

@@ -21,6 +21,8 @@ type run struct {
 	left      map[string]int
 	truncated bool
 	touched   map[int]bool
+	// reachedEnd: the scan went past the last showtime (the next run starts again).
+	reachedEnd bool
 }
 
 // take reserves up to want items of kind's budget and returns how many it got; getting
@@ -119,6 +121,7 @@ func (x *run) scanShowtimes(ctx context.Context) error {
 		}
 		if len(page) < want {
 			after = 0 // reached the end: the next run starts from the first showtime
+			x.reachedEnd = true
 			return nil
 		}
 	}

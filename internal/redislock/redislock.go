@@ -14,14 +14,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// UnlockScript deletes a lock only if it still holds the caller's token.
-//
-// KEYS[1] the lock key; ARGV[1] the holder's token; returns 1 if deleted, 0 otherwise.
-//
 //go:embed unlock.lua
 var unlockSource string
 
-// UnlockScript is the compiled compare-and-delete script.
+// UnlockScript deletes a lock only if it still holds the caller's token; its KEYS, ARGV
+// and reply are in unlock.lua.
 var UnlockScript = redis.NewScript(unlockSource)
 
 // Token returns a random lock token.

@@ -1,12 +1,14 @@
-// Package sales puts showtimes on sale and takes them off: it builds a showtime's seat hash
-// from the hall template with the active orders overlaid (the only code that does), under
-// the showtime's lock that the reconciler's repairs share, and moves the showtime's status.
+// Package sales puts showtimes on sale and takes them off, at staff's request or by
+// themselves once started (the sales closer): it builds a showtime's seat hash from the
+// hall template with the active orders overlaid (the only code that does), under the
+// showtime's lock that the reconciler's repairs share, and moves the showtime's status.
 // It never holds, sells or frees a seat (package booking does, through package seats).
 package sales
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,6 +34,15 @@ type Catalog interface {
 	Hall(ctx context.Context, id int) (*seatflow.Hall, error)
 	// SetShowtimeStatus changes a showtime's status and invalidates its cache entries.
 	SetShowtimeStatus(ctx context.Context, id int, to seatflow.ShowtimeStatus) (*seatflow.Showtime, error)
+	// OnSaleStartedBy lists, from MySQL, the showtimes still ON_SALE that started at or
+	// before t.
+	OnSaleStartedBy(ctx context.Context, t time.Time) ([]int, error)
+}
+
+// PendingOrders ends the pending orders of showtimes whose sales have closed by
+// themselves (package booking).
+type PendingOrders interface {
+	ExpireAtSalesClose(ctx context.Context) (int, error)
 }
 
 // Service opens and closes sales and builds seat hashes.
@@ -41,8 +52,15 @@ type Service struct {
 	RDB     redis.UniversalClient
 	Keys    keys.Keys
 	Catalog Catalog
+	// CloseAfter is how long after its start a showtime's sales close by themselves
+	// (seatflow.DefaultSalesCloseAfter when zero); Orders ends the pending orders then
+	// (none are ended when nil).
+	CloseAfter time.Duration
+	Orders     PendingOrders
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Log receives what the sales closer cannot do; slog.Default() when nil.
+	Log *slog.Logger
 }
 
 func (s *Service) now() time.Time {
@@ -74,7 +92,8 @@ func (s *Service) OpenSales(ctx context.Context, showID int) (*seatflow.Showtime
 	return s.Catalog.SetShowtimeStatus(ctx, showID, seatflow.ShowtimeOnSale)
 }
 
-// CloseSales stops new holds on a showtime; its orders can still be paid or cancelled.
+// CloseSales stops new holds on a showtime; its orders can still be paid or cancelled
+// until its sales close by themselves (CloseAfter after its start).
 func (s *Service) CloseSales(ctx context.Context, showID int) (*seatflow.Showtime, error) {
 	return s.Catalog.SetShowtimeStatus(ctx, showID, seatflow.ShowtimeClosed)
 }

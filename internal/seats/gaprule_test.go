@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"seatflow"
+	"seatflow/internal/nodeid"
 	"seatflow/internal/tooling/testenv"
 )
 
@@ -78,7 +79,7 @@ func TestGapRuleGoAgreesWithLua(t *testing.T) {
 		if luaRefuses {
 			refused++
 			var e *seatflow.Error
-			if !errors.As(err, &e) || fmt.Sprint(e.Extensions["seatIds"]) != fmt.Sprintf("[%d]", goSeat) {
+			if !errors.As(err, &e) || fmt.Sprint(e.Extensions["seatIds"]) != fmt.Sprint([]string{nodeid.Encode(nodeid.Seat, goSeat)}) {
 				t.Fatalf("trial %d (%s): stranded seat: Go %d, Lua %v", trial, layout, goSeat, e.Extensions["seatIds"])
 			}
 		}

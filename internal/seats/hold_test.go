@@ -11,6 +11,7 @@ import (
 
 	"seatflow"
 	"seatflow/internal/keys"
+	"seatflow/internal/nodeid"
 	"seatflow/internal/seats"
 	"seatflow/internal/tooling/testenv"
 )
@@ -42,8 +43,8 @@ func TestHold(t *testing.T) {
 		wantCode(t, err, seatflow.ESEATSUNAVAILABLE)
 		var e *seatflow.Error
 		_ = asError(err, &e)
-		if got := fmt.Sprint(e.Extensions["seatIds"]); got != "[103]" {
-			t.Errorf("seatIds = %s, want [103]", got)
+		if got, want := fmt.Sprint(e.Extensions["seatIds"]), fmt.Sprint([]string{nodeid.Encode(nodeid.Seat, 103)}); got != want {
+			t.Errorf("seatIds = %s, want %s (seat 103)", got, want)
 		}
 		for _, id := range []int{102, 104} {
 			if got := status(t, s, id).Status; got != seatflow.SeatAvailable {

@@ -13,12 +13,8 @@ import (
 //go:embed lua/recount.lua
 var recountSrc string
 
-// recountScript sets one user's count if it still has the value the caller read.
-//
-// KEYS[1] limits hash
-// ARGV[1] user id, ARGV[2] count read (0 = absent), ARGV[3] count to set (0 deletes)
-//
-// Returns 1 when it set the count, 0 when the count had changed meanwhile.
+// recountScript sets one user's count if it still has the value the caller read; its
+// KEYS, ARGV and reply are in lua/recount.lua.
 var recountScript = redis.NewScript(recountSrc)
 
 // Audit reads every seat of a showtime and the per-user counts at one instant (one

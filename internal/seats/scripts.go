@@ -21,53 +21,13 @@ var (
 	restoreSrc string
 )
 
-// holdScript takes seats for a hold token, all or nothing.
-//
-// KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
-// ARGV[1] now ms, ARGV[2] token, ARGV[3] user id, ARGV[4] purchase limit (0 = none),
-// ARGV[5] "1" if gaps are allowed, ARGV[6] takeover token or "", ARGV[7] n,
-// ARGV[8..7+n] seat ids, then per touched row: m and the row's m seat ids by number.
-//
-// Returns {"OK", version} | {"UNAVAILABLE", id...} | {"LIMIT", count} | {"GAP", id} | {"NOHASH"}.
-var holdScript = redis.NewScript(holdSrc)
-
-// confirmScript marks seats held by a token as sold to it; idempotent.
-//
-// KEYS[1] seats hash, KEYS[2] version, KEYS[3] events channel
-// ARGV[1] token, ARGV[2..] seat ids
-//
-// Returns {the number of the given seats now sold to the token, new version or 0}.
-var confirmScript = redis.NewScript(confirmSrc)
-
-// releaseScript frees seats held or sold by a token and decrements the user's count.
-//
-// KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
-// ARGV[1] token, ARGV[2] user id ("" = leave counts alone), ARGV[3..] seat ids
-//
-// Returns {the number of seats released, new version or 0}.
-var releaseScript = redis.NewScript(releaseSrc)
-
-// initScript creates the seat hash unless it exists.
-//
-// KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
-// ARGV[1] n, n pairs (seat id, state), then pairs (user id, count).
-//
-// Returns {1, new version} if it created the hash, {0, 0} if one existed.
-var initScript = redis.NewScript(initSrc)
-
-// snapshotScript reads the seat hash and the version atomically.
-//
-// KEYS[1] seats hash, KEYS[2] version
-//
-// Returns {version string, {seat id, state, ...}}.
-var snapshotScript = redis.NewScript(snapshotSrc)
-
-// restoreScript gives an order's seats back to its token: sold to it (ARGV[3] "") where
-// they are free or held by it, or held by it since ARGV[3] ms where they are free; seats
-// of other tokens are reported, not overwritten.
-//
-// KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
-// ARGV[1] token, ARGV[2] user id, ARGV[3] "" or hold time in ms, ARGV[4..] seat ids
-//
-// Returns {changed count, new version or "0" (strings), conflicting seat id...}.
-var restoreScript = redis.NewScript(restoreSrc)
+// The scripts, each compiled once (Script.Run: EVALSHA, EVAL on NOSCRIPT). Each .lua file
+// starts with its contract: KEYS, ARGV and the reply.
+var (
+	holdScript     = redis.NewScript(holdSrc)     // lua/hold.lua: take seats for a hold, all or nothing
+	confirmScript  = redis.NewScript(confirmSrc)  // lua/confirm.lua: sell a hold's seats to it
+	releaseScript  = redis.NewScript(releaseSrc)  // lua/release.lua: free a token's seats
+	initScript     = redis.NewScript(initSrc)     // lua/init.lua: create the seat hash unless it exists
+	snapshotScript = redis.NewScript(snapshotSrc) // lua/snapshot.lua: the seat hash and its version at one instant
+	restoreScript  = redis.NewScript(restoreSrc)  // lua/restore.lua: give an order's seats back to its token
+)

@@ -13,6 +13,7 @@ import (
 
 	"seatflow"
 	"seatflow/internal/keys"
+	"seatflow/internal/nodeid"
 	"seatflow/internal/rdb"
 )
 
@@ -120,8 +121,8 @@ func (s *Store) Exists(ctx context.Context, showID int) (bool, error) {
 }
 
 // Hold takes all the requested seats for req.Token or none. It fails with
-// SEATS_UNAVAILABLE (Extensions["seatIds"] lists the taken ones), PURCHASE_LIMIT_EXCEEDED,
-// SEAT_GAP, or BAD_USER_INPUT for a seat not in the hall.
+// SEATS_UNAVAILABLE or SEAT_GAP (Extensions["seatIds"] names the taken or the stranded
+// seats, as API ids), PURCHASE_LIMIT_EXCEEDED, or BAD_USER_INPUT for a seat not in the hall.
 func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 	if len(req.SeatIDs) == 0 || len(req.SeatIDs) != len(uniq(req.SeatIDs)) {
 		return seatflow.Errorf(seatflow.EINVALID, "choose one or more distinct seats")
@@ -151,20 +152,28 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 		return nil
 	case "UNAVAILABLE":
 		taken := seatIDs(res[1:])
-		e := seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "some of these seats were just taken: %s", labels(req.Layout, taken))
-		e.Extensions = map[string]any{"seatIds": taken}
-		return e
+		return seatsError(seatflow.ESEATSUNAVAILABLE, taken, "some of these seats were just taken: %s", labels(req.Layout, taken))
 	case "LIMIT":
 		return seatflow.Errorf(seatflow.ELIMIT, "at most %d seats per customer for this showtime (you have %s)", req.Limit, res[1])
 	case "GAP":
 		stranded := seatIDs(res[1:2])
-		e := seatflow.Errorf(seatflow.ESEATGAP, "this selection would leave seat %s empty on its own", labels(req.Layout, stranded))
-		e.Extensions = map[string]any{"seatIds": stranded}
-		return e
+		return seatsError(seatflow.ESEATGAP, stranded, "this selection would leave seat %s empty on its own", labels(req.Layout, stranded))
 	case "NOHASH":
 		return seatflow.Unavailable("hold seats", ErrNoSeatMap)
 	}
 	return fmt.Errorf("hold seats: unexpected reply %q", res)
+}
+
+// seatsError is a refusal because of the seats ids; extensions.seatIds names them to the
+// client as the API's ids (nodeid), so the error presenter passes them as they are.
+func seatsError(code string, ids []int, format string, args ...any) *seatflow.Error {
+	api := make([]string, len(ids))
+	for i, id := range ids {
+		api[i] = nodeid.Encode(nodeid.Seat, id)
+	}
+	e := seatflow.Errorf(code, format, args...)
+	e.Extensions = map[string]any{"seatIds": api}
+	return e
 }
 
 func uniq(ids []int) map[int]bool {

@@ -57,6 +57,14 @@ type Status struct {
 	RetryAfter time.Duration `json:"-"`
 }
 
+// Available returns s showing n points available: never more than MaximumAvailable. An
+// instance may hold a lease's points beside what Redis has refilled since (the overdraw
+// the package comment bounds), but a client is never told it has more than its budget.
+func (s Status) Available(n int) Status {
+	s.CurrentlyAvailable = min(n, s.MaximumAvailable)
+	return s
+}
+
 // On reports whether the budget limits anything.
 func (b *Budget) On() bool { return b != nil && b.Capacity > 0 && b.Limiter != nil }
 
@@ -87,7 +95,7 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 	if l, ok := b.leases.Get(client); ok && now.Before(l.until) {
 		if l.points >= cost {
 			l.points -= cost
-			st.CurrentlyAvailable = l.available + l.points
+			st = st.Available(l.available + l.points)
 			b.mu.Unlock()
 			return true, st, nil
 		}
@@ -106,7 +114,7 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 	if err != nil {
 		return false, st, rdb.Classify("query cost budget", err)
 	}
-	st.CurrentlyAvailable = res.Remaining + leftover
+	st = st.Available(res.Remaining + leftover)
 	if res.Allowed == 0 {
 		st.RetryAfter = max(res.RetryAfter, time.Millisecond)
 		return false, st, nil
@@ -115,7 +123,7 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 	b.mu.Lock()
 	b.leases.Add(client, &lease{points: points, available: res.Remaining, until: now.Add(leaseLife)})
 	b.mu.Unlock()
-	st.CurrentlyAvailable = res.Remaining + points
+	st = st.Available(res.Remaining + points)
 	return true, st, nil
 }
 

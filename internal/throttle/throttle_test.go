@@ -98,6 +98,29 @@ func TestRefundAndConcurrentInstances(t *testing.T) {
 	}
 }
 
+// TestAvailableNeverAboveBudget: a lease's leftover points beside a bucket Redis has
+// refilled since are spendable, but the status never shows more than the budget (a
+// client read currentlyAvailable 50063 of a maximumAvailable 50000).
+func TestAvailableNeverAboveBudget(t *testing.T) {
+	ctx := context.Background()
+	b := newBudget(t, 1000, 1_000_000) // refilled at once
+	if ok, _, err := b.Spend(ctx, "c", 10); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	// Larger than the lease's points: the leftover is kept beside a new lease from a
+	// bucket that is full again.
+	ok, st, err := b.Spend(ctx, "c", 120)
+	if !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if st.CurrentlyAvailable > st.MaximumAvailable || st.CurrentlyAvailable < st.MaximumAvailable-120 {
+		t.Fatalf("status %+v: want at most the budget, and no less than it minus the spend", st)
+	}
+	if got := st.Available(st.MaximumAvailable + 696); got.CurrentlyAvailable != st.MaximumAvailable {
+		t.Errorf("a refund past the budget shows %d of %d", got.CurrentlyAvailable, st.MaximumAvailable)
+	}
+}
+
 func TestOff(t *testing.T) {
 	var b *Budget
 	if ok, _, err := b.Spend(context.Background(), "x", 1<<30); !ok || err != nil {

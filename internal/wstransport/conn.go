@@ -1,6 +1,7 @@
 package wstransport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,34 +32,27 @@ type conn struct {
 
 	mu          sync.Mutex
 	queue       []outgoing
+	queuedBytes int // of the messages waiting behind the next one (Config.MaxQueuedBytes bounds it)
 	flushing    bool
 	closed      bool // no more writes: the connection is closing
 	initialised bool
-	expires     time.Time // the token's expiry; zero for an anonymous connection
+	expires     time.Time // the expiry of the token that authenticated it; zero for an anonymous connection
 	ops         map[string]*operation
 	nextKA      time.Time // graphql-ws: when the next "ka" is due
 	pingSent    time.Time // graphql-transport-ws: when the unanswered ping went out (zero: none)
 	nextPing    time.Time
 }
 
-// outgoing is one message waiting in a connection's queue: a whole frame, or the
-// rendering of a seat-map event to frame for its operation.
-type outgoing struct {
-	frame []byte
-	op    *operation // with seat: a seat-map event of op
-	seat  []byte
-}
-
-// maxQueued bounds the seat-map events waiting for one connection; past it the client
-// is slow and its subscriptions are resynced (live.Sink).
-const maxQueued = 64
-
 func newConn(t *Transport, ws *websocket.Conn, r *http.Request, exec graphql.GraphExecutor) *conn {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	now := time.Now()
-	return &conn{t: t, ws: ws, proto: protocolOf(ws.Subprotocol()), exec: exec, headers: r.Header,
+	c := &conn{t: t, ws: ws, proto: protocolOf(ws.Subprotocol()), exec: exec, headers: r.Header,
 		client: t.cfg.Registry.clientOf(r), ctx: ctx, cancel: cancel, ops: map[string]*operation{},
 		nextKA: now.Add(t.cfg.KeepAlive), nextPing: now.Add(t.cfg.PingPong)}
+	if t.cfg.UpgradeExpiry != nil { // a token of the upgrade's header ends the socket too
+		c.expires = t.cfg.UpgradeExpiry(r.Context())
+	}
+	return c
 }
 
 // readLoop reads the client's messages until the connection ends, then cleans up.
@@ -72,7 +66,7 @@ func (c *conn) readLoop() {
 	c.ws.SetReadLimit(cfg.ReadLimit)
 	_ = c.ws.SetReadDeadline(time.Now().Add(cfg.InitTimeout))
 	for {
-		_, data, err := c.ws.ReadMessage()
+		buf, err := c.read()
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() && !c.isInitialised() {
@@ -82,8 +76,16 @@ func (c *conn) readLoop() {
 			}
 			return
 		}
+		if c.isClosed() {
+			// Its close frame is sent: nothing more is answered (nor started), and the
+			// client's own close or its going away ends the loop.
+			readBuffers.Put(buf)
+			continue
+		}
 		var m message
-		if err := json.Unmarshal(data, &m); err != nil || m.Type == "" {
+		err = json.Unmarshal(buf.Bytes(), &m)
+		readBuffers.Put(buf)
+		if err != nil || m.Type == "" {
 			c.protocolError("invalid message")
 			return
 		}
@@ -91,6 +93,26 @@ func (c *conn) readLoop() {
 			return
 		}
 	}
+}
+
+// readBuffers lend the read loops a buffer for each message: an idle connection holds
+// none, and a client sending large messages in a loop leaves no garbage of them.
+var readBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// read reads the client's next message into a buffer of readBuffers (the caller puts it
+// back), within the read limit.
+func (c *conn) read() (*bytes.Buffer, error) {
+	_, r, err := c.ws.NextReader()
+	if err != nil {
+		return nil, err
+	}
+	buf := readBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	if _, err := buf.ReadFrom(r); err != nil {
+		readBuffers.Put(buf)
+		return nil, err
+	}
+	return buf, nil
 }
 
 // handle acts on one message; false ends the connection.
@@ -134,7 +156,9 @@ func (c *conn) handle(m message) bool {
 }
 
 // initialise answers connection_init: an Authorization entry in its payload must hold a
-// valid bearer token (4403 otherwise); without one the connection stays anonymous.
+// valid bearer token (4403 otherwise), which then authenticates the connection until it
+// expires; without one the connection keeps the identity of its upgrade (its header's
+// token, until that one expires), or stays anonymous.
 func (c *conn) initialise(payload json.RawMessage) bool {
 	if c.isInitialised() {
 		c.shut(c.protoCode(closeTooManyInits, websocket.CloseProtocolError), "Too many initialisation requests")
@@ -148,7 +172,9 @@ func (c *conn) initialise(payload json.RawMessage) bool {
 		}
 	}
 	ctx := live.LimitSubscriptions(c.ctx, c.t.cfg.MaxSubscriptions)
-	var expires time.Time
+	c.mu.Lock()
+	expires := c.expires
+	c.mu.Unlock()
 	if value, present := authorization(init); present {
 		token, ok := bearerToken(value)
 		if !ok || c.t.cfg.Auth == nil {
@@ -200,6 +226,12 @@ func (c *conn) protoCode(code, legacy int) int {
 	return code
 }
 
+func (c *conn) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
 func (c *conn) isInitialised() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -245,110 +277,6 @@ func (c *conn) tick(now time.Time) {
 	}
 }
 
-// send queues a frame; it never blocks and ignores the queue's bound (answers and
-// keep-alives are few).
-func (c *conn) send(f []byte) {
-	c.enqueue(outgoing{frame: f}, false)
-}
-
-// enqueue adds o to the queue, refusing it when bounded and the queue is full, and hands
-// the connection to a writer if none has it. It never blocks: the live hub calls it.
-func (c *conn) enqueue(o outgoing, bounded bool) bool {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return true // nothing more is sent; not the client's slowness
-	}
-	if bounded && c.queuedSeats() >= maxQueued {
-		c.mu.Unlock()
-		return false
-	}
-	c.queue = append(c.queue, o)
-	schedule := !c.flushing
-	c.flushing = true
-	c.mu.Unlock()
-	if schedule {
-		c.t.cfg.Registry.schedule(c)
-	}
-	return true
-}
-
-// queuedSeats counts the seat-map events waiting; c.mu is held.
-func (c *conn) queuedSeats() int {
-	n := 0
-	for _, o := range c.queue {
-		if o.op != nil {
-			n++
-		}
-	}
-	return n
-}
-
-// full reports whether a seat-map event would be refused now.
-func (c *conn) full() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return !c.closed && c.queuedSeats() >= maxQueued
-}
-
-// unqueue drops op's seat-map events still waiting (a snapshot supersedes them).
-func (c *conn) unqueue(op *operation) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	kept := c.queue[:0]
-	for _, o := range c.queue {
-		if o.op != op {
-			kept = append(kept, o)
-		}
-	}
-	clear(c.queue[len(kept):])
-	c.queue = kept
-}
-
-// flush writes the queue until it is empty; only one writer flushes a connection at a time.
-func (c *conn) flush() {
-	for {
-		c.mu.Lock()
-		batch := c.queue
-		c.queue = nil
-		if len(batch) == 0 || c.closed {
-			c.flushing = false
-			c.mu.Unlock()
-			return
-		}
-		c.mu.Unlock()
-		for _, o := range batch {
-			if err := c.write(o); err != nil {
-				c.drop()
-				c.mu.Lock()
-				c.flushing = false
-				c.mu.Unlock()
-				return
-			}
-		}
-	}
-}
-
-// write sends one message within the write deadline.
-func (c *conn) write(o outgoing) error {
-	_ = c.ws.SetWriteDeadline(time.Now().Add(c.t.cfg.WriteTimeout))
-	w, err := c.ws.NextWriter(websocket.TextMessage)
-	if err != nil {
-		return err
-	}
-	if o.op != nil {
-		_, _ = w.Write(o.op.prefix)
-		_, _ = w.Write(o.seat)
-		_, err = w.Write(seatSuffix)
-	} else {
-		_, err = w.Write(o.frame)
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // shut sends a close frame with code and reason (once), then drops the connection.
 func (c *conn) shut(code int, reason string) {
 	c.sendClose(code, reason)
@@ -359,15 +287,17 @@ func (c *conn) shut(code int, reason string) {
 // and reason, then drops the connection; it runs on the read loop. Whatever waits in the
 // queue is dropped (the refusal is all the client still needs). A websocket has one
 // writer at a time, so last is written only once no writer holds the connection: the
-// writer still flushing stops after its batch (the connection is closed), and a client
-// too slow to take that batch within the write timeout gets no last words.
+// writer still flushing stops after the message it is writing (the connection is
+// closed), and a client too slow to take that one within the write timeout gets no last
+// words.
 func (c *conn) shutAfter(last []byte, code int, reason string) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return
 	}
-	c.closed, c.queue = true, nil
+	c.closed = true
+	c.clearQueue()
 	c.mu.Unlock()
 	deadline := time.Now().Add(c.t.cfg.WriteTimeout)
 	for {
@@ -399,12 +329,13 @@ func (c *conn) sendClose(code int, reason string) {
 		return
 	}
 	c.closed = true
-	c.queue = nil
+	c.clearQueue()
 	c.mu.Unlock()
 	c.writeClose(code, reason)
 }
 
-// writeClose writes a close frame (a control frame: safe beside another writer).
+// writeClose writes a close frame (a control frame: safe beside another writer), waiting
+// at most a second for the socket.
 func (c *conn) writeClose(code int, reason string) {
 	if len(reason) > 123 { // a control frame carries at most 125 bytes, 2 are the code
 		reason = reason[:123]
@@ -416,7 +347,7 @@ func (c *conn) writeClose(code int, reason string) {
 func (c *conn) drop() {
 	c.mu.Lock()
 	c.closed = true
-	c.queue = nil
+	c.clearQueue()
 	c.mu.Unlock()
 	_ = c.ws.Close()
 }

@@ -3,6 +3,7 @@ package wstransport
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"sync"
 
@@ -33,11 +34,18 @@ type operation struct {
 }
 
 // start runs the operation id with the request in payload; false when the id is in use.
+// Past Config.MaxOperations in flight the operation is refused (RATE_LIMITED) on its id.
 func (c *conn) start(id string, payload json.RawMessage) bool {
 	c.mu.Lock()
 	if _, dup := c.ops[id]; dup {
 		c.mu.Unlock()
 		return false
+	}
+	if max := c.t.cfg.MaxOperations; len(c.ops) >= max {
+		c.mu.Unlock()
+		c.send(c.proto.errorFrame(id, gqlerror.List{{Extensions: map[string]any{"code": seatflow.ERATELIMITED},
+			Message: fmt.Sprintf("at most %d operations may run at once on one connection: wait for one to complete", max)}}))
+		return true
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
 	op := &operation{c: c, id: id, cancel: cancel}

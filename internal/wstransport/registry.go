@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"seatflow"
 )
 
 // Defaults of a Registry's work.
@@ -57,6 +59,10 @@ var (
 		Namespace: "seatflow", Subsystem: "websocket", Name: "connections_refused_total",
 		Help: "Websocket connections refused before the upgrade, by cap.",
 	}, []string{"cap"})
+	queueOverflows = promauto.NewCounter(prometheus.CounterOpts{
+		Namespace: "seatflow", Subsystem: "websocket", Name: "queue_overflows_total",
+		Help: "Websocket connections closed (1008) because more than their queued-bytes bound waited to be sent: clients that do not read.",
+	})
 )
 
 // refusal is why a connection is refused before its upgrade: an HTTP status and a
@@ -68,9 +74,9 @@ type refusal struct {
 }
 
 var (
-	refusedShuttingDown = &refusal{http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "the server is shutting down"}
-	refusedInstanceCap  = &refusal{http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", "the server has as many live connections as it takes; try again in a moment"}
-	refusedClientCap    = &refusal{http.StatusTooManyRequests, "RATE_LIMITED", "too many live connections from this client; close one first"}
+	refusedShuttingDown = &refusal{http.StatusServiceUnavailable, seatflow.EUNAVAILABLE, "the server is shutting down"}
+	refusedInstanceCap  = &refusal{http.StatusServiceUnavailable, seatflow.EUNAVAILABLE, "the server has as many live connections as it takes; try again in a moment"}
+	refusedClientCap    = &refusal{http.StatusTooManyRequests, seatflow.ERATELIMITED, "too many live connections from this client; close one first"}
 )
 
 // write answers the refused request: JSON with the error's code, Retry-After when a

@@ -23,6 +23,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/gorilla/websocket"
 
+	"seatflow"
 	"seatflow/internal/live"
 )
 
@@ -50,6 +51,12 @@ const (
 	closeTryAgain = 1013
 )
 
+// Defaults of the per-connection bounds (Config.MaxOperations, Config.MaxQueuedBytes).
+const (
+	DefaultMaxOperations  = 100
+	DefaultMaxQueuedBytes = 1 << 20
+)
+
 // Config configures the transport. Zero durations and limits take the defaults noted.
 type Config struct {
 	// AllowedOrigins are the browser origins that may open a websocket, e.g.
@@ -61,6 +68,11 @@ type Config struct {
 	// then. A connection without a token stays anonymous; one whose token Auth rejects
 	// (or any token when Auth is nil) is closed with 4403.
 	Auth func(ctx context.Context, token string) (context.Context, time.Time, error)
+	// UpgradeExpiry returns when the identity the upgrade request's context carries (a
+	// token of its Authorization header, read before the upgrade) expires; zero for none.
+	// The connection is closed with 4403 then, as for a token of connection_init, unless
+	// connection_init brings a token of its own: the later token counts.
+	UpgradeExpiry func(ctx context.Context) time.Time
 	// Now is the clock tokens expire on (the one Auth checks them with); time.Now when nil.
 	Now func() time.Time
 	// SeatMaps starts seat-map watches delivered straight into a connection's queue;
@@ -79,8 +91,19 @@ type Config struct {
 	WriteTimeout time.Duration
 	// ReadLimit is the largest message accepted from a client in bytes (default 64 KiB).
 	ReadLimit int64
-	// MaxSubscriptions caps the subscriptions open at once on one connection (default 10).
+	// MaxSubscriptions caps the seat-map subscriptions open at once on one connection
+	// (default 10).
 	MaxSubscriptions int
+	// MaxOperations caps the operations (queries, mutations and subscriptions) in flight
+	// at once on one connection; one more is answered RATE_LIMITED on its own id and the
+	// connection stays open (default 100).
+	MaxOperations int
+	// MaxQueuedBytes bounds the bytes waiting to be sent on one connection, whatever they
+	// are (answers, seat-map events, keep-alives, pongs), behind the message being written
+	// and the next one; past it the client is not reading and the connection is closed
+	// with 1008 (default 1 MiB: a snapshot of the largest hall, 2,000 seats, is 300 KB
+	// with every field selected, 100 KB with seat ids and statuses).
+	MaxQueuedBytes int
 	// Compression negotiates permessage-deflate with clients that offer it (off by default).
 	Compression bool
 	// Log receives connection errors; slog.Default() when nil.
@@ -111,6 +134,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxSubscriptions <= 0 {
 		c.MaxSubscriptions = 10
+	}
+	if c.MaxOperations <= 0 {
+		c.MaxOperations = DefaultMaxOperations
+	}
+	if c.MaxQueuedBytes <= 0 {
+		c.MaxQueuedBytes = DefaultMaxQueuedBytes
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
@@ -152,7 +181,7 @@ func New(cfg Config) *Transport {
 func refuseHandshake(w http.ResponseWriter, _ *http.Request, status int, reason error) {
 	code := "BAD_REQUEST"
 	if status == http.StatusForbidden {
-		code = "FORBIDDEN"
+		code = seatflow.EFORBIDDEN
 	}
 	(&refusal{status: status, code: code, message: "websocket handshake refused: " + reason.Error()}).write(w)
 }

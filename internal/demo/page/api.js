@@ -97,12 +97,12 @@
   }
 
   // demoToken resolves to a token for a fresh demo customer (or, with role 'staff', a door
-  // worker) in embedded mode, which hands them out; elsewhere /demo/token is 404 and it
-  // resolves to null.
+  // worker) in embedded mode, which hands them out; elsewhere /demo/token is 204 (no token)
+  // and it resolves to null.
   async function demoToken(role) {
     try {
       const res = await fetch('/demo/token' + (role ? '?role=' + encodeURIComponent(role) : ''), { headers: { Accept: 'application/json' } });
-      if (res.ok) {
+      if (res.status === 200) {
         const body = await res.json();
         if (body.token) return body.token;
       }

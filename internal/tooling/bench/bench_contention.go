@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"seatflow"
 	"seatflow/internal/nodeid"
 	"seatflow/internal/reconcile"
 	"seatflow/internal/tooling/gqlclient"
@@ -106,7 +107,7 @@ func benchContention(ctx context.Context, b *benchEnv, w io.Writer) error {
 				case "":
 					holders.Add(1)
 					return
-				case "SEATS_UNAVAILABLE", "SEAT_GAP":
+				case seatflow.ESEATSUNAVAILABLE, seatflow.ESEATGAP:
 					retries.Add(1)
 				default:
 					count(code)

@@ -69,7 +69,7 @@ func benchHoldScript(ctx context.Context, b *benchEnv, w io.Writer) error {
 		return err
 	}
 	rate := func(label string) (float64, error) {
-		return redisBenchmark(ctx, opt, sha, b.Prefix, b.Opt.HoldOps, label)
+		return redisBenchmark(ctx, opt, sha, k.Bench("hset"), b.Opt.HoldOps, label)
 	}
 	evalBefore, err := rate("before")
 	if err != nil {
@@ -97,7 +97,7 @@ func benchHoldScript(ctx context.Context, b *benchEnv, w io.Writer) error {
 		if total.Add(1) > int64(b.Opt.HoldOps) {
 			return errBenchStop
 		}
-		return hset.Run(ctx, rdb, []string{b.Prefix + ":bench:hset"}, "f"+strconv.Itoa(i%1000), "v").Err()
+		return hset.Run(ctx, rdb, []string{k.Bench("hset")}, "f"+strconv.Itoa(i%1000), "v").Err()
 	})
 	plainRate := float64(plain) / plainTook.Seconds()
 	progress("bench:   one-HSET script through go-redis: %.0f/s (%d failed)", plainRate, sumErrors(plainErrs))
@@ -149,7 +149,7 @@ func benchHoldScript(ctx context.Context, b *benchEnv, w io.Writer) error {
 
 // redisBenchmark runs redis-benchmark EVALSHA of the one-HSET script and returns its
 // requests per second.
-func redisBenchmark(ctx context.Context, opt *redis.Options, sha, prefix string, n int, label string) (float64, error) {
+func redisBenchmark(ctx context.Context, opt *redis.Options, sha, key string, n int, label string) (float64, error) {
 	host, port := opt.Addr, "6379"
 	if h, p, ok := strings.Cut(opt.Addr, ":"); ok {
 		host, port = h, p
@@ -161,7 +161,7 @@ func redisBenchmark(ctx context.Context, opt *redis.Options, sha, prefix string,
 	if opt.Password != "" {
 		args = append(args, "-a", opt.Password)
 	}
-	args = append(args, "EVALSHA", sha, "1", prefix+":bench:hset", "field", "value")
+	args = append(args, "EVALSHA", sha, "1", key, "field", "value")
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	raw, err := exec.CommandContext(ctx, "redis-benchmark", args...).CombinedOutput()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"seatflow"
 	"seatflow/internal/tooling/gqlclient"
 )
 
@@ -158,7 +159,7 @@ func (b *benchEnv) benchStorm(ctx context.Context, w io.Writer, show benchShow, 
 				r, err := client.Send(ctx, holder, gqlclient.Body(benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID,
 					"seatIds": []string{seat}, "idempotencyKey": fmt.Sprintf("storm-%d", i)}}))
 				holds.Add(1)
-				if err != nil || (r.Err() != nil && r.Code() != "SEATS_UNAVAILABLE" && r.Code() != "PURCHASE_LIMIT_EXCEEDED") {
+				if err != nil || (r.Err() != nil && r.Code() != seatflow.ESEATSUNAVAILABLE && r.Code() != seatflow.ELIMIT) {
 					holdErrs.Add(1)
 					return
 				}

@@ -142,7 +142,7 @@ func checkRequests(e *Env, w *Workload, res *Result) {
 	slow := 0
 	for _, s := range samples {
 		switch s.Code {
-		case "INTERNAL", CodeNoCode, CodeBadAnswer, CodeTimeout, CodeTransport:
+		case seatflow.EINTERNAL, CodeNoCode, CodeBadAnswer, CodeTimeout, CodeTransport:
 			res.violate("%s on instance %d answered %s after %s", s.Op, s.Instance, s.Code, s.Latency.Round(time.Millisecond))
 		}
 		if s.Latency > limit && s.Code != CodeTimeout {

@@ -129,7 +129,7 @@ func (r *Result) measure(rec *Recorder) {
 			}
 		}
 		switch s.Code {
-		case "SERVICE_UNAVAILABLE", CodeTimeout, CodeTransport:
+		case seatflow.EUNAVAILABLE, CodeTimeout, CodeTransport:
 			if end := s.Start.Add(s.Latency); end.After(lastFail) {
 				lastFail = end
 			}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"seatflow"
 	"seatflow/internal/nodeid"
 	"seatflow/internal/tooling/gqlclient"
 )
@@ -204,7 +205,7 @@ func (w *Workload) settle(o *heldOrder, code string, paid bool) {
 	switch {
 	case paid:
 		w.Paid[o.id] = o
-	case code == "SERVICE_UNAVAILABLE" || code == CodeTimeout || code == CodeTransport || code == "IN_PROGRESS":
+	case code == seatflow.EUNAVAILABLE || code == CodeTimeout || code == CodeTransport || code == seatflow.EINPROGRESS:
 		w.pending = append(w.pending, o)
 	}
 }

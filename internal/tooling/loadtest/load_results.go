@@ -7,13 +7,14 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"seatflow"
 	"seatflow/internal/tooling/gqlclient"
 )
 
 // Codes that are business outcomes of a crowded premiere, not failures.
 var expectedCodes = map[string]bool{
-	"SEATS_UNAVAILABLE": true, "SEAT_GAP": true, "RATE_LIMITED": true, "PURCHASE_LIMIT_EXCEEDED": true,
-	"ORDER_EXPIRED": true, "INVALID_STATE": true, "IN_PROGRESS": true,
+	seatflow.ESEATSUNAVAILABLE: true, seatflow.ESEATGAP: true, seatflow.ERATELIMITED: true, seatflow.ELIMIT: true,
+	seatflow.EORDEREXPIRED: true, seatflow.EINVALIDSTATE: true, seatflow.EINPROGRESS: true,
 }
 
 // sample keeps the first two failing requests of each kind for the report.
@@ -69,7 +70,7 @@ func (l *loadRun) handle(res *vegeta.Result) {
 		switch {
 		case expectedCodes[code]:
 			l.expected[key(code)]++
-		case code == "SERVICE_UNAVAILABLE" && l.o.Chaos && l.afterRedisRestart(res.Timestamp):
+		case code == seatflow.EUNAVAILABLE && l.o.Chaos && l.afterRedisRestart(res.Timestamp):
 			l.chaosExp[key(code+" (Redis restarted)")]++
 			if res.End().After(l.lastUnavail) {
 				l.lastUnavail = res.End()
@@ -79,7 +80,7 @@ func (l *loadRun) handle(res *vegeta.Result) {
 			l.failed[key(code)]++
 			l.sample(key(code), "%s to %s at %s (seq %d): %s: %s", m.op, m.addr, res.Timestamp.Format("15:04:05.000"), seq, code, r.Errors[0].Message)
 		}
-		if m.pend != nil && code == "SERVICE_UNAVAILABLE" {
+		if m.pend != nil && code == seatflow.EUNAVAILABLE {
 			l.returnPending(m.pend)
 		}
 		return

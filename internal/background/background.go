@@ -1,0 +1,83 @@
+// Package background reports the failures no caller hears of: an error of the work an
+// instance runs on its own (the expiry worker, the live hub) and of a step a request does
+// not wait for (an order's seats released after its end is committed; the reconciler
+// repairs what such a step leaves undone). Each is logged with its task and counted in
+// seatflow_background_errors_total{task}, so nothing fails silently. It imports nothing
+// of the project and decides nothing: the caller retries or leaves the repair to the
+// reconciler.
+package background
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// Tasks, the values of the counter's task label.
+const (
+	// ExpiryWorker is the expiry worker, which ended: this instance expires no order.
+	ExpiryWorker = "expiry_worker"
+	// ExpiryPass is a pass of the expiry worker (claiming the due orders); the next tick
+	// tries again.
+	ExpiryPass = "expiry_pass"
+	// ExpireOrder is the expiry of one due order; it is claimed again a minute later.
+	ExpireOrder = "expire_order"
+	// Enqueue puts an order in the expiry queue (or back in it); a lost entry is found by
+	// the reconciler's expired-order scan.
+	Enqueue = "expiry_enqueue"
+	// Dequeue takes a paid or ended order out of the expiry queue; a stale entry is
+	// harmless (the order's row decides).
+	Dequeue = "expiry_dequeue"
+	// ConfirmSeats marks a paid order's seats sold; the reconciler's paid-seat repair
+	// finishes it.
+	ConfirmSeats = "confirm_seats"
+	// ReleaseSeats frees the seats of a failed hold or an ended order; the reconciler's
+	// orphan-hold repair finishes it.
+	ReleaseSeats = "release_seats"
+	// LiveHub is the live seat-map hub, which ended: this instance's seat maps are no
+	// longer live.
+	LiveHub = "live_hub"
+)
+
+// tasks are every task above.
+var tasks = []string{ExpiryWorker, ExpiryPass, ExpireOrder, Enqueue, Dequeue, ConfirmSeats, ReleaseSeats, LiveHub}
+
+var errorsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
+	Namespace: "seatflow", Name: "background_errors_total",
+	Help: "Errors no request reported: of the work an instance runs on its own, and of the steps a request does not wait for, by task.",
+}, []string{"task"})
+
+func init() {
+	// Every task's series exists from the start, at 0, so a rate or an alert sees the
+	// first error.
+	for _, task := range tasks {
+		errorsTotal.WithLabelValues(task)
+	}
+}
+
+// Failed reports err, a failure of task that is retried or repaired later: logged as a
+// warning with args (slog key-value pairs naming what it was about) and counted. A nil
+// err, and the cancellation of ctx (the work was stopped, not failed), are not failures.
+func Failed(ctx context.Context, log *slog.Logger, task string, err error, args ...any) {
+	report(ctx, log, slog.LevelWarn, task, err, args)
+}
+
+// Stopped reports err, the end of background work that nothing restarts: logged as an
+// error and counted, like Failed.
+func Stopped(ctx context.Context, log *slog.Logger, task string, err error, args ...any) {
+	report(ctx, log, slog.LevelError, task, err, args)
+}
+
+func report(ctx context.Context, log *slog.Logger, level slog.Level, task string, err error, args []any) {
+	if err == nil || (errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled)) {
+		return
+	}
+	errorsTotal.WithLabelValues(task).Inc()
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Log(ctx, level, "background task failed", append([]any{"task", task, "err", err}, args...)...)
+}
