@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"seatflow"
+	"seatflow/internal/auth"
 	"seatflow/internal/booking"
 	"seatflow/internal/database"
 	"seatflow/internal/httpapi"
@@ -75,6 +76,8 @@ type Config struct {
 	StripeAPIKey        string
 	StripeWebhookSecret string
 	StripeAPIBase       string
+	// MaxTokenLifetime is the longest a bearer token may live (exp - iat).
+	MaxTokenLifetime time.Duration
 	// takesPayments: the command takes or refunds payments, so it needs a provider.
 	takesPayments bool
 }
@@ -128,6 +131,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.RedisPrefix, "REDIS_PREFIX", "sf", "prefix of every Redis key")
 	str(&c.SQLitePath, "SQLITE_PATH", "seatflow.db", "SQLite file of embedded mode")
 	str(&c.JWTSecret, "JWT_SECRET", "", "HS256 secret of bearer tokens (required outside embedded mode)")
+	dur(&c.MaxTokenLifetime, "MAX_TOKEN_LIFETIME", auth.DefaultMaxLifetime, "longest lifetime of a bearer token (exp - iat) the server accepts and seatflow token issues")
 	dur(&c.HoldTTL, "HOLD_TTL", 15*time.Minute, "how long held seats wait for payment")
 	dur(&c.LateWindow, "LATE_PAYMENT_WINDOW", booking.DefaultLateWindow, "how long after a hold expired its payment may still take the seats (later: refunded)")
 	str(&c.AllowedOrigins, "ALLOWED_ORIGINS", "", "comma-separated browser origins allowed (CORS, websocket); empty = same origin only, * in embedded mode")
@@ -191,6 +195,8 @@ func (c *Config) validate() error {
 		return errors.New("set both SEATFLOW_MYSQL_DSN and SEATFLOW_REDIS_URL (or SEATFLOW_REDIS_CLUSTER), or neither for embedded mode")
 	case len(c.JWTSecret) < 16:
 		return errors.New("SEATFLOW_JWT_SECRET must be at least 16 bytes outside embedded mode")
+	case c.MaxTokenLifetime < time.Minute:
+		return errors.New("SEATFLOW_MAX_TOKEN_LIFETIME must be at least 1m (default 720h)")
 	case c.HoldTTL < time.Minute:
 		return errors.New("SEATFLOW_HOLD_TTL must be at least 1m")
 	case c.CostBudget > 0 && c.CostBudget < c.ComplexityLimit:

@@ -4,9 +4,11 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"seatflow"
 	"seatflow/graph"
+	"seatflow/internal/auth"
 	"seatflow/internal/demo"
 	"seatflow/internal/httpapi"
 	"seatflow/internal/live"
@@ -72,10 +74,19 @@ func (a *App) Handler() http.Handler {
 	mux.Handle("GET /playground/", playground.Handler())
 	var tokens demo.Issuer
 	if a.Config.Embedded() {
-		tokens = a.Auth
+		tokens = demoIssuer{a.Auth}
 	}
 	mux.Handle("/demo/", demo.Handler(tokens, a.Log))
 	return mux
+}
+
+// demoIssuer issues /demo's tokens, never longer-lived than the instance accepts
+// (SEATFLOW_MAX_TOKEN_LIFETIME may be shorter than a demo token's 12 hours).
+type demoIssuer struct{ auth *auth.Authenticator }
+
+// Issue signs a token for subject with role, valid for ttl or the longest allowed.
+func (d demoIssuer) Issue(subject, role string, ttl time.Duration) (string, error) {
+	return d.auth.Issue(subject, role, min(ttl, d.auth.MaxTTL()))
 }
 
 // AllowedOrigins is the origin list of CORS and the websocket origin check: any origin in

@@ -70,8 +70,9 @@ func (a *App) PrintWelcome(w io.Writer, addr net.Addr) {
 	fmt.Fprintf(w, "SeatFlow is listening (%s)\n  playground: http://%s/\n  GraphQL:    http://%s/query\n", mode, host, host)
 	fmt.Fprintf(w, "  demo:       http://%s/demo\n", host)
 	if a.Config.Embedded() {
-		customer, _ := a.Auth.Issue("demo-customer", "customer", 7*24*time.Hour)
-		admin, _ := a.Auth.Issue("demo-admin", "admin", 7*24*time.Hour)
+		ttl := min(7*24*time.Hour, a.Auth.MaxTTL())
+		customer, _ := a.Auth.Issue("demo-customer", "customer", ttl)
+		admin, _ := a.Auth.Issue("demo-admin", "admin", ttl)
 		fmt.Fprintf(w, "  customer token: %s\n  admin token:    %s\n  (send as header  Authorization: Bearer <token>)\n", customer, admin)
 	}
 }
