@@ -15,8 +15,8 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"seatflow/internal/tooling/bench"
 	"seatflow/internal/cli"
+	"seatflow/internal/tooling/bench"
 	"seatflow/internal/tooling/loadtest"
 )
 

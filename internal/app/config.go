@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -67,7 +68,8 @@ type Config struct {
 	// CacheRedisURL is the Redis of the catalog caches, persisted queries and cost
 	// budgets (evictable); empty: the seat Redis.
 	CacheRedisURL string
-	// MetricsAddr serves /metrics on an address of its own; empty: on Addr.
+	// MetricsAddr serves /metrics on an address of its own; empty: no /metrics. Never on
+	// Addr: what the server does is no client's business.
 	MetricsAddr string
 	// PaymentProvider is stripe or test: embedded mode defaults to test, real mode must
 	// name one.
@@ -152,7 +154,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	num(&c.WSMaxConns, "WS_MAX_CONNS", 50000, "most open websockets of the instance (0 = no cap)")
 	num(&c.WSMaxConnsPerClient, "WS_MAX_CONNS_PER_CLIENT", 100, "most open websockets of one client address (0 = no cap)")
 	str(&c.CacheRedisURL, "CACHE_REDIS_URL", "", "Redis of the catalog caches, persisted queries and cost budgets (may evict); empty = the seat Redis")
-	str(&c.MetricsAddr, "METRICS_ADDR", "", "serve /metrics on this address instead of the API's")
+	str(&c.MetricsAddr, "METRICS_ADDR", "", "serve /metrics (Prometheus) on this address only, e.g. 127.0.0.1:9090 or one only the monitoring network reaches; empty = no /metrics (never on the API's address)")
 	str(&c.LogLevel, "LOG_LEVEL", "info", "debug, info, warn or error")
 	str(&c.Timezone, "TIMEZONE", "UTC", "the cinema's time zone (a Date is a day in it)")
 	num(&c.LocalCacheBytes, "LOCAL_CACHE_BYTES", 32<<20, "size of the in-process catalog cache")
@@ -212,6 +214,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("SEATFLOW_PAYMENT_PROVIDER %q: want stripe or test", c.PaymentProvider)
 	case c.PaymentProvider == seatflow.ProviderStripe && (c.StripeAPIKey == "" || c.StripeWebhookSecret == ""):
 		return errors.New("the stripe payment provider needs SEATFLOW_STRIPE_API_KEY and SEATFLOW_STRIPE_WEBHOOK_SECRET (docs/PAYMENTS.md)")
+	}
+	if _, _, err := net.SplitHostPort(c.MetricsAddr); c.MetricsAddr != "" && err != nil {
+		return fmt.Errorf("SEATFLOW_METRICS_ADDR %q: want host:port, e.g. 127.0.0.1:9090", c.MetricsAddr)
 	}
 	if _, err := httpapi.ParseTrustedProxies(c.TrustedProxies); err != nil {
 		return fmt.Errorf("SEATFLOW_TRUSTED_PROXIES: %w", err)

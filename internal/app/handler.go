@@ -41,7 +41,6 @@ func (a *App) API() *httpapi.API {
 			PersistedQueries:     a.PersistedQueries,
 			MaxPersistedBytes:    a.Config.MaxPersistedBytes,
 			ClientAddr:           a.ClientAddr(),
-			ServeMetrics:         a.Config.MetricsAddr == "",
 		},
 		Resolver: &graph.Resolver{Catalog: a.Catalog, Booking: a.Booking, Sales: a.Sales, Maps: a.Maps,
 			Live: a.Live, Rec: a.Rec},
@@ -64,7 +63,7 @@ func (a *App) API() *httpapi.API {
 }
 
 // Handler is everything the instance serves over HTTP: the API (/query, /healthz,
-// /readyz, /metrics), the GraphiQL playground at / (its files under /playground/) and the
+// /readyz; /metrics is on a listener of its own, ServeMetrics), the GraphiQL playground at / (its files under /playground/) and the
 // live seat-map demo at /demo/.
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()

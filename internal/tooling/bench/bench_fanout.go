@@ -33,22 +33,37 @@ const fanoutSubscription = `subscription($id: ID!) { seatMap(showtimeId: $id) { 
 
 // childServer is `seatflow serve` in a process of its own, so its memory is its own.
 type childServer struct {
-	cmd  *exec.Cmd
-	URL  string
-	done chan struct{}
+	cmd *exec.Cmd
+	URL string
+	// MetricsURL is its /metrics, on SEATFLOW_METRICS_ADDR (never the API's address).
+	MetricsURL string
+	done       chan struct{}
+}
+
+// freeAddr is a loopback address with a port free when it was asked.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }
 
 // startChildServer runs the server binary's serve command on the bench database and prefix.
 func (b *benchEnv) startChildServer(ctx context.Context, extraEnv ...string) (*childServer, error) {
 	exe := b.ServerBin
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(exe, "serve")
-	cmd.Env = append(os.Environ(), "SEATFLOW_ADDR="+addr, "SEATFLOW_MYSQL_DSN="+b.MySQLDSN, "SEATFLOW_REDIS_URL="+b.RedisURL,
+	cmd.Env = append(os.Environ(), "SEATFLOW_ADDR="+addr, "SEATFLOW_METRICS_ADDR="+metricsAddr,
+		"SEATFLOW_MYSQL_DSN="+b.MySQLDSN, "SEATFLOW_REDIS_URL="+b.RedisURL,
 		"SEATFLOW_REDIS_CLUSTER=", "SEATFLOW_REDIS_PREFIX="+b.Prefix, "SEATFLOW_JWT_SECRET="+b.Secret,
 		"SEATFLOW_RECONCILE_EVERY=0", "SEATFLOW_LOG_LEVEL=error", "SEATFLOW_HOLDS_PER_MINUTE=0", "SEATFLOW_PAYMENT_PROVIDER=test",
 		"SEATFLOW_COST_RESTORE=1000000000", "SEATFLOW_WS_MAX_CONNS_PER_CLIENT=0") // every watcher comes from one address
@@ -60,7 +75,7 @@ func (b *benchEnv) startChildServer(ctx context.Context, extraEnv ...string) (*c
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &childServer{cmd: cmd, URL: "http://" + addr, done: make(chan struct{})}
+	c := &childServer{cmd: cmd, URL: "http://" + addr, MetricsURL: "http://" + metricsAddr + "/metrics", done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(c.done) }()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -113,7 +128,7 @@ func (c *childServer) rssBytes() int64 {
 // metrics reads gauges from the child's /metrics.
 func (c *childServer) metrics(names ...string) map[string]float64 {
 	out := map[string]float64{}
-	resp, err := http.Get(c.URL + "/metrics")
+	resp, err := http.Get(c.MetricsURL)
 	if err != nil {
 		return out
 	}
