@@ -84,6 +84,9 @@ type Config struct {
 	takesPayments bool
 }
 
+// embeddedAddr is where embedded mode listens unless SEATFLOW_ADDR says otherwise.
+const embeddedAddr = "127.0.0.1:8080"
+
 // embeddedSecret signs tokens in embedded mode, so the printed demo tokens survive a
 // restart. Real mode refuses to start without its own secret.
 const embeddedSecret = "seatflow-embedded-mode-demo-secret"
@@ -125,7 +128,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	boolean := func(p *bool, key string, def bool, usage string) {
 		fs.BoolVar(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
 	}
-	str(&c.Addr, "ADDR", ":8080", "listen address")
+	str(&c.Addr, "ADDR", "", "listen address (default :8080; 127.0.0.1:8080 in embedded mode, which is for one machine)")
 	str(&c.DebugAddr, "DEBUG_ADDR", "", "address of the Go profiler (/debug/pprof/); empty = off; never expose it publicly")
 	str(&c.MySQLDSN, "MYSQL_DSN", "", "MySQL/MariaDB DSN, e.g. root@tcp(127.0.0.1:3306)/seatflow; empty = embedded SQLite")
 	str(&c.RedisURL, "REDIS_URL", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty = embedded Redis")
@@ -182,6 +185,12 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 		return nil, nil, err
 	}
 	c.MaxBodyBytes = int64(maxBody)
+	if c.Addr == "" {
+		c.Addr = ":8080"
+		if c.Embedded() { // its admin tokens are anyone's to mint: no other machine reaches it
+			c.Addr = embeddedAddr
+		}
+	}
 	if c.Embedded() && c.JWTSecret == "" {
 		c.JWTSecret = embeddedSecret
 	}

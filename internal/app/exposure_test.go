@@ -107,3 +107,68 @@ func TestMetricsOffTheAPIPort(t *testing.T) {
 		t.Fatal("the metrics listener does not count the API's operations")
 	}
 }
+
+// TestEmbeddedModeStaysOnOneMachine: embedded mode listened on every interface (:8080)
+// while anyone can mint its admin tokens with the built-in demo secret, it allows every
+// origin and hands out customer identities. It listens on 127.0.0.1 unless SEATFLOW_ADDR
+// says otherwise, and its welcome says it is for one machine (louder when told to listen
+// beyond it); real mode keeps :8080.
+func TestEmbeddedModeStaysOnOneMachine(t *testing.T) {
+	addrOf := func(t *testing.T) string {
+		t.Helper()
+		cfg, _, err := ParseConfig("test", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.Addr
+	}
+	t.Run("EmbeddedDefaultIsLoopback", func(t *testing.T) {
+		clearStores(t)
+		t.Setenv("SEATFLOW_ADDR", "")
+		if got := addrOf(t); got != "127.0.0.1:8080" {
+			t.Fatalf("embedded mode listens on %q, want 127.0.0.1:8080", got)
+		}
+	})
+	t.Run("EmbeddedAsConfigured", func(t *testing.T) {
+		clearStores(t)
+		t.Setenv("SEATFLOW_ADDR", ":9090")
+		if got := addrOf(t); got != ":9090" {
+			t.Fatalf("embedded mode with SEATFLOW_ADDR=:9090 listens on %q", got)
+		}
+	})
+	t.Run("RealModeKeepsEveryInterface", func(t *testing.T) {
+		clearStores(t)
+		t.Setenv("SEATFLOW_ADDR", "")
+		t.Setenv("SEATFLOW_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/seatflow")
+		t.Setenv("SEATFLOW_REDIS_URL", "redis://127.0.0.1:6379/0")
+		t.Setenv("SEATFLOW_JWT_SECRET", "a-real-secret-of-some-length")
+		t.Setenv("SEATFLOW_PAYMENT_PROVIDER", "test")
+		if got := addrOf(t); got != ":8080" {
+			t.Fatalf("real mode listens on %q, want :8080", got)
+		}
+	})
+	welcome := func(t *testing.T, addr *net.TCPAddr) string {
+		t.Helper()
+		clearStores(t)
+		cfg, _, err := ParseConfig("test", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		(&App{Config: cfg, Auth: NewAuthenticator(cfg)}).PrintWelcome(&out, addr)
+		return out.String()
+	}
+	t.Run("WelcomeSaysOneMachine", func(t *testing.T) {
+		out := welcome(t, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080})
+		if !strings.Contains(out, "http://localhost:8080/demo") || !strings.Contains(out, "for one machine") ||
+			strings.Contains(out, "WARNING") {
+			t.Fatalf("welcome on 127.0.0.1:8080:\n%s\nwant localhost URLs and that embedded mode is for one machine", out)
+		}
+	})
+	t.Run("WelcomeWarnsBeyondLoopback", func(t *testing.T) {
+		out := welcome(t, &net.TCPAddr{IP: net.IPv4zero, Port: 8080})
+		if !strings.Contains(out, "WARNING") || !strings.Contains(out, "other machines") {
+			t.Fatalf("welcome on 0.0.0.0:8080:\n%s\nwant a warning that other machines reach it", out)
+		}
+	})
+}
