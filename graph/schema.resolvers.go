@@ -188,7 +188,11 @@ func (r *orderResolver) Payment(ctx context.Context, obj *seatflow.Order) (*seat
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id int) (model.Node, error) {
-	return r.fetchNode(ctx, rawIDs(ctx, "id")[0])
+	nodes, err := r.fetchNodes(ctx, rawIDs(ctx, "id"))
+	if err != nil {
+		return nil, err
+	}
+	return nodes[0], nil
 }
 
 // Nodes is the resolver for the nodes field.
@@ -196,15 +200,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []int) ([]model.Node, err
 	if len(ids) > maxNodes {
 		return nil, seatflow.Errorf(seatflow.EINVALID, "nodes takes at most %d ids", maxNodes)
 	}
-	out := make([]model.Node, len(ids))
-	for i, raw := range rawIDs(ctx, "ids") {
-		node, err := r.fetchNode(ctx, raw)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = node
-	}
-	return out, nil
+	return r.fetchNodes(ctx, rawIDs(ctx, "ids"))
 }
 
 // Movies is the resolver for the movies field.

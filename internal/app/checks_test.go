@@ -34,6 +34,7 @@ var badValues = map[string][]badValue{
 	"SQLITE_PATH":              {{"/", "is a directory"}, {"/nonexistent-dir/seatflow.db", "no directory /nonexistent-dir"}},
 	"JWT_SECRET":               {{"too-short", "at least 16 bytes"}},
 	"HOLD_TTL":                 {{"30s", "at least 1m"}, {"ten", "not a duration"}},
+	"MAX_TOKEN_LIFETIME":       {{"30s", "at least 1m"}, {"forever", "not a duration"}},
 	"SALES_CLOSE_AFTER":        {{"30s", "1m0s to 24h0m0s"}, {"25h", "1m0s to 24h0m0s"}},
 	"WS_MAX_OPERATIONS":        {{"0", "at least 1"}},
 	"WS_MAX_QUEUED_BYTES":      {{"1000", "at least 65536"}},
