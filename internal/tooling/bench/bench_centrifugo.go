@@ -263,8 +263,8 @@ type peerRun struct {
 	pub              burstStats
 	seen, answerSeen latencies // per (probe, publication): from the publish sent, from its answer
 	pairs, unseen    int
-	pubs             []int // publications per subscriber
-	cpu              float64
+	pubs             []int   // publications per subscriber
+	cpu, clientCPU   float64 // Centrifugo's, and the bench process's over the same time
 	rssIdle, rssPeak int64
 	settle           time.Duration
 	settled          bool
@@ -316,7 +316,7 @@ func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds
 		s.pubs.Store(0)
 	}
 	peaks := samplePeaks(child)
-	cpu0, start := child.cpuSeconds(), time.Now()
+	cpu0, client0, start := child.cpuSeconds(), benchCPUSeconds(), time.Now()
 	hits := publishBurst(ctx, hc, child.URL, order, holds, rate)
 	r.pub = statsOf(hits, rate)
 	deadline := time.Now().Add(onsaleSettle)
@@ -330,7 +330,7 @@ func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	r.settle, r.cpu = time.Since(start), child.cpuSeconds()-cpu0
+	r.settle, r.cpu, r.clientCPU = time.Since(start), child.cpuSeconds()-cpu0, benchCPUSeconds()-client0
 	rssPeak, _ := peaks.Stop()
 	r.rssPeak = rssPeak - rss0
 	for _, s := range subs {

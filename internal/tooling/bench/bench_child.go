@@ -117,8 +117,14 @@ func (c *childServer) rssBytes() int64 {
 // cpuSeconds is the CPU time (user + system, every thread) the child has used, from
 // /proc/<pid>/stat, whose times are in USER_HZ (100 per second on Linux, whatever the
 // kernel's own tick).
-func (c *childServer) cpuSeconds() float64 {
-	f, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+func (c *childServer) cpuSeconds() float64 { return cpuSecondsOf(strconv.Itoa(c.cmd.Process.Pid)) }
+
+// benchCPUSeconds is the CPU time the bench process itself (its clients) has used.
+func benchCPUSeconds() float64 { return cpuSecondsOf("self") }
+
+// cpuSecondsOf reads the CPU time of process pid ("self": this one) from /proc.
+func cpuSecondsOf(pid string) float64 {
+	f, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
 		return 0
 	}

@@ -41,7 +41,7 @@ func writeOnSale(w io.Writer, rows []*onsaleRun, peers []*peerRun, peerNote stri
 			settled = "not within " + onsaleSettle.String()
 		}
 		cost = append(cost, append(label, fmt.Sprintf("%.1f / %d (≤ %d)", meanOf(r.frames), maxOf(r.frames), r.framesLimit()),
-			fmt.Sprintf("%.1f (%.1f alone)", r.cpu, r.cpuAlone), fmt.Sprintf("%.0f", r.cpuPerWatcher()),
+			fmt.Sprintf("%.1f (%.1f alone) / %.1f", r.cpu, r.cpuAlone, r.clientCPU), fmt.Sprintf("%.0f", r.cpuPerWatcher()),
 			fmt.Sprintf("%.1f / %.1f KiB", float64(r.rssIdle)/float64(r.n)/1024, float64(r.rssPeak)/float64(r.n)/1024),
 			fmt.Sprintf("%.2f / %.2f", r.goIdle/float64(r.n), r.goPeak/float64(r.n)),
 			settled, fmt.Sprintf("%d / %d", r.ended, r.lost), fmt.Sprintf("%d (%d)", r.gaps, r.resubscribed),
@@ -50,10 +50,17 @@ func writeOnSale(w io.Writer, rows []*onsaleRun, peers []*peerRun, peerNote stri
 	table(w, []string{"N", "tick", "holds answered", "holdSeats p99 with / without watchers (ratio)", "click → seen p50 / p99 / max",
 		"from the answer p50 / p99 / max", "probe maps right", "result"}, burst)
 	fmt.Fprintf(w, "\n")
-	table(w, []string{"N", "tick", "frames per watcher: mean / max (limit: burst s × 10 + 2)", "server CPU s", "CPU-µs per watcher per burst second",
-		"server RSS per watcher: idle / peak", "goroutines per watcher: idle / peak", "every watcher at the final version after",
+	table(w, []string{"N", "tick", "frames per watcher: mean / max (limit: burst s × 10 + 2)", "server CPU s (without watchers) / bench clients' CPU s",
+		"server CPU-µs per watcher per burst second", "server RSS per watcher: idle / peak", "goroutines per watcher: idle / peak",
+		"every watcher still subscribed at the final version after",
 		"subscriptions ended by the server / connections lost", "probe gaps (resubscriptions)", "connect time"}, cost)
 
+	for _, r := range rows {
+		if r.endedBy != "" {
+			fmt.Fprintf(w, "\nN = %d, tick %s: the server ended %d subscriptions during the burst; the first end a probe read: `%s` (the probes subscribed again; the other watchers stopped there, so their frames and the wait for the final version leave them out).\n",
+				r.n, tickLabel(r.tick), r.ended, r.endedBy)
+		}
+	}
 	var targets [][]string
 	for _, r := range rows {
 		p99 := onsaleP99Target(r.n)
@@ -70,6 +77,7 @@ func writeOnSale(w io.Writer, rows []*onsaleRun, peers []*peerRun, peerNote stri
 			[]string{at + "server RSS per watcher", fmt.Sprintf("%.1f KiB", float64(r.rssIdle)/float64(r.n)/1024), fmt.Sprintf("≤ %d KiB", onsaleBytesTarget>>10),
 				verdict(r.rssIdle <= int64(onsaleBytesTarget*r.n))},
 			[]string{at + "server goroutines per watcher", fmt.Sprintf("%.2f", r.goIdle/float64(r.n)), "≤ 1", verdict(r.goIdle/float64(r.n) <= 1.01)},
+			[]string{at + "subscriptions ended by the server, connections lost", fmt.Sprintf("%d, %d", r.ended, r.lost), "0, 0", verdict(r.ended == 0 && r.lost == 0)},
 			[]string{at + "every probe's map right", fmt.Sprintf("%d wrong of %d", r.wrongMaps, onsaleProbesOf(r)), "0 wrong", verdict(r.wrongMaps == 0)})
 	}
 	if len(targets) > 0 {
@@ -132,7 +140,7 @@ func writePeer(w io.Writer, rows []*onsaleRun, peers []*peerRun, note string, ho
 		fmt.Fprintf(w, "Not measured in this run.\n")
 		return
 	}
-	fmt.Fprintf(w, "The fan-out anchor, Centrifugo %s (`go install`, `scripts/centrifugo.sh`), in a child process of its own with its default settings except an HTTP API key and anonymous connections and subscriptions: N subscribers of one channel over its JSON protocol (`/connection/websocket`: a connect command, a subscribe command, publications pushed; gorilla/websocket in the bench process, %d of them decoding each publication, the others counting them), then %d publications, each one seat id, at %d per second through its HTTP API (`POST /api/publish`), paced as SeatFlow's holds. Publish → seen is measured as click → seen is.\n",
+	fmt.Fprintf(w, "The fan-out anchor, Centrifugo %s (`go install`, `scripts/centrifugo.sh`), in a child process of its own with its default settings except an HTTP API key and anonymous connections and subscriptions: N subscribers of one channel over its JSON protocol (`/connection/websocket`: a connect command, a subscribe command, publications pushed; gorilla/websocket in the bench process, %d of them decoding each publication, the others counting them), then %d publications, each one seat id, at %d per second through its HTTP API (`POST /api/publish`), paced as SeatFlow's holds. Publish → seen is measured as click → seen is. A publication answered by EOF is one whose answer Centrifugo's HTTP server dropped (it allows 10 s to write one).\n",
 		centrifugoVersion, onsaleProbes, holds, rate)
 	var out, cmp [][]string
 	for _, p := range peers {
@@ -146,7 +154,7 @@ func writePeer(w io.Writer, rows []*onsaleRun, peers []*peerRun, note string, ho
 		}
 		out = append(out, []string{strconv.Itoa(p.n), p.pub.answeredCell(), ms(p.pub.lat.pct(99)), seen,
 			fmt.Sprintf("%s / %s / %s", ms(p.answerSeen.pct(50)), ms(p.answerSeen.pct(99)), ms(p.answerSeen.max())),
-			fmt.Sprintf("%.1f / %d", meanOf(p.pubs), maxOf(p.pubs)), fmt.Sprintf("%.1f", p.cpu),
+			fmt.Sprintf("%.1f / %d", meanOf(p.pubs), maxOf(p.pubs)), fmt.Sprintf("%.1f / %.1f", p.cpu, p.clientCPU),
 			fmt.Sprintf("%.1f / %.1f KiB", float64(p.rssIdle)/float64(p.n)/1024, float64(p.rssPeak)/float64(p.n)/1024),
 			settled, strconv.Itoa(p.lost), p.connect.Round(time.Millisecond).String()})
 		for _, r := range rows {
@@ -158,13 +166,13 @@ func writePeer(w io.Writer, rows []*onsaleRun, peers []*peerRun, note string, ho
 				ratio = float64(r.clickSeen.pct(99)) / float64(p.seen.pct(99))
 			}
 			cmp = append(cmp, []string{strconv.Itoa(p.n), ms(r.clickSeen.pct(99)), ms(p.seen.pct(99)), fmt.Sprintf("%.2f", ratio),
-				fmt.Sprintf("≤ %.2f", onsalePeerRatio), verdict(r.unseen == 0 && ratio <= onsalePeerRatio),
+				fmt.Sprintf("≤ %.2f, no subscription ended", onsalePeerRatio), verdict(r.unseen == 0 && r.ended == 0 && r.lost == 0 && ratio <= onsalePeerRatio),
 				fmt.Sprintf("%.0f/s / %.0f/s", r.burst.perSecond(), p.pub.perSecond()), "≥ 0.97 ×",
 				verdict(r.burst.failed == 0 && r.burst.perSecond() >= 0.97*p.pub.perSecond())})
 		}
 	}
 	table(w, []string{"subscribers", "publications accepted", "publish p99", "publish → seen p50 / p99 / max", "from the answer p50 / p99 / max",
-		"publications per subscriber: mean / max", "Centrifugo CPU s", "Centrifugo RSS per subscriber: idle / peak",
+		"publications per subscriber: mean / max", "Centrifugo CPU s / bench clients' CPU s", "Centrifugo RSS per subscriber: idle / peak",
 		"every subscriber had all after", "connections lost", "connect time"}, out)
 	if len(cmp) > 0 {
 		fmt.Fprintf(w, "\nSeatFlow (tick default) beside the anchor at the same N (the rate within 3 %%: both are paced alike):\n")

@@ -46,6 +46,8 @@ type onsaleRun struct {
 	goIdle, goPeak   float64 // goroutines, the same way
 
 	wrongMaps, behindMaps, gaps, resubscribed, ended, lost int
+	endedBy                                                string
+	clientCPU                                              float64 // the bench process's, over the same time as cpu
 }
 
 // holdBurst sends holds one-seat holds of show, seat order[i] by buyer i, at rate per second.
@@ -148,7 +150,7 @@ func (b *benchEnv) onsaleRun(ctx context.Context, n int, tick string, shows onsa
 
 	watchers.resetFrames()
 	peaks := samplePeaks(child)
-	cpu0, start := child.cpuSeconds(), time.Now()
+	cpu0, client0, start := child.cpuSeconds(), benchCPUSeconds(), time.Now()
 	order := seatOrder(shows.watched)
 	hits := holdBurst(ctx, hc, child.URL, shows.watched, order, buyers, holds, rate)
 	r.burst = statsOf(hits, rate)
@@ -175,11 +177,11 @@ func (b *benchEnv) onsaleRun(ctx context.Context, n int, tick string, shows onsa
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	r.settle, r.cpu = time.Since(start), child.cpuSeconds()-cpu0
+	r.settle, r.cpu, r.clientCPU = time.Since(start), child.cpuSeconds()-cpu0, benchCPUSeconds()-client0
 	rssPeak, goPeak := peaks.Stop()
 	r.rssPeak, r.goPeak = rssPeak-rss0, goPeak-g0
 	r.frames = watchers.frames()
-	r.ended, r.lost = watchers.ended()
+	r.ended, r.lost, r.endedBy = watchers.ended()
 
 	want := map[string]string{}
 	for _, s := range real.SeatMap.Seats {

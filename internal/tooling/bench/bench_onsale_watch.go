@@ -31,7 +31,8 @@ type mapProbe struct {
 	stale    int
 	ended    int // subscriptions the server ended (complete or error)
 	resubbed int
-	lost     bool // the connection ended before the bench closed it
+	endedBy  string // the first message that ended a subscription
+	lost     bool   // the connection ended before the bench closed it
 	done     chan struct{}
 }
 
@@ -72,6 +73,9 @@ func (p *mapProbe) read() {
 			resubscribe = p.take(ev, now) == eventGap
 		case ev.typ == gqlclient.TypeComplete || ev.typ == gqlclient.TypeError:
 			p.ended++
+			if p.endedBy == "" {
+				p.endedBy = string(msg[:min(len(msg), 200)])
+			}
 			resubscribe = true
 		}
 		if resubscribe {
@@ -252,11 +256,14 @@ func (c *crowd) frames() []int {
 }
 
 // ended counts the subscriptions the server ended (each end of a probe's, which
-// subscribes again) and the connections lost.
-func (c *crowd) ended() (ended, lost int) {
+// subscribes again) and the connections lost, and gives the first message that ended one.
+func (c *crowd) ended() (ended, lost int, by string) {
 	for _, p := range c.probes {
 		p.mu.Lock()
 		ended += p.ended
+		if by == "" {
+			by = p.endedBy
+		}
 		if p.lost {
 			lost++
 		}
@@ -270,7 +277,7 @@ func (c *crowd) ended() (ended, lost int) {
 			lost++
 		}
 	}
-	return ended, lost
+	return ended, lost, by
 }
 
 func (c *crowd) closeAll() {
