@@ -124,7 +124,7 @@ func (b *benchEnv) writeWrkRows(ctx context.Context, w io.Writer, queries []wrkQ
 			}
 		}
 	}
-	fmt.Fprintf(w, "The same server and queries driven by wrk (`-t%d -c%d`, a process of its own, bodies posted from a Lua script whose `response` hook counts every answer that is not 2xx and every answer with errors), %d turns of %s per query interleaved as above, while the seat map's watcher stays connected; each ratio is to wrk's own `{ __typename }`, beside the in-process clients' ratio for the same query. p50 is the median of the turns' p50, p99 the worst turn's.\n",
+	fmt.Fprintf(w, "The same server and queries driven by wrk (`-t%d -c%d`, a process of its own, bodies posted from a Lua script whose `response` hook counts every answer that is not 2xx and every answer with errors), %d turns of %s per query interleaved as above, while the seat map's watcher stays connected and the cost budget stays on, refilled without bound as for the in-process clients (one address sends everything); each ratio is to wrk's own `{ __typename }`, beside the in-process clients' ratio for the same query. p50 is the median of the turns' p50, p99 the worst turn's.\n",
 		wrkThreads, wrkConnections, catalogRounds, turn)
 	base := runs[0].rps()
 	var rows [][]string
