@@ -46,38 +46,13 @@ type fanout struct {
 }
 
 func (f *fanout) dial(ctx context.Context, wsURL, show string) (*watcher, error) {
-	d := websocket.Dialer{Subprotocols: []string{gqlclient.Protocol}, HandshakeTimeout: 30 * time.Second,
-		ReadBufferSize: 1024, WriteBufferSize: 1024, EnableCompression: f.compress}
-	conn, _, err := d.DialContext(ctx, wsURL, nil)
+	conn, _, err := dialSeatMap(ctx, wsURL, fanoutSubscription, show, f.compress)
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*watcher, error) { conn.Close(); return nil, err }
-	conn.SetReadDeadline(time.Now().Add(60 * time.Second))
-	if err := conn.WriteJSON(gqlclient.Message{Type: gqlclient.TypeConnectionInit, Payload: map[string]any{}}); err != nil {
-		return fail(err)
-	}
-	if err := conn.WriteJSON(gqlclient.Message{ID: "1", Type: gqlclient.TypeSubscribe, Payload: gqlclient.Request{
-		Query: fanoutSubscription, Variables: map[string]any{"id": show}}}); err != nil {
-		return fail(err)
-	}
-	for acked := false; ; {
-		_, msg, err := conn.ReadMessage()
-		if err != nil {
-			return fail(err)
-		}
-		switch {
-		case bytes.Contains(msg, []byte(`"connection_ack"`)):
-			acked = true
-		case bytes.Contains(msg, []byte(`"SNAPSHOT"`)) && acked:
-			conn.SetReadDeadline(time.Time{})
-			w := &watcher{conn: conn}
-			go f.read(w)
-			return w, nil
-		case bytes.Contains(msg, []byte(`"error"`)):
-			return fail(fmt.Errorf("subscribe: %.200s", msg))
-		}
-	}
+	w := &watcher{conn: conn}
+	go f.read(w)
+	return w, nil
 }
 
 // read is the watcher's only reader (and, after set-up, its only writer: pongs).
@@ -115,40 +90,17 @@ func (f *fanout) read(w *watcher) {
 
 // grow connects watchers until there are n.
 func (f *fanout) grow(ctx context.Context, wsURL, show string, n int) error {
-	need := n - len(f.watchers)
-	if need <= 0 {
-		return nil
-	}
-	var next atomic.Int64
 	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	for d := 0; d < fanoutDialers; d++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(need) && ctx.Err() == nil {
-				w, err := f.dial(ctx, wsURL, show)
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = err
-					}
-				} else {
-					f.watchers = append(f.watchers, w)
-				}
-				mu.Unlock()
-				if err != nil {
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return fmt.Errorf("connect watcher %d: %w", len(f.watchers)+1, firstErr)
-	}
-	return nil
+	return dialMany(ctx, n-len(f.watchers), fanoutDialers, func(ctx context.Context) error {
+		w, err := f.dial(ctx, wsURL, show)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		f.watchers = append(f.watchers, w)
+		mu.Unlock()
+		return nil
+	})
 }
 
 func (f *fanout) closeAll() {
