@@ -17,7 +17,7 @@ BENCH_OUT ?= docs/BENCHMARKS.md
 GEN_STATE = { git status --porcelain --untracked-files=all -- ent graph; git diff -- ent graph; \
 	git ls-files -z --others --exclude-standard -- ent graph | xargs -0r cat; } | sha256sum
 
-.PHONY: all run build services generate check-generated playground lint test clients bench load test-cluster cluster-up cluster-down faults
+.PHONY: all run build services generate check-generated playground lint test clients bench bench-onsale-quick load test-cluster cluster-up cluster-down faults
 
 all: build
 
@@ -107,13 +107,24 @@ faults:
 	exit $$status
 
 # Regenerates docs/BENCHMARKS.md (the report goes to stdout; the file is replaced only on success).
+# Installs wrk (apt-get) and Centrifugo (go install) when missing: the read path's independent
+# client and the on-sale burst's anchor.
 bench:
 	$(MAKE) --no-print-directory services
+	bash scripts/wrk.sh
+	bash scripts/centrifugo.sh
 	@mkdir -p $(dir $(BENCH_OUT))
 	$(GO) build -o $(BIN) ./server
 	$(GO) run ./cmd/seatflow-bench -server $(BIN) > $(BENCH_OUT).tmp
 	mv $(BENCH_OUT).tmp $(BENCH_OUT)
 	@echo "bench: wrote $(BENCH_OUT)"
+
+# The on-sale burst's short version (N = 200 and 1,000 watchers, tick default and 0, about a
+# minute): the report goes to stdout, docs/BENCHMARKS.md is left alone.
+bench-onsale-quick:
+	$(MAKE) --no-print-directory services
+	$(GO) build -o $(BIN) ./server
+	$(GO) run ./cmd/seatflow-bench -server $(BIN) -only onsale -quick
 
 # The premiere-night load test alone (part of `make bench`); extra flags in LOAD_ARGS, e.g.
 # LOAD_ARGS='-duration 5m -chaos'. It starts its own private redis-server (127.0.0.1:6391)

@@ -21,6 +21,12 @@ func (SeatKind) Values() []string {
 // Valid reports whether k is a known kind.
 func (k SeatKind) Valid() bool { return k == SeatStandard || k == SeatPremium || k == SeatAccessible }
 
+// The longest names of a hall and of its rows, in characters (as their columns count).
+const (
+	MaxHallName = 100
+	MaxRowLabel = 8
+)
+
 // Hall is a screen room with its seat template, ordered by row then number. Halls never
 // change once created.
 type Hall struct {

@@ -15,6 +15,14 @@ func (MovieStatus) Values() []string { return []string{string(MovieListed), stri
 // Valid reports whether s is a known status.
 func (s MovieStatus) Valid() bool { return s == MovieListed || s == MovieDelisted }
 
+// The longest texts of a movie, in characters: its columns hold as many (utf8mb4
+// varchar(n) counts characters), and the catalog refuses longer input.
+const (
+	MaxMovieTitle  = 200
+	MaxMovieRating = 20
+	MaxPosterURL   = 500
+)
+
 // Movie is a film the cinema lists.
 type Movie struct {
 	ID              int         `json:"id"`

@@ -1542,7 +1542,10 @@ directive @catalog on FIELD_DEFINITION
 
 """An instant, as an RFC 3339 date-time in UTC, e.g. 2026-12-01T19:30:00Z."""
 scalar Time @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc3339")
-"""A calendar day in the cinema's time zone, YYYY-MM-DD (RFC 3339 full-date)."""
+"""
+A calendar day in the cinema's time zone, YYYY-MM-DD (RFC 3339 full-date), from 1970-01-01
+to 2100-12-31: another day is BAD_USER_INPUT.
+"""
 scalar Date @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc3339#section-5.6")
 
 """

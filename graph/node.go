@@ -28,55 +28,94 @@ func rawIDs(ctx context.Context, arg string) []any {
 	return []any{v}
 }
 
-// fetchNode loads the object id names, or nil when there is none (or it is someone
-// else's order): node(id:) answers null then, as Relay expects.
-func (r *Resolver) fetchNode(ctx context.Context, raw any) (model.Node, error) {
-	s, _ := raw.(string)
-	typ, parts, err := nodeid.Decode(s)
-	if err != nil || len(parts) != 1 {
-		return nil, seatflow.Errorf(seatflow.EINVALID, "%q is not a valid id", s)
+// fetchNodes loads the objects raws name, in order, nil where there is none (or it is
+// someone else's order): node(id:) and nodes(ids:) answer null there, as Relay expects.
+// The ids of one type are read together, however many are missing: one batch of the
+// request's loaders (movies, showtimes, halls: the catalog cache keeps what is missing a
+// while), one query for seats and one for orders.
+func (r *Resolver) fetchNodes(ctx context.Context, raws []any) ([]model.Node, error) {
+	ids := make([]int, len(raws))
+	at := map[string][]int{} // type → positions in raws
+	for i, raw := range raws {
+		s, _ := raw.(string)
+		typ, parts, err := nodeid.Decode(s)
+		if err != nil || len(parts) != 1 {
+			return nil, seatflow.Errorf(seatflow.EINVALID, "%q is not a valid id", s)
+		}
+		ids[i] = parts[0]
+		at[typ] = append(at[typ], i)
 	}
-	id := parts[0]
-	var node model.Node
-	switch typ {
-	case nodeid.Movie:
-		node, err = orNil(loaders.For(ctx).Movie.Load(ctx, id))
-	case nodeid.Showtime:
-		node, err = orNil(loaders.For(ctx).Showtime.Load(ctx, id))
-	case nodeid.Hall:
-		node, err = orNil(loaders.For(ctx).Hall.Load(ctx, id))
-	case nodeid.Seat:
-		node, err = orNil(r.Catalog.Seat(ctx, id))
-	case nodeid.Order:
-		u, authErr := auth.RequireUser(ctx)
-		if authErr != nil {
-			return nil, nil
+	out := make([]model.Node, len(raws))
+	for typ, positions := range at {
+		of := make([]int, len(positions))
+		for j, i := range positions {
+			of[j] = ids[i]
 		}
-		node, err = orNil(r.Booking.Order(ctx, u.ID, id))
-	case nodeid.Ticket:
-		// A customer sees its own tickets only; staff and admins see any (the door).
-		u, authErr := auth.RequireUser(ctx)
-		if authErr != nil {
-			return nil, nil
-		}
-		t, err := r.Tickets.Ticket(ctx, id)
-		if err != nil || t == nil || (t.UserID != u.ID && !auth.IsStaff(ctx)) {
+		nodes, err := r.loadNodes(ctx, typ, of)
+		if err != nil {
 			return nil, err
 		}
-		node = t
-	default:
-		return nil, fmt.Errorf("node: no loader for type %s", typ)
+		for j, i := range positions {
+			out[i] = nodes[j]
+		}
 	}
-	if seatflow.ErrorCode(err) == seatflow.ENOTFOUND {
-		return nil, nil
-	}
-	return node, err
+	return out, nil
 }
 
-// orNil turns a missing object (nil pointer) into a nil Node, not a typed nil.
-func orNil[T any](v *T, err error) (model.Node, error) {
-	if v == nil || err != nil {
+// loadNodes loads the objects of type typ with database ids ids, in order.
+func (r *Resolver) loadNodes(ctx context.Context, typ string, ids []int) ([]model.Node, error) {
+	l := loaders.For(ctx)
+	switch typ {
+	case nodeid.Movie:
+		return asNodes(l.Movie.LoadAll(ctx, ids))
+	case nodeid.Showtime:
+		return asNodes(l.Showtime.LoadAll(ctx, ids))
+	case nodeid.Hall:
+		return asNodes(l.Hall.LoadAll(ctx, ids))
+	case nodeid.Seat:
+		return asNodes(r.Catalog.Seats(ctx, ids))
+	case nodeid.Order:
+		u, err := auth.RequireUser(ctx)
+		if err != nil {
+			return make([]model.Node, len(ids)), nil // nobody's orders are visible without a user
+		}
+		return asNodes(r.Booking.Orders(ctx, u.ID, ids))
+	case nodeid.Ticket:
+		return r.ticketNodes(ctx, ids)
+	}
+	return nil, fmt.Errorf("node: no loader for type %s", typ)
+}
+
+// ticketNodes loads tickets: a customer sees its own only, staff and admins any (the
+// door); nobody's are visible without a user.
+func (r *Resolver) ticketNodes(ctx context.Context, ids []int) ([]model.Node, error) {
+	out := make([]model.Node, len(ids))
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return out, nil
+	}
+	for i, id := range ids {
+		t, err := r.Tickets.Ticket(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil && (t.UserID == u.ID || auth.IsStaff(ctx)) {
+			out[i] = t
+		}
+	}
+	return out, nil
+}
+
+// asNodes turns missing objects (nil pointers) into nil Nodes, not typed nils.
+func asNodes[T any](vs []*T, err error) ([]model.Node, error) {
+	if err != nil {
 		return nil, err
 	}
-	return v, nil
+	out := make([]model.Node, len(vs))
+	for i, v := range vs {
+		if v != nil {
+			out[i] = v
+		}
+	}
+	return out, nil
 }

@@ -209,7 +209,11 @@ func (r *orderResolver) Tickets(ctx context.Context, obj *seatflow.Order) ([]*se
 
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id int) (model.Node, error) {
-	return r.fetchNode(ctx, rawIDs(ctx, "id")[0])
+	nodes, err := r.fetchNodes(ctx, rawIDs(ctx, "id"))
+	if err != nil {
+		return nil, err
+	}
+	return nodes[0], nil
 }
 
 // Nodes is the resolver for the nodes field.
@@ -217,15 +221,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []int) ([]model.Node, err
 	if len(ids) > maxNodes {
 		return nil, seatflow.Errorf(seatflow.EINVALID, "nodes takes at most %d ids", maxNodes)
 	}
-	out := make([]model.Node, len(ids))
-	for i, raw := range rawIDs(ctx, "ids") {
-		node, err := r.fetchNode(ctx, raw)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = node
-	}
-	return out, nil
+	return r.fetchNodes(ctx, rawIDs(ctx, "ids"))
 }
 
 // Movies is the resolver for the movies field.

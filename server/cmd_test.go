@@ -159,6 +159,36 @@ func TestTokenSecret(t *testing.T) {
 	})
 }
 
+// TestTokenLifetime: seatflow token issues no token the server would refuse for living
+// longer than SEATFLOW_MAX_TOKEN_LIFETIME.
+func TestTokenLifetime(t *testing.T) {
+	t.Run("LongerThanTheDefaultRefused", func(t *testing.T) {
+		embeddedEnv(t)
+		t.Setenv("SEATFLOW_MAX_TOKEN_LIFETIME", "")
+		out, errOut, code := run(t, "token", "--sub", "alice", "--role", "customer", "--ttl", "721h")
+		if code != 2 || out != "" || !strings.Contains(errOut, "SEATFLOW_MAX_TOKEN_LIFETIME") || !strings.Contains(errOut, "720h") {
+			t.Fatalf("exit %d, stdout %q, stderr %q; want a refusal naming SEATFLOW_MAX_TOKEN_LIFETIME and its 720h", code, out, errOut)
+		}
+	})
+	t.Run("TheConfiguredMaximumApplies", func(t *testing.T) {
+		embeddedEnv(t)
+		t.Setenv("SEATFLOW_MAX_TOKEN_LIFETIME", "2h")
+		if _, errOut, code := run(t, "token", "--sub", "alice", "--role", "customer", "--ttl", "3h"); code != 2 {
+			t.Fatalf("--ttl 3h with a 2h maximum: exit %d, stderr %q; want 2", code, errOut)
+		}
+		if out, errOut, code := run(t, "token", "--sub", "alice", "--role", "customer", "--ttl", "2h"); code != 0 || out == "" {
+			t.Fatalf("--ttl 2h with a 2h maximum: exit %d, stderr %q", code, errOut)
+		}
+	})
+	t.Run("AMaximumThatDoesNotParse", func(t *testing.T) {
+		embeddedEnv(t)
+		t.Setenv("SEATFLOW_MAX_TOKEN_LIFETIME", "a month")
+		if _, errOut, code := run(t, "token", "--sub", "alice", "--role", "customer"); code != 2 || !strings.Contains(errOut, "SEATFLOW_MAX_TOKEN_LIFETIME") {
+			t.Fatalf("exit %d, stderr %q; want a usage error naming SEATFLOW_MAX_TOKEN_LIFETIME", code, errOut)
+		}
+	})
+}
+
 // TestEmbeddedModeRefusals: verify and reconcile --once would look at an empty Redis of
 // their own in embedded mode; they refuse before opening anything.
 func TestEmbeddedModeRefusals(t *testing.T) {

@@ -14,7 +14,7 @@ type Hall struct{ ent.Schema }
 
 func (Hall) Fields() []ent.Field {
 	return []ent.Field{
-		field.String("name").NotEmpty().MaxLen(100),
+		field.String("name").NotEmpty().MaxRuneLen(seatflow.MaxHallName),
 		field.Time("created_at").SchemaType(datetime6).Immutable(),
 	}
 }
@@ -32,7 +32,7 @@ type Seat struct{ ent.Schema }
 func (Seat) Fields() []ent.Field {
 	return []ent.Field{
 		field.Int("hall_id"),
-		field.String("row_label").NotEmpty().MaxLen(8),
+		field.String("row_label").NotEmpty().MaxRuneLen(seatflow.MaxRowLabel),
 		field.Int("number").Positive(),
 		field.Int("x"),
 		field.Int("y"),

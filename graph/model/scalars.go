@@ -162,7 +162,16 @@ func MarshalDate(d string) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) { io.WriteString(w, strconv.Quote(d)) })
 }
 
-// UnmarshalDate reads a YYYY-MM-DD day.
+// The days a Date may name (the schema's Date says so): every showtime's day (they are
+// scheduled at most two years ahead) with room to spare, and far inside what the stores
+// and time arithmetic take, a day's bounds shifted by the cinema's time zone included
+// (MySQL's datetime ends in 9999, Go's years at 1 and 9999).
+const (
+	FirstDate = "1970-01-01"
+	LastDate  = "2100-12-31"
+)
+
+// UnmarshalDate reads a YYYY-MM-DD day from FirstDate to LastDate.
 func UnmarshalDate(v any) (string, error) {
 	s, ok := v.(string)
 	if !ok {
@@ -170,6 +179,9 @@ func UnmarshalDate(v any) (string, error) {
 	}
 	if _, err := time.Parse(time.DateOnly, s); err != nil {
 		return "", seatflow.Errorf(seatflow.EINVALID, "%q is not a date in the form YYYY-MM-DD", truncate(s))
+	}
+	if s < FirstDate || s > LastDate { // both YYYY-MM-DD: their order is the days'
+		return "", seatflow.Errorf(seatflow.EINVALID, "%s is outside the days SeatFlow knows, %s to %s", s, FirstDate, LastDate)
 	}
 	return s, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -149,17 +150,7 @@ func TestPersistedOnly(t *testing.T) {
 // queries and cost budgets live in that Redis (which may evict); seat state stays in the
 // main one.
 func TestCacheRedisSeparate(t *testing.T) {
-	if os.Getenv("SEATFLOW_TEST_REDIS_CLUSTER") != "" {
-		t.Skip("the cache Redis is a plain Redis URL")
-	}
-	opt, err := redis.ParseURL(testenv.RedisURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.DB = 5
-	cacheRedis := redis.NewClient(opt)
-	t.Cleanup(func() { cacheRedis.Close() })
-	cacheURL := "redis://" + opt.Addr + "/5"
+	cacheRedis, cacheURL := cacheRedisOf(t, 5)
 	a := newTestApp(t, "-cache-redis-url", cacheURL, "-cost-budget", "50000", "-cost-restore", "1") // budgets kept a while
 	t.Cleanup(func() { testenv.DeletePrefix(cacheRedis, a.Keys.Prefix) })
 	show, _ := a.onSaleShowtime()
@@ -187,4 +178,22 @@ func TestCacheRedisSeparate(t *testing.T) {
 	if has(inMain, ":apq:") || has(inMain, ":cache:{") || !has(inMain, "{show:") {
 		t.Fatalf("main Redis holds %v: want seat state only", inMain)
 	}
+}
+
+// cacheRedisOf is a client of database db of the test Redis, and its URL for
+// -cache-redis-url: a cache Redis apart from the seat Redis. It skips the test on a
+// Cluster, whose nodes have database 0 only.
+func cacheRedisOf(t *testing.T, db int) (*redis.Client, string) {
+	t.Helper()
+	if os.Getenv("SEATFLOW_TEST_REDIS_CLUSTER") != "" {
+		t.Skip("the cache Redis is a plain Redis URL")
+	}
+	opt, err := redis.ParseURL(testenv.RedisURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.DB = db
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { c.Close() })
+	return c, fmt.Sprintf("redis://%s/%d", opt.Addr, db)
 }

@@ -271,7 +271,7 @@ func perMinute(n int) redis_rate.Limit {
 	return redis_rate.PerMinute(n)
 }
 
-// NewAuthenticator signs and verifies tokens with the configured secret.
+// NewAuthenticator signs and verifies tokens with the configured secret and lifetime.
 func NewAuthenticator(cfg *Config) *auth.Authenticator {
-	return &auth.Authenticator{Secret: []byte(cfg.JWTSecret), Now: time.Now}
+	return &auth.Authenticator{Secret: []byte(cfg.JWTSecret), Now: time.Now, MaxLifetime: cfg.MaxTokenLifetime}
 }

@@ -30,7 +30,7 @@ import (
 // complexity limit, ...) are Config.validate's. Every setting has a bad-value row in
 // TestSettingChecks.
 var settingChecks = map[string]check{
-	"ADDR":         text(listenAddr),
+	"ADDR":         optional(listenAddr), // empty: the mode's default (ParseConfigFor)
 	"DEBUG_ADDR":   optional(listenAddr),
 	"METRICS_ADDR": optional(listenAddr),
 	"MYSQL_DSN":    optional(mysqlDSN),
@@ -64,6 +64,7 @@ var settingChecks = map[string]check{
 		return nil
 	}),
 	"HOLD_TTL":            durationAtLeast(time.Minute),
+	"MAX_TOKEN_LIFETIME":  durationAtLeast(time.Minute),
 	"SALES_CLOSE_AFTER":   durationBetween(time.Minute, 24*time.Hour),
 	"WS_MAX_OPERATIONS":   intAtLeast(1),
 	"WS_MAX_QUEUED_BYTES": intAtLeast(minWSQueuedBytes),

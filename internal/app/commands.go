@@ -178,7 +178,9 @@ func withApp(ctx context.Context, cfg *Config, fn func(*App) error) error {
 // TokenUsage is the token command's usage line after its name.
 var TokenUsage = "--sub USER --role " + strings.Join(auth.Roles, "|") + " [--ttl 24h]"
 
-// TokenCommand prints a bearer token signed with SEATFLOW_JWT_SECRET. Without the secret
+// TokenCommand prints a bearer token signed with SEATFLOW_JWT_SECRET, living at most
+// SEATFLOW_MAX_TOKEN_LIFETIME (a longer --ttl is refused: the server would refuse the
+// token). Without the secret
 // it signs with the embedded demo secret only when the environment is embedded mode's
 // (and says so on errOut), and refuses otherwise: a token signed with another secret
 // than the server's is answered 401 "bad signature".
@@ -186,8 +188,9 @@ func TokenCommand(_ context.Context, args []string, out, errOut io.Writer) error
 	fs := flag.NewFlagSet("seatflow token", flag.ContinueOnError)
 	sub := fs.String("sub", "", "the user id (the token's subject), e.g. alice (required)")
 	role := fs.String("role", "", auth.RoleList()+" (required): staff work the door (checkIn)")
-	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid (above 0)")
-	if _, err := cli.Parse(fs, args); err != nil {
+	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid (above 0, at most SEATFLOW_MAX_TOKEN_LIFETIME, 720h by default)")
+	_, err := cli.Parse(fs, args)
+	if err != nil {
 		return err
 	}
 	switch {
@@ -216,7 +219,13 @@ func TokenCommand(_ context.Context, args []string, out, errOut io.Writer) error
 	case len(secret) < 16:
 		return cli.Usagef("SEATFLOW_JWT_SECRET must be at least 16 bytes")
 	}
-	tok, err := NewAuthenticator(&Config{JWTSecret: secret}).Issue(*sub, *role, *ttl)
+	maxLifetime := auth.DefaultMaxLifetime
+	if v := os.Getenv("SEATFLOW_MAX_TOKEN_LIFETIME"); v != "" {
+		if maxLifetime, err = time.ParseDuration(v); err != nil {
+			return cli.Usagef("invalid value %q for SEATFLOW_MAX_TOKEN_LIFETIME: not a duration such as 720h", v)
+		}
+	}
+	tok, err := NewAuthenticator(&Config{JWTSecret: secret, MaxTokenLifetime: maxLifetime}).Issue(*sub, *role, *ttl)
 	if err != nil {
 		return cli.UsageError{Msg: seatflow.ErrorMessage(err)}
 	}

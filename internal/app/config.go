@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"seatflow"
+	"seatflow/internal/auth"
 	"seatflow/internal/booking"
 	"seatflow/internal/database"
 	"seatflow/internal/httpapi"
@@ -56,7 +57,8 @@ type Config struct {
 	// CacheRedisURL is the Redis of the catalog caches, persisted queries and cost
 	// budgets (evictable); empty: the seat Redis.
 	CacheRedisURL string
-	// MetricsAddr serves /metrics on an address of its own; empty: on Addr.
+	// MetricsAddr serves /metrics on an address of its own; empty: no /metrics. Never on
+	// Addr: what the server does is no client's business.
 	MetricsAddr string
 	// PaymentProvider is stripe or test: embedded mode defaults to test, real mode must
 	// name one.
@@ -68,6 +70,8 @@ type Config struct {
 	// TicketKeySecret seals the private keys that sign ticket codes (required outside
 	// embedded mode, which keeps a generated one beside its SQLite file).
 	TicketKeySecret string
+	// MaxTokenLifetime is the longest a bearer token may live (exp - iat).
+	MaxTokenLifetime time.Duration
 	// takesPayments: the command takes or refunds payments, so it needs a provider.
 	takesPayments bool
 	// signsTickets: the command signs ticket codes or adds keys, so it needs the secret.
@@ -77,6 +81,9 @@ type Config struct {
 // minWSQueuedBytes is the least SEATFLOW_WS_MAX_QUEUED_BYTES: a pong answering the
 // largest message a client may send (64 KiB) must fit.
 const minWSQueuedBytes = 64 << 10
+
+// embeddedAddr is where embedded mode listens unless SEATFLOW_ADDR says otherwise.
+const embeddedAddr = "127.0.0.1:8080"
 
 // embeddedSecret signs tokens in embedded mode, so the printed demo tokens survive a
 // restart. Real mode refuses to start without its own secret.
@@ -123,7 +130,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	boolean := func(p *bool, key string, def bool, usage string) {
 		fs.BoolVar(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
 	}
-	str(&c.Addr, "ADDR", ":8080", "listen address")
+	str(&c.Addr, "ADDR", "", "listen address (default :8080; 127.0.0.1:8080 in embedded mode, which is for one machine)")
 	str(&c.DebugAddr, "DEBUG_ADDR", "", "address of the Go profiler (/debug/pprof/); empty = off; never expose it publicly")
 	str(&c.MySQLDSN, "MYSQL_DSN", "", "MySQL/MariaDB DSN, e.g. root@tcp(127.0.0.1:3306)/seatflow; empty = embedded SQLite")
 	str(&c.RedisURL, "REDIS_URL", "", "Redis URL, e.g. redis://127.0.0.1:6379/0; empty = embedded Redis")
@@ -131,6 +138,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.RedisPrefix, "REDIS_PREFIX", "sf", "prefix of every Redis key")
 	str(&c.SQLitePath, "SQLITE_PATH", "seatflow.db", "SQLite file of embedded mode")
 	str(&c.JWTSecret, "JWT_SECRET", "", "HS256 secret of bearer tokens (required outside embedded mode)")
+	dur(&c.MaxTokenLifetime, "MAX_TOKEN_LIFETIME", auth.DefaultMaxLifetime, "longest lifetime of a bearer token (exp - iat) the server accepts and seatflow token issues")
 	dur(&c.HoldTTL, "HOLD_TTL", booking.DefaultHoldTTL, "how long held seats wait for payment")
 	dur(&c.LateWindow, "LATE_PAYMENT_WINDOW", booking.DefaultLateWindow, "how long after a hold expired its payment may still take the seats (later: refunded)")
 	dur(&c.SalesCloseAfter, "SALES_CLOSE_AFTER", seatflow.DefaultSalesCloseAfter, "how long after its start a showtime's sales close by themselves: no hold after it, a payment is refunded, pending orders expire")
@@ -154,7 +162,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	num(&c.WebsocketMaxOperations, "WS_MAX_OPERATIONS", wstransport.DefaultMaxOperations, "most operations (queries, mutations, subscriptions) in flight on one websocket; one more is refused RATE_LIMITED")
 	num(&c.WebsocketMaxQueuedBytes, "WS_MAX_QUEUED_BYTES", wstransport.DefaultMaxQueuedBytes, "most bytes waiting to be sent on one websocket (answers, events, keep-alives, pongs); past it the client is not reading and is closed with 1008")
 	str(&c.CacheRedisURL, "CACHE_REDIS_URL", "", "Redis of the catalog caches, persisted queries and cost budgets (may evict); empty = the seat Redis")
-	str(&c.MetricsAddr, "METRICS_ADDR", "", "serve /metrics on this address instead of the API's")
+	str(&c.MetricsAddr, "METRICS_ADDR", "", "serve /metrics (Prometheus) on this address only, e.g. 127.0.0.1:9090 or one only the monitoring network reaches; empty = no /metrics (never on the API's address)")
 	str(&c.LogLevel, "LOG_LEVEL", "info", "debug, info, warn or error")
 	str(&c.Timezone, "TIMEZONE", "UTC", "the cinema's time zone (a Date is a day in it)")
 	num(&c.LocalCacheBytes, "LOCAL_CACHE_BYTES", 32<<20, "size of the in-process catalog cache")
@@ -180,6 +188,12 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	rest, err := parseSettings(fs, keys, own, args)
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.Addr == "" {
+		c.Addr = ":8080"
+		if c.Embedded() { // its admin tokens are anyone's to mint: no other machine reaches it
+			c.Addr = embeddedAddr
+		}
 	}
 	if c.Embedded() && c.JWTSecret == "" {
 		c.JWTSecret = embeddedSecret

@@ -73,6 +73,14 @@ func TestEnvironmentSettings(t *testing.T) {
 			}
 		})
 	}
+	t.Run("MaxTokenLifetimeTooShort", func(t *testing.T) {
+		clearStores(t)
+		t.Setenv("SEATFLOW_MAX_TOKEN_LIFETIME", "30s")
+		_, _, err := ParseConfig("test", nil)
+		if err == nil || !strings.Contains(err.Error(), "SEATFLOW_MAX_TOKEN_LIFETIME") || cli.ExitCode(err) != 2 {
+			t.Fatalf("a 30s token lifetime: %v, want a usage error naming SEATFLOW_MAX_TOKEN_LIFETIME", err)
+		}
+	})
 	t.Run("InvalidConfigurationIsAUsageError", func(t *testing.T) {
 		clearStores(t)
 		t.Setenv("SEATFLOW_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/seatflow")

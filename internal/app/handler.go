@@ -4,9 +4,11 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"seatflow"
 	"seatflow/graph"
+	"seatflow/internal/auth"
 	"seatflow/internal/demo"
 	"seatflow/internal/httpapi"
 	"seatflow/internal/live"
@@ -24,7 +26,6 @@ func (a *App) API() *httpapi.API {
 			AllowedOrigins:   a.AllowedOrigins(),
 			PersistedQueries: a.PersistedQueries,
 			ClientAddr:       a.ClientAddr(),
-			ServeMetrics:     a.Config.MetricsAddr == "",
 		},
 		Resolver: &graph.Resolver{Catalog: a.Catalog, Booking: a.Booking, Sales: a.Sales, Maps: a.Maps,
 			Live: a.Live, Rec: a.Rec, Tickets: a.Tickets},
@@ -47,9 +48,10 @@ func (a *App) API() *httpapi.API {
 }
 
 // Handler is everything the instance serves over HTTP: the API (/query, /healthz,
-// /readyz, /metrics), the GraphiQL playground at / (its files under /playground/, the
-// site's /favicon.ico), the live seat-map demo at /demo/ (the door at /demo/door) and the
-// keys that verify ticket codes at /.well-known/ticket-keys.
+// /readyz; /metrics is on a listener of its own, ServeMetrics), the GraphiQL playground at
+// / (its files under /playground/, the site's /favicon.ico), the live seat-map demo at
+// /demo/ (the door at /demo/door) and the keys that verify ticket codes at
+// /.well-known/ticket-keys.
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
 	a.API().Register(mux)
@@ -59,13 +61,22 @@ func (a *App) Handler() http.Handler {
 	mux.Handle("GET /favicon.ico", playground.Handler())
 	var tokens demo.Issuer
 	if a.Config.Embedded() {
-		tokens = a.Auth
+		tokens = demoIssuer{a.Auth}
 	}
 	mux.Handle("/demo/", demo.Handler(tokens, a.Log))
 	if a.Tickets != nil {
 		mux.Handle("GET "+tickets.JWKSPath, a.Tickets.JWKSHandler())
 	}
 	return mux
+}
+
+// demoIssuer issues /demo's tokens, never longer-lived than the instance accepts
+// (SEATFLOW_MAX_TOKEN_LIFETIME may be shorter than a demo token's 12 hours).
+type demoIssuer struct{ auth *auth.Authenticator }
+
+// Issue signs a token for subject with role, valid for ttl or the longest allowed.
+func (d demoIssuer) Issue(subject, role string, ttl time.Duration) (string, error) {
+	return d.auth.Issue(subject, role, min(ttl, d.auth.MaxTTL()))
 }
 
 // AllowedOrigins is the origin list of CORS and the websocket origin check: any origin in

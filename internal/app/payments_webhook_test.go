@@ -37,6 +37,11 @@ func TestStripeWebhookRefusesBadDeliveries(t *testing.T) {
 	}{
 		{"BadSignature", func() webhookReply { return a.deliverSigned(good, "whsec_someone_else", time.Now()) }, 400, ""},
 		{"StaleTimestamp", func() webhookReply { return a.deliverSigned(good, webhookSecret, time.Now().Add(-6*time.Minute)) }, 400, ""},
+		// A signature dated ahead could be replayed until that date: the tolerance bounds both ways.
+		{"FutureTimestamp", func() webhookReply {
+			return a.deliverSigned(good, webhookSecret, time.Now().Add(100_000*time.Second))
+		}, 400, ""},
+		{"TimestampJustPastTheTolerance", func() webhookReply { return a.deliverSigned(good, webhookSecret, time.Now().Add(6*time.Minute)) }, 400, ""},
 		{"NoSignature", func() webhookReply { return a.postWebhook(good, "") }, 400, ""},
 		{"GarbledSignatureHeader", func() webhookReply { return a.postWebhook(good, "t=now,v1") }, 400, ""},
 		{"BodyChangedAfterSigning", func() webhookReply {

@@ -57,10 +57,12 @@ func (a *App) ServeMetrics(ctx context.Context, ln net.Listener) {
 	}
 }
 
-// PrintWelcome prints where the server listens and, in embedded mode, demo tokens.
+// PrintWelcome prints where the server listens and, in embedded mode, that it is for one
+// machine (with a warning when it listens beyond loopback) and demo tokens.
 func (a *App) PrintWelcome(w io.Writer, addr net.Addr) {
 	host := addr.String()
-	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+	tcp, _ := addr.(*net.TCPAddr)
+	if tcp != nil && (tcp.IP.IsUnspecified() || tcp.IP.IsLoopback()) {
 		host = fmt.Sprintf("localhost:%d", tcp.Port)
 	}
 	mode := "MySQL + Redis"
@@ -70,8 +72,28 @@ func (a *App) PrintWelcome(w io.Writer, addr net.Addr) {
 	fmt.Fprintf(w, "SeatFlow is listening (%s)\n  playground: http://%s/\n  GraphQL:    http://%s/query\n", mode, host, host)
 	fmt.Fprintf(w, "  demo:       http://%s/demo\n", host)
 	if a.Config.Embedded() {
-		customer, _ := a.Auth.Issue("demo-customer", "customer", 7*24*time.Hour)
-		admin, _ := a.Auth.Issue("demo-admin", "admin", 7*24*time.Hour)
+		why := "/demo hands anyone a customer token"
+		if a.Config.JWTSecret == embeddedSecret {
+			why += ", anyone can sign an admin token with the built-in demo secret"
+		}
+		if a.Config.AllowedOrigins == "" {
+			why += ", every origin is allowed"
+		}
+		fmt.Fprintf(w, "  embedded mode is for one machine: %s\n", why)
+		if tcp == nil || !tcp.IP.IsLoopback() {
+			fmt.Fprintf(w, "  WARNING: listening on %s, which other machines may reach: set SEATFLOW_ADDR=127.0.0.1:%d, or run with MySQL and Redis (docs/SECURITY.md)\n",
+				addr, portOf(tcp))
+		}
+		ttl := min(7*24*time.Hour, a.Auth.MaxTTL())
+		customer, _ := a.Auth.Issue("demo-customer", "customer", ttl)
+		admin, _ := a.Auth.Issue("demo-admin", "admin", ttl)
 		fmt.Fprintf(w, "  customer token: %s\n  admin token:    %s\n  (send as header  Authorization: Bearer <token>)\n", customer, admin)
 	}
+}
+
+func portOf(tcp *net.TCPAddr) int {
+	if tcp == nil {
+		return 8080
+	}
+	return tcp.Port
 }

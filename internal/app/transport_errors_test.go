@@ -29,6 +29,21 @@ func TestTransportErrorsCarryCodes(t *testing.T) {
 			400, "BAD_REQUEST", `the request body must be a JSON object such as {"query": "{ __typename }", "variables": {}}`},
 		{"VariablesNotJSON", "GET", "/query?query=%7B__typename%7D&variables=%7Bnope", "", "",
 			400, "BAD_REQUEST", "the variables parameter must be a JSON object"},
+		// encoding/json reads the first value of a body and lets the last of two equal names
+		// win: a proxy reading it otherwise (the first "query", the second object) would
+		// check another request than the one that runs.
+		{"BodyWithTrailingGarbage", "POST", "/query", "application/json", `{"query":"{ __typename }"} garbage`,
+			400, "BAD_REQUEST", "the request body must be one JSON object with nothing after it"},
+		{"BodyWithASecondObject", "POST", "/query", "application/json", `{"query":"{ __typename }"}{"query":"mutation { runReconcile { startedAt } }"}`,
+			400, "BAD_REQUEST", "the request body must be one JSON object with nothing after it"},
+		{"BodyWithTheQueryTwice", "POST", "/query", "application/json", `{"query":"mutation { runReconcile { startedAt } }","query":"{ __typename }"}`,
+			400, "BAD_REQUEST", "the request body repeats a member name: each may appear once in an object"},
+		{"BodyWithAVariableTwice", "POST", "/query", "application/json", `{"query":"query($n: Int!) { bestSeats(showtimeId: \"x\", count: $n) { id } }","variables":{"n":1,"n":2}}`,
+			400, "BAD_REQUEST", "the request body repeats a member name: each may appear once in an object"},
+		{"VariablesWithTrailingGarbage", "GET", "/query?query=%7B__typename%7D&variables=" + url.QueryEscape(`{"a":1} x`), "", "",
+			400, "BAD_REQUEST", "the variables parameter must be one JSON object with nothing after it"},
+		{"ExtensionsWithAMemberTwice", "GET", "/query?query=%7B__typename%7D&extensions=" + url.QueryEscape(`{"a":1,"a":2}`), "", "",
+			400, "BAD_REQUEST", "the extensions parameter repeats a member name: each may appear once in an object"},
 		{"OtherMethod", "PUT", "/query", "application/json", `{"query":"{ __typename }"}`,
 			405, "METHOD_NOT_ALLOWED", "method PUT is not allowed: use POST (or GET for queries)"},
 		{"MutationOverGET", "GET", "/query?" + mutationOverGET, "", "",

@@ -4,6 +4,7 @@ package auth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -53,11 +54,41 @@ type Claims struct {
 	jwt.RegisteredClaims
 }
 
+// errDateNotNumber refuses a date claim written as a string.
+var errDateNotNumber = errors.New("exp, iat and nbf must be numbers")
+
+// UnmarshalJSON reads the claims, refusing a date claim that is a JSON string: RFC 7519
+// makes a NumericDate a number, but golang-jwt's NumericDate also reads "1700000000".
+func (c *Claims) UnmarshalJSON(b []byte) error {
+	var dates struct{ Exp, Iat, Nbf json.RawMessage }
+	if err := json.Unmarshal(b, &dates); err != nil {
+		return err
+	}
+	for _, d := range [][]byte{dates.Exp, dates.Iat, dates.Nbf} {
+		if len(d) > 0 && d[0] == '"' {
+			return errDateNotNumber
+		}
+	}
+	type plain Claims // without this method
+	return json.Unmarshal(b, (*plain)(c))
+}
+
+// DefaultMaxLifetime is the longest a token may live when MaxLifetime is not set.
+const DefaultMaxLifetime = 30 * 24 * time.Hour
+
 // Authenticator signs and verifies tokens with one HS256 secret.
 type Authenticator struct {
 	Secret []byte
 	Now    func() time.Time
+	// MaxLifetime is the longest a token may live (SEATFLOW_MAX_TOKEN_LIFETIME): from its
+	// iat, or from now when it has none or one ahead, to its exp. DefaultMaxLifetime when
+	// zero. It bounds what a leaked token is worth.
+	MaxLifetime time.Duration
 }
+
+// errCritical refuses a token with a crit header: RFC 7515 §4.1.11 has a recipient refuse
+// the extensions it does not understand, and SeatFlow understands none.
+var errCritical = errors.New("critical header extensions are not supported")
 
 // Issue signs a token for subject with role, valid for ttl.
 func (a *Authenticator) Issue(subject, role string, ttl time.Duration) (string, error) {
@@ -66,6 +97,10 @@ func (a *Authenticator) Issue(subject, role string, ttl time.Duration) (string, 
 	}
 	if !ValidRole(role) {
 		return "", seatflow.Errorf(seatflow.EINVALID, "role must be %s", RoleList())
+	}
+	if ttl > a.maxLifetime() {
+		return "", seatflow.Errorf(seatflow.EINVALID, "a token lives at most %s (SEATFLOW_MAX_TOKEN_LIFETIME); %s is longer",
+			a.maxLifetime(), ttl)
 	}
 	now := a.now()
 	claims := Claims{Role: role, RegisteredClaims: jwt.RegisteredClaims{
@@ -80,13 +115,22 @@ func (a *Authenticator) Issue(subject, role string, ttl time.Duration) (string, 
 // Verify parses a token and returns its user; every defect is UNAUTHENTICATED.
 func (a *Authenticator) Verify(token string) (*User, error) {
 	var claims Claims
-	_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return a.Secret, nil },
+	key := func(t *jwt.Token) (any, error) {
+		if _, ok := t.Header["crit"]; ok {
+			return nil, errCritical
+		}
+		return a.Secret, nil
+	}
+	_, err := jwt.ParseWithClaims(token, &claims, key,
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithTimeFunc(a.now),
 		jwt.WithExpirationRequired(),
 	)
 	if err != nil {
 		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: %s", reason(err))
+	}
+	if a.lifetime(&claims) > a.maxLifetime() {
+		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: it lives longer than %s, the most a token may", a.maxLifetime())
 	}
 	if err := seatflow.CheckUserID(claims.Subject); err != nil {
 		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: its subject is not a valid user id: %v", err)
@@ -97,9 +141,34 @@ func (a *Authenticator) Verify(token string) (*User, error) {
 	return &User{ID: claims.Subject, Role: claims.Role, ExpiresAt: claims.ExpiresAt.Time}, nil
 }
 
+// lifetime is how long a verified token lives: from its iat to its exp, counted from now
+// when it has no iat or one ahead (a token dated in the future would otherwise live as
+// long as it likes).
+func (a *Authenticator) lifetime(c *Claims) time.Duration {
+	from := a.now()
+	if c.IssuedAt != nil && c.IssuedAt.Before(from) {
+		from = c.IssuedAt.Time
+	}
+	return c.ExpiresAt.Sub(from)
+}
+
+// MaxTTL is the longest ttl Issue accepts: MaxLifetime, or DefaultMaxLifetime.
+func (a *Authenticator) MaxTTL() time.Duration { return a.maxLifetime() }
+
+func (a *Authenticator) maxLifetime() time.Duration {
+	if a.MaxLifetime > 0 {
+		return a.MaxLifetime
+	}
+	return DefaultMaxLifetime
+}
+
 // reason names what is wrong with a token without echoing it.
 func reason(err error) string {
 	switch {
+	case errors.Is(err, errDateNotNumber):
+		return errDateNotNumber.Error()
+	case errors.Is(err, errCritical):
+		return errCritical.Error()
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return "expired"
 	case errors.Is(err, jwt.ErrTokenNotValidYet):

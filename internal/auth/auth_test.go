@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,13 @@ func sign(t *testing.T, method jwt.SigningMethod, key any, claims jwt.MapClaims)
 // would check an RSA or ECDSA signature against the HMAC secret.
 func withAlg(t *testing.T, alg string, claims jwt.MapClaims) string {
 	t.Helper()
-	header, err := json.Marshal(map[string]string{"alg": alg, "typ": "JWT"})
+	return withHeader(t, map[string]any{"alg": alg, "typ": "JWT"}, claims)
+}
+
+// withHeader returns a token of header and claims with an HS256 signature over the secret.
+func withHeader(t *testing.T, h map[string]any, claims jwt.MapClaims) string {
+	t.Helper()
+	header, err := json.Marshal(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +164,35 @@ func TestVerify(t *testing.T) {
 		{name: "MalformedHeaderJSON", token: base64.RawURLEncoding.EncodeToString([]byte("not json")) + ".e30.c2lnbmF0dXJl",
 			wantReason: "malformed"},
 		{name: "StringExpRefused", token: hs256(map[string]any{"exp": "tomorrow"}), wantReason: "invalid token"},
+		// golang-jwt reads a quoted number as a NumericDate; a JWT's dates are numbers (RFC 7519 §2).
+		{name: "NumericStringExpRefused", token: hs256(map[string]any{"exp": strconv.FormatInt(start.Add(time.Hour).Unix(), 10)}),
+			wantReason: "exp, iat and nbf must be numbers"},
+		{name: "NumericStringIatRefused", token: hs256(map[string]any{"iat": strconv.FormatInt(start.Unix(), 10)}),
+			wantReason: "exp, iat and nbf must be numbers"},
+
+		{name: "LifetimeOfTheMaximum", token: hs256(map[string]any{"exp": start.Add(auth.DefaultMaxLifetime).Unix()}),
+			want: &auth.User{ID: "alice", Role: auth.RoleCustomer}},
+		{name: "LifetimeOverTheMaximumRefused", token: hs256(map[string]any{"exp": start.Add(auth.DefaultMaxLifetime + time.Second).Unix()}),
+			wantReason: "lives longer than 720h0m0s"},
+		{name: "ExpInYear9999Refused", token: hs256(map[string]any{"exp": time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC).Unix()}),
+			wantReason: "lives longer than"},
+		// Without iat the lifetime counts from now; an iat ahead counts from now too, or a
+		// token dated in the future would live as long as it likes.
+		{name: "NoIatLongExpRefused", token: hs256(map[string]any{"iat": nil, "exp": start.Add(800 * time.Hour).Unix()}),
+			wantReason: "lives longer than"},
+		{name: "NoIatShortExp", token: hs256(map[string]any{"iat": nil}), want: &auth.User{ID: "alice", Role: auth.RoleCustomer}},
+		{name: "IatAheadDoesNotExtendTheLifetime", token: hs256(map[string]any{"iat": start.Add(1000 * time.Hour).Unix(),
+			"exp": start.Add(1001 * time.Hour).Unix()}), wantReason: "lives longer than"},
+		// An old token within its lifetime is fine: iat 20 days ago, exp in 5 days.
+		{name: "OldTokenWithinItsLifetime", token: hs256(map[string]any{"iat": start.Add(-480 * time.Hour).Unix(),
+			"nbf": nil, "exp": start.Add(120 * time.Hour).Unix()}), want: &auth.User{ID: "alice", Role: auth.RoleCustomer}},
+
+		// RFC 7515 §4.1.11: a recipient must refuse a crit extension it does not understand;
+		// SeatFlow understands none.
+		{name: "CritHeaderRefused", token: withHeader(t, map[string]any{"alg": "HS256", "typ": "JWT", "crit": []string{"exp"}}, claims(nil)),
+			wantReason: "critical header"},
+		{name: "EmptyCritHeaderRefused", token: withHeader(t, map[string]any{"alg": "HS256", "typ": "JWT", "crit": []string{}}, claims(nil)),
+			wantReason: "critical header"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -213,6 +249,16 @@ func TestIssuedTokenLifetime(t *testing.T) {
 			t.Errorf("message = %q, want it to say expired", got)
 		}
 		assertNoEcho(t, err, tok)
+	})
+	t.Run("IssueRefusesALifetimeOverTheMaximum", func(t *testing.T) {
+		short := &auth.Authenticator{Secret: secret, Now: clock.Now, MaxLifetime: time.Hour}
+		if _, err := short.Issue("alice", auth.RoleCustomer, time.Hour); err != nil {
+			t.Fatalf("Issue for the maximum: %v", err)
+		}
+		_, err := short.Issue("alice", auth.RoleCustomer, time.Hour+time.Second)
+		if seatflow.ErrorCode(err) != seatflow.EINVALID || !strings.Contains(seatflow.ErrorMessage(err), "SEATFLOW_MAX_TOKEN_LIFETIME") {
+			t.Fatalf("Issue over the maximum: %v, want BAD_USER_INPUT naming SEATFLOW_MAX_TOKEN_LIFETIME", err)
+		}
 	})
 	t.Run("IssueRefusesBadInput", func(t *testing.T) {
 		for _, in := range []struct{ subject, role string }{{"", auth.RoleCustomer}, {"alice", "root"}, {"alice", ""}} {

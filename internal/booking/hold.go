@@ -35,6 +35,13 @@ func (in HoldSeatsInput) validate(userID string) error {
 	case in.IdempotencyKey == "" || len(in.IdempotencyKey) > maxIdempotencyKey:
 		return seatflow.Errorf(seatflow.EINVALID, "idempotencyKey must be 1 to %d characters", maxIdempotencyKey)
 	}
+	// Refused rather than hashed: a key is looked up in Redis (its marker) and in MySQL (its
+	// order's unique index), and only white space at the end compares otherwise in the two
+	// (utf8mb4_bin pads); stored as sent, a key stays readable for support, and keys already
+	// stored keep matching.
+	if err := seatflow.CheckKey(in.IdempotencyKey); err != nil {
+		return seatflow.Errorf(seatflow.EINVALID, "idempotencyKey %v: send the key as it is compared, byte for byte", err)
+	}
 	seen := map[int]bool{}
 	for _, id := range in.SeatIDs {
 		if seen[id] {

@@ -94,6 +94,9 @@ func (s *Service) PayOrder(ctx context.Context, userID string, orderID int, paym
 	if paymentRef == "" || len(paymentRef) > maxPaymentRef {
 		return nil, seatflow.Errorf(seatflow.EINVALID, "paymentRef must be 1 to %d characters", maxPaymentRef)
 	}
+	if err := seatflow.CheckKey(paymentRef); err != nil { // compared with the stored one
+		return nil, seatflow.Errorf(seatflow.EINVALID, "paymentRef %v", err)
+	}
 	if err := s.rateLimit(ctx, "order", userID, s.OrderRate); err != nil {
 		return nil, err
 	}

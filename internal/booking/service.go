@@ -193,19 +193,50 @@ func (s *Service) MyOrders(ctx context.Context, userID string) ([]*seatflow.Orde
 	if err != nil {
 		return nil, fmt.Errorf("my orders: %w", database.Classify(err))
 	}
+	return s.withSeatsOf(ctx, rows)
+}
+
+// Orders returns the user's orders of ids in id order, nil where the user has none (a
+// missing order or someone else's: the same to the caller), with one query, and one more
+// for their seats when any was found.
+func (s *Service) Orders(ctx context.Context, userID string, ids []int) ([]*seatflow.Order, error) {
+	rows, err := s.DB.Order.Query().Where(order.IDIn(ids...), order.UserID(userID)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("orders: %w", database.Classify(err))
+	}
+	found, err := s.withSeatsOf(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int]*seatflow.Order, len(found))
+	for _, o := range found {
+		byID[o.ID] = o
+	}
+	out := make([]*seatflow.Order, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out, nil
+}
+
+// withSeatsOf returns rows as orders with their seats, read in one query.
+func (s *Service) withSeatsOf(ctx context.Context, rows []*ent.Order) ([]*seatflow.Order, error) {
+	out := make([]*seatflow.Order, len(rows))
+	if len(rows) == 0 {
+		return out, nil
+	}
 	ids := make([]int, len(rows))
 	for i, o := range rows {
 		ids[i] = o.ID
 	}
 	seatRows, err := s.DB.OrderSeat.Query().Where(orderseat.OrderIDIn(ids...)).All(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("my orders: seats: %w", database.Classify(err))
+		return nil, fmt.Errorf("orders: seats: %w", database.Classify(err))
 	}
 	seatsOf := map[int][]int{}
 	for _, r := range seatRows {
 		seatsOf[r.OrderID] = append(seatsOf[r.OrderID], r.SeatID)
 	}
-	out := make([]*seatflow.Order, len(rows))
 	for i, o := range rows {
 		slices.Sort(seatsOf[o.ID])
 		out[i] = toOrder(o, seatsOf[o.ID])

@@ -35,6 +35,7 @@ type Config struct {
 	Jitter       time.Duration // uniform 0..Jitter added to LogicalTTL, so a batch does not expire at once (60 s)
 	PhysicalTTL  time.Duration // Redis TTL of an envelope; the stale value serves while one request rebuilds (30 min)
 	NegativeTTL  time.Duration // logical TTL of a "known missing" envelope (30 s)
+	MaxNegative  int           // known-missing envelopes an instance writes to Redis per NegativeTTL (10,000); past it, kept locally only
 	LockTTL      time.Duration // rebuild lock TTL (10 s)
 	PollInterval time.Duration // how often a request that lost the lock looks for the fresh envelope (20 ms)
 	PollTries    int           // how many times it looks before serving the stale value (25)
@@ -68,6 +69,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	def(&cfg.PhysicalTTL, 30*time.Minute)
 	def(&cfg.NegativeTTL, 30*time.Second)
+	if cfg.MaxNegative <= 0 {
+		cfg.MaxNegative = 10_000
+	}
 	def(&cfg.LockTTL, 10*time.Second)
 	def(&cfg.PollInterval, 20*time.Millisecond)
 	if cfg.PollTries <= 0 {
@@ -101,6 +105,8 @@ type Cache struct {
 	// value read before a drop is refused (putLocal).
 	dropMu sync.RWMutex
 	drops  uint64
+	// negatives counts the known-missing envelopes written in the current window.
+	negatives negativeBudget
 }
 
 // New returns a Cache over rdb with keys under k.

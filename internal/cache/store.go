@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	mrand "math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -20,6 +21,10 @@ func (c *Cache) store(ctx context.Context, loaded map[string][]byte, token strin
 		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for k, v := range loaded {
 				e, physical := c.newEnvelope(v, now)
+				if v == nil && !c.negatives.take(now, c.cfg.NegativeTTL, c.cfg.MaxNegative) {
+					c.putLocal(k, e, now, since) // over the bound: this instance alone knows it
+					continue
+				}
 				b, err := json.Marshal(e)
 				if err != nil {
 					continue // not JSON: serve it, but do not cache it
@@ -57,4 +62,28 @@ func (c *Cache) newEnvelope(v []byte, nowMs int64) (*envelope, time.Duration) {
 		logical += time.Duration(mrand.Int64N(int64(c.cfg.Jitter) + 1))
 	}
 	return &envelope{ExpireAt: nowMs + logical.Milliseconds(), Data: v}, max(c.cfg.PhysicalTTL, 2*logical)
+}
+
+// negativeBudget bounds the known-missing envelopes written to Redis (ids that do not exist
+// cost a client nothing to invent): it counts them in a fixed window of
+// NegativeTTL. A fixed window is all the bound needs: as each envelope lives 2 ×
+// NegativeTTL in Redis, an instance has at most 3 × MaxNegative there at once.
+type negativeBudget struct {
+	mu    sync.Mutex
+	start int64 // the window's start, ms
+	used  int
+}
+
+// take reports whether one more known-missing envelope may be written at nowMs.
+func (b *negativeBudget) take(nowMs int64, window time.Duration, limit int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if nowMs-b.start >= window.Milliseconds() {
+		b.start, b.used = nowMs, 0
+	}
+	if b.used >= limit {
+		return false
+	}
+	b.used++
+	return true
 }

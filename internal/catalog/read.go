@@ -85,17 +85,23 @@ func (s *Service) Hall(ctx context.Context, id int) (*seatflow.Hall, error) {
 	return one(s.Halls(ctx, []int{id}))("hall", id)
 }
 
-// Seat returns one seat, or NOT_FOUND. Seats are read by hall everywhere else; this one
-// lookup (node(id:) of a seat) goes to MySQL.
-func (s *Service) Seat(ctx context.Context, id int) (*seatflow.Seat, error) {
-	st, err := s.DB.Seat.Get(ctx, id)
-	if ent.IsNotFound(err) {
-		return nil, seatflow.Errorf(seatflow.ENOTFOUND, "seat %d not found", id)
-	} else if err != nil {
-		return nil, fmt.Errorf("seat %d: %w", id, database.Classify(err))
+// Seats returns the seats of ids in id order, nil where there is none, with one query.
+// Seats are read by hall everywhere else; these are for nodes(ids:).
+func (s *Service) Seats(ctx context.Context, ids []int) ([]*seatflow.Seat, error) {
+	rows, err := s.DB.Seat.Query().Where(seat.IDIn(ids...)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("seats: %w", database.Classify(err))
 	}
-	seat := toSeat(st)
-	return &seat, nil
+	byID := make(map[int]*seatflow.Seat, len(rows))
+	for _, r := range rows {
+		st := toSeat(r)
+		byID[r.ID] = &st
+	}
+	out := make([]*seatflow.Seat, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out, nil
 }
 
 // Showtime returns one showtime, or NOT_FOUND.

@@ -58,6 +58,16 @@ func TestValidateMovie(t *testing.T) {
 		{"BlankGenre", valid(func(in *MovieInput) { in.Genres = []string{"Drama", "  "} }), "each genre"},
 		{"GenreTooLong", valid(func(in *MovieInput) { in.Genres = []string{strings.Repeat("g", 41)} }), "each genre"},
 
+		{"SynopsisWithLineFeeds", valid(func(in *MovieInput) { in.Synopsis = ptr("One.\n\nTwo.") }), ""},
+		{"TitleWithNUL", valid(func(in *MovieInput) { in.Title = "Metro\x00polis" }), "title contains the control character U+0000"},
+		{"TitleWithOverride", valid(func(in *MovieInput) { in.Title = "Metro\u202epolis" }), "title contains the control character U+202E"},
+		{"SynopsisWithEscape", valid(func(in *MovieInput) { in.Synopsis = ptr("A \x1b[2J city") }), "synopsis contains"},
+		{"RatingWithC1", valid(func(in *MovieInput) { in.Rating = ptr("P\u0085G") }), "rating contains"},
+		{"GenreWithIsolate", valid(func(in *MovieInput) { in.Genres = []string{"Dra\u2066ma"} }), "genre contains"},
+		{"PosterOfMultibyteAtTheLimit", valid(func(in *MovieInput) {
+			in.PosterURL = ptr("https://img.example/" + strings.Repeat("é", 480))
+		}), ""},
+
 		{"PosterWithoutScheme", valid(func(in *MovieInput) { in.PosterURL = ptr("img.example/m.png") }), "posterUrl"},
 		{"PosterRelative", valid(func(in *MovieInput) { in.PosterURL = ptr("/posters/m.png") }), "posterUrl"},
 		{"PosterFTP", valid(func(in *MovieInput) { in.PosterURL = ptr("ftp://img.example/m.png") }), "posterUrl"},
@@ -124,10 +134,13 @@ func TestValidateHall(t *testing.T) {
 			{Label: "C", Seats: 1, Kind: kind(seatflow.SeatStandard)},
 		}}, ""},
 		{"SomeSeatsUnsellable", HallInput{Name: "H", Rows: []HallRowInput{{Label: "A", Seats: 3, Unsellable: []int{1, 3}}}}, ""},
+		{"MultibyteNameAndLabelAtTheLimits", HallInput{Name: strings.Repeat("ü", 100), Rows: []HallRowInput{{Label: strings.Repeat("Ä", 8), Seats: 1}}}, ""},
 
 		{"EmptyName", HallInput{Name: "  ", Rows: rows(1, 1)}, "name must be 1 to 100"},
 		{"NameTooLong", HallInput{Name: strings.Repeat("n", 101), Rows: rows(1, 1)}, "name must be 1 to 100"},
 		{"NoRows", HallInput{Name: "H"}, "at least one row"},
+		{"NameWithDEL", HallInput{Name: "Ha\x7fll", Rows: rows(1, 1)}, "name contains the control character U+007F"},
+		{"RowLabelWithOverride", HallInput{Name: "H", Rows: []HallRowInput{{Label: "A\u202dB", Seats: 1}}}, "row 1: label contains"},
 		{"TooManyRows", HallInput{Name: "H", Rows: rows(51, 1)}, "at most 50 rows"},
 		{"EmptyRowLabel", HallInput{Name: "H", Rows: []HallRowInput{{Label: " ", Seats: 1}}}, "row 1: label must be 1 to 8"},
 		{"RowLabelTooLong", HallInput{Name: "H", Rows: []HallRowInput{{Label: "A", Seats: 1}, {Label: "ABCDEFGHI", Seats: 1}}},

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"slices"
 	"sort"
@@ -18,8 +19,8 @@ import (
 
 // Input limits.
 const (
-	maxTitle        = 200
 	maxSynopsis     = 5000
+	maxGenre        = 40
 	maxDuration     = 600
 	maxGenres       = 10
 	maxRows         = 50
@@ -34,33 +35,56 @@ func invalid(format string, args ...any) error {
 	return seatflow.Errorf(seatflow.EINVALID, format, args...)
 }
 
-// validateMovie trims the input and checks it.
+// validateMovie trims the input and checks it. Lengths count characters, as the columns
+// do (seatflow.MaxMovieTitle and the others size them).
 func validateMovie(in *MovieInput) error {
 	in.Title = strings.TrimSpace(in.Title)
 	switch {
 	case in.Title == "":
 		return invalid("title must not be empty")
-	case utf8.RuneCountInString(in.Title) > maxTitle:
-		return invalid("title must be at most %d characters", maxTitle)
+	case utf8.RuneCountInString(in.Title) > seatflow.MaxMovieTitle:
+		return invalid("title must be at most %d characters", seatflow.MaxMovieTitle)
 	case in.DurationMinutes < 1 || in.DurationMinutes > maxDuration:
 		return invalid("durationMinutes must be between 1 and %d", maxDuration)
-	case in.Synopsis != nil && utf8.RuneCountInString(*in.Synopsis) > maxSynopsis:
+	case utf8.RuneCountInString(deref(in.Synopsis)) > maxSynopsis:
 		return invalid("synopsis must be at most %d characters", maxSynopsis)
-	case in.Rating != nil && utf8.RuneCountInString(*in.Rating) > 20:
-		return invalid("rating must be at most 20 characters")
+	case utf8.RuneCountInString(deref(in.Rating)) > seatflow.MaxMovieRating:
+		return invalid("rating must be at most %d characters", seatflow.MaxMovieRating)
 	case len(in.Genres) > maxGenres:
 		return invalid("at most %d genres", maxGenres)
 	}
 	for _, g := range in.Genres {
-		if strings.TrimSpace(g) == "" || utf8.RuneCountInString(g) > 40 {
-			return invalid("each genre must be 1 to 40 characters")
+		if strings.TrimSpace(g) == "" || utf8.RuneCountInString(g) > maxGenre {
+			return invalid("each genre must be 1 to %d characters", maxGenre)
+		}
+		if err := checkText("a genre", g, false); err != nil {
+			return err
 		}
 	}
 	if in.PosterURL != nil && *in.PosterURL != "" {
 		u, err := url.Parse(*in.PosterURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(*in.PosterURL) > 500 {
-			return invalid("posterUrl must be an http(s) URL of at most 500 characters")
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
+			utf8.RuneCountInString(*in.PosterURL) > seatflow.MaxPosterURL {
+			return invalid("posterUrl must be an http(s) URL of at most %d characters", seatflow.MaxPosterURL)
 		}
+	}
+	for _, f := range []struct {
+		name, text string
+		lineFeeds  bool
+	}{{"title", in.Title, false}, {"synopsis", deref(in.Synopsis), true}, {"rating", deref(in.Rating), false},
+		{"posterUrl", deref(in.PosterURL), false}} {
+		if err := checkText(f.name, f.text, f.lineFeeds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkText refuses an admin text that seatflow.CheckText finds unfit (a control
+// character, a bidirectional override), naming its field.
+func checkText(field, s string, lineFeeds bool) error {
+	if err := seatflow.CheckText(s, lineFeeds); err != nil {
+		return invalid("%s %v", field, err)
 	}
 	return nil
 }
@@ -149,20 +173,26 @@ func nonNil(g []string) []string {
 func validateHall(in *HallInput) ([]seatflow.Seat, error) {
 	in.Name = strings.TrimSpace(in.Name)
 	switch {
-	case in.Name == "" || utf8.RuneCountInString(in.Name) > 100:
-		return nil, invalid("name must be 1 to 100 characters")
+	case in.Name == "" || utf8.RuneCountInString(in.Name) > seatflow.MaxHallName:
+		return nil, invalid("name must be 1 to %d characters", seatflow.MaxHallName)
 	case len(in.Rows) == 0:
 		return nil, invalid("a hall needs at least one row of seats")
 	case len(in.Rows) > maxRows:
 		return nil, invalid("a hall has at most %d rows", maxRows)
+	}
+	if err := checkText("name", in.Name, false); err != nil {
+		return nil, err
 	}
 	widest, total := 0, 0
 	labels := map[string]bool{}
 	for i := range in.Rows {
 		r := &in.Rows[i]
 		r.Label = strings.TrimSpace(r.Label)
-		if r.Label == "" || utf8.RuneCountInString(r.Label) > 8 {
-			return nil, invalid("row %d: label must be 1 to 8 characters", i+1)
+		if r.Label == "" || utf8.RuneCountInString(r.Label) > seatflow.MaxRowLabel {
+			return nil, invalid("row %d: label must be 1 to %d characters", i+1, seatflow.MaxRowLabel)
+		}
+		if err := checkText(fmt.Sprintf("row %d: label", i+1), r.Label, false); err != nil {
+			return nil, err
 		}
 		if labels[strings.ToUpper(r.Label)] {
 			return nil, invalid("row label %q is used twice", r.Label)

@@ -1,5 +1,5 @@
 // Package httpapi is SeatFlow's HTTP transport: GraphQL at /query (POST, GET and the
-// websocket), health and readiness, metrics; with what guards it (body and write limits,
+// websocket), health and readiness, the operations' metrics; with what guards it (body and write limits,
 // CORS, token refusal, complexity and depth limits, persisted queries) and the one error
 // presenter that maps error codes to what clients see. It holds no business rule: the
 // resolvers (package graph) call the services.
@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
 	"seatflow/graph"
@@ -65,8 +64,6 @@ type Options struct {
 	PersistedQueries map[string]string
 	// ClientAddr names a request's client address (trusted proxies applied).
 	ClientAddr func(*http.Request) string
-	// ServeMetrics serves /metrics on the API's address (false: on a listener of its own).
-	ServeMetrics bool
 }
 
 // API is one instance's HTTP API.
@@ -100,8 +97,9 @@ type API struct {
 // webhookMaxBytes bounds a webhook delivery: Stripe's events are a few kilobytes.
 const webhookMaxBytes = 1 << 20
 
-// Register adds the API's routes to mux: /query, /healthz, /readyz, /metrics, and
-// /webhooks/stripe with the stripe provider.
+// Register adds the API's routes to mux: /query, /healthz, /readyz, and /webhooks/stripe
+// with the stripe provider. /metrics is never one of them: it says what the server does
+// and is served on SEATFLOW_METRICS_ADDR alone (app.ServeMetrics).
 func (a *API) Register(mux *http.ServeMux) {
 	gql := http.Handler(loaders.Middleware(a.Catalog, a.LoaderWait, a.GraphQL()))
 	if a.Responses != nil {
@@ -117,9 +115,6 @@ func (a *API) Register(mux *http.ServeMux) {
 		}
 		w.Write([]byte("ready\n"))
 	})
-	if a.ServeMetrics {
-		mux.Handle("GET /metrics", promhttp.Handler())
-	}
 	if a.StripeWebhook != nil { // no token, no CORS: Stripe's signature is its authentication
 		mux.Handle("POST /webhooks/stripe", http.MaxBytesHandler(a.StripeWebhook, webhookMaxBytes))
 	}

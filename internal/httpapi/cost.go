@@ -52,16 +52,20 @@ const (
 	typeCost   = 10
 )
 
-// queryCost is the requested cost of an operation with its variables.
-func queryCost(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any) int {
-	w := costWalk{schema: schema, vars: vars, visiting: map[string]bool{}}
-	return w.set(op.SelectionSet, defaultListSize)
+// queryCost is the requested cost of an operation with its variables, and the least it
+// costs whatever it finds: a point per object looked up by id (node, movie, showtime: one;
+// nodes: one per id), since a missing id is as much work as a found one.
+func queryCost(schema *ast.Schema, op *ast.OperationDefinition, vars map[string]any) (cost, lookups int) {
+	w := costWalk{schema: schema, vars: vars, visiting: map[string]bool{}, lookups: new(int)}
+	cost = w.set(op.SelectionSet, defaultListSize)
+	return cost, *w.lookups
 }
 
 type costWalk struct {
 	schema   *ast.Schema
 	vars     map[string]any
 	visiting map[string]bool // fragments being walked (validation refuses cycles; this is a guard)
+	lookups  *int            // objects looked up by id
 }
 
 // set is the cost of a selection set; page sizes its connection lists.
@@ -110,6 +114,13 @@ func (w costWalk) field(f *ast.Field, page int) int {
 			size = n
 		}
 	}
+	// Lookups by id are root fields (node, nodes, movie, ...): no list multiplies them.
+	if ids, ok := args["ids"].([]any); ok {
+		size = len(ids)
+		*w.lookups = saturate(*w.lookups, len(ids))
+	} else if _, ok := args["id"]; ok {
+		*w.lookups = saturate(*w.lookups, 1)
+	}
 	one := 0
 	if def := w.schema.Types[f.Definition.Type.Name()]; def != nil && (def.Kind == ast.Object || def.Kind == ast.Interface || def.Kind == ast.Union) {
 		one = saturate(1, w.set(f.SelectionSet, size))
@@ -154,7 +165,8 @@ func mul(a, b int) int {
 // (COMPLEXITY_LIMIT_EXCEEDED), charges the client's budget (RATE_LIMITED, HTTP 429 with
 // Retry-After, when it is empty), and reports the cost in extensions.cost: what was asked
 // (requestedQueryCost), what the answer really held (actualQueryCost: one point per object
-// returned) and the budget (throttleStatus). The difference is given back.
+// returned, and at least a point per id looked up) and the budget (throttleStatus). The
+// difference is given back.
 type costLimit struct {
 	Limit  int
 	Budget *throttle.Budget
@@ -170,6 +182,7 @@ var _ interface {
 // opCost is what costLimit keeps about one operation between pricing and answering it.
 type opCost struct {
 	requested int
+	least     int // what is charged whatever the answer holds (lookups by id)
 	status    throttle.Status
 	charged   bool
 }
@@ -190,7 +203,8 @@ func (c *costLimit) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 	if oc.Operation == nil {
 		return nil
 	}
-	cost := max(queryCost(c.schema, oc.Operation, oc.Variables), 1) // a request is never free
+	cost, lookups := queryCost(c.schema, oc.Operation, oc.Variables)
+	cost = max(cost, 1) // a request is never free
 	if cost > c.Limit {
 		return &gqlerror.Error{Message: fmt.Sprintf("the query costs %d points; the limit is %d: ask for fewer items (first, count) or fewer fields",
 			cost, c.Limit), Extensions: map[string]any{"code": "COMPLEXITY_LIMIT_EXCEEDED", "cost": map[string]any{"requestedQueryCost": cost}}}
@@ -200,7 +214,7 @@ func (c *costLimit) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 		return nil
 	}
 	ok, status, err := c.Budget.Spend(ctx, st.client, cost)
-	oc.Stats.SetExtension(costStats, &opCost{requested: cost, status: status, charged: ok && err == nil})
+	oc.Stats.SetExtension(costStats, &opCost{requested: cost, least: lookups, status: status, charged: ok && err == nil})
 	if err != nil {
 		return &gqlerror.Error{Message: seatflow.ErrorMessage(err), Extensions: map[string]any{"code": seatflow.ErrorCode(err)}}
 	}
@@ -226,7 +240,7 @@ func (c *costLimit) InterceptResponse(ctx context.Context, next graphql.Response
 	if resp == nil || st == nil || spent == nil || !spent.charged || oc.Operation.Operation == ast.Subscription {
 		return resp
 	}
-	actual := min(max(objectsIn(resp.Data), 1), spent.requested)
+	actual := min(max(objectsIn(resp.Data), spent.least, 1), spent.requested)
 	c.Budget.Refund(st.client, spent.requested-actual)
 	status := spent.status.Available(spent.status.CurrentlyAvailable + spent.requested - actual)
 	if resp.Extensions == nil {

@@ -15,19 +15,24 @@ func TestQueryCost(t *testing.T) {
 		name, query string
 		vars        map[string]any
 		want        int
+		// wantLookups is the least the operation costs, a point per object looked up by id.
+		wantLookups int
 	}{
-		{"TypenameIsFree", `{ __typename }`, nil, 0},
-		{"AnObject", `{ movie(id: "1") { id title __typename } }`, nil, 1},
-		{"ConnectionSizedByFirst", `{ movies(first: 5) { totalCount edges { node { id } } } }`, nil, 1 + 1 + 5*2},
-		{"FirstFromAVariable", `query($n: Int) { movies(first: $n) { edges { node { id } } } }`, map[string]any{"n": json.Number("50")}, 1 + 1 + 50*2},
-		{"ConnectionDefaultPage", `{ movies { edges { node { id } } } }`, nil, 1 + 1 + 20*2},
-		{"HallSeats", `{ showtime(id: "1") { hall { seats { id } } } }`, nil, 1 + 1 + 1 + 300},
-		{"CountArgument", `{ bestSeats(showtimeId: "1", count: 4) { id } }`, nil, 1 + 4},
-		{"NestedListsMultiply", `{ movie(id: "1") { showtimes { movie { showtimes { id } } } } }`, nil, 1 + 1 + 50*(1+1+1+50)},
-		{"FragmentsCounted", `fragment F on Movie { showtimes { id } } { movie(id: "1") { ...F } a: movie(id: "2") { ...F } }`, nil, 2 * (1 + 1 + 50)},
-		{"ScalarListCostsOne", `{ movie(id: "1") { genres } }`, nil, 1 + 1},
-		{"IntrospectionFlat", `{ __schema { types { name fields { name } } } }`, nil, schemaCost},
-		{"HugeFirstSaturates", `{ movies(first: 2147483647) { edges { node { showtimes { id } } } } }`, nil, 1<<31 - 1},
+		{"TypenameIsFree", `{ __typename }`, nil, 0, 0},
+		{"AnObject", `{ movie(id: "1") { id title __typename } }`, nil, 1, 1},
+		{"ConnectionSizedByFirst", `{ movies(first: 5) { totalCount edges { node { id } } } }`, nil, 1 + 1 + 5*2, 0},
+		{"FirstFromAVariable", `query($n: Int) { movies(first: $n) { edges { node { id } } } }`, map[string]any{"n": json.Number("50")}, 1 + 1 + 50*2, 0},
+		{"ConnectionDefaultPage", `{ movies { edges { node { id } } } }`, nil, 1 + 1 + 20*2, 0},
+		{"HallSeats", `{ showtime(id: "1") { hall { seats { id } } } }`, nil, 1 + 1 + 1 + 300, 1},
+		{"CountArgument", `{ bestSeats(showtimeId: "1", count: 4) { id } }`, nil, 1 + 4, 0},
+		{"NestedListsMultiply", `{ movie(id: "1") { showtimes { movie { showtimes { id } } } } }`, nil, 1 + 1 + 50*(1+1+1+50), 1},
+		{"FragmentsCounted", `fragment F on Movie { showtimes { id } } { movie(id: "1") { ...F } a: movie(id: "2") { ...F } }`, nil, 2 * (1 + 1 + 50), 2},
+		{"ScalarListCostsOne", `{ movie(id: "1") { genres } }`, nil, 1 + 1, 1},
+		{"IntrospectionFlat", `{ __schema { types { name fields { name } } } }`, nil, schemaCost, 0},
+		{"HugeFirstSaturates", `{ movies(first: 2147483647) { edges { node { showtimes { id } } } } }`, nil, 1<<31 - 1, 0},
+		{"NodesSizedByTheirIds", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": []any{"a", "b", "c"}}, 1 + 3, 3},
+		{"NodesOfLiteralIds", `{ nodes(ids: ["a", "b"]) { id ... on Movie { showtimes { id } } } }`, nil, 1 + 2*(1+1+50), 2},
+		{"EachLookupByIDCounts", `{ a: node(id: "1") { id } b: movie(id: "2") { id } c: showtime(id: "3") { id } }`, nil, 3, 3},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -35,8 +40,8 @@ func TestQueryCost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := queryCost(schema, doc.Operations[0], c.vars); got != c.want {
-				t.Fatalf("cost %d, want %d", got, c.want)
+			if got, lookups := queryCost(schema, doc.Operations[0], c.vars); got != c.want || lookups != c.wantLookups {
+				t.Fatalf("cost %d with %d lookups, want %d with %d", got, lookups, c.want, c.wantLookups)
 			}
 		})
 	}

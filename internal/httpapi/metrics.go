@@ -2,7 +2,7 @@ package httpapi
 
 import (
 	"context"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -24,10 +24,9 @@ var (
 	}, []string{"operation"})
 )
 
-// operationMetrics counts operations and their latency by operation name: the name of
-// the operation the document defines, and only for an operation that executed (a refused
-// one counts as "refused"). With a persisted-query manifest, only the manifest's
-// operation names are labels; without one, the first maxLabels names that executed.
+// operationMetrics counts operations and their latency by operation label: the name of
+// the operation when it is known at start (operationLabels), else its root field; only for
+// an operation that executed (a refused one counts as "refused").
 type operationMetrics struct {
 	labels *operationLabels
 }
@@ -40,8 +39,13 @@ var _ interface {
 
 const executedStats = "executed"
 
-func (operationMetrics) ExtensionName() string                   { return "OperationMetrics" }
-func (operationMetrics) Validate(graphql.ExecutableSchema) error { return nil }
+func (operationMetrics) ExtensionName() string { return "OperationMetrics" }
+
+// Validate takes the schema's root fields as labels.
+func (m operationMetrics) Validate(es graphql.ExecutableSchema) error {
+	m.labels.rootFields(es.Schema())
+	return nil
+}
 
 // InterceptOperation marks the operation as executed: it passed every check.
 func (operationMetrics) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
@@ -60,7 +64,7 @@ func (m operationMetrics) InterceptResponse(ctx context.Context, next graphql.Re
 	}
 	name := "refused"
 	if executed, _ := oc.Stats.GetExtension(executedStats).(bool); executed {
-		name = m.labels.of(oc.Operation.Name)
+		name = m.labels.of(oc.Operation)
 	}
 	outcome := "ok"
 	if resp != nil && len(resp.Errors) > 0 {
@@ -71,55 +75,87 @@ func (m operationMetrics) InterceptResponse(ctx context.Context, next graphql.Re
 	return resp
 }
 
-const maxLabels = 200
-
-// operationLabels bounds the label set: operation names come from clients.
-type operationLabels struct {
-	mu      sync.Mutex
-	seen    map[string]bool
-	allowed map[string]bool // the manifest's names; nil: first come, up to maxLabels
+// clientOperations are the operation names the project's own clients send: the /demo page
+// (internal/demo/page) and the client suite's library (clients/lib); the playground's
+// sample is anonymous. TestClientOperations keeps the list equal to their sources.
+var clientOperations = []string{
+	"DemoBest", "DemoCancel", "DemoExtend", "DemoHold", "DemoMyOrders", "DemoPay", "DemoSeatMap", "DemoShowtime", "DemoShowtimes",
+	"Best", "Day", "Hold", "SeatMap",
 }
 
-// newOperationLabels allows the operation names of the manifest's documents, or, with no
-// manifest, the first names seen.
+// operationLabels are the labels known at start, so that no client can choose them (nor
+// use them up: the first names to arrive once took every label, and real operations
+// counted as "other" until a restart). An operation is labelled with its name when it is
+// one of the persisted documents' or the project's clients', else with its first root
+// field (showtimes, holdSeats, ...), else "other".
+type operationLabels struct {
+	names map[string]bool
+	roots map[string]bool
+}
+
+// newOperationLabels allows the operation names of the manifest's documents and of the
+// project's clients; the root fields come with the schema (rootFields).
 func newOperationLabels(manifest map[string]string) *operationLabels {
-	l := &operationLabels{seen: map[string]bool{}}
-	if len(manifest) > 0 {
-		l.allowed = map[string]bool{}
-		for _, q := range manifest {
-			doc, err := parser.ParseQuery(&ast.Source{Input: q})
-			if err != nil {
-				continue
-			}
-			for _, op := range doc.Operations {
-				if op.Name != "" {
-					l.allowed[op.Name] = true
-				}
+	l := &operationLabels{names: map[string]bool{}, roots: map[string]bool{}}
+	for _, name := range clientOperations {
+		l.names[name] = true
+	}
+	for _, q := range manifest {
+		doc, err := parser.ParseQuery(&ast.Source{Input: q})
+		if err != nil {
+			continue
+		}
+		for _, op := range doc.Operations {
+			if op.Name != "" {
+				l.names[op.Name] = true
 			}
 		}
 	}
 	return l
 }
 
-func (l *operationLabels) of(name string) string {
-	switch {
-	case name == "":
-		return "anonymous"
-	case len(name) > 64:
-		return "other"
-	case l.allowed != nil:
-		if l.allowed[name] {
-			return name
+// rootFields adds the fields of the schema's root types to the labels.
+func (l *operationLabels) rootFields(schema *ast.Schema) {
+	for _, root := range []*ast.Definition{schema.Query, schema.Mutation, schema.Subscription} {
+		if root == nil {
+			continue
 		}
-		return "other"
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.seen[name] {
-		if len(l.seen) >= maxLabels {
-			return "other"
+		for _, f := range root.Fields {
+			if !strings.HasPrefix(f.Name, "__") {
+				l.roots[f.Name] = true
+			}
 		}
-		l.seen[name] = true
 	}
-	return name
+}
+
+// of is op's label.
+func (l *operationLabels) of(op *ast.OperationDefinition) string {
+	if l.names[op.Name] {
+		return op.Name
+	}
+	if f := firstField(op.SelectionSet); l.roots[f] {
+		return f
+	}
+	return "other"
+}
+
+// firstField is the name of the first field a selection set selects, fragments followed.
+func firstField(set ast.SelectionSet) string {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			return s.Name
+		case *ast.InlineFragment:
+			if f := firstField(s.SelectionSet); f != "" {
+				return f
+			}
+		case *ast.FragmentSpread:
+			if s.Definition != nil {
+				if f := firstField(s.Definition.SelectionSet); f != "" {
+					return f
+				}
+			}
+		}
+	}
+	return ""
 }

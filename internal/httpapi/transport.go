@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -121,11 +122,20 @@ func readParams(r *http.Request, p *graphql.RawParams) (int, string) {
 			return http.StatusBadRequest, "the query string could not be decoded"
 		}
 		p.Query, p.OperationName = q.Get("query"), q.Get("operationName")
-		if v := q.Get("variables"); v != "" && decodeJSON(strings.NewReader(v), &p.Variables) != nil {
-			return http.StatusBadRequest, "the variables parameter must be a JSON object"
-		}
-		if v := q.Get("extensions"); v != "" && decodeJSON(strings.NewReader(v), &p.Extensions) != nil {
-			return http.StatusBadRequest, "the extensions parameter must be a JSON object"
+		for _, param := range []struct {
+			name string
+			into *map[string]any
+		}{{"variables", &p.Variables}, {"extensions", &p.Extensions}} {
+			v := q.Get(param.name)
+			if v == "" {
+				continue
+			}
+			if decodeJSON(strings.NewReader(v), param.into) != nil {
+				return http.StatusBadRequest, "the " + param.name + " parameter must be a JSON object"
+			}
+			if what := ambiguousJSON([]byte(v)); what != "" {
+				return http.StatusBadRequest, "the " + param.name + " parameter " + what
+			}
 		}
 		return checkParams(p)
 	}
@@ -148,7 +158,29 @@ func readParams(r *http.Request, p *graphql.RawParams) (int, string) {
 		}
 		return http.StatusBadRequest, `the request body must be a JSON object such as {"query": "{ __typename }", "variables": {}}`
 	}
+	if what := ambiguousJSON(body); what != "" {
+		return http.StatusBadRequest, "the request body " + what
+	}
 	return checkParams(p)
+}
+
+// ambiguousJSON says what lets b, which encoding/json decoded, be read as another request
+// than the one it decoded ("" when nothing): a value after the first (encoding/json stops
+// at the first), or a member name repeated in an object (encoding/json keeps the last).
+// A proxy or a log that reads the first "query", or the second object, would check or
+// record another operation than the one that runs. jsontext (the tokenizer of the
+// encoding/json/v2 proposal) checks names as RFC 7493 does, which encoding/json cannot.
+func ambiguousJSON(b []byte) string {
+	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowInvalidUTF8(true))
+	if _, err := dec.ReadValue(); errors.Is(err, jsontext.ErrDuplicateName) {
+		return "repeats a member name: each may appear once in an object"
+	} else if err != nil {
+		return "" // encoding/json read it: nothing jsontext adds
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return "must be one JSON object with nothing after it"
+	}
+	return ""
 }
 
 // checkParams refuses a request with neither a document nor a persisted query's hash.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,8 +19,9 @@ import (
 )
 
 // StripeWebhook is the endpoint Stripe posts its events to (POST /webhooks/stripe). A
-// delivery is applied only when its Stripe-Signature header is valid for Secret and at most
-// Tolerance old; anything else is refused with 400 before anything changes.
+// delivery is applied only when its Stripe-Signature header is valid for Secret and dated
+// within Tolerance of now, before or after; anything else is refused with 400 before
+// anything changes.
 //
 // Answers: 200 when the event was applied, replayed or ignored; 400 for a delivery that
 // is not a valid signed event (Stripe never sends one: retrying cannot help); 503 when the
@@ -30,9 +32,12 @@ type StripeWebhook struct {
 	Events Events
 	// Log receives every refused or failed delivery; slog.Default when nil.
 	Log *slog.Logger
-	// Tolerance is the age of the oldest signature accepted; webhook.DefaultTolerance
-	// (5 minutes) when zero. It bounds how long a captured delivery can be replayed.
+	// Tolerance is how far a signature's timestamp may be from now, in the past or the
+	// future; webhook.DefaultTolerance (5 minutes) when zero. It bounds how long a captured
+	// delivery can be replayed.
 	Tolerance time.Duration
+	// Now is the clock signatures are dated against; time.Now when nil.
+	Now func() time.Time
 }
 
 // webhookAnswer is the body of every answer, for whoever reads Stripe's delivery log.
@@ -60,6 +65,9 @@ func (h *StripeWebhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// version are read (stripeEvent), so an endpoint on another version keeps working.
 	ev, err := webhook.ConstructEventWithOptions(payload, r.Header.Get("Stripe-Signature"), h.Secret,
 		webhook.ConstructEventOptions{Tolerance: h.Tolerance, IgnoreAPIVersionMismatch: true})
+	if err == nil {
+		err = h.notAhead(r.Header.Get("Stripe-Signature"))
+	}
 	if err != nil {
 		log.Warn("stripe webhook: refused a delivery", "err", err)
 		h.answer(w, http.StatusBadRequest, webhookAnswer{Error: refusal(err)})
@@ -94,9 +102,38 @@ func (h *StripeWebhook) answer(w http.ResponseWriter, status int, body webhookAn
 	_ = json.NewEncoder(w).Encode(body)
 }
 
+// errFromTheFuture is the error of a signature dated more than the tolerance ahead.
+var errFromTheFuture = errors.New("the signature's timestamp is in the future")
+
+// notAhead refuses a signature dated more than the tolerance after now: stripe-go checks
+// only the age of a timestamp, and a delivery signed for a date ahead could be replayed
+// until then. It runs after the signature was verified, so header is well formed and its
+// t= is the signed timestamp.
+func (h *StripeWebhook) notAhead(header string) error {
+	tolerance, now := h.Tolerance, time.Now
+	if tolerance <= 0 {
+		tolerance = webhook.DefaultTolerance
+	}
+	if h.Now != nil {
+		now = h.Now
+	}
+	for part := range strings.SplitSeq(header, ",") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "t="); ok {
+			t, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || time.Unix(t, 0).After(now().Add(tolerance)) {
+				return errFromTheFuture
+			}
+			return nil
+		}
+	}
+	return webhook.ErrInvalidHeader
+}
+
 // refusal says why a delivery was refused, without echoing what it carried.
 func refusal(err error) string {
 	switch {
+	case errors.Is(err, errFromTheFuture):
+		return err.Error()
 	case errors.Is(err, webhook.ErrNotSigned):
 		return "no Stripe-Signature header"
 	case errors.Is(err, webhook.ErrTooOld):

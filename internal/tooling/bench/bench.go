@@ -49,6 +49,7 @@ var benchSections = []benchSection{
 	{Name: "holdseats", Title: "holdSeats end to end", Run: benchHoldSeats},
 	{Name: "contention", Title: "Contention", Run: benchContention},
 	{Name: "fanout", Title: "Live seat-map fan-out", Run: benchFanout},
+	{Name: "onsale", Title: "On-sale burst", Run: benchOnSale},
 	{Name: "abuse", Title: "Hostile documents", Run: benchAbuse},
 	{Name: "checkin", Title: "Check-in", Run: benchCheckIn},
 	{Name: "load", Title: "Premiere-night load (3 instances)", Run: benchLoad},
@@ -70,15 +71,21 @@ func benchCapacity(ctx context.Context, b *benchEnv, w io.Writer) error {
 
 // benchOptions are the flags of `seatflow bench`.
 type benchOptions struct {
-	Only       string
-	Duration   time.Duration
-	Clients    int
-	LoaderWait time.Duration
-	Fanout     string
-	HoldOps    int
-	Buyers     int
-	Seats      int
-	CPUProfile string
+	Only        string
+	Duration    time.Duration
+	Clients     int
+	LoaderWait  time.Duration
+	Fanout      string
+	HoldOps     int
+	Buyers      int
+	Seats       int
+	CPUProfile  string
+	OnSale      string // watcher counts of the on-sale burst
+	OnSaleHolds int
+	OnSaleRate  int
+	Peer        string // subscriber counts of the on-sale burst through Centrifugo
+	Centrifugo  string // its binary
+	Quick       bool
 }
 
 // benchEnv is what every section shares: the bench's own database and Redis prefix.
@@ -140,6 +147,12 @@ func Run(ctx context.Context, args []string, stdout io.Writer, serverBin string)
 	fs.IntVar(&o.HoldOps, "hold-ops", 100000, "holds of the hold-script run (and redis-benchmark -n)")
 	fs.IntVar(&o.Buyers, "buyers", 2000, "buyers of the contention run")
 	fs.IntVar(&o.Seats, "seats", 200, "seats of the contention run")
+	fs.StringVar(&o.OnSale, "onsale", "1000,10000,19900", "watcher counts of the on-sale burst (capped by the open-file limit)")
+	fs.IntVar(&o.OnSaleHolds, "onsale-holds", 500, "one-seat holds of the on-sale burst (at most the hall's 500 seats)")
+	fs.IntVar(&o.OnSaleRate, "onsale-rate", 200, "holds per second of the on-sale burst")
+	fs.StringVar(&o.Peer, "peer", "3040,10000", "subscriber counts of the on-sale burst through Centrifugo (empty: not run)")
+	fs.StringVar(&o.Centrifugo, "centrifugo", "", "Centrifugo binary (default: on PATH, else $GOPATH/bin/centrifugo; scripts/centrifugo.sh installs it)")
+	fs.BoolVar(&o.Quick, "quick", false, "short on-sale burst (about a minute): "+quickSummary)
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (in-process servers and clients) to this file")
 	if err := fs.Parse(args); err != nil {
 		return cli.UsageError{Msg: err.Error()}

@@ -282,6 +282,12 @@ func benchCatalog(ctx context.Context, b *benchEnv, w io.Writer) error {
 	})
 	fmt.Fprintf(w, "\nDuring the cached run the response cache answered %d requests and executed %d. The varied run answered %d keys from the local level, %d from Redis and sent %d to MySQL. A seat-map read renders the map from a compiled selection (no goroutine per seat, no per-field resolvers) and reuses a rendering while the showtime's version is unchanged; while a live subscription of the instance vouches for the version (a watcher in step, a heartbeat heard within a second) no Redis round trip is made at all.\n",
 		respHits, respExecuted, localHits, redisHits, dbLoads)
+	b.writeWrkRows(ctx, w, []wrkQuery{
+		{label: "`{ __typename }`", url: cached.URL + "/query", body: gqlclient.Body(typenameQ, nil), inProcess: typename},
+		{label: "seat map, version known from the instance's live subscription (memo warm)", url: cached.URL + "/query", body: seatMap, inProcess: mapLive, target: mapLiveTarget},
+		{label: "hot showtime (movie, hall name), response cache off", url: entity.URL + "/query", body: light, inProcess: lightRun, target: lightTarget},
+		{label: "hot showtime with its hall, response cache on", url: cached.URL + "/query", body: hot, inProcess: hotRun},
+	})
 	return nil
 }
 

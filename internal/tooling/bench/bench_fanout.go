@@ -1,21 +1,15 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -31,110 +25,6 @@ const (
 )
 
 const fanoutSubscription = `subscription($id: ID!) { seatMap(showtimeId: $id) { kind version seats { seat { id } status } } }`
-
-// childServer is `seatflow serve` in a process of its own, so its memory is its own.
-type childServer struct {
-	cmd  *exec.Cmd
-	URL  string
-	done chan struct{}
-}
-
-// startChildServer runs the server binary's serve command on the bench database and prefix.
-func (b *benchEnv) startChildServer(ctx context.Context, extraEnv ...string) (*childServer, error) {
-	exe := b.ServerBin
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(exe, "serve")
-	cmd.Env = append(os.Environ(), "SEATFLOW_ADDR="+addr, "SEATFLOW_MYSQL_DSN="+b.MySQLDSN, "SEATFLOW_REDIS_URL="+b.RedisURL,
-		"SEATFLOW_REDIS_CLUSTER=", "SEATFLOW_REDIS_PREFIX="+b.Prefix, "SEATFLOW_JWT_SECRET="+b.Secret,
-		"SEATFLOW_TICKET_KEY_SECRET="+b.ticketSecret(),
-		"SEATFLOW_RECONCILE_EVERY=0", "SEATFLOW_LOG_LEVEL=error", "SEATFLOW_HOLDS_PER_MINUTE=0", "SEATFLOW_PAYMENT_PROVIDER=test",
-		"SEATFLOW_COST_RESTORE=1000000000", "SEATFLOW_WS_MAX_CONNS_PER_CLIENT=0") // every watcher comes from one address
-	cmd.Env = append(cmd.Env, extraEnv...)
-	// The child must not outlive a bench that is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	cmd.Stdout = io.Discard
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	c := &childServer{cmd: cmd, URL: "http://" + addr, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(c.done) }()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		resp, err := http.Get(c.URL + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			return c, nil
-		}
-		select {
-		case <-c.done:
-			return nil, fmt.Errorf("child server exited: %v", cmd.ProcessState)
-		case <-ctx.Done():
-			c.Stop()
-			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			c.Stop()
-			return nil, fmt.Errorf("child server did not answer /healthz within 90s")
-		}
-	}
-}
-
-// Stop sends SIGTERM (the server closes its websockets) and kills after 15 s.
-func (c *childServer) Stop() {
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(15 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-	}
-}
-
-// rssBytes is the child's resident set size from /proc.
-func (c *childServer) rssBytes() int64 {
-	f, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(f), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-// metrics reads gauges from the child's /metrics.
-func (c *childServer) metrics(names ...string) map[string]float64 {
-	out := map[string]float64{}
-	resp, err := http.Get(c.URL + "/metrics")
-	if err != nil {
-		return out
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) != 2 {
-			continue
-		}
-		for _, n := range names {
-			if f[0] == n {
-				out[n], _ = strconv.ParseFloat(f[1], 64)
-			}
-		}
-	}
-	return out
-}
 
 // watcher is one idle websocket client of the seat map.
 type watcher struct {
@@ -156,38 +46,13 @@ type fanout struct {
 }
 
 func (f *fanout) dial(ctx context.Context, wsURL, show string) (*watcher, error) {
-	d := websocket.Dialer{Subprotocols: []string{gqlclient.Protocol}, HandshakeTimeout: 30 * time.Second,
-		ReadBufferSize: 1024, WriteBufferSize: 1024, EnableCompression: f.compress}
-	conn, _, err := d.DialContext(ctx, wsURL, nil)
+	conn, _, err := dialSeatMap(ctx, wsURL, fanoutSubscription, show, f.compress)
 	if err != nil {
 		return nil, err
 	}
-	fail := func(err error) (*watcher, error) { conn.Close(); return nil, err }
-	conn.SetReadDeadline(time.Now().Add(60 * time.Second))
-	if err := conn.WriteJSON(gqlclient.Message{Type: gqlclient.TypeConnectionInit, Payload: map[string]any{}}); err != nil {
-		return fail(err)
-	}
-	if err := conn.WriteJSON(gqlclient.Message{ID: "1", Type: gqlclient.TypeSubscribe, Payload: gqlclient.Request{
-		Query: fanoutSubscription, Variables: map[string]any{"id": show}}}); err != nil {
-		return fail(err)
-	}
-	for acked := false; ; {
-		_, msg, err := conn.ReadMessage()
-		if err != nil {
-			return fail(err)
-		}
-		switch {
-		case bytes.Contains(msg, []byte(`"connection_ack"`)):
-			acked = true
-		case bytes.Contains(msg, []byte(`"SNAPSHOT"`)) && acked:
-			conn.SetReadDeadline(time.Time{})
-			w := &watcher{conn: conn}
-			go f.read(w)
-			return w, nil
-		case bytes.Contains(msg, []byte(`"error"`)):
-			return fail(fmt.Errorf("subscribe: %.200s", msg))
-		}
-	}
+	w := &watcher{conn: conn}
+	go f.read(w)
+	return w, nil
 }
 
 // read is the watcher's only reader (and, after set-up, its only writer: pongs).
@@ -225,40 +90,17 @@ func (f *fanout) read(w *watcher) {
 
 // grow connects watchers until there are n.
 func (f *fanout) grow(ctx context.Context, wsURL, show string, n int) error {
-	need := n - len(f.watchers)
-	if need <= 0 {
-		return nil
-	}
-	var next atomic.Int64
 	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	for d := 0; d < fanoutDialers; d++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(need) && ctx.Err() == nil {
-				w, err := f.dial(ctx, wsURL, show)
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = err
-					}
-				} else {
-					f.watchers = append(f.watchers, w)
-				}
-				mu.Unlock()
-				if err != nil {
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return fmt.Errorf("connect watcher %d: %w", len(f.watchers)+1, firstErr)
-	}
-	return nil
+	return dialMany(ctx, n-len(f.watchers), fanoutDialers, func(ctx context.Context) error {
+		w, err := f.dial(ctx, wsURL, show)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		f.watchers = append(f.watchers, w)
+		mu.Unlock()
+		return nil
+	})
 }
 
 func (f *fanout) closeAll() {

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,43 +27,13 @@ const (
 )
 
 // stormWatcher follows one subscription as a front end would: its own copy of the map,
-// built from the SNAPSHOT and the DELTAs after it.
+// built from the SNAPSHOT and the DELTAs after it by the clients' rule (seatCopy).
 type stormWatcher struct {
 	conn *websocket.Conn
 	mu   sync.Mutex
-	seat map[string]string // seat id → status
-	ver  int
-	gaps int // DELTAs whose version skipped one with no SNAPSHOT in between
+	copy seatCopy
+	gaps int // DELTAs that did not follow the copy with no SNAPSHOT in between
 	done chan struct{}
-}
-
-// stormEvent reads the kind, version and seats of a next message of the storm's
-// selection (`kind version seats { seat { id } status }`) by scanning its bytes.
-func stormEvent(msg []byte) (kind string, version int, seats [][2]string, ok bool) {
-	if !bytes.Contains(msg, []byte(`"type":"next"`)) {
-		return "", 0, nil, false
-	}
-	if i := bytes.Index(msg, []byte(`"kind":"`)); i >= 0 {
-		rest := msg[i+8:]
-		kind = string(rest[:bytes.IndexByte(rest, '"')])
-	}
-	if i := bytes.Index(msg, []byte(`"version":`)); i >= 0 {
-		rest := msg[i+10:]
-		end := bytes.IndexAny(rest, ",}")
-		version, _ = strconv.Atoi(string(rest[:end]))
-	}
-	const idKey, statusKey = `{"seat":{"id":"`, `"},"status":"`
-	for {
-		i := bytes.Index(msg, []byte(idKey))
-		if i < 0 {
-			return kind, version, seats, true
-		}
-		msg = msg[i+len(idKey):]
-		end := bytes.IndexByte(msg, '"')
-		id := string(msg[:end])
-		msg = msg[end+len(statusKey):]
-		seats = append(seats, [2]string{id, string(msg[:bytes.IndexByte(msg, '"')])})
-	}
 }
 
 func (w *stormWatcher) read() {
@@ -74,31 +43,21 @@ func (w *stormWatcher) read() {
 		if err != nil {
 			return
 		}
-		if bytes.Contains(msg, []byte(`"type":"ping"`)) {
+		ev := scanSeatEvent(msg)
+		switch ev.typ {
+		case gqlclient.TypePing:
 			_ = w.conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"pong"}`))
-			continue
-		}
-		kind, version, seats, ok := stormEvent(msg)
-		if !ok {
-			continue
-		}
-		w.mu.Lock()
-		if kind == "SNAPSHOT" {
-			w.seat = map[string]string{}
-		} else if version > w.ver+1 {
-			w.gaps++
-		}
-		if kind == "SNAPSHOT" || version > w.ver {
-			for _, s := range seats {
-				w.seat[s[0]] = s[1]
+		case gqlclient.TypeNext:
+			w.mu.Lock()
+			if w.copy.apply(ev) == eventGap {
+				w.gaps++
 			}
-			w.ver = version
+			w.mu.Unlock()
 		}
-		w.mu.Unlock()
 	}
 }
 
-func dialStorm(ctx context.Context, wsURL, show string) (*stormWatcher, error) {
+func dialStorm(ctx context.Context, wsURL, query, show string) (*stormWatcher, error) {
 	d := websocket.Dialer{Subprotocols: []string{gqlclient.Protocol}, HandshakeTimeout: 30 * time.Second,
 		ReadBufferSize: 1024, WriteBufferSize: 1024}
 	conn, _, err := d.DialContext(ctx, wsURL, nil)
@@ -107,11 +66,11 @@ func dialStorm(ctx context.Context, wsURL, show string) (*stormWatcher, error) {
 	}
 	_ = conn.WriteJSON(gqlclient.Message{Type: gqlclient.TypeConnectionInit})
 	if err := conn.WriteJSON(gqlclient.Message{ID: "1", Type: gqlclient.TypeSubscribe, Payload: gqlclient.Request{
-		Query: fanoutSubscription, Variables: map[string]any{"id": show}}}); err != nil {
+		Query: query, Variables: map[string]any{"id": show}}}); err != nil {
 		conn.Close()
 		return nil, err
 	}
-	w := &stormWatcher{conn: conn, seat: map[string]string{}, done: make(chan struct{})}
+	w := &stormWatcher{conn: conn, done: make(chan struct{})}
 	go w.read()
 	return w, nil
 }
@@ -127,10 +86,15 @@ func (b *benchEnv) benchStorm(ctx context.Context, w io.Writer, show benchShow, 
 	defer child.Stop()
 	wsURL := gqlclient.WebsocketURL(child.URL)
 	client := newBenchClient(child.URL, 16)
+	withFrom, err := hasFromVersion(ctx, client)
+	if err != nil {
+		return err
+	}
+	query := seatMapSubscription(withFrom)
 	var mu sync.Mutex
 	var live []*stormWatcher
 	for range stormWatchers {
-		sw, err := dialStorm(ctx, wsURL, show.ID)
+		sw, err := dialStorm(ctx, wsURL, query, show.ID)
 		if err != nil {
 			return fmt.Errorf("storm: dial: %w", err)
 		}
@@ -192,7 +156,7 @@ func (b *benchEnv) benchStorm(ctx context.Context, w io.Writer, show benchShow, 
 			old.mu.Lock()
 			gapsGone.Add(int64(old.gaps))
 			old.mu.Unlock()
-			sw, err := dialStorm(ctx, wsURL, show.ID)
+			sw, err := dialStorm(ctx, wsURL, query, show.ID)
 			if err != nil {
 				continue
 			}
@@ -230,7 +194,7 @@ func (b *benchEnv) benchStorm(ctx context.Context, w io.Writer, show benchShow, 
 	for _, sw := range live {
 		for {
 			sw.mu.Lock()
-			ver := sw.ver
+			ver := sw.copy.version
 			sw.mu.Unlock()
 			if ver >= real.SeatMap.Version || time.Now().After(deadline) {
 				break
@@ -238,9 +202,9 @@ func (b *benchEnv) benchStorm(ctx context.Context, w io.Writer, show benchShow, 
 			time.Sleep(10 * time.Millisecond)
 		}
 		sw.mu.Lock()
-		if sw.ver < real.SeatMap.Version {
+		if sw.copy.version < real.SeatMap.Version || !sw.copy.synced {
 			behind++
-		} else if fmt.Sprint(sw.seat) != fmt.Sprint(want) {
+		} else if fmt.Sprint(sw.copy.seats) != fmt.Sprint(want) {
 			mismatched++
 		}
 		gaps += sw.gaps
@@ -252,8 +216,8 @@ func (b *benchEnv) benchStorm(ctx context.Context, w io.Writer, show benchShow, 
 		holds.Load(), holdErrs.Load(), churned.Load(), mismatched, behind, gaps)
 
 	fmt.Fprintf(w, "\n### Storm\n\n")
-	fmt.Fprintf(w, "%d watchers of one showtime (a child server) while seats change at %d holds per second (each hold cancelled right after) and, every %s, one watcher leaves and a new one arrives, for %s. Each watcher keeps its own map from the SNAPSHOT and the DELTAs, as a front end does. At the end, once each has reached the real version, its map is compared with the real seat map; a DELTA whose version skips one without a SNAPSHOT in between is an unexplained gap (a slow watcher is resynced with a SNAPSHOT, which explains the gap it had).\n",
-		stormWatchers, stormHolds, stormChurn, stormFor)
+	fmt.Fprintf(w, "%d watchers of one showtime (a child server) while seats change at %d holds per second (each hold cancelled right after) and, every %s, one watcher leaves and a new one arrives, for %s. Each watcher keeps its own map from the SNAPSHOT and the DELTAs, as a front end does: a SNAPSHOT replaces the map whatever its version; a DELTA applies only to the map at its `fromVersion` (%s), and is otherwise an unexplained gap, after which the watcher waits for a SNAPSHOT (a slow watcher is resynced with one, which explains the gap it had). At the end, once each has reached the real version, its map is compared with the real seat map.\n",
+		stormWatchers, stormHolds, stormChurn, stormFor, fromVersionRule(withFrom))
 	table(w, []string{"measure", "value", "target", "result"}, [][]string{
 		{"holds sent (failed)", fmt.Sprintf("%d (%d)", holds.Load(), holdErrs.Load()), "", ""},
 		{"watchers replaced during the storm", strconv.FormatInt(churned.Load(), 10), "", ""},

@@ -1,0 +1,364 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"go/build"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// The peer of the on-sale burst: Centrifugo, a real-time messaging server built for
+// fan-out (centrifugal/centrifugo, installed by scripts/centrifugo.sh), run beside
+// SeatFlow with its default settings but for what the bench needs: an HTTP API key,
+// anonymous clients, and anonymous subscriptions to channels without a namespace.
+const (
+	centrifugoVersion = "v6.9.1"
+	centrifugoChannel = "seats"
+	centrifugoKey     = "bench-api-key"
+)
+
+// centrifugoBinary is the Centrifugo the bench runs: -centrifugo, else on PATH, else
+// where `go install` puts it.
+func centrifugoBinary(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if p, err := exec.LookPath("centrifugo"); err == nil {
+		return p, nil
+	}
+	p := filepath.Join(build.Default.GOPATH, "bin", "centrifugo")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("centrifugo not found on PATH nor in %s (bash scripts/centrifugo.sh installs it)", filepath.Dir(p))
+	}
+	return p, nil
+}
+
+// startCentrifugo runs Centrifugo on a free loopback port with the bench's configuration.
+func startCentrifugo(ctx context.Context, bin string) (*childServer, func(), error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, nil, err
+	}
+	host, port, _ := strings.Cut(addr, ":")
+	dir, err := os.MkdirTemp("", "seatflow-centrifugo-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	config, _ := json.Marshal(map[string]any{
+		"http_server": map[string]any{"address": host, "port": json.Number(port)},
+		"http_api":    map[string]any{"key": centrifugoKey},
+		"client":      map[string]any{"allow_anonymous_connect_without_token": true},
+		"channel": map[string]any{"without_namespace": map[string]any{
+			"allow_subscribe_for_anonymous": true, "allow_subscribe_for_client": true}},
+		"log": map[string]any{"level": "error"},
+	})
+	path := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(path, config, 0o600); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	url := "http://" + addr
+	cmd := exec.Command(bin, "--config", path)
+	cmd.Dir = dir
+	child, err := startChild(ctx, cmd, url, func() bool {
+		_, err := centrifugoAPI(url, "info", []byte(`{}`))
+		return err == nil
+	})
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return child, cleanup, nil
+}
+
+// centrifugoAPI calls method of Centrifugo's HTTP server API and returns its answer.
+func centrifugoAPI(base, method string, body []byte) ([]byte, error) {
+	req, err := http.NewRequest(http.MethodPost, base+"/api/"+method, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("X-API-Key", centrifugoKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err == nil && (resp.StatusCode != http.StatusOK || bytes.Contains(out, []byte(`"error"`))) {
+		err = fmt.Errorf("centrifugo %s: HTTP %d: %.200s", method, resp.StatusCode, out)
+	}
+	return out, err
+}
+
+// publishBurst publishes one publication per seat of order (the seat id as its data) at
+// rate per second through the HTTP API.
+func publishBurst(ctx context.Context, hc *http.Client, base string, order []string, n, rate int) []burstHit {
+	bodies := make([][]byte, n)
+	for i := range n {
+		bodies[i], _ = json.Marshal(map[string]any{"channel": centrifugoChannel, "data": map[string]any{"seat": order[i]}})
+	}
+	header := http.Header{"Content-Type": {"application/json"}, "X-API-Key": {centrifugoKey}}
+	return pacedBurst(ctx, hc, n, rate, func(i int, t *vegeta.Target) {
+		*t = vegeta.Target{Method: http.MethodPost, URL: base + "/api/publish", Body: bodies[i], Header: header}
+	}, func(code int, body []byte) error {
+		if code != http.StatusOK || bytes.Contains(body, []byte(`"error"`)) {
+			return fmt.Errorf("HTTP %d: %.160s", code, body)
+		}
+		return nil
+	})
+}
+
+// centrifugoSubscriber is one client of Centrifugo's JSON protocol over a websocket
+// (/connection/websocket): a connect command, a subscribe command, then publications
+// pushed. A probe decodes each publication and notes when its seat arrived; the others
+// count publications by the first bytes of each reply (replies in one frame are
+// separated by newlines). Both answer the server's pings (an empty reply `{}`).
+type centrifugoSubscriber struct {
+	conn   *websocket.Conn
+	probe  bool
+	pubs   atomic.Int32
+	lost   atomic.Bool
+	mu     sync.Mutex
+	seenAt map[string]time.Time // probes only
+}
+
+// dialCentrifugo connects and subscribes one subscriber; it returns once the
+// subscription is confirmed.
+func dialCentrifugo(ctx context.Context, base string, probe bool) (*centrifugoSubscriber, error) {
+	d := websocket.Dialer{HandshakeTimeout: 30 * time.Second, ReadBufferSize: 1024, WriteBufferSize: 1024}
+	conn, _, err := d.DialContext(ctx, "ws"+strings.TrimPrefix(base, "http")+"/connection/websocket", nil)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*centrifugoSubscriber, error) { conn.Close(); return nil, err }
+	conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+	cmds := `{"id":1,"connect":{}}` + "\n" + `{"id":2,"subscribe":{"channel":"` + centrifugoChannel + `"}}`
+	if err := conn.WriteMessage(websocket.TextMessage, []byte(cmds)); err != nil {
+		return fail(err)
+	}
+	for subscribed := false; !subscribed; {
+		_, msg, err := conn.ReadMessage()
+		if err != nil {
+			return fail(err)
+		}
+		for _, line := range bytes.Split(msg, []byte("\n")) {
+			switch {
+			case bytes.Contains(line, []byte(`"error"`)):
+				return fail(fmt.Errorf("centrifugo: %.200s", line))
+			case bytes.HasPrefix(line, []byte(`{"id":2,`)):
+				subscribed = true
+			}
+		}
+	}
+	conn.SetReadDeadline(time.Time{})
+	s := &centrifugoSubscriber{conn: conn, probe: probe}
+	if probe {
+		s.seenAt = map[string]time.Time{}
+	}
+	go s.read()
+	return s, nil
+}
+
+func (s *centrifugoSubscriber) read() {
+	head := make([]byte, 8) // the first bytes of the reply being read
+	chunk := make([]byte, 512)
+	for {
+		_, r, err := s.conn.NextReader()
+		if err != nil {
+			s.lost.Store(true)
+			return
+		}
+		if s.probe {
+			msg, err := io.ReadAll(r)
+			if err != nil {
+				s.lost.Store(true)
+				return
+			}
+			s.decode(msg, time.Now())
+			continue
+		}
+		n, ping := 0, false
+		end := func() {
+			switch line := head[:n]; {
+			case bytes.HasPrefix(line, []byte(`{"push"`)):
+				s.pubs.Add(1)
+			case string(line) == "{}":
+				ping = true
+			}
+			n = 0
+		}
+		for {
+			k, err := r.Read(chunk)
+			for _, c := range chunk[:k] {
+				if c == '\n' {
+					end()
+				} else if n < len(head) {
+					head[n] = c
+					n++
+				}
+			}
+			if err == io.EOF {
+				break
+			} else if err != nil {
+				s.lost.Store(true)
+				return
+			}
+		}
+		end()
+		if ping {
+			_ = s.conn.WriteMessage(websocket.TextMessage, []byte(`{}`))
+		}
+	}
+}
+
+// decode reads a probe's frame: each publication's seat, first arrival noted.
+func (s *centrifugoSubscriber) decode(msg []byte, now time.Time) {
+	ping := false
+	for _, line := range bytes.Split(msg, []byte("\n")) {
+		if string(line) == "{}" {
+			ping = true
+			continue
+		}
+		var reply struct {
+			Push *struct {
+				Pub *struct {
+					Data struct{ Seat string }
+				}
+			}
+		}
+		if json.Unmarshal(line, &reply) != nil || reply.Push == nil || reply.Push.Pub == nil {
+			continue
+		}
+		s.pubs.Add(1)
+		s.mu.Lock()
+		if _, ok := s.seenAt[reply.Push.Pub.Data.Seat]; !ok {
+			s.seenAt[reply.Push.Pub.Data.Seat] = now
+		}
+		s.mu.Unlock()
+	}
+	if ping {
+		_ = s.conn.WriteMessage(websocket.TextMessage, []byte(`{}`))
+	}
+}
+
+// peerRun is what one Centrifugo run (n subscribers) measured.
+type peerRun struct {
+	n                int
+	connect          time.Duration
+	pub              burstStats
+	seen, answerSeen latencies // per (probe, publication): from the publish sent, from its answer
+	pairs, unseen    int
+	pubs             []int   // publications per subscriber
+	cpu, clientCPU   float64 // Centrifugo's, and the bench process's over the same time
+	rssIdle, rssPeak int64
+	settle           time.Duration
+	settled          bool
+	lost             int
+}
+
+// centrifugoRun publishes holds publications, one per seat of order, at rate per second to n subscribers of one channel (onsaleProbes of them decoding each).
+func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds, rate int) (*peerRun, error) {
+	child, cleanup, err := startCentrifugo(ctx, bin)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	defer child.Stop()
+	hc := newBurstClient()
+	if s := statsOf(publishBurst(ctx, hc, child.URL, order, onsaleWarmup, rate), rate); s.failed > 0 {
+		return nil, fmt.Errorf("centrifugo warm-up: %d failed: %s", s.failed, s.firstErr)
+	}
+	time.Sleep(time.Second)
+	rss0 := child.rssBytes()
+	r := &peerRun{n: n}
+	var mu sync.Mutex
+	var subs []*centrifugoSubscriber
+	t0 := time.Now()
+	var probes atomic.Int64
+	err = dialMany(ctx, n, fanoutDialers, func(ctx context.Context) error {
+		s, err := dialCentrifugo(ctx, child.URL, probes.Add(1) <= onsaleProbes)
+		if err == nil {
+			mu.Lock()
+			subs = append(subs, s)
+			mu.Unlock()
+		}
+		return err
+	})
+	defer func() {
+		for _, s := range subs {
+			s.conn.Close()
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	r.connect = time.Since(t0)
+	time.Sleep(time.Second)
+	r.rssIdle = child.rssBytes() - rss0
+	progress("bench:   centrifugo: %d subscribers in %s; RSS +%.1f MiB; publishing %d at %d/s …", n, r.connect.Round(time.Millisecond),
+		float64(r.rssIdle)/(1<<20), holds, rate)
+	for _, s := range subs {
+		s.pubs.Store(0)
+	}
+	peaks := samplePeaks(child)
+	cpu0, client0, start := child.cpuSeconds(), benchCPUSeconds(), time.Now()
+	hits := publishBurst(ctx, hc, child.URL, order, holds, rate)
+	r.pub = statsOf(hits, rate)
+	deadline := time.Now().Add(onsaleSettle)
+	for ctx.Err() == nil && time.Now().Before(deadline) && !r.settled {
+		r.settled = true
+		for _, s := range subs {
+			if !s.lost.Load() && int(s.pubs.Load()) < r.pub.answered {
+				r.settled = false
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r.settle, r.cpu, r.clientCPU = time.Since(start), child.cpuSeconds()-cpu0, benchCPUSeconds()-client0
+	rssPeak, _ := peaks.Stop()
+	r.rssPeak = rssPeak - rss0
+	for _, s := range subs {
+		r.pubs = append(r.pubs, int(s.pubs.Load()))
+		if s.lost.Load() {
+			r.lost++
+		}
+		if !s.probe {
+			continue
+		}
+		s.mu.Lock()
+		for i, h := range hits {
+			if h.err != "" || h.sent.IsZero() {
+				continue
+			}
+			r.pairs++
+			seen, ok := s.seenAt[order[i]]
+			if !ok {
+				r.unseen++
+				continue
+			}
+			r.seen = append(r.seen, seen.Sub(h.sent))
+			r.answerSeen = append(r.answerSeen, seen.Sub(h.answered))
+		}
+		s.mu.Unlock()
+	}
+	progress("bench:   centrifugo N=%d: published %s, p99 %s; publish → seen p50 %s p99 %s max %s (%d of %d unseen); CPU %.1fs; settled %v in %s; lost %d",
+		n, r.pub.answeredCell(), ms(r.pub.lat.pct(99)), ms(r.seen.pct(50)), ms(r.seen.pct(99)), ms(r.seen.max()), r.unseen, r.pairs,
+		r.cpu, r.settled, r.settle.Round(time.Millisecond), r.lost)
+	return r, nil
+}

@@ -1,0 +1,182 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// writeOnSale writes the on-sale section: the bursts, their cost, the targets, and the
+// same burst through Centrifugo beside them.
+func writeOnSale(w io.Writer, rows []*onsaleRun, peers []*peerRun, peerNote string, holds, rate int, quick bool) {
+	fmt.Fprintf(w, "\n## 7. On-sale burst\n\n")
+	if quick {
+		fmt.Fprintf(w, "_Short version (`-quick`: %s)._\n\n", quickSummary)
+	}
+	withFrom := len(rows) > 0 && rows[0].withFrom
+	fmt.Fprintf(w, "Each row is a server of its own (the server binary's `serve` in a child process, `SEATFLOW_LIVE_TICK` unset for the default or set as shown) on a %d-seat showtime (gaps allowed). "+
+		"First %d holds warm it up on another showtime; then the burst alone: %d one-seat holds by %d separate buyers (a customer token each; hold rate limit off, purchase limit 10, cost budget refilled without bound) at %d per second, open loop (vegeta: each hold is sent on its schedule whatever the others are doing; at most %d connections, and a hold waiting for one counts the wait), on a showtime no one watches. "+
+		"Then N websocket watchers (graphql-transport-ws, in the bench process) subscribe to a third showtime, and the same burst holds its seats. "+
+		"%d of the watchers are probes: each keeps its own map as the shipped clients do (a SNAPSHOT replaces the map whatever its version; a DELTA applies only to the map at its `fromVersion` (%s); after a gap, or when the server ends the subscription, the probe subscribes again and waits for the SNAPSHOT) and notes when each seat first shows HELD. The others only count their frames, reading the first bytes of each. "+
+		"**Click → seen** is, for every (probe, held seat), the time from sending the hold to the seat shown HELD in that probe's map (and from the hold's answer: negative when the map showed it before the buyer had the answer). "+
+		"Holds answered per second: the good answers after the first, over the time from the first to the last. "+
+		"After the last answer the real map is read through the API, and the run waits (up to %s) until every watcher has its version; then each probe's map is compared with it. "+
+		"Server CPU is from `/proc/<pid>/stat` from the burst's start until then; RSS and goroutines are growth over the server before any watcher (after the burst alone), divided by N: idle once the watchers are connected, and the peak sampled during the burst.\n",
+		onsaleRows*onsalePerRow, onsaleWarmup, holds, holds, rate, burstConns, onsaleProbes, fromVersionRule(withFrom), onsaleSettle)
+
+	var burst, cost [][]string
+	for _, r := range rows {
+		label := []string{strconv.Itoa(r.n), tickLabel(r.tick)}
+		seen := fmt.Sprintf("%s / %s / %s", ms(r.clickSeen.pct(50)), ms(r.clickSeen.pct(99)), ms(r.clickSeen.max()))
+		if r.unseen > 0 {
+			seen += fmt.Sprintf(" (%d of %d never seen)", r.unseen, r.pairs)
+		}
+		burst = append(burst, append(label, r.burst.answeredCell(),
+			fmt.Sprintf("%s / %s (%.2f)", ms(r.burst.lat.pct(99)), ms(r.alone.lat.pct(99)), r.holdsRatio()),
+			seen, fmt.Sprintf("%s / %s / %s", ms(r.answerSeen.pct(50)), ms(r.answerSeen.pct(99)), ms(r.answerSeen.max())),
+			fmt.Sprintf("%d of %d", onsaleProbesOf(r)-r.wrongMaps, onsaleProbesOf(r)), verdict(r.wrongMaps == 0)))
+		settled := r.settle.Round(10 * time.Millisecond).String()
+		if !r.settled {
+			settled = "not within " + onsaleSettle.String()
+		}
+		cost = append(cost, append(label, fmt.Sprintf("%.1f / %d (≤ %d)", meanOf(r.frames), maxOf(r.frames), r.framesLimit()),
+			fmt.Sprintf("%.1f (%.1f alone) / %.1f", r.cpu, r.cpuAlone, r.clientCPU), fmt.Sprintf("%.0f", r.cpuPerWatcher()),
+			fmt.Sprintf("%.1f / %.1f KiB", float64(r.rssIdle)/float64(r.n)/1024, float64(r.rssPeak)/float64(r.n)/1024),
+			fmt.Sprintf("%.2f / %.2f", r.goIdle/float64(r.n), r.goPeak/float64(r.n)),
+			settled, fmt.Sprintf("%d / %d", r.ended, r.lost), fmt.Sprintf("%d (%d)", r.gaps, r.resubscribed),
+			r.connect.Round(time.Millisecond).String()))
+	}
+	table(w, []string{"N", "tick", "holds answered", "holdSeats p99 with / without watchers (ratio)", "click → seen p50 / p99 / max",
+		"from the answer p50 / p99 / max", "probe maps right", "result"}, burst)
+	fmt.Fprintf(w, "\n")
+	table(w, []string{"N", "tick", "frames per watcher: mean / max (limit: burst s × 10 + 2)", "server CPU s (without watchers) / bench clients' CPU s",
+		"server CPU-µs per watcher per burst second", "server RSS per watcher: idle / peak", "goroutines per watcher: idle / peak",
+		"every watcher still subscribed at the final version after",
+		"subscriptions ended by the server / connections lost", "probe gaps (resubscriptions)", "connect time"}, cost)
+
+	for _, r := range rows {
+		if r.endedBy != "" {
+			fmt.Fprintf(w, "\nN = %d, tick %s: the server ended %d subscriptions during the burst; the first end a probe read: `%s` (the probes subscribed again; the other watchers stopped there, so their frames and the wait for the final version leave them out).\n",
+				r.n, tickLabel(r.tick), r.ended, r.endedBy)
+		}
+	}
+	var targets [][]string
+	for _, r := range rows {
+		p99 := onsaleP99Target(r.n)
+		if r.tick != "" || p99 == 0 {
+			continue
+		}
+		at := fmt.Sprintf("N = %d, tick default: ", r.n)
+		targets = append(targets,
+			[]string{at + "holds answered at the rate asked", r.burst.answeredCell(), fmt.Sprintf("≥ %.0f/s, none failed", 0.95*float64(rate)), verdict(r.burst.atRate())},
+			[]string{at + "click → seen p99", fmt.Sprintf("%s (%d unseen)", ms(r.clickSeen.pct(99)), r.unseen), "≤ " + ms(p99) + ", every one seen",
+				verdict(r.unseen == 0 && r.clickSeen.pct(99) <= p99)},
+			[]string{at + "holdSeats p99 with watchers / without", fmt.Sprintf("%.2f", r.holdsRatio()), fmt.Sprintf("≤ %.1f", onsaleHoldsRatio), verdict(r.holdsRatio() <= onsaleHoldsRatio)},
+			[]string{at + "frames per watcher (most)", strconv.Itoa(maxOf(r.frames)), "≤ " + strconv.Itoa(r.framesLimit()), verdict(maxOf(r.frames) <= r.framesLimit())},
+			[]string{at + "server RSS per watcher", fmt.Sprintf("%.1f KiB", float64(r.rssIdle)/float64(r.n)/1024), fmt.Sprintf("≤ %d KiB", onsaleBytesTarget>>10),
+				verdict(r.rssIdle <= int64(onsaleBytesTarget*r.n))},
+			[]string{at + "server goroutines per watcher", fmt.Sprintf("%.2f", r.goIdle/float64(r.n)), "≤ 1", verdict(r.goIdle/float64(r.n) <= 1.01)},
+			[]string{at + "subscriptions ended by the server, connections lost", fmt.Sprintf("%d, %d", r.ended, r.lost), "0, 0", verdict(r.ended == 0 && r.lost == 0)},
+			[]string{at + "every probe's map right", fmt.Sprintf("%d wrong of %d", r.wrongMaps, onsaleProbesOf(r)), "0 wrong", verdict(r.wrongMaps == 0)})
+	}
+	if len(targets) > 0 {
+		fmt.Fprintf(w, "\n")
+		table(w, []string{"target", "value", "target", "result"}, targets)
+	}
+	writePeer(w, rows, peers, peerNote, holds, rate)
+}
+
+// onsaleP99Target is the click → seen p99 a default-tick row of n watchers is held to (0: none).
+func onsaleP99Target(n int) time.Duration {
+	switch {
+	case n >= 19900:
+		return onsaleP99At19k
+	case n >= 10000:
+		return onsaleP99At10k
+	}
+	return 0
+}
+
+func onsaleProbesOf(r *onsaleRun) int { return min(onsaleProbes, r.n) }
+
+// holdsRatio is holdSeats p99 with watchers over the same without.
+func (r *onsaleRun) holdsRatio() float64 {
+	if r.alone.lat.pct(99) <= 0 {
+		return 0
+	}
+	return float64(r.burst.lat.pct(99)) / float64(r.alone.lat.pct(99))
+}
+
+// framesLimit is the most frames a watcher may get: ten a second of the burst, plus two.
+func (r *onsaleRun) framesLimit() int { return int(r.burst.took().Seconds()*10) + 2 }
+
+func (r *onsaleRun) cpuPerWatcher() float64 {
+	if s := r.burst.took().Seconds(); s > 0 {
+		return r.cpu * 1e6 / float64(r.n) / s
+	}
+	return 0
+}
+
+func meanOf(xs []int) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return float64(t) / float64(len(xs))
+}
+
+// writePeer writes the Centrifugo rows and SeatFlow's default-tick rows of the same N beside them.
+func writePeer(w io.Writer, rows []*onsaleRun, peers []*peerRun, note string, holds, rate int) {
+	fmt.Fprintf(w, "\n### The same burst through Centrifugo\n\n")
+	if note != "" {
+		fmt.Fprintf(w, "Not measured: %s.\n", note)
+		return
+	}
+	if len(peers) == 0 {
+		fmt.Fprintf(w, "Not measured in this run.\n")
+		return
+	}
+	fmt.Fprintf(w, "The fan-out anchor, Centrifugo %s (`go install`, `scripts/centrifugo.sh`), in a child process of its own with its default settings except an HTTP API key and anonymous connections and subscriptions: N subscribers of one channel over its JSON protocol (`/connection/websocket`: a connect command, a subscribe command, publications pushed; gorilla/websocket in the bench process, %d of them decoding each publication, the others counting them), then %d publications, each one seat id, at %d per second through its HTTP API (`POST /api/publish`), paced as SeatFlow's holds. Publish → seen is measured as click → seen is. A publication answered by EOF is one whose answer Centrifugo's HTTP server dropped (it allows 10 s to write one).\n",
+		centrifugoVersion, onsaleProbes, holds, rate)
+	var out, cmp [][]string
+	for _, p := range peers {
+		settled := p.settle.Round(10 * time.Millisecond).String()
+		if !p.settled {
+			settled = "not within " + onsaleSettle.String()
+		}
+		seen := fmt.Sprintf("%s / %s / %s", ms(p.seen.pct(50)), ms(p.seen.pct(99)), ms(p.seen.max()))
+		if p.unseen > 0 {
+			seen += fmt.Sprintf(" (%d of %d never seen)", p.unseen, p.pairs)
+		}
+		out = append(out, []string{strconv.Itoa(p.n), p.pub.answeredCell(), ms(p.pub.lat.pct(99)), seen,
+			fmt.Sprintf("%s / %s / %s", ms(p.answerSeen.pct(50)), ms(p.answerSeen.pct(99)), ms(p.answerSeen.max())),
+			fmt.Sprintf("%.1f / %d", meanOf(p.pubs), maxOf(p.pubs)), fmt.Sprintf("%.1f / %.1f", p.cpu, p.clientCPU),
+			fmt.Sprintf("%.1f / %.1f KiB", float64(p.rssIdle)/float64(p.n)/1024, float64(p.rssPeak)/float64(p.n)/1024),
+			settled, strconv.Itoa(p.lost), p.connect.Round(time.Millisecond).String()})
+		for _, r := range rows {
+			if r.n != p.n || r.tick != "" {
+				continue
+			}
+			ratio := 0.0
+			if p.seen.pct(99) > 0 {
+				ratio = float64(r.clickSeen.pct(99)) / float64(p.seen.pct(99))
+			}
+			cmp = append(cmp, []string{strconv.Itoa(p.n), ms(r.clickSeen.pct(99)), ms(p.seen.pct(99)), fmt.Sprintf("%.2f", ratio),
+				fmt.Sprintf("≤ %.2f, no subscription ended", onsalePeerRatio), verdict(r.unseen == 0 && r.ended == 0 && r.lost == 0 && ratio <= onsalePeerRatio),
+				fmt.Sprintf("%.0f/s / %.0f/s", r.burst.perSecond(), p.pub.perSecond()), "≥ 0.97 ×",
+				verdict(r.burst.failed == 0 && r.burst.perSecond() >= 0.97*p.pub.perSecond())})
+		}
+	}
+	table(w, []string{"subscribers", "publications accepted", "publish p99", "publish → seen p50 / p99 / max", "from the answer p50 / p99 / max",
+		"publications per subscriber: mean / max", "Centrifugo CPU s / bench clients' CPU s", "Centrifugo RSS per subscriber: idle / peak",
+		"every subscriber had all after", "connections lost", "connect time"}, out)
+	if len(cmp) > 0 {
+		fmt.Fprintf(w, "\nSeatFlow (tick default) beside the anchor at the same N (the rate within 3 %%: both are paced alike):\n")
+		table(w, []string{"N", "SeatFlow click → seen p99", "Centrifugo publish → seen p99", "ratio", "target", "result",
+			"holds answered / publications accepted", "target", "result"}, cmp)
+	}
+}
