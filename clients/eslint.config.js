@@ -15,11 +15,14 @@ export default [
       // Objects have ids; these types are not objects of their own: Relay's connection
       // types (the spec gives them none), a showtime's prices, an event (the seat map it
       // changes has the id), a payment (one per order: its order's id names it), the
-      // session startPayment answers with, and a reconciler run's report.
+      // session startPayment answers with, a reconciler run's report, the door's answer to a
+      // scan, an entry of a revocation list (its ticketId names it), a showtime's door count
+      // (its showtimeId names it) and a public key (its kid names it).
       '@graphql-eslint/strict-id-in-types': ['error', {
         exceptions: {
           suffixes: ['Connection', 'Edge'],
-          types: ['PageInfo', 'Price', 'SeatMapEvent', 'Payment', 'PaymentSession', 'ReconcileReport'],
+          types: ['PageInfo', 'Price', 'SeatMapEvent', 'Payment', 'PaymentSession', 'ReconcileReport',
+            'CheckInResult', 'RevokedTicket', 'CheckInCount', 'TicketKey'],
         },
       }],
     },

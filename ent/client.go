@@ -14,6 +14,7 @@ import (
 	"seatflow/ent/cacheoutbox"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
@@ -22,6 +23,8 @@ import (
 	"seatflow/ent/seat"
 	"seatflow/ent/seatoccupancy"
 	"seatflow/ent/showtime"
+	"seatflow/ent/ticket"
+	"seatflow/ent/ticketkey"
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect"
@@ -42,6 +45,8 @@ type Client struct {
 	Hall *HallClient
 	// Movie is the client for interacting with the Movie builders.
 	Movie *MovieClient
+	// OfflineScan is the client for interacting with the OfflineScan builders.
+	OfflineScan *OfflineScanClient
 	// Order is the client for interacting with the Order builders.
 	Order *OrderClient
 	// OrderSeat is the client for interacting with the OrderSeat builders.
@@ -58,6 +63,10 @@ type Client struct {
 	SeatOccupancy *SeatOccupancyClient
 	// Showtime is the client for interacting with the Showtime builders.
 	Showtime *ShowtimeClient
+	// Ticket is the client for interacting with the Ticket builders.
+	Ticket *TicketClient
+	// TicketKey is the client for interacting with the TicketKey builders.
+	TicketKey *TicketKeyClient
 }
 
 // NewClient creates a new client configured with the given options.
@@ -72,6 +81,7 @@ func (c *Client) init() {
 	c.CacheOutbox = NewCacheOutboxClient(c.config)
 	c.Hall = NewHallClient(c.config)
 	c.Movie = NewMovieClient(c.config)
+	c.OfflineScan = NewOfflineScanClient(c.config)
 	c.Order = NewOrderClient(c.config)
 	c.OrderSeat = NewOrderSeatClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
@@ -80,6 +90,8 @@ func (c *Client) init() {
 	c.Seat = NewSeatClient(c.config)
 	c.SeatOccupancy = NewSeatOccupancyClient(c.config)
 	c.Showtime = NewShowtimeClient(c.config)
+	c.Ticket = NewTicketClient(c.config)
+	c.TicketKey = NewTicketKeyClient(c.config)
 }
 
 type (
@@ -175,6 +187,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		CacheOutbox:   NewCacheOutboxClient(cfg),
 		Hall:          NewHallClient(cfg),
 		Movie:         NewMovieClient(cfg),
+		OfflineScan:   NewOfflineScanClient(cfg),
 		Order:         NewOrderClient(cfg),
 		OrderSeat:     NewOrderSeatClient(cfg),
 		Payment:       NewPaymentClient(cfg),
@@ -183,6 +196,8 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Seat:          NewSeatClient(cfg),
 		SeatOccupancy: NewSeatOccupancyClient(cfg),
 		Showtime:      NewShowtimeClient(cfg),
+		Ticket:        NewTicketClient(cfg),
+		TicketKey:     NewTicketKeyClient(cfg),
 	}, nil
 }
 
@@ -205,6 +220,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		CacheOutbox:   NewCacheOutboxClient(cfg),
 		Hall:          NewHallClient(cfg),
 		Movie:         NewMovieClient(cfg),
+		OfflineScan:   NewOfflineScanClient(cfg),
 		Order:         NewOrderClient(cfg),
 		OrderSeat:     NewOrderSeatClient(cfg),
 		Payment:       NewPaymentClient(cfg),
@@ -213,6 +229,8 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Seat:          NewSeatClient(cfg),
 		SeatOccupancy: NewSeatOccupancyClient(cfg),
 		Showtime:      NewShowtimeClient(cfg),
+		Ticket:        NewTicketClient(cfg),
+		TicketKey:     NewTicketKeyClient(cfg),
 	}, nil
 }
 
@@ -242,8 +260,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.CacheOutbox, c.Hall, c.Movie, c.Order, c.OrderSeat, c.Payment, c.PaymentEvent,
-		c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime,
+		c.CacheOutbox, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat, c.Payment,
+		c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime, c.Ticket,
+		c.TicketKey,
 	} {
 		n.Use(hooks...)
 	}
@@ -253,8 +272,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.CacheOutbox, c.Hall, c.Movie, c.Order, c.OrderSeat, c.Payment, c.PaymentEvent,
-		c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime,
+		c.CacheOutbox, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat, c.Payment,
+		c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime, c.Ticket,
+		c.TicketKey,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -269,6 +289,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Hall.mutate(ctx, m)
 	case *MovieMutation:
 		return c.Movie.mutate(ctx, m)
+	case *OfflineScanMutation:
+		return c.OfflineScan.mutate(ctx, m)
 	case *OrderMutation:
 		return c.Order.mutate(ctx, m)
 	case *OrderSeatMutation:
@@ -285,6 +307,10 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.SeatOccupancy.mutate(ctx, m)
 	case *ShowtimeMutation:
 		return c.Showtime.mutate(ctx, m)
+	case *TicketMutation:
+		return c.Ticket.mutate(ctx, m)
+	case *TicketKeyMutation:
+		return c.TicketKey.mutate(ctx, m)
 	default:
 		return nil, fmt.Errorf("ent: unknown mutation type %T", m)
 	}
@@ -734,6 +760,155 @@ func (c *MovieClient) mutate(ctx context.Context, m *MovieMutation) (Value, erro
 		return (&MovieDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown Movie mutation op: %q", m.Op())
+	}
+}
+
+// OfflineScanClient is a client for the OfflineScan schema.
+type OfflineScanClient struct {
+	config
+}
+
+// NewOfflineScanClient returns a client for the OfflineScan from the given config.
+func NewOfflineScanClient(c config) *OfflineScanClient {
+	return &OfflineScanClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `offlinescan.Hooks(f(g(h())))`.
+func (c *OfflineScanClient) Use(hooks ...Hook) {
+	c.hooks.OfflineScan = append(c.hooks.OfflineScan, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `offlinescan.Intercept(f(g(h())))`.
+func (c *OfflineScanClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OfflineScan = append(c.inters.OfflineScan, interceptors...)
+}
+
+// Create returns a builder for creating a OfflineScan entity.
+func (c *OfflineScanClient) Create() *OfflineScanCreate {
+	mutation := newOfflineScanMutation(c.config, OpCreate)
+	return &OfflineScanCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OfflineScan entities.
+func (c *OfflineScanClient) CreateBulk(builders ...*OfflineScanCreate) *OfflineScanCreateBulk {
+	return &OfflineScanCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OfflineScanClient) MapCreateBulk(slice any, setFunc func(*OfflineScanCreate, int)) *OfflineScanCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OfflineScanCreateBulk{err: fmt.Errorf("calling to OfflineScanClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OfflineScanCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OfflineScanCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OfflineScan.
+func (c *OfflineScanClient) Update() *OfflineScanUpdate {
+	mutation := newOfflineScanMutation(c.config, OpUpdate)
+	return &OfflineScanUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OfflineScanClient) UpdateOne(_m *OfflineScan) *OfflineScanUpdateOne {
+	mutation := newOfflineScanMutation(c.config, OpUpdateOne, withOfflineScan(_m))
+	return &OfflineScanUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OfflineScanClient) UpdateOneID(id int) *OfflineScanUpdateOne {
+	mutation := newOfflineScanMutation(c.config, OpUpdateOne, withOfflineScanID(id))
+	return &OfflineScanUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OfflineScan.
+func (c *OfflineScanClient) Delete() *OfflineScanDelete {
+	mutation := newOfflineScanMutation(c.config, OpDelete)
+	return &OfflineScanDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OfflineScanClient) DeleteOne(_m *OfflineScan) *OfflineScanDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OfflineScanClient) DeleteOneID(id int) *OfflineScanDeleteOne {
+	builder := c.Delete().Where(offlinescan.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OfflineScanDeleteOne{builder}
+}
+
+// Query returns a query builder for OfflineScan.
+func (c *OfflineScanClient) Query() *OfflineScanQuery {
+	return &OfflineScanQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOfflineScan},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OfflineScan entity by its id.
+func (c *OfflineScanClient) Get(ctx context.Context, id int) (*OfflineScan, error) {
+	return c.Query().Where(offlinescan.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OfflineScanClient) GetX(ctx context.Context, id int) *OfflineScan {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTicket queries the ticket edge of a OfflineScan.
+func (c *OfflineScanClient) QueryTicket(_m *OfflineScan) *TicketQuery {
+	query := (&TicketClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(offlinescan.Table, offlinescan.FieldID, id),
+			sqlgraph.To(ticket.Table, ticket.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, offlinescan.TicketTable, offlinescan.TicketColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *OfflineScanClient) Hooks() []Hook {
+	return c.hooks.OfflineScan
+}
+
+// Interceptors returns the client interceptors.
+func (c *OfflineScanClient) Interceptors() []Interceptor {
+	return c.inters.OfflineScan
+}
+
+func (c *OfflineScanClient) mutate(ctx context.Context, m *OfflineScanMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OfflineScanCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OfflineScanUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OfflineScanUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OfflineScanDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OfflineScan mutation op: %q", m.Op())
 	}
 }
 
@@ -1945,15 +2120,330 @@ func (c *ShowtimeClient) mutate(ctx context.Context, m *ShowtimeMutation) (Value
 	}
 }
 
+// TicketClient is a client for the Ticket schema.
+type TicketClient struct {
+	config
+}
+
+// NewTicketClient returns a client for the Ticket from the given config.
+func NewTicketClient(c config) *TicketClient {
+	return &TicketClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `ticket.Hooks(f(g(h())))`.
+func (c *TicketClient) Use(hooks ...Hook) {
+	c.hooks.Ticket = append(c.hooks.Ticket, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `ticket.Intercept(f(g(h())))`.
+func (c *TicketClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Ticket = append(c.inters.Ticket, interceptors...)
+}
+
+// Create returns a builder for creating a Ticket entity.
+func (c *TicketClient) Create() *TicketCreate {
+	mutation := newTicketMutation(c.config, OpCreate)
+	return &TicketCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Ticket entities.
+func (c *TicketClient) CreateBulk(builders ...*TicketCreate) *TicketCreateBulk {
+	return &TicketCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *TicketClient) MapCreateBulk(slice any, setFunc func(*TicketCreate, int)) *TicketCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &TicketCreateBulk{err: fmt.Errorf("calling to TicketClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*TicketCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &TicketCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Ticket.
+func (c *TicketClient) Update() *TicketUpdate {
+	mutation := newTicketMutation(c.config, OpUpdate)
+	return &TicketUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *TicketClient) UpdateOne(_m *Ticket) *TicketUpdateOne {
+	mutation := newTicketMutation(c.config, OpUpdateOne, withTicket(_m))
+	return &TicketUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *TicketClient) UpdateOneID(id int) *TicketUpdateOne {
+	mutation := newTicketMutation(c.config, OpUpdateOne, withTicketID(id))
+	return &TicketUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Ticket.
+func (c *TicketClient) Delete() *TicketDelete {
+	mutation := newTicketMutation(c.config, OpDelete)
+	return &TicketDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *TicketClient) DeleteOne(_m *Ticket) *TicketDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *TicketClient) DeleteOneID(id int) *TicketDeleteOne {
+	builder := c.Delete().Where(ticket.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &TicketDeleteOne{builder}
+}
+
+// Query returns a query builder for Ticket.
+func (c *TicketClient) Query() *TicketQuery {
+	return &TicketQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeTicket},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Ticket entity by its id.
+func (c *TicketClient) Get(ctx context.Context, id int) (*Ticket, error) {
+	return c.Query().Where(ticket.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *TicketClient) GetX(ctx context.Context, id int) *Ticket {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryKey queries the key edge of a Ticket.
+func (c *TicketClient) QueryKey(_m *Ticket) *TicketKeyQuery {
+	query := (&TicketKeyClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(ticket.Table, ticket.FieldID, id),
+			sqlgraph.To(ticketkey.Table, ticketkey.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, ticket.KeyTable, ticket.KeyColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryOfflineScans queries the offline_scans edge of a Ticket.
+func (c *TicketClient) QueryOfflineScans(_m *Ticket) *OfflineScanQuery {
+	query := (&OfflineScanClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(ticket.Table, ticket.FieldID, id),
+			sqlgraph.To(offlinescan.Table, offlinescan.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, ticket.OfflineScansTable, ticket.OfflineScansColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *TicketClient) Hooks() []Hook {
+	return c.hooks.Ticket
+}
+
+// Interceptors returns the client interceptors.
+func (c *TicketClient) Interceptors() []Interceptor {
+	return c.inters.Ticket
+}
+
+func (c *TicketClient) mutate(ctx context.Context, m *TicketMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&TicketCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&TicketUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&TicketUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&TicketDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Ticket mutation op: %q", m.Op())
+	}
+}
+
+// TicketKeyClient is a client for the TicketKey schema.
+type TicketKeyClient struct {
+	config
+}
+
+// NewTicketKeyClient returns a client for the TicketKey from the given config.
+func NewTicketKeyClient(c config) *TicketKeyClient {
+	return &TicketKeyClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `ticketkey.Hooks(f(g(h())))`.
+func (c *TicketKeyClient) Use(hooks ...Hook) {
+	c.hooks.TicketKey = append(c.hooks.TicketKey, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `ticketkey.Intercept(f(g(h())))`.
+func (c *TicketKeyClient) Intercept(interceptors ...Interceptor) {
+	c.inters.TicketKey = append(c.inters.TicketKey, interceptors...)
+}
+
+// Create returns a builder for creating a TicketKey entity.
+func (c *TicketKeyClient) Create() *TicketKeyCreate {
+	mutation := newTicketKeyMutation(c.config, OpCreate)
+	return &TicketKeyCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of TicketKey entities.
+func (c *TicketKeyClient) CreateBulk(builders ...*TicketKeyCreate) *TicketKeyCreateBulk {
+	return &TicketKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *TicketKeyClient) MapCreateBulk(slice any, setFunc func(*TicketKeyCreate, int)) *TicketKeyCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &TicketKeyCreateBulk{err: fmt.Errorf("calling to TicketKeyClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*TicketKeyCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &TicketKeyCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for TicketKey.
+func (c *TicketKeyClient) Update() *TicketKeyUpdate {
+	mutation := newTicketKeyMutation(c.config, OpUpdate)
+	return &TicketKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *TicketKeyClient) UpdateOne(_m *TicketKey) *TicketKeyUpdateOne {
+	mutation := newTicketKeyMutation(c.config, OpUpdateOne, withTicketKey(_m))
+	return &TicketKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *TicketKeyClient) UpdateOneID(id int) *TicketKeyUpdateOne {
+	mutation := newTicketKeyMutation(c.config, OpUpdateOne, withTicketKeyID(id))
+	return &TicketKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for TicketKey.
+func (c *TicketKeyClient) Delete() *TicketKeyDelete {
+	mutation := newTicketKeyMutation(c.config, OpDelete)
+	return &TicketKeyDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *TicketKeyClient) DeleteOne(_m *TicketKey) *TicketKeyDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *TicketKeyClient) DeleteOneID(id int) *TicketKeyDeleteOne {
+	builder := c.Delete().Where(ticketkey.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &TicketKeyDeleteOne{builder}
+}
+
+// Query returns a query builder for TicketKey.
+func (c *TicketKeyClient) Query() *TicketKeyQuery {
+	return &TicketKeyQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeTicketKey},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a TicketKey entity by its id.
+func (c *TicketKeyClient) Get(ctx context.Context, id int) (*TicketKey, error) {
+	return c.Query().Where(ticketkey.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *TicketKeyClient) GetX(ctx context.Context, id int) *TicketKey {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryTickets queries the tickets edge of a TicketKey.
+func (c *TicketKeyClient) QueryTickets(_m *TicketKey) *TicketQuery {
+	query := (&TicketClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(ticketkey.Table, ticketkey.FieldID, id),
+			sqlgraph.To(ticket.Table, ticket.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, ticketkey.TicketsTable, ticketkey.TicketsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *TicketKeyClient) Hooks() []Hook {
+	return c.hooks.TicketKey
+}
+
+// Interceptors returns the client interceptors.
+func (c *TicketKeyClient) Interceptors() []Interceptor {
+	return c.inters.TicketKey
+}
+
+func (c *TicketKeyClient) mutate(ctx context.Context, m *TicketKeyMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&TicketKeyCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&TicketKeyUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&TicketKeyUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&TicketKeyDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown TicketKey mutation op: %q", m.Op())
+	}
+}
+
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		CacheOutbox, Hall, Movie, Order, OrderSeat, Payment, PaymentEvent, ReconcileRun,
-		Seat, SeatOccupancy, Showtime []ent.Hook
+		CacheOutbox, Hall, Movie, OfflineScan, Order, OrderSeat, Payment, PaymentEvent,
+		ReconcileRun, Seat, SeatOccupancy, Showtime, Ticket, TicketKey []ent.Hook
 	}
 	inters struct {
-		CacheOutbox, Hall, Movie, Order, OrderSeat, Payment, PaymentEvent, ReconcileRun,
-		Seat, SeatOccupancy, Showtime []ent.Interceptor
+		CacheOutbox, Hall, Movie, OfflineScan, Order, OrderSeat, Payment, PaymentEvent,
+		ReconcileRun, Seat, SeatOccupancy, Showtime, Ticket,
+		TicketKey []ent.Interceptor
 	}
 )
 

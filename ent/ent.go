@@ -10,6 +10,7 @@ import (
 	"seatflow/ent/cacheoutbox"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
@@ -18,6 +19,8 @@ import (
 	"seatflow/ent/seat"
 	"seatflow/ent/seatoccupancy"
 	"seatflow/ent/showtime"
+	"seatflow/ent/ticket"
+	"seatflow/ent/ticketkey"
 	"sync"
 
 	"entgo.io/ent"
@@ -86,6 +89,7 @@ func checkColumn(t, c string) error {
 			cacheoutbox.Table:   cacheoutbox.ValidColumn,
 			hall.Table:          hall.ValidColumn,
 			movie.Table:         movie.ValidColumn,
+			offlinescan.Table:   offlinescan.ValidColumn,
 			order.Table:         order.ValidColumn,
 			orderseat.Table:     orderseat.ValidColumn,
 			payment.Table:       payment.ValidColumn,
@@ -94,6 +98,8 @@ func checkColumn(t, c string) error {
 			seat.Table:          seat.ValidColumn,
 			seatoccupancy.Table: seatoccupancy.ValidColumn,
 			showtime.Table:      showtime.ValidColumn,
+			ticket.Table:        ticket.ValidColumn,
+			ticketkey.Table:     ticketkey.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

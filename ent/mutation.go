@@ -10,6 +10,7 @@ import (
 	"seatflow/ent/cacheoutbox"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
@@ -19,6 +20,8 @@ import (
 	"seatflow/ent/seat"
 	"seatflow/ent/seatoccupancy"
 	"seatflow/ent/showtime"
+	"seatflow/ent/ticket"
+	"seatflow/ent/ticketkey"
 	"sync"
 	"time"
 
@@ -38,6 +41,7 @@ const (
 	TypeCacheOutbox   = "CacheOutbox"
 	TypeHall          = "Hall"
 	TypeMovie         = "Movie"
+	TypeOfflineScan   = "OfflineScan"
 	TypeOrder         = "Order"
 	TypeOrderSeat     = "OrderSeat"
 	TypePayment       = "Payment"
@@ -46,6 +50,8 @@ const (
 	TypeSeat          = "Seat"
 	TypeSeatOccupancy = "SeatOccupancy"
 	TypeShowtime      = "Showtime"
+	TypeTicket        = "Ticket"
+	TypeTicketKey     = "TicketKey"
 )
 
 // CacheOutboxMutation represents an operation that mutates the CacheOutbox nodes in the graph.
@@ -2000,6 +2006,692 @@ func (m *MovieMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Movie edge %s", name)
+}
+
+// OfflineScanMutation represents an operation that mutates the OfflineScan nodes in the graph.
+type OfflineScanMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	showtime_id    *int
+	addshowtime_id *int
+	nonce          *string
+	scanned_at     *time.Time
+	recorded_at    *time.Time
+	staff_id       *string
+	clearedFields  map[string]struct{}
+	ticket         *int
+	clearedticket  bool
+	done           bool
+	oldValue       func(context.Context) (*OfflineScan, error)
+	predicates     []predicate.OfflineScan
+}
+
+var _ ent.Mutation = (*OfflineScanMutation)(nil)
+
+// offlinescanOption allows management of the mutation configuration using functional options.
+type offlinescanOption func(*OfflineScanMutation)
+
+// newOfflineScanMutation creates new mutation for the OfflineScan entity.
+func newOfflineScanMutation(c config, op Op, opts ...offlinescanOption) *OfflineScanMutation {
+	m := &OfflineScanMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeOfflineScan,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withOfflineScanID sets the ID field of the mutation.
+func withOfflineScanID(id int) offlinescanOption {
+	return func(m *OfflineScanMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *OfflineScan
+		)
+		m.oldValue = func(ctx context.Context) (*OfflineScan, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().OfflineScan.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withOfflineScan sets the old OfflineScan of the mutation.
+func withOfflineScan(node *OfflineScan) offlinescanOption {
+	return func(m *OfflineScanMutation) {
+		m.oldValue = func(context.Context) (*OfflineScan, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m OfflineScanMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m OfflineScanMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *OfflineScanMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *OfflineScanMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().OfflineScan.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetTicketID sets the "ticket_id" field.
+func (m *OfflineScanMutation) SetTicketID(i int) {
+	m.ticket = &i
+}
+
+// TicketID returns the value of the "ticket_id" field in the mutation.
+func (m *OfflineScanMutation) TicketID() (r int, exists bool) {
+	v := m.ticket
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicketID returns the old "ticket_id" field's value of the OfflineScan entity.
+// If the OfflineScan object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OfflineScanMutation) OldTicketID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicketID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicketID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicketID: %w", err)
+	}
+	return oldValue.TicketID, nil
+}
+
+// ResetTicketID resets all changes to the "ticket_id" field.
+func (m *OfflineScanMutation) ResetTicketID() {
+	m.ticket = nil
+}
+
+// SetShowtimeID sets the "showtime_id" field.
+func (m *OfflineScanMutation) SetShowtimeID(i int) {
+	m.showtime_id = &i
+	m.addshowtime_id = nil
+}
+
+// ShowtimeID returns the value of the "showtime_id" field in the mutation.
+func (m *OfflineScanMutation) ShowtimeID() (r int, exists bool) {
+	v := m.showtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShowtimeID returns the old "showtime_id" field's value of the OfflineScan entity.
+// If the OfflineScan object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OfflineScanMutation) OldShowtimeID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShowtimeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShowtimeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShowtimeID: %w", err)
+	}
+	return oldValue.ShowtimeID, nil
+}
+
+// AddShowtimeID adds i to the "showtime_id" field.
+func (m *OfflineScanMutation) AddShowtimeID(i int) {
+	if m.addshowtime_id != nil {
+		*m.addshowtime_id += i
+	} else {
+		m.addshowtime_id = &i
+	}
+}
+
+// AddedShowtimeID returns the value that was added to the "showtime_id" field in this mutation.
+func (m *OfflineScanMutation) AddedShowtimeID() (r int, exists bool) {
+	v := m.addshowtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetShowtimeID resets all changes to the "showtime_id" field.
+func (m *OfflineScanMutation) ResetShowtimeID() {
+	m.showtime_id = nil
+	m.addshowtime_id = nil
+}
+
+// SetNonce sets the "nonce" field.
+func (m *OfflineScanMutation) SetNonce(s string) {
+	m.nonce = &s
+}
+
+// Nonce returns the value of the "nonce" field in the mutation.
+func (m *OfflineScanMutation) Nonce() (r string, exists bool) {
+	v := m.nonce
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldNonce returns the old "nonce" field's value of the OfflineScan entity.
+// If the OfflineScan object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OfflineScanMutation) OldNonce(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldNonce is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldNonce requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldNonce: %w", err)
+	}
+	return oldValue.Nonce, nil
+}
+
+// ResetNonce resets all changes to the "nonce" field.
+func (m *OfflineScanMutation) ResetNonce() {
+	m.nonce = nil
+}
+
+// SetScannedAt sets the "scanned_at" field.
+func (m *OfflineScanMutation) SetScannedAt(t time.Time) {
+	m.scanned_at = &t
+}
+
+// ScannedAt returns the value of the "scanned_at" field in the mutation.
+func (m *OfflineScanMutation) ScannedAt() (r time.Time, exists bool) {
+	v := m.scanned_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldScannedAt returns the old "scanned_at" field's value of the OfflineScan entity.
+// If the OfflineScan object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OfflineScanMutation) OldScannedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldScannedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldScannedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldScannedAt: %w", err)
+	}
+	return oldValue.ScannedAt, nil
+}
+
+// ResetScannedAt resets all changes to the "scanned_at" field.
+func (m *OfflineScanMutation) ResetScannedAt() {
+	m.scanned_at = nil
+}
+
+// SetRecordedAt sets the "recorded_at" field.
+func (m *OfflineScanMutation) SetRecordedAt(t time.Time) {
+	m.recorded_at = &t
+}
+
+// RecordedAt returns the value of the "recorded_at" field in the mutation.
+func (m *OfflineScanMutation) RecordedAt() (r time.Time, exists bool) {
+	v := m.recorded_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRecordedAt returns the old "recorded_at" field's value of the OfflineScan entity.
+// If the OfflineScan object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OfflineScanMutation) OldRecordedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRecordedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRecordedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRecordedAt: %w", err)
+	}
+	return oldValue.RecordedAt, nil
+}
+
+// ResetRecordedAt resets all changes to the "recorded_at" field.
+func (m *OfflineScanMutation) ResetRecordedAt() {
+	m.recorded_at = nil
+}
+
+// SetStaffID sets the "staff_id" field.
+func (m *OfflineScanMutation) SetStaffID(s string) {
+	m.staff_id = &s
+}
+
+// StaffID returns the value of the "staff_id" field in the mutation.
+func (m *OfflineScanMutation) StaffID() (r string, exists bool) {
+	v := m.staff_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldStaffID returns the old "staff_id" field's value of the OfflineScan entity.
+// If the OfflineScan object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OfflineScanMutation) OldStaffID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldStaffID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldStaffID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldStaffID: %w", err)
+	}
+	return oldValue.StaffID, nil
+}
+
+// ResetStaffID resets all changes to the "staff_id" field.
+func (m *OfflineScanMutation) ResetStaffID() {
+	m.staff_id = nil
+}
+
+// ClearTicket clears the "ticket" edge to the Ticket entity.
+func (m *OfflineScanMutation) ClearTicket() {
+	m.clearedticket = true
+	m.clearedFields[offlinescan.FieldTicketID] = struct{}{}
+}
+
+// TicketCleared reports if the "ticket" edge to the Ticket entity was cleared.
+func (m *OfflineScanMutation) TicketCleared() bool {
+	return m.clearedticket
+}
+
+// TicketIDs returns the "ticket" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// TicketID instead. It exists only for internal usage by the builders.
+func (m *OfflineScanMutation) TicketIDs() (ids []int) {
+	if id := m.ticket; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetTicket resets all changes to the "ticket" edge.
+func (m *OfflineScanMutation) ResetTicket() {
+	m.ticket = nil
+	m.clearedticket = false
+}
+
+// Where appends a list predicates to the OfflineScanMutation builder.
+func (m *OfflineScanMutation) Where(ps ...predicate.OfflineScan) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the OfflineScanMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *OfflineScanMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.OfflineScan, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *OfflineScanMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *OfflineScanMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (OfflineScan).
+func (m *OfflineScanMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *OfflineScanMutation) Fields() []string {
+	fields := make([]string, 0, 6)
+	if m.ticket != nil {
+		fields = append(fields, offlinescan.FieldTicketID)
+	}
+	if m.showtime_id != nil {
+		fields = append(fields, offlinescan.FieldShowtimeID)
+	}
+	if m.nonce != nil {
+		fields = append(fields, offlinescan.FieldNonce)
+	}
+	if m.scanned_at != nil {
+		fields = append(fields, offlinescan.FieldScannedAt)
+	}
+	if m.recorded_at != nil {
+		fields = append(fields, offlinescan.FieldRecordedAt)
+	}
+	if m.staff_id != nil {
+		fields = append(fields, offlinescan.FieldStaffID)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *OfflineScanMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case offlinescan.FieldTicketID:
+		return m.TicketID()
+	case offlinescan.FieldShowtimeID:
+		return m.ShowtimeID()
+	case offlinescan.FieldNonce:
+		return m.Nonce()
+	case offlinescan.FieldScannedAt:
+		return m.ScannedAt()
+	case offlinescan.FieldRecordedAt:
+		return m.RecordedAt()
+	case offlinescan.FieldStaffID:
+		return m.StaffID()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *OfflineScanMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case offlinescan.FieldTicketID:
+		return m.OldTicketID(ctx)
+	case offlinescan.FieldShowtimeID:
+		return m.OldShowtimeID(ctx)
+	case offlinescan.FieldNonce:
+		return m.OldNonce(ctx)
+	case offlinescan.FieldScannedAt:
+		return m.OldScannedAt(ctx)
+	case offlinescan.FieldRecordedAt:
+		return m.OldRecordedAt(ctx)
+	case offlinescan.FieldStaffID:
+		return m.OldStaffID(ctx)
+	}
+	return nil, fmt.Errorf("unknown OfflineScan field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OfflineScanMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case offlinescan.FieldTicketID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicketID(v)
+		return nil
+	case offlinescan.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShowtimeID(v)
+		return nil
+	case offlinescan.FieldNonce:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetNonce(v)
+		return nil
+	case offlinescan.FieldScannedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetScannedAt(v)
+		return nil
+	case offlinescan.FieldRecordedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRecordedAt(v)
+		return nil
+	case offlinescan.FieldStaffID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetStaffID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OfflineScan field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *OfflineScanMutation) AddedFields() []string {
+	var fields []string
+	if m.addshowtime_id != nil {
+		fields = append(fields, offlinescan.FieldShowtimeID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *OfflineScanMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case offlinescan.FieldShowtimeID:
+		return m.AddedShowtimeID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OfflineScanMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case offlinescan.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddShowtimeID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OfflineScan numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *OfflineScanMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *OfflineScanMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *OfflineScanMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown OfflineScan nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *OfflineScanMutation) ResetField(name string) error {
+	switch name {
+	case offlinescan.FieldTicketID:
+		m.ResetTicketID()
+		return nil
+	case offlinescan.FieldShowtimeID:
+		m.ResetShowtimeID()
+		return nil
+	case offlinescan.FieldNonce:
+		m.ResetNonce()
+		return nil
+	case offlinescan.FieldScannedAt:
+		m.ResetScannedAt()
+		return nil
+	case offlinescan.FieldRecordedAt:
+		m.ResetRecordedAt()
+		return nil
+	case offlinescan.FieldStaffID:
+		m.ResetStaffID()
+		return nil
+	}
+	return fmt.Errorf("unknown OfflineScan field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *OfflineScanMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.ticket != nil {
+		edges = append(edges, offlinescan.EdgeTicket)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *OfflineScanMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case offlinescan.EdgeTicket:
+		if id := m.ticket; id != nil {
+			return []ent.Value{*id}
+		}
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *OfflineScanMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *OfflineScanMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *OfflineScanMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedticket {
+		edges = append(edges, offlinescan.EdgeTicket)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *OfflineScanMutation) EdgeCleared(name string) bool {
+	switch name {
+	case offlinescan.EdgeTicket:
+		return m.clearedticket
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *OfflineScanMutation) ClearEdge(name string) error {
+	switch name {
+	case offlinescan.EdgeTicket:
+		m.ClearTicket()
+		return nil
+	}
+	return fmt.Errorf("unknown OfflineScan unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *OfflineScanMutation) ResetEdge(name string) error {
+	switch name {
+	case offlinescan.EdgeTicket:
+		m.ResetTicket()
+		return nil
+	}
+	return fmt.Errorf("unknown OfflineScan edge %s", name)
 }
 
 // OrderMutation represents an operation that mutates the Order nodes in the graph.
@@ -9025,4 +9717,1840 @@ func (m *ShowtimeMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Showtime edge %s", name)
+}
+
+// TicketMutation represents an operation that mutates the Ticket nodes in the graph.
+type TicketMutation struct {
+	config
+	op                   Op
+	typ                  string
+	id                   *int
+	order_id             *int
+	addorder_id          *int
+	showtime_id          *int
+	addshowtime_id       *int
+	seat_id              *int
+	addseat_id           *int
+	created_at           *time.Time
+	revoked_at           *time.Time
+	checked_in_at        *time.Time
+	check_in_nonce       *string
+	checked_in_by        *string
+	admissions           *int
+	addadmissions        *int
+	clearedFields        map[string]struct{}
+	key                  *int
+	clearedkey           bool
+	offline_scans        map[int]struct{}
+	removedoffline_scans map[int]struct{}
+	clearedoffline_scans bool
+	done                 bool
+	oldValue             func(context.Context) (*Ticket, error)
+	predicates           []predicate.Ticket
+}
+
+var _ ent.Mutation = (*TicketMutation)(nil)
+
+// ticketOption allows management of the mutation configuration using functional options.
+type ticketOption func(*TicketMutation)
+
+// newTicketMutation creates new mutation for the Ticket entity.
+func newTicketMutation(c config, op Op, opts ...ticketOption) *TicketMutation {
+	m := &TicketMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeTicket,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withTicketID sets the ID field of the mutation.
+func withTicketID(id int) ticketOption {
+	return func(m *TicketMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Ticket
+		)
+		m.oldValue = func(ctx context.Context) (*Ticket, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Ticket.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withTicket sets the old Ticket of the mutation.
+func withTicket(node *Ticket) ticketOption {
+	return func(m *TicketMutation) {
+		m.oldValue = func(context.Context) (*Ticket, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m TicketMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m TicketMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *TicketMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *TicketMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Ticket.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetOrderID sets the "order_id" field.
+func (m *TicketMutation) SetOrderID(i int) {
+	m.order_id = &i
+	m.addorder_id = nil
+}
+
+// OrderID returns the value of the "order_id" field in the mutation.
+func (m *TicketMutation) OrderID() (r int, exists bool) {
+	v := m.order_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderID returns the old "order_id" field's value of the Ticket entity.
+// If the Ticket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketMutation) OldOrderID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderID: %w", err)
+	}
+	return oldValue.OrderID, nil
+}
+
+// AddOrderID adds i to the "order_id" field.
+func (m *TicketMutation) AddOrderID(i int) {
+	if m.addorder_id != nil {
+		*m.addorder_id += i
+	} else {
+		m.addorder_id = &i
+	}
+}
+
+// AddedOrderID returns the value that was added to the "order_id" field in this mutation.
+func (m *TicketMutation) AddedOrderID() (r int, exists bool) {
+	v := m.addorder_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetOrderID resets all changes to the "order_id" field.
+func (m *TicketMutation) ResetOrderID() {
+	m.order_id = nil
+	m.addorder_id = nil
+}
+
+// SetShowtimeID sets the "showtime_id" field.
+func (m *TicketMutation) SetShowtimeID(i int) {
+	m.showtime_id = &i
+	m.addshowtime_id = nil
+}
+
+// ShowtimeID returns the value of the "showtime_id" field in the mutation.
+func (m *TicketMutation) ShowtimeID() (r int, exists bool) {
+	v := m.showtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShowtimeID returns the old "showtime_id" field's value of the Ticket entity.
+// If the Ticket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketMutation) OldShowtimeID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShowtimeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShowtimeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShowtimeID: %w", err)
+	}
+	return oldValue.ShowtimeID, nil
+}
+
+// AddShowtimeID adds i to the "showtime_id" field.
+func (m *TicketMutation) AddShowtimeID(i int) {
+	if m.addshowtime_id != nil {
+		*m.addshowtime_id += i
+	} else {
+		m.addshowtime_id = &i
+	}
+}
+
+// AddedShowtimeID returns the value that was added to the "showtime_id" field in this mutation.
+func (m *TicketMutation) AddedShowtimeID() (r int, exists bool) {
+	v := m.addshowtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetShowtimeID resets all changes to the "showtime_id" field.
+func (m *TicketMutation) ResetShowtimeID() {
+	m.showtime_id = nil
+	m.addshowtime_id = nil
+}
+
+// SetSeatID sets the "seat_id" field.
+func (m *TicketMutation) SetSeatID(i int) {
+	m.seat_id = &i
+	m.addseat_id = nil
+}
+
+// SeatID returns the value of the "seat_id" field in the mutation.
+func (m *TicketMutation) SeatID() (r int, exists bool) {
+	v := m.seat_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeatID returns the old "seat_id" field's value of the Ticket entity.
+// If the Ticket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketMutation) OldSeatID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeatID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeatID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeatID: %w", err)
+	}
+	return oldValue.SeatID, nil
+}
+
+// AddSeatID adds i to the "seat_id" field.
+func (m *TicketMutation) AddSeatID(i int) {
+	if m.addseat_id != nil {
+		*m.addseat_id += i
+	} else {
+		m.addseat_id = &i
+	}
+}
+
+// AddedSeatID returns the value that was added to the "seat_id" field in this mutation.
+func (m *TicketMutation) AddedSeatID() (r int, exists bool) {
+	v := m.addseat_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeatID resets all changes to the "seat_id" field.
+func (m *TicketMutation) ResetSeatID() {
+	m.seat_id = nil
+	m.addseat_id = nil
+}
+
+// SetKeyID sets the "key_id" field.
+func (m *TicketMutation) SetKeyID(i int) {
+	m.key = &i
+}
+
+// KeyID returns the value of the "key_id" field in the mutation.
+func (m *TicketMutation) KeyID() (r int, exists bool) {
+	v := m.key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKeyID returns the old "key_id" field's value of the Ticket entity.
+// If the Ticket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketMutation) OldKeyID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKeyID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKeyID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKeyID: %w", err)
+	}
+	return oldValue.KeyID, nil
+}
+
+// ResetKeyID resets all changes to the "key_id" field.
+func (m *TicketMutation) ResetKeyID() {
+	m.key = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *TicketMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *TicketMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Ticket entity.
+// If the Ticket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *TicketMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetRevokedAt sets the "revoked_at" field.
+func (m *TicketMutation) SetRevokedAt(t time.Time) {
+	m.revoked_at = &t
+}
+
+// RevokedAt returns the value of the "revoked_at" field in the mutation.
+func (m *TicketMutation) RevokedAt() (r time.Time, exists bool) {
+	v := m.revoked_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldRevokedAt returns the old "revoked_at" field's value of the Ticket entity.
+// If the Ticket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketMutation) OldRevokedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldRevokedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldRevokedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldRevokedAt: %w", err)
+	}
+	return oldValue.RevokedAt, nil
+}
+
+// ClearRevokedAt clears the value of the "revoked_at" field.
+func (m *TicketMutation) ClearRevokedAt() {
+	m.revoked_at = nil
+	m.clearedFields[ticket.FieldRevokedAt] = struct{}{}
+}
+
+// RevokedAtCleared returns if the "revoked_at" field was cleared in this mutation.
+func (m *TicketMutation) RevokedAtCleared() bool {
+	_, ok := m.clearedFields[ticket.FieldRevokedAt]
+	return ok
+}
+
+// ResetRevokedAt resets all changes to the "revoked_at" field.
+func (m *TicketMutation) ResetRevokedAt() {
+	m.revoked_at = nil
+	delete(m.clearedFields, ticket.FieldRevokedAt)
+}
+
+// SetCheckedInAt sets the "checked_in_at" field.
+func (m *TicketMutation) SetCheckedInAt(t time.Time) {
+	m.checked_in_at = &t
+}
+
+// CheckedInAt returns the value of the "checked_in_at" field in the mutation.
+func (m *TicketMutation) CheckedInAt() (r time.Time, exists bool) {
+	v := m.checked_in_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckedInAt returns the old "checked_in_at" field's value of the Ticket entity.
+// If the Ticket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketMutation) OldCheckedInAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckedInAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckedInAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckedInAt: %w", err)
+	}
+	return oldValue.CheckedInAt, nil
+}
+
+// ClearCheckedInAt clears the value of the "checked_in_at" field.
+func (m *TicketMutation) ClearCheckedInAt() {
+	m.checked_in_at = nil
+	m.clearedFields[ticket.FieldCheckedInAt] = struct{}{}
+}
+
+// CheckedInAtCleared returns if the "checked_in_at" field was cleared in this mutation.
+func (m *TicketMutation) CheckedInAtCleared() bool {
+	_, ok := m.clearedFields[ticket.FieldCheckedInAt]
+	return ok
+}
+
+// ResetCheckedInAt resets all changes to the "checked_in_at" field.
+func (m *TicketMutation) ResetCheckedInAt() {
+	m.checked_in_at = nil
+	delete(m.clearedFields, ticket.FieldCheckedInAt)
+}
+
+// SetCheckInNonce sets the "check_in_nonce" field.
+func (m *TicketMutation) SetCheckInNonce(s string) {
+	m.check_in_nonce = &s
+}
+
+// CheckInNonce returns the value of the "check_in_nonce" field in the mutation.
+func (m *TicketMutation) CheckInNonce() (r string, exists bool) {
+	v := m.check_in_nonce
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckInNonce returns the old "check_in_nonce" field's value of the Ticket entity.
+// If the Ticket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketMutation) OldCheckInNonce(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckInNonce is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckInNonce requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckInNonce: %w", err)
+	}
+	return oldValue.CheckInNonce, nil
+}
+
+// ClearCheckInNonce clears the value of the "check_in_nonce" field.
+func (m *TicketMutation) ClearCheckInNonce() {
+	m.check_in_nonce = nil
+	m.clearedFields[ticket.FieldCheckInNonce] = struct{}{}
+}
+
+// CheckInNonceCleared returns if the "check_in_nonce" field was cleared in this mutation.
+func (m *TicketMutation) CheckInNonceCleared() bool {
+	_, ok := m.clearedFields[ticket.FieldCheckInNonce]
+	return ok
+}
+
+// ResetCheckInNonce resets all changes to the "check_in_nonce" field.
+func (m *TicketMutation) ResetCheckInNonce() {
+	m.check_in_nonce = nil
+	delete(m.clearedFields, ticket.FieldCheckInNonce)
+}
+
+// SetCheckedInBy sets the "checked_in_by" field.
+func (m *TicketMutation) SetCheckedInBy(s string) {
+	m.checked_in_by = &s
+}
+
+// CheckedInBy returns the value of the "checked_in_by" field in the mutation.
+func (m *TicketMutation) CheckedInBy() (r string, exists bool) {
+	v := m.checked_in_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCheckedInBy returns the old "checked_in_by" field's value of the Ticket entity.
+// If the Ticket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketMutation) OldCheckedInBy(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCheckedInBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCheckedInBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCheckedInBy: %w", err)
+	}
+	return oldValue.CheckedInBy, nil
+}
+
+// ClearCheckedInBy clears the value of the "checked_in_by" field.
+func (m *TicketMutation) ClearCheckedInBy() {
+	m.checked_in_by = nil
+	m.clearedFields[ticket.FieldCheckedInBy] = struct{}{}
+}
+
+// CheckedInByCleared returns if the "checked_in_by" field was cleared in this mutation.
+func (m *TicketMutation) CheckedInByCleared() bool {
+	_, ok := m.clearedFields[ticket.FieldCheckedInBy]
+	return ok
+}
+
+// ResetCheckedInBy resets all changes to the "checked_in_by" field.
+func (m *TicketMutation) ResetCheckedInBy() {
+	m.checked_in_by = nil
+	delete(m.clearedFields, ticket.FieldCheckedInBy)
+}
+
+// SetAdmissions sets the "admissions" field.
+func (m *TicketMutation) SetAdmissions(i int) {
+	m.admissions = &i
+	m.addadmissions = nil
+}
+
+// Admissions returns the value of the "admissions" field in the mutation.
+func (m *TicketMutation) Admissions() (r int, exists bool) {
+	v := m.admissions
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAdmissions returns the old "admissions" field's value of the Ticket entity.
+// If the Ticket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketMutation) OldAdmissions(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAdmissions is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAdmissions requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAdmissions: %w", err)
+	}
+	return oldValue.Admissions, nil
+}
+
+// AddAdmissions adds i to the "admissions" field.
+func (m *TicketMutation) AddAdmissions(i int) {
+	if m.addadmissions != nil {
+		*m.addadmissions += i
+	} else {
+		m.addadmissions = &i
+	}
+}
+
+// AddedAdmissions returns the value that was added to the "admissions" field in this mutation.
+func (m *TicketMutation) AddedAdmissions() (r int, exists bool) {
+	v := m.addadmissions
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAdmissions resets all changes to the "admissions" field.
+func (m *TicketMutation) ResetAdmissions() {
+	m.admissions = nil
+	m.addadmissions = nil
+}
+
+// ClearKey clears the "key" edge to the TicketKey entity.
+func (m *TicketMutation) ClearKey() {
+	m.clearedkey = true
+	m.clearedFields[ticket.FieldKeyID] = struct{}{}
+}
+
+// KeyCleared reports if the "key" edge to the TicketKey entity was cleared.
+func (m *TicketMutation) KeyCleared() bool {
+	return m.clearedkey
+}
+
+// KeyIDs returns the "key" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// KeyID instead. It exists only for internal usage by the builders.
+func (m *TicketMutation) KeyIDs() (ids []int) {
+	if id := m.key; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetKey resets all changes to the "key" edge.
+func (m *TicketMutation) ResetKey() {
+	m.key = nil
+	m.clearedkey = false
+}
+
+// AddOfflineScanIDs adds the "offline_scans" edge to the OfflineScan entity by ids.
+func (m *TicketMutation) AddOfflineScanIDs(ids ...int) {
+	if m.offline_scans == nil {
+		m.offline_scans = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.offline_scans[ids[i]] = struct{}{}
+	}
+}
+
+// ClearOfflineScans clears the "offline_scans" edge to the OfflineScan entity.
+func (m *TicketMutation) ClearOfflineScans() {
+	m.clearedoffline_scans = true
+}
+
+// OfflineScansCleared reports if the "offline_scans" edge to the OfflineScan entity was cleared.
+func (m *TicketMutation) OfflineScansCleared() bool {
+	return m.clearedoffline_scans
+}
+
+// RemoveOfflineScanIDs removes the "offline_scans" edge to the OfflineScan entity by IDs.
+func (m *TicketMutation) RemoveOfflineScanIDs(ids ...int) {
+	if m.removedoffline_scans == nil {
+		m.removedoffline_scans = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.offline_scans, ids[i])
+		m.removedoffline_scans[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedOfflineScans returns the removed IDs of the "offline_scans" edge to the OfflineScan entity.
+func (m *TicketMutation) RemovedOfflineScansIDs() (ids []int) {
+	for id := range m.removedoffline_scans {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// OfflineScansIDs returns the "offline_scans" edge IDs in the mutation.
+func (m *TicketMutation) OfflineScansIDs() (ids []int) {
+	for id := range m.offline_scans {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetOfflineScans resets all changes to the "offline_scans" edge.
+func (m *TicketMutation) ResetOfflineScans() {
+	m.offline_scans = nil
+	m.clearedoffline_scans = false
+	m.removedoffline_scans = nil
+}
+
+// Where appends a list predicates to the TicketMutation builder.
+func (m *TicketMutation) Where(ps ...predicate.Ticket) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the TicketMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *TicketMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Ticket, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *TicketMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *TicketMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Ticket).
+func (m *TicketMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *TicketMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.order_id != nil {
+		fields = append(fields, ticket.FieldOrderID)
+	}
+	if m.showtime_id != nil {
+		fields = append(fields, ticket.FieldShowtimeID)
+	}
+	if m.seat_id != nil {
+		fields = append(fields, ticket.FieldSeatID)
+	}
+	if m.key != nil {
+		fields = append(fields, ticket.FieldKeyID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, ticket.FieldCreatedAt)
+	}
+	if m.revoked_at != nil {
+		fields = append(fields, ticket.FieldRevokedAt)
+	}
+	if m.checked_in_at != nil {
+		fields = append(fields, ticket.FieldCheckedInAt)
+	}
+	if m.check_in_nonce != nil {
+		fields = append(fields, ticket.FieldCheckInNonce)
+	}
+	if m.checked_in_by != nil {
+		fields = append(fields, ticket.FieldCheckedInBy)
+	}
+	if m.admissions != nil {
+		fields = append(fields, ticket.FieldAdmissions)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *TicketMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case ticket.FieldOrderID:
+		return m.OrderID()
+	case ticket.FieldShowtimeID:
+		return m.ShowtimeID()
+	case ticket.FieldSeatID:
+		return m.SeatID()
+	case ticket.FieldKeyID:
+		return m.KeyID()
+	case ticket.FieldCreatedAt:
+		return m.CreatedAt()
+	case ticket.FieldRevokedAt:
+		return m.RevokedAt()
+	case ticket.FieldCheckedInAt:
+		return m.CheckedInAt()
+	case ticket.FieldCheckInNonce:
+		return m.CheckInNonce()
+	case ticket.FieldCheckedInBy:
+		return m.CheckedInBy()
+	case ticket.FieldAdmissions:
+		return m.Admissions()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *TicketMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case ticket.FieldOrderID:
+		return m.OldOrderID(ctx)
+	case ticket.FieldShowtimeID:
+		return m.OldShowtimeID(ctx)
+	case ticket.FieldSeatID:
+		return m.OldSeatID(ctx)
+	case ticket.FieldKeyID:
+		return m.OldKeyID(ctx)
+	case ticket.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case ticket.FieldRevokedAt:
+		return m.OldRevokedAt(ctx)
+	case ticket.FieldCheckedInAt:
+		return m.OldCheckedInAt(ctx)
+	case ticket.FieldCheckInNonce:
+		return m.OldCheckInNonce(ctx)
+	case ticket.FieldCheckedInBy:
+		return m.OldCheckedInBy(ctx)
+	case ticket.FieldAdmissions:
+		return m.OldAdmissions(ctx)
+	}
+	return nil, fmt.Errorf("unknown Ticket field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *TicketMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case ticket.FieldOrderID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderID(v)
+		return nil
+	case ticket.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShowtimeID(v)
+		return nil
+	case ticket.FieldSeatID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeatID(v)
+		return nil
+	case ticket.FieldKeyID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKeyID(v)
+		return nil
+	case ticket.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case ticket.FieldRevokedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetRevokedAt(v)
+		return nil
+	case ticket.FieldCheckedInAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckedInAt(v)
+		return nil
+	case ticket.FieldCheckInNonce:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckInNonce(v)
+		return nil
+	case ticket.FieldCheckedInBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCheckedInBy(v)
+		return nil
+	case ticket.FieldAdmissions:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAdmissions(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Ticket field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *TicketMutation) AddedFields() []string {
+	var fields []string
+	if m.addorder_id != nil {
+		fields = append(fields, ticket.FieldOrderID)
+	}
+	if m.addshowtime_id != nil {
+		fields = append(fields, ticket.FieldShowtimeID)
+	}
+	if m.addseat_id != nil {
+		fields = append(fields, ticket.FieldSeatID)
+	}
+	if m.addadmissions != nil {
+		fields = append(fields, ticket.FieldAdmissions)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *TicketMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case ticket.FieldOrderID:
+		return m.AddedOrderID()
+	case ticket.FieldShowtimeID:
+		return m.AddedShowtimeID()
+	case ticket.FieldSeatID:
+		return m.AddedSeatID()
+	case ticket.FieldAdmissions:
+		return m.AddedAdmissions()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *TicketMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case ticket.FieldOrderID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOrderID(v)
+		return nil
+	case ticket.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddShowtimeID(v)
+		return nil
+	case ticket.FieldSeatID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeatID(v)
+		return nil
+	case ticket.FieldAdmissions:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAdmissions(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Ticket numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *TicketMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(ticket.FieldRevokedAt) {
+		fields = append(fields, ticket.FieldRevokedAt)
+	}
+	if m.FieldCleared(ticket.FieldCheckedInAt) {
+		fields = append(fields, ticket.FieldCheckedInAt)
+	}
+	if m.FieldCleared(ticket.FieldCheckInNonce) {
+		fields = append(fields, ticket.FieldCheckInNonce)
+	}
+	if m.FieldCleared(ticket.FieldCheckedInBy) {
+		fields = append(fields, ticket.FieldCheckedInBy)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *TicketMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *TicketMutation) ClearField(name string) error {
+	switch name {
+	case ticket.FieldRevokedAt:
+		m.ClearRevokedAt()
+		return nil
+	case ticket.FieldCheckedInAt:
+		m.ClearCheckedInAt()
+		return nil
+	case ticket.FieldCheckInNonce:
+		m.ClearCheckInNonce()
+		return nil
+	case ticket.FieldCheckedInBy:
+		m.ClearCheckedInBy()
+		return nil
+	}
+	return fmt.Errorf("unknown Ticket nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *TicketMutation) ResetField(name string) error {
+	switch name {
+	case ticket.FieldOrderID:
+		m.ResetOrderID()
+		return nil
+	case ticket.FieldShowtimeID:
+		m.ResetShowtimeID()
+		return nil
+	case ticket.FieldSeatID:
+		m.ResetSeatID()
+		return nil
+	case ticket.FieldKeyID:
+		m.ResetKeyID()
+		return nil
+	case ticket.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case ticket.FieldRevokedAt:
+		m.ResetRevokedAt()
+		return nil
+	case ticket.FieldCheckedInAt:
+		m.ResetCheckedInAt()
+		return nil
+	case ticket.FieldCheckInNonce:
+		m.ResetCheckInNonce()
+		return nil
+	case ticket.FieldCheckedInBy:
+		m.ResetCheckedInBy()
+		return nil
+	case ticket.FieldAdmissions:
+		m.ResetAdmissions()
+		return nil
+	}
+	return fmt.Errorf("unknown Ticket field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *TicketMutation) AddedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.key != nil {
+		edges = append(edges, ticket.EdgeKey)
+	}
+	if m.offline_scans != nil {
+		edges = append(edges, ticket.EdgeOfflineScans)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *TicketMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case ticket.EdgeKey:
+		if id := m.key; id != nil {
+			return []ent.Value{*id}
+		}
+	case ticket.EdgeOfflineScans:
+		ids := make([]ent.Value, 0, len(m.offline_scans))
+		for id := range m.offline_scans {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *TicketMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.removedoffline_scans != nil {
+		edges = append(edges, ticket.EdgeOfflineScans)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *TicketMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case ticket.EdgeOfflineScans:
+		ids := make([]ent.Value, 0, len(m.removedoffline_scans))
+		for id := range m.removedoffline_scans {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *TicketMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 2)
+	if m.clearedkey {
+		edges = append(edges, ticket.EdgeKey)
+	}
+	if m.clearedoffline_scans {
+		edges = append(edges, ticket.EdgeOfflineScans)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *TicketMutation) EdgeCleared(name string) bool {
+	switch name {
+	case ticket.EdgeKey:
+		return m.clearedkey
+	case ticket.EdgeOfflineScans:
+		return m.clearedoffline_scans
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *TicketMutation) ClearEdge(name string) error {
+	switch name {
+	case ticket.EdgeKey:
+		m.ClearKey()
+		return nil
+	}
+	return fmt.Errorf("unknown Ticket unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *TicketMutation) ResetEdge(name string) error {
+	switch name {
+	case ticket.EdgeKey:
+		m.ResetKey()
+		return nil
+	case ticket.EdgeOfflineScans:
+		m.ResetOfflineScans()
+		return nil
+	}
+	return fmt.Errorf("unknown Ticket edge %s", name)
+}
+
+// TicketKeyMutation represents an operation that mutates the TicketKey nodes in the graph.
+type TicketKeyMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *int
+	kid                *string
+	generation         *int
+	addgeneration      *int
+	public_key         *[]byte
+	sealed_private_key *[]byte
+	created_at         *time.Time
+	clearedFields      map[string]struct{}
+	tickets            map[int]struct{}
+	removedtickets     map[int]struct{}
+	clearedtickets     bool
+	done               bool
+	oldValue           func(context.Context) (*TicketKey, error)
+	predicates         []predicate.TicketKey
+}
+
+var _ ent.Mutation = (*TicketKeyMutation)(nil)
+
+// ticketkeyOption allows management of the mutation configuration using functional options.
+type ticketkeyOption func(*TicketKeyMutation)
+
+// newTicketKeyMutation creates new mutation for the TicketKey entity.
+func newTicketKeyMutation(c config, op Op, opts ...ticketkeyOption) *TicketKeyMutation {
+	m := &TicketKeyMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeTicketKey,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withTicketKeyID sets the ID field of the mutation.
+func withTicketKeyID(id int) ticketkeyOption {
+	return func(m *TicketKeyMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *TicketKey
+		)
+		m.oldValue = func(ctx context.Context) (*TicketKey, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().TicketKey.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withTicketKey sets the old TicketKey of the mutation.
+func withTicketKey(node *TicketKey) ticketkeyOption {
+	return func(m *TicketKeyMutation) {
+		m.oldValue = func(context.Context) (*TicketKey, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m TicketKeyMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m TicketKeyMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *TicketKeyMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *TicketKeyMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().TicketKey.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetKid sets the "kid" field.
+func (m *TicketKeyMutation) SetKid(s string) {
+	m.kid = &s
+}
+
+// Kid returns the value of the "kid" field in the mutation.
+func (m *TicketKeyMutation) Kid() (r string, exists bool) {
+	v := m.kid
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldKid returns the old "kid" field's value of the TicketKey entity.
+// If the TicketKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketKeyMutation) OldKid(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldKid is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldKid requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldKid: %w", err)
+	}
+	return oldValue.Kid, nil
+}
+
+// ResetKid resets all changes to the "kid" field.
+func (m *TicketKeyMutation) ResetKid() {
+	m.kid = nil
+}
+
+// SetGeneration sets the "generation" field.
+func (m *TicketKeyMutation) SetGeneration(i int) {
+	m.generation = &i
+	m.addgeneration = nil
+}
+
+// Generation returns the value of the "generation" field in the mutation.
+func (m *TicketKeyMutation) Generation() (r int, exists bool) {
+	v := m.generation
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldGeneration returns the old "generation" field's value of the TicketKey entity.
+// If the TicketKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketKeyMutation) OldGeneration(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldGeneration is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldGeneration requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldGeneration: %w", err)
+	}
+	return oldValue.Generation, nil
+}
+
+// AddGeneration adds i to the "generation" field.
+func (m *TicketKeyMutation) AddGeneration(i int) {
+	if m.addgeneration != nil {
+		*m.addgeneration += i
+	} else {
+		m.addgeneration = &i
+	}
+}
+
+// AddedGeneration returns the value that was added to the "generation" field in this mutation.
+func (m *TicketKeyMutation) AddedGeneration() (r int, exists bool) {
+	v := m.addgeneration
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetGeneration resets all changes to the "generation" field.
+func (m *TicketKeyMutation) ResetGeneration() {
+	m.generation = nil
+	m.addgeneration = nil
+}
+
+// SetPublicKey sets the "public_key" field.
+func (m *TicketKeyMutation) SetPublicKey(b []byte) {
+	m.public_key = &b
+}
+
+// PublicKey returns the value of the "public_key" field in the mutation.
+func (m *TicketKeyMutation) PublicKey() (r []byte, exists bool) {
+	v := m.public_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPublicKey returns the old "public_key" field's value of the TicketKey entity.
+// If the TicketKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketKeyMutation) OldPublicKey(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPublicKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPublicKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPublicKey: %w", err)
+	}
+	return oldValue.PublicKey, nil
+}
+
+// ResetPublicKey resets all changes to the "public_key" field.
+func (m *TicketKeyMutation) ResetPublicKey() {
+	m.public_key = nil
+}
+
+// SetSealedPrivateKey sets the "sealed_private_key" field.
+func (m *TicketKeyMutation) SetSealedPrivateKey(b []byte) {
+	m.sealed_private_key = &b
+}
+
+// SealedPrivateKey returns the value of the "sealed_private_key" field in the mutation.
+func (m *TicketKeyMutation) SealedPrivateKey() (r []byte, exists bool) {
+	v := m.sealed_private_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSealedPrivateKey returns the old "sealed_private_key" field's value of the TicketKey entity.
+// If the TicketKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketKeyMutation) OldSealedPrivateKey(ctx context.Context) (v []byte, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSealedPrivateKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSealedPrivateKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSealedPrivateKey: %w", err)
+	}
+	return oldValue.SealedPrivateKey, nil
+}
+
+// ResetSealedPrivateKey resets all changes to the "sealed_private_key" field.
+func (m *TicketKeyMutation) ResetSealedPrivateKey() {
+	m.sealed_private_key = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *TicketKeyMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *TicketKeyMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the TicketKey entity.
+// If the TicketKey object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketKeyMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *TicketKeyMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// AddTicketIDs adds the "tickets" edge to the Ticket entity by ids.
+func (m *TicketKeyMutation) AddTicketIDs(ids ...int) {
+	if m.tickets == nil {
+		m.tickets = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.tickets[ids[i]] = struct{}{}
+	}
+}
+
+// ClearTickets clears the "tickets" edge to the Ticket entity.
+func (m *TicketKeyMutation) ClearTickets() {
+	m.clearedtickets = true
+}
+
+// TicketsCleared reports if the "tickets" edge to the Ticket entity was cleared.
+func (m *TicketKeyMutation) TicketsCleared() bool {
+	return m.clearedtickets
+}
+
+// RemoveTicketIDs removes the "tickets" edge to the Ticket entity by IDs.
+func (m *TicketKeyMutation) RemoveTicketIDs(ids ...int) {
+	if m.removedtickets == nil {
+		m.removedtickets = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.tickets, ids[i])
+		m.removedtickets[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedTickets returns the removed IDs of the "tickets" edge to the Ticket entity.
+func (m *TicketKeyMutation) RemovedTicketsIDs() (ids []int) {
+	for id := range m.removedtickets {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// TicketsIDs returns the "tickets" edge IDs in the mutation.
+func (m *TicketKeyMutation) TicketsIDs() (ids []int) {
+	for id := range m.tickets {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetTickets resets all changes to the "tickets" edge.
+func (m *TicketKeyMutation) ResetTickets() {
+	m.tickets = nil
+	m.clearedtickets = false
+	m.removedtickets = nil
+}
+
+// Where appends a list predicates to the TicketKeyMutation builder.
+func (m *TicketKeyMutation) Where(ps ...predicate.TicketKey) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the TicketKeyMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *TicketKeyMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.TicketKey, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *TicketKeyMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *TicketKeyMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (TicketKey).
+func (m *TicketKeyMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *TicketKeyMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.kid != nil {
+		fields = append(fields, ticketkey.FieldKid)
+	}
+	if m.generation != nil {
+		fields = append(fields, ticketkey.FieldGeneration)
+	}
+	if m.public_key != nil {
+		fields = append(fields, ticketkey.FieldPublicKey)
+	}
+	if m.sealed_private_key != nil {
+		fields = append(fields, ticketkey.FieldSealedPrivateKey)
+	}
+	if m.created_at != nil {
+		fields = append(fields, ticketkey.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *TicketKeyMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case ticketkey.FieldKid:
+		return m.Kid()
+	case ticketkey.FieldGeneration:
+		return m.Generation()
+	case ticketkey.FieldPublicKey:
+		return m.PublicKey()
+	case ticketkey.FieldSealedPrivateKey:
+		return m.SealedPrivateKey()
+	case ticketkey.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *TicketKeyMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case ticketkey.FieldKid:
+		return m.OldKid(ctx)
+	case ticketkey.FieldGeneration:
+		return m.OldGeneration(ctx)
+	case ticketkey.FieldPublicKey:
+		return m.OldPublicKey(ctx)
+	case ticketkey.FieldSealedPrivateKey:
+		return m.OldSealedPrivateKey(ctx)
+	case ticketkey.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown TicketKey field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *TicketKeyMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case ticketkey.FieldKid:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetKid(v)
+		return nil
+	case ticketkey.FieldGeneration:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetGeneration(v)
+		return nil
+	case ticketkey.FieldPublicKey:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPublicKey(v)
+		return nil
+	case ticketkey.FieldSealedPrivateKey:
+		v, ok := value.([]byte)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSealedPrivateKey(v)
+		return nil
+	case ticketkey.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown TicketKey field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *TicketKeyMutation) AddedFields() []string {
+	var fields []string
+	if m.addgeneration != nil {
+		fields = append(fields, ticketkey.FieldGeneration)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *TicketKeyMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case ticketkey.FieldGeneration:
+		return m.AddedGeneration()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *TicketKeyMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case ticketkey.FieldGeneration:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddGeneration(v)
+		return nil
+	}
+	return fmt.Errorf("unknown TicketKey numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *TicketKeyMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *TicketKeyMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *TicketKeyMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown TicketKey nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *TicketKeyMutation) ResetField(name string) error {
+	switch name {
+	case ticketkey.FieldKid:
+		m.ResetKid()
+		return nil
+	case ticketkey.FieldGeneration:
+		m.ResetGeneration()
+		return nil
+	case ticketkey.FieldPublicKey:
+		m.ResetPublicKey()
+		return nil
+	case ticketkey.FieldSealedPrivateKey:
+		m.ResetSealedPrivateKey()
+		return nil
+	case ticketkey.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown TicketKey field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *TicketKeyMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.tickets != nil {
+		edges = append(edges, ticketkey.EdgeTickets)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *TicketKeyMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case ticketkey.EdgeTickets:
+		ids := make([]ent.Value, 0, len(m.tickets))
+		for id := range m.tickets {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *TicketKeyMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.removedtickets != nil {
+		edges = append(edges, ticketkey.EdgeTickets)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *TicketKeyMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case ticketkey.EdgeTickets:
+		ids := make([]ent.Value, 0, len(m.removedtickets))
+		for id := range m.removedtickets {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *TicketKeyMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedtickets {
+		edges = append(edges, ticketkey.EdgeTickets)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *TicketKeyMutation) EdgeCleared(name string) bool {
+	switch name {
+	case ticketkey.EdgeTickets:
+		return m.clearedtickets
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *TicketKeyMutation) ClearEdge(name string) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown TicketKey unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *TicketKeyMutation) ResetEdge(name string) error {
+	switch name {
+	case ticketkey.EdgeTickets:
+		m.ResetTickets()
+		return nil
+	}
+	return fmt.Errorf("unknown TicketKey edge %s", name)
 }

@@ -5,6 +5,7 @@ package ent
 import (
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
+	"seatflow/ent/offlinescan"
 	"seatflow/ent/order"
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
@@ -12,6 +13,8 @@ import (
 	"seatflow/ent/schema"
 	"seatflow/ent/seat"
 	"seatflow/ent/showtime"
+	"seatflow/ent/ticket"
+	"seatflow/ent/ticketkey"
 )
 
 // The init function reads all schema descriptors with runtime code
@@ -78,6 +81,30 @@ func init() {
 	movie.DefaultPosterURL = movieDescPosterURL.Default.(string)
 	// movie.PosterURLValidator is a validator for the "poster_url" field. It is called by the builders before save.
 	movie.PosterURLValidator = movieDescPosterURL.Validators[0].(func(string) error)
+	offlinescanFields := schema.OfflineScan{}.Fields()
+	_ = offlinescanFields
+	// offlinescanDescNonce is the schema descriptor for nonce field.
+	offlinescanDescNonce := offlinescanFields[2].Descriptor()
+	// offlinescan.NonceValidator is a validator for the "nonce" field. It is called by the builders before save.
+	offlinescan.NonceValidator = func() func(string) error {
+		validators := offlinescanDescNonce.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(nonce string) error {
+			for _, fn := range fns {
+				if err := fn(nonce); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// offlinescanDescStaffID is the schema descriptor for staff_id field.
+	offlinescanDescStaffID := offlinescanFields[5].Descriptor()
+	// offlinescan.StaffIDValidator is a validator for the "staff_id" field. It is called by the builders before save.
+	offlinescan.StaffIDValidator = offlinescanDescStaffID.Validators[0].(func(string) error)
 	orderFields := schema.Order{}.Fields()
 	_ = orderFields
 	// orderDescUserID is the schema descriptor for user_id field.
@@ -342,4 +369,52 @@ func init() {
 	showtime.DefaultCurrency = showtimeDescCurrency.Default.(string)
 	// showtime.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
 	showtime.CurrencyValidator = showtimeDescCurrency.Validators[0].(func(string) error)
+	ticketFields := schema.Ticket{}.Fields()
+	_ = ticketFields
+	// ticketDescCheckInNonce is the schema descriptor for check_in_nonce field.
+	ticketDescCheckInNonce := ticketFields[7].Descriptor()
+	// ticket.CheckInNonceValidator is a validator for the "check_in_nonce" field. It is called by the builders before save.
+	ticket.CheckInNonceValidator = ticketDescCheckInNonce.Validators[0].(func(string) error)
+	// ticketDescCheckedInBy is the schema descriptor for checked_in_by field.
+	ticketDescCheckedInBy := ticketFields[8].Descriptor()
+	// ticket.CheckedInByValidator is a validator for the "checked_in_by" field. It is called by the builders before save.
+	ticket.CheckedInByValidator = ticketDescCheckedInBy.Validators[0].(func(string) error)
+	// ticketDescAdmissions is the schema descriptor for admissions field.
+	ticketDescAdmissions := ticketFields[9].Descriptor()
+	// ticket.DefaultAdmissions holds the default value on creation for the admissions field.
+	ticket.DefaultAdmissions = ticketDescAdmissions.Default.(int)
+	// ticket.AdmissionsValidator is a validator for the "admissions" field. It is called by the builders before save.
+	ticket.AdmissionsValidator = ticketDescAdmissions.Validators[0].(func(int) error)
+	ticketkeyFields := schema.TicketKey{}.Fields()
+	_ = ticketkeyFields
+	// ticketkeyDescKid is the schema descriptor for kid field.
+	ticketkeyDescKid := ticketkeyFields[0].Descriptor()
+	// ticketkey.KidValidator is a validator for the "kid" field. It is called by the builders before save.
+	ticketkey.KidValidator = func() func(string) error {
+		validators := ticketkeyDescKid.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(kid string) error {
+			for _, fn := range fns {
+				if err := fn(kid); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// ticketkeyDescGeneration is the schema descriptor for generation field.
+	ticketkeyDescGeneration := ticketkeyFields[1].Descriptor()
+	// ticketkey.GenerationValidator is a validator for the "generation" field. It is called by the builders before save.
+	ticketkey.GenerationValidator = ticketkeyDescGeneration.Validators[0].(func(int) error)
+	// ticketkeyDescPublicKey is the schema descriptor for public_key field.
+	ticketkeyDescPublicKey := ticketkeyFields[2].Descriptor()
+	// ticketkey.PublicKeyValidator is a validator for the "public_key" field. It is called by the builders before save.
+	ticketkey.PublicKeyValidator = ticketkeyDescPublicKey.Validators[0].(func([]byte) error)
+	// ticketkeyDescSealedPrivateKey is the schema descriptor for sealed_private_key field.
+	ticketkeyDescSealedPrivateKey := ticketkeyFields[3].Descriptor()
+	// ticketkey.SealedPrivateKeyValidator is a validator for the "sealed_private_key" field. It is called by the builders before save.
+	ticketkey.SealedPrivateKeyValidator = ticketkeyDescSealedPrivateKey.Validators[0].(func([]byte) error)
 }

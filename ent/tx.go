@@ -20,6 +20,8 @@ type Tx struct {
 	Hall *HallClient
 	// Movie is the client for interacting with the Movie builders.
 	Movie *MovieClient
+	// OfflineScan is the client for interacting with the OfflineScan builders.
+	OfflineScan *OfflineScanClient
 	// Order is the client for interacting with the Order builders.
 	Order *OrderClient
 	// OrderSeat is the client for interacting with the OrderSeat builders.
@@ -36,6 +38,10 @@ type Tx struct {
 	SeatOccupancy *SeatOccupancyClient
 	// Showtime is the client for interacting with the Showtime builders.
 	Showtime *ShowtimeClient
+	// Ticket is the client for interacting with the Ticket builders.
+	Ticket *TicketClient
+	// TicketKey is the client for interacting with the TicketKey builders.
+	TicketKey *TicketKeyClient
 
 	// lazily loaded.
 	client     *Client
@@ -170,6 +176,7 @@ func (tx *Tx) init() {
 	tx.CacheOutbox = NewCacheOutboxClient(tx.config)
 	tx.Hall = NewHallClient(tx.config)
 	tx.Movie = NewMovieClient(tx.config)
+	tx.OfflineScan = NewOfflineScanClient(tx.config)
 	tx.Order = NewOrderClient(tx.config)
 	tx.OrderSeat = NewOrderSeatClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
@@ -178,6 +185,8 @@ func (tx *Tx) init() {
 	tx.Seat = NewSeatClient(tx.config)
 	tx.SeatOccupancy = NewSeatOccupancyClient(tx.config)
 	tx.Showtime = NewShowtimeClient(tx.config)
+	tx.Ticket = NewTicketClient(tx.config)
+	tx.TicketKey = NewTicketKeyClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

@@ -39,12 +39,26 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	Showtime() ShowtimeResolver
 	Subscription() SubscriptionResolver
+	Ticket() TicketResolver
 }
 
 type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	CheckInCount struct {
+		CheckedIn      func(childComplexity int) int
+		DuplicateScans func(childComplexity int) int
+		ShowtimeID     func(childComplexity int) int
+		Sold           func(childComplexity int) int
+	}
+
+	CheckInResult struct {
+		FirstCheckedInAt func(childComplexity int) int
+		Status           func(childComplexity int) int
+		Ticket           func(childComplexity int) int
+	}
+
 	Hall struct {
 		ID    func(childComplexity int) int
 		Name  func(childComplexity int) int
@@ -77,6 +91,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		CancelOrder        func(childComplexity int, orderID int) int
 		CancelShowtime     func(childComplexity int, id int) int
+		CheckIn            func(childComplexity int, showtimeID int, code string, nonce *string) int
 		CloseSales         func(childComplexity int, showtimeID int) int
 		CreateHall         func(childComplexity int, input catalog.HallInput) int
 		CreateMovie        func(childComplexity int, input catalog.MovieInput) int
@@ -91,6 +106,7 @@ type ComplexityRoot struct {
 		SetMovieStatus     func(childComplexity int, id int, status seatflow.MovieStatus) int
 		StartPayment       func(childComplexity int, orderID int) int
 		UpdateMovie        func(childComplexity int, id int, input catalog.MovieInput) int
+		UploadCheckIns     func(childComplexity int, showtimeID int, scans []*seatflow.OfflineScan) int
 	}
 
 	Order struct {
@@ -105,6 +121,7 @@ type ComplexityRoot struct {
 		Seats          func(childComplexity int) int
 		Showtime       func(childComplexity int) int
 		Status         func(childComplexity int) int
+		Tickets        func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -135,17 +152,19 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		BestSeats     func(childComplexity int, showtimeID int, count int) int
-		Movie         func(childComplexity int, id int) int
-		Movies        func(childComplexity int, first *int, after *string, last *int, before *string, status *seatflow.MovieStatus) int
-		MyOrders      func(childComplexity int) int
-		Node          func(childComplexity int, id int) int
-		Nodes         func(childComplexity int, ids []int) int
-		Order         func(childComplexity int, id int) int
-		ReconcileRuns func(childComplexity int, first *int) int
-		SeatMap       func(childComplexity int, showtimeID int) int
-		Showtime      func(childComplexity int, id int) int
-		Showtimes     func(childComplexity int, date string, movieID *int) int
+		BestSeats      func(childComplexity int, showtimeID int, count int) int
+		Movie          func(childComplexity int, id int) int
+		Movies         func(childComplexity int, first *int, after *string, last *int, before *string, status *seatflow.MovieStatus) int
+		MyOrders       func(childComplexity int) int
+		Node           func(childComplexity int, id int) int
+		Nodes          func(childComplexity int, ids []int) int
+		Order          func(childComplexity int, id int) int
+		ReconcileRuns  func(childComplexity int, first *int) int
+		RevokedTickets func(childComplexity int, showtimeID int, since *time.Time) int
+		SeatMap        func(childComplexity int, showtimeID int) int
+		Showtime       func(childComplexity int, id int) int
+		Showtimes      func(childComplexity int, date string, movieID *int) int
+		TicketKeys     func(childComplexity int) int
 	}
 
 	ReconcileReport struct {
@@ -161,6 +180,11 @@ type ComplexityRoot struct {
 		ShowtimeIDs         func(childComplexity int) int
 		SoldOrphansReleased func(childComplexity int) int
 		StartedAt           func(childComplexity int) int
+	}
+
+	RevokedTicket struct {
+		RevokedAt func(childComplexity int) int
+		TicketID  func(childComplexity int) int
 	}
 
 	Seat struct {
@@ -196,6 +220,8 @@ type ComplexityRoot struct {
 
 	Showtime struct {
 		AllowSeatGaps func(childComplexity int) int
+		CheckInCount  func(childComplexity int) int
+		CheckedIn     func(childComplexity int) int
 		Currency      func(childComplexity int) int
 		EndsAt        func(childComplexity int) int
 		Hall          func(childComplexity int) int
@@ -209,7 +235,31 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		SeatMap func(childComplexity int, showtimeID int) int
+		CheckIns func(childComplexity int, showtimeID int) int
+		SeatMap  func(childComplexity int, showtimeID int) int
+	}
+
+	Ticket struct {
+		CheckedInAt func(childComplexity int) int
+		Code        func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Order       func(childComplexity int) int
+		QRSVG       func(childComplexity int) int
+		RevokedAt   func(childComplexity int) int
+		Seat        func(childComplexity int) int
+		Showtime    func(childComplexity int) int
+		Status      func(childComplexity int) int
+	}
+
+	TicketKey struct {
+		Alg       func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Crv       func(childComplexity int) int
+		Kid       func(childComplexity int) int
+		Kty       func(childComplexity int) int
+		Signing   func(childComplexity int) int
+		Use       func(childComplexity int) int
+		X         func(childComplexity int) int
 	}
 }
 
@@ -237,12 +287,15 @@ type MutationResolver interface {
 	CancelShowtime(ctx context.Context, id int) (*seatflow.Showtime, error)
 	RunReconcile(ctx context.Context) (*reconcile.Report, error)
 	RefundOrder(ctx context.Context, orderID int) (*seatflow.Order, error)
+	CheckIn(ctx context.Context, showtimeID int, code string, nonce *string) (*seatflow.CheckInResult, error)
+	UploadCheckIns(ctx context.Context, showtimeID int, scans []*seatflow.OfflineScan) ([]*seatflow.CheckInResult, error)
 }
 type OrderResolver interface {
 	Showtime(ctx context.Context, obj *seatflow.Order) (*seatflow.Showtime, error)
 	Seats(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Seat, error)
 
 	Payment(ctx context.Context, obj *seatflow.Order) (*seatflow.Payment, error)
+	Tickets(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Ticket, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id int) (model.Node, error)
@@ -256,15 +309,28 @@ type QueryResolver interface {
 	MyOrders(ctx context.Context) ([]*seatflow.Order, error)
 	Order(ctx context.Context, id int) (*seatflow.Order, error)
 	ReconcileRuns(ctx context.Context, first *int) ([]*reconcile.Report, error)
+	TicketKeys(ctx context.Context) ([]*seatflow.TicketKey, error)
+	RevokedTickets(ctx context.Context, showtimeID int, since *time.Time) ([]*seatflow.RevokedTicket, error)
 }
 type ShowtimeResolver interface {
 	Movie(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Movie, error)
 	Hall(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Hall, error)
 
 	SeatMap(ctx context.Context, obj *seatflow.Showtime) (*seatflow.SeatMap, error)
+	CheckedIn(ctx context.Context, obj *seatflow.Showtime) (int, error)
+	CheckInCount(ctx context.Context, obj *seatflow.Showtime) (*seatflow.CheckInCount, error)
 }
 type SubscriptionResolver interface {
 	SeatMap(ctx context.Context, showtimeID int) (<-chan *seatflow.SeatMapEvent, error)
+	CheckIns(ctx context.Context, showtimeID int) (<-chan *seatflow.CheckInCount, error)
+}
+type TicketResolver interface {
+	Order(ctx context.Context, obj *seatflow.Ticket) (*seatflow.Order, error)
+	Showtime(ctx context.Context, obj *seatflow.Ticket) (*seatflow.Showtime, error)
+	Seat(ctx context.Context, obj *seatflow.Ticket) (*seatflow.Seat, error)
+	Code(ctx context.Context, obj *seatflow.Ticket) (string, error)
+
+	QRSVG(ctx context.Context, obj *seatflow.Ticket) (string, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -284,6 +350,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "CheckInCount.checkedIn":
+		if e.ComplexityRoot.CheckInCount.CheckedIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInCount.CheckedIn(childComplexity), true
+	case "CheckInCount.duplicateScans":
+		if e.ComplexityRoot.CheckInCount.DuplicateScans == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInCount.DuplicateScans(childComplexity), true
+	case "CheckInCount.showtimeId":
+		if e.ComplexityRoot.CheckInCount.ShowtimeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInCount.ShowtimeID(childComplexity), true
+	case "CheckInCount.sold":
+		if e.ComplexityRoot.CheckInCount.Sold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInCount.Sold(childComplexity), true
+
+	case "CheckInResult.firstCheckedInAt":
+		if e.ComplexityRoot.CheckInResult.FirstCheckedInAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInResult.FirstCheckedInAt(childComplexity), true
+	case "CheckInResult.status":
+		if e.ComplexityRoot.CheckInResult.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInResult.Status(childComplexity), true
+	case "CheckInResult.ticket":
+		if e.ComplexityRoot.CheckInResult.Ticket == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckInResult.Ticket(childComplexity), true
 
 	case "Hall.id":
 		if e.ComplexityRoot.Hall.ID == nil {
@@ -418,6 +528,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelShowtime(childComplexity, args["id"].(int)), true
+	case "Mutation.checkIn":
+		if e.ComplexityRoot.Mutation.CheckIn == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_checkIn_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CheckIn(childComplexity, args["showtimeId"].(int), args["code"].(string), args["nonce"].(*string)), true
 	case "Mutation.closeSales":
 		if e.ComplexityRoot.Mutation.CloseSales == nil {
 			break
@@ -567,6 +688,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateMovie(childComplexity, args["id"].(int), args["input"].(catalog.MovieInput)), true
+	case "Mutation.uploadCheckIns":
+		if e.ComplexityRoot.Mutation.UploadCheckIns == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_uploadCheckIns_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UploadCheckIns(childComplexity, args["showtimeId"].(int), args["scans"].([]*seatflow.OfflineScan)), true
 
 	case "Order.amountCents":
 		if e.ComplexityRoot.Order.AmountCents == nil {
@@ -634,6 +766,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Status(childComplexity), true
+	case "Order.tickets":
+		if e.ComplexityRoot.Order.Tickets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Tickets(childComplexity), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -813,6 +951,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ReconcileRuns(childComplexity, args["first"].(*int)), true
+	case "Query.revokedTickets":
+		if e.ComplexityRoot.Query.RevokedTickets == nil {
+			break
+		}
+
+		args, err := ec.field_Query_revokedTickets_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RevokedTickets(childComplexity, args["showtimeId"].(int), args["since"].(*time.Time)), true
 	case "Query.seatMap":
 		if e.ComplexityRoot.Query.SeatMap == nil {
 			break
@@ -846,6 +995,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Showtimes(childComplexity, args["date"].(string), args["movieId"].(*int)), true
+	case "Query.ticketKeys":
+		if e.ComplexityRoot.Query.TicketKeys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.TicketKeys(childComplexity), true
 
 	case "ReconcileReport.expiredCancelled":
 		if e.ComplexityRoot.ReconcileReport.ExpiredCancelled == nil {
@@ -919,6 +1074,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReconcileReport.StartedAt(childComplexity), true
+
+	case "RevokedTicket.revokedAt":
+		if e.ComplexityRoot.RevokedTicket.RevokedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevokedTicket.RevokedAt(childComplexity), true
+	case "RevokedTicket.ticketId":
+		if e.ComplexityRoot.RevokedTicket.TicketID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevokedTicket.TicketID(childComplexity), true
 
 	case "Seat.id":
 		if e.ComplexityRoot.Seat.ID == nil {
@@ -1044,6 +1212,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Showtime.AllowSeatGaps(childComplexity), true
+	case "Showtime.checkInCount":
+		if e.ComplexityRoot.Showtime.CheckInCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Showtime.CheckInCount(childComplexity), true
+	case "Showtime.checkedIn":
+		if e.ComplexityRoot.Showtime.CheckedIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Showtime.CheckedIn(childComplexity), true
 	case "Showtime.currency":
 		if e.ComplexityRoot.Showtime.Currency == nil {
 			break
@@ -1105,6 +1285,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Showtime.Status(childComplexity), true
 
+	case "Subscription.checkIns":
+		if e.ComplexityRoot.Subscription.CheckIns == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_checkIns_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.CheckIns(childComplexity, args["showtimeId"].(int)), true
 	case "Subscription.seatMap":
 		if e.ComplexityRoot.Subscription.SeatMap == nil {
 			break
@@ -1116,6 +1307,110 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.SeatMap(childComplexity, args["showtimeId"].(int)), true
+
+	case "Ticket.checkedInAt":
+		if e.ComplexityRoot.Ticket.CheckedInAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.CheckedInAt(childComplexity), true
+	case "Ticket.code":
+		if e.ComplexityRoot.Ticket.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.Code(childComplexity), true
+	case "Ticket.id":
+		if e.ComplexityRoot.Ticket.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.ID(childComplexity), true
+	case "Ticket.order":
+		if e.ComplexityRoot.Ticket.Order == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.Order(childComplexity), true
+	case "Ticket.qrSvg":
+		if e.ComplexityRoot.Ticket.QRSVG == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.QRSVG(childComplexity), true
+	case "Ticket.revokedAt":
+		if e.ComplexityRoot.Ticket.RevokedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.RevokedAt(childComplexity), true
+	case "Ticket.seat":
+		if e.ComplexityRoot.Ticket.Seat == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.Seat(childComplexity), true
+	case "Ticket.showtime":
+		if e.ComplexityRoot.Ticket.Showtime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.Showtime(childComplexity), true
+	case "Ticket.status":
+		if e.ComplexityRoot.Ticket.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.Status(childComplexity), true
+
+	case "TicketKey.alg":
+		if e.ComplexityRoot.TicketKey.Alg == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketKey.Alg(childComplexity), true
+	case "TicketKey.createdAt":
+		if e.ComplexityRoot.TicketKey.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketKey.CreatedAt(childComplexity), true
+	case "TicketKey.crv":
+		if e.ComplexityRoot.TicketKey.Crv == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketKey.Crv(childComplexity), true
+	case "TicketKey.kid":
+		if e.ComplexityRoot.TicketKey.Kid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketKey.Kid(childComplexity), true
+	case "TicketKey.kty":
+		if e.ComplexityRoot.TicketKey.Kty == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketKey.Kty(childComplexity), true
+	case "TicketKey.signing":
+		if e.ComplexityRoot.TicketKey.Signing == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketKey.Signing(childComplexity), true
+	case "TicketKey.use":
+		if e.ComplexityRoot.TicketKey.Use == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketKey.Use(childComplexity), true
+	case "TicketKey.x":
+		if e.ComplexityRoot.TicketKey.X == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketKey.X(childComplexity), true
 
 	}
 	return 0, false
@@ -1130,6 +1425,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("HallRowInput", ec.unmarshalInputHallRowInput),
 			graphql.NewInputUnmarshaler("HoldSeatsInput", ec.unmarshalInputHoldSeatsInput),
 			graphql.NewInputUnmarshaler("MovieInput", ec.unmarshalInputMovieInput),
+			graphql.NewInputUnmarshaler("OfflineScanInput", ec.unmarshalInputOfflineScanInput),
 			graphql.NewInputUnmarshaler("PriceInput", ec.unmarshalInputPriceInput),
 			graphql.NewInputUnmarshaler("ShowtimeInput", ec.unmarshalInputShowtimeInput),
 		)
@@ -1264,7 +1560,10 @@ interface Node {
 
 """What clients can read."""
 type Query {
-  """The object with this id: a Movie, Hall, Seat, Showtime, or one of the caller's orders."""
+  """
+  The object with this id: a Movie, Hall, Seat, Showtime, or one of the caller's orders or
+  tickets (staff and admins: any ticket).
+  """
   node("""An id the API returned.""" id: ID!): Node
   """The objects with these ids, in the same order (null for an id naming nothing)."""
   nodes("""Ids the API returned; at most 100.""" ids: [ID!]!): [Node]!
@@ -1310,6 +1609,22 @@ type Query {
   order("""The order's id.""" id: ID!): Order
   """Admin: reconciler runs that repaired something, newest first."""
   reconcileRuns("""How many runs, 1 to 100 (default 20).""" first: Int): [ReconcileReport!]!
+  """
+  The public keys that verify ticket codes: every key whose tickets may still be presented,
+  the signing one included. The same set is served as a JWK Set at GET /.well-known/ticket-keys.
+  """
+  ticketKeys: [TicketKey!]!
+  """
+  Staff and admins: a showtime's revoked tickets, oldest first, for offline scanners. since
+  (inclusive) returns only those revoked at or after it; a scanner passes the last revokedAt
+  it has, a little earlier, and ignores tickets it knows.
+  """
+  revokedTickets(
+    """The showtime whose revocation list to read."""
+    showtimeId: ID!
+    """Only tickets revoked at or after this instant; all when null."""
+    since: Time
+  ): [RevokedTicket!]!
 }
 
 """What clients can change. One mutation field per request."""
@@ -1366,6 +1681,32 @@ type Mutation {
   is; an order with no received payment is INVALID_STATE.
   """
   refundOrder("""The order to refund.""" orderId: ID!): Order!
+  """
+  Staff and admins: a scan at the door of a showtime. The first valid scan of a ticket is
+  ADMITTED; every later one ALREADY_CHECKED_IN with firstCheckedInAt, except a retry with the
+  nonce of the admitting scan, which answers ADMITTED again and changes nothing. A customer's
+  token is FORBIDDEN.
+  """
+  checkIn(
+    """The showtime whose door this is."""
+    showtimeId: ID!
+    """The ticket's code as scanned (its QR code's text)."""
+    code: String!
+    """The scan's own id, 1 to 64 characters (a UUID): send the same one when retrying the scan."""
+    nonce: String
+  ): CheckInResult!
+  """
+  Staff and admins: the scans an offline scanner made at a showtime's door, at most 500 per
+  call, each applied once by its nonce (uploading again changes nothing). The earliest scan of
+  a ticket is its admission; a later one, from any scanner, is ALREADY_CHECKED_IN and counted
+  in the showtime's duplicateScans. Results are in the order of scans.
+  """
+  uploadCheckIns(
+    """The showtime whose door the scanner worked."""
+    showtimeId: ID!
+    """What the scanner read, when, with each scan's nonce."""
+    scans: [OfflineScanInput!]!
+  ): [CheckInResult!]!
 }
 
 """What clients can watch."""
@@ -1375,6 +1716,11 @@ type Subscription {
   the changed seats, in version order (a slow client gets a new SNAPSHOT).
   """
   seatMap("""The showtime to watch.""" showtimeId: ID!): SeatMapEvent!
+  """
+  Staff and admins: a showtime's door, live: the count now, then a new one after admissions
+  (at most four a second) and when sales change it.
+  """
+  checkIns("""The showtime to watch.""" showtimeId: ID!): CheckInCount!
 }
 
 """Whether a movie can get new showtimes."""
@@ -1457,12 +1803,50 @@ enum RefundStatus {
   FAILED
 }
 
+"""Where a ticket is."""
+enum TicketStatus {
+  """It opens the door (once)."""
+  VALID
+  """It was used at the door."""
+  CHECKED_IN
+  """Taken back: its order was refunded or its showtime cancelled. It never becomes valid again."""
+  REVOKED
+}
+
+"""The door's answer to a scan."""
+enum CheckInStatus {
+  """Let the holder in."""
+  ADMITTED
+  """The ticket was used before (firstCheckedInAt says when)."""
+  ALREADY_CHECKED_IN
+  """The ticket was taken back (refund, cancelled showtime)."""
+  REVOKED
+  """The ticket is for another showtime (ticket says which)."""
+  WRONG_SHOWTIME
+  """Too early: a ticket opens the door from 3 hours before its showtime starts."""
+  NOT_YET_VALID
+  """Too late: the showtime has ended."""
+  EXPIRED
+  """Not a ticket code of this cinema, or one that was changed."""
+  INVALID
+}
+
 """What a seat-map event holds."""
 enum SeatMapEventKind {
   """Every seat of the showtime."""
   SNAPSHOT
   """Only the seats that changed."""
   DELTA
+}
+
+"""A scan an offline scanner made."""
+input OfflineScanInput {
+  """The code it read."""
+  code: String!
+  """When it read it (a time in the future counts as now)."""
+  scannedAt: Time!
+  """The scan's own id, 1 to 64 characters: the same scan uploaded twice counts once."""
+  nonce: String!
 }
 
 """A movie's details."""
@@ -1639,6 +2023,10 @@ type Showtime implements Node {
   allowSeatGaps: Boolean! @catalog
   """Its seats' live state; never cached."""
   seatMap: SeatMap!
+  """Staff and admins: how many of its tickets were checked in."""
+  checkedIn: Int!
+  """Staff and admins: its door: tickets sold, checked in, duplicate scans."""
+  checkInCount: CheckInCount!
 }
 
 """The price of one kind of seat in a showtime."""
@@ -1715,6 +2103,90 @@ type Order implements Node {
   refundRequired: Boolean!
   """The order's payment as its provider reported it; null until one is started."""
   payment: Payment
+  """Its tickets, one per seat, while it is PAID; empty for any other status."""
+  tickets: [Ticket!]!
+}
+
+"""
+The right of one person to one seat of one showtime: one per seat of a PAID order. Its code
+opens the door once.
+"""
+type Ticket implements Node {
+  """The ticket's id (the code's tkt claim)."""
+  id: ID!
+  """The order it belongs to."""
+  order: Order!
+  """The showtime it admits to."""
+  showtime: Showtime!
+  """Its seat."""
+  seat: Seat!
+  """
+  What the door scans: a compact JWS signed with Ed25519 (EdDSA, header kid) whose claims are
+  tkt, sho and seat (API ids) and nbf and exp (from 3 hours before the showtime starts to its
+  end); any JOSE library verifies it with ticketKeys. It carries nothing secret or personal.
+  """
+  code: String!
+  """Where it is."""
+  status: TicketStatus!
+  """When it was first used at the door; null until then."""
+  checkedInAt: Time
+  """When it was taken back; null unless REVOKED."""
+  revokedAt: Time
+  """The code as a QR code, an SVG image."""
+  qrSvg: String!
+}
+
+"""The door's answer to a scan."""
+type CheckInResult {
+  """Whether to let the holder in, or why not."""
+  status: CheckInStatus!
+  """The scanned ticket; null when the code is INVALID."""
+  ticket: Ticket
+  """When the ticket was first checked in (ADMITTED and ALREADY_CHECKED_IN)."""
+  firstCheckedInAt: Time
+}
+
+"""A revoked ticket, as offline scanners list them."""
+type RevokedTicket {
+  """The ticket's id (the tkt claim of its code)."""
+  ticketId: ID!
+  """When it was revoked."""
+  revokedAt: Time!
+}
+
+"""A showtime's door."""
+type CheckInCount {
+  """The showtime."""
+  showtimeId: ID!
+  """Tickets checked in (not revoked since)."""
+  checkedIn: Int!
+  """Tickets sold and not revoked."""
+  sold: Int!
+  """
+  Holders let in on a ticket already used: scans after each ticket's first, which only
+  offline scanners can admit (uploadCheckIns).
+  """
+  duplicateScans: Int!
+}
+
+"""A public key that verifies ticket codes, as a JSON Web Key (RFC 8037)."""
+type TicketKey {
+  """The key's id: the kid header of the codes it signed."""
+  kid: String!
+  """OKP."""
+  kty: String!
+  """Ed25519."""
+  crv: String!
+  """The public key, base64url."""
+  x: String!
+  """sig."""
+  use: String!
+  """EdDSA."""
+  alg: String!
+  """When it was added."""
+  createdAt: Time!
+  """Whether new tickets are signed with it (the newest key)."""
+  signing: Boolean!
 }
 
 """An order's payment with its provider, and its refund."""
@@ -1780,6 +2252,32 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_CheckInCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "showtimeId":
+		return ec.fieldContext_CheckInCount_showtimeId(ctx, field)
+	case "checkedIn":
+		return ec.fieldContext_CheckInCount_checkedIn(ctx, field)
+	case "sold":
+		return ec.fieldContext_CheckInCount_sold(ctx, field)
+	case "duplicateScans":
+		return ec.fieldContext_CheckInCount_duplicateScans(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckInCount", field.Name)
+}
+
+func (ec *executionContext) childFields_CheckInResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_CheckInResult_status(ctx, field)
+	case "ticket":
+		return ec.fieldContext_CheckInResult_ticket(ctx, field)
+	case "firstCheckedInAt":
+		return ec.fieldContext_CheckInResult_firstCheckedInAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckInResult", field.Name)
+}
 
 func (ec *executionContext) childFields_Hall(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -1863,6 +2361,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_refundRequired(ctx, field)
 	case "payment":
 		return ec.fieldContext_Order_payment(ctx, field)
+	case "tickets":
+		return ec.fieldContext_Order_tickets(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
 }
@@ -1949,6 +2449,16 @@ func (ec *executionContext) childFields_ReconcileReport(ctx context.Context, fie
 		return ec.fieldContext_ReconcileReport_showtimeIds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReconcileReport", field.Name)
+}
+
+func (ec *executionContext) childFields_RevokedTicket(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ticketId":
+		return ec.fieldContext_RevokedTicket_ticketId(ctx, field)
+	case "revokedAt":
+		return ec.fieldContext_RevokedTicket_revokedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevokedTicket", field.Name)
 }
 
 func (ec *executionContext) childFields_Seat(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2039,8 +2549,58 @@ func (ec *executionContext) childFields_Showtime(ctx context.Context, field grap
 		return ec.fieldContext_Showtime_allowSeatGaps(ctx, field)
 	case "seatMap":
 		return ec.fieldContext_Showtime_seatMap(ctx, field)
+	case "checkedIn":
+		return ec.fieldContext_Showtime_checkedIn(ctx, field)
+	case "checkInCount":
+		return ec.fieldContext_Showtime_checkInCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Showtime", field.Name)
+}
+
+func (ec *executionContext) childFields_Ticket(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Ticket_id(ctx, field)
+	case "order":
+		return ec.fieldContext_Ticket_order(ctx, field)
+	case "showtime":
+		return ec.fieldContext_Ticket_showtime(ctx, field)
+	case "seat":
+		return ec.fieldContext_Ticket_seat(ctx, field)
+	case "code":
+		return ec.fieldContext_Ticket_code(ctx, field)
+	case "status":
+		return ec.fieldContext_Ticket_status(ctx, field)
+	case "checkedInAt":
+		return ec.fieldContext_Ticket_checkedInAt(ctx, field)
+	case "revokedAt":
+		return ec.fieldContext_Ticket_revokedAt(ctx, field)
+	case "qrSvg":
+		return ec.fieldContext_Ticket_qrSvg(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Ticket", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kid":
+		return ec.fieldContext_TicketKey_kid(ctx, field)
+	case "kty":
+		return ec.fieldContext_TicketKey_kty(ctx, field)
+	case "crv":
+		return ec.fieldContext_TicketKey_crv(ctx, field)
+	case "x":
+		return ec.fieldContext_TicketKey_x(ctx, field)
+	case "use":
+		return ec.fieldContext_TicketKey_use(ctx, field)
+	case "alg":
+		return ec.fieldContext_TicketKey_alg(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_TicketKey_createdAt(ctx, field)
+	case "signing":
+		return ec.fieldContext_TicketKey_signing(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketKey", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2198,6 +2758,36 @@ func (ec *executionContext) field_Mutation_cancelShowtime_args(ctx context.Conte
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_checkIn_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "code",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["code"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "nonce",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["nonce"] = arg2
 	return args, nil
 }
 
@@ -2415,6 +3005,28 @@ func (ec *executionContext) field_Mutation_updateMovie_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_uploadCheckIns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "scans",
+		func(ctx context.Context, v any) ([]*seatflow.OfflineScan, error) {
+			return ec.unmarshalNOfflineScanInput2ᚕᚖseatflowᚐOfflineScanᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scans"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2567,6 +3179,28 @@ func (ec *executionContext) field_Query_reconcileRuns_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_revokedTickets_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_seatMap_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2614,6 +3248,20 @@ func (ec *executionContext) field_Query_showtimes_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["movieId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_checkIns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
 	return args, nil
 }
 
@@ -2704,6 +3352,176 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _CheckInCount_showtimeId(ctx context.Context, field graphql.CollectedField, obj *seatflow.CheckInCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckInCount_showtimeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ShowtimeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckInCount_showtimeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInCount", field, false, false, "ID")
+}
+
+func (ec *executionContext) _CheckInCount_checkedIn(ctx context.Context, field graphql.CollectedField, obj *seatflow.CheckInCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckInCount_checkedIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckedIn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckInCount_checkedIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInCount", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CheckInCount_sold(ctx context.Context, field graphql.CollectedField, obj *seatflow.CheckInCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckInCount_sold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckInCount_sold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInCount", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CheckInCount_duplicateScans(ctx context.Context, field graphql.CollectedField, obj *seatflow.CheckInCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckInCount_duplicateScans(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DuplicateScans, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckInCount_duplicateScans(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInCount", field, false, false, "Int")
+}
+
+func (ec *executionContext) _CheckInResult_status(ctx context.Context, field graphql.CollectedField, obj *seatflow.CheckInResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckInResult_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.CheckInStatus) graphql.Marshaler {
+			return ec.marshalNCheckInStatus2seatflowᚐCheckInStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckInResult_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInResult", field, false, false, "CheckInStatus")
+}
+
+func (ec *executionContext) _CheckInResult_ticket(ctx context.Context, field graphql.CollectedField, obj *seatflow.CheckInResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckInResult_ticket(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ticket, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Ticket) graphql.Marshaler {
+			return ec.marshalOTicket2ᚖseatflowᚐTicket(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckInResult_ticket(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CheckInResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Ticket(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CheckInResult_firstCheckedInAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.CheckInResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckInResult_firstCheckedInAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FirstCheckedInAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckInResult_firstCheckedInAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckInResult", field, false, false, "Time")
+}
 
 func (ec *executionContext) _Hall_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Hall) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -3845,6 +4663,94 @@ func (ec *executionContext) fieldContext_Mutation_refundOrder(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_checkIn(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_checkIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CheckIn(ctx, fc.Args["showtimeId"].(int), fc.Args["code"].(string), fc.Args["nonce"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.CheckInResult) graphql.Marshaler {
+			return ec.marshalNCheckInResult2ᚖseatflowᚐCheckInResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_checkIn(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckInResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_checkIn_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_uploadCheckIns(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_uploadCheckIns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UploadCheckIns(ctx, fc.Args["showtimeId"].(int), fc.Args["scans"].([]*seatflow.OfflineScan))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.CheckInResult) graphql.Marshaler {
+			return ec.marshalNCheckInResult2ᚕᚖseatflowᚐCheckInResultᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_uploadCheckIns(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckInResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_uploadCheckIns_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Order_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4120,6 +5026,38 @@ func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field 
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Payment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Order_tickets(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_tickets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Order().Tickets(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Ticket) graphql.Marshaler {
+			return ec.marshalNTicket2ᚕᚖseatflowᚐTicketᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_tickets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Ticket(ctx, field)
 		},
 	}
 	return fc, nil
@@ -4942,6 +5880,82 @@ func (ec *executionContext) fieldContext_Query_reconcileRuns(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_ticketKeys(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_ticketKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().TicketKeys(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.TicketKey) graphql.Marshaler {
+			return ec.marshalNTicketKey2ᚕᚖseatflowᚐTicketKeyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_ticketKeys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_revokedTickets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_revokedTickets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RevokedTickets(ctx, fc.Args["showtimeId"].(int), fc.Args["since"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.RevokedTicket) graphql.Marshaler {
+			return ec.marshalNRevokedTicket2ᚕᚖseatflowᚐRevokedTicketᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_revokedTickets(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevokedTicket(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_revokedTickets_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5292,6 +6306,52 @@ func (ec *executionContext) _ReconcileReport_showtimeIds(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_ReconcileReport_showtimeIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "ID")
+}
+
+func (ec *executionContext) _RevokedTicket_ticketId(ctx context.Context, field graphql.CollectedField, obj *seatflow.RevokedTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevokedTicket_ticketId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TicketID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevokedTicket_ticketId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevokedTicket", field, false, false, "ID")
+}
+
+func (ec *executionContext) _RevokedTicket_revokedAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.RevokedTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevokedTicket_revokedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevokedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevokedTicket_revokedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevokedTicket", field, false, false, "Time")
 }
 
 func (ec *executionContext) _Seat_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Seat) (ret graphql.Marshaler) {
@@ -6070,6 +7130,61 @@ func (ec *executionContext) fieldContext_Showtime_seatMap(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Showtime_checkedIn(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Showtime_checkedIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Showtime().CheckedIn(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Showtime_checkedIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Showtime", field, true, true, "Int")
+}
+
+func (ec *executionContext) _Showtime_checkInCount(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Showtime_checkInCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Showtime().CheckInCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.CheckInCount) graphql.Marshaler {
+			return ec.marshalNCheckInCount2ᚖseatflowᚐCheckInCount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Showtime_checkInCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Showtime",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckInCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Subscription_seatMap(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -6112,6 +7227,468 @@ func (ec *executionContext) fieldContext_Subscription_seatMap(ctx context.Contex
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_checkIns(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_checkIns(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().CheckIns(ctx, fc.Args["showtimeId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.CheckInCount) graphql.Marshaler {
+			return ec.marshalNCheckInCount2ᚖseatflowᚐCheckInCount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_checkIns(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckInCount(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_checkIns_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Ticket_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Ticket_order(ctx context.Context, field graphql.CollectedField, obj *seatflow.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_order(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Ticket().Order(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖseatflowᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Ticket",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Ticket_showtime(ctx context.Context, field graphql.CollectedField, obj *seatflow.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_showtime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Ticket().Showtime(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalNShowtime2ᚖseatflowᚐShowtime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_showtime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Ticket",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Showtime(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Ticket_seat(ctx context.Context, field graphql.CollectedField, obj *seatflow.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_seat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Ticket().Seat(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Seat) graphql.Marshaler {
+			return ec.marshalNSeat2ᚖseatflowᚐSeat(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_seat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Ticket",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Seat(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Ticket_code(ctx context.Context, field graphql.CollectedField, obj *seatflow.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Ticket().Code(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Ticket", field, true, true, "String")
+}
+
+func (ec *executionContext) _Ticket_status(ctx context.Context, field graphql.CollectedField, obj *seatflow.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.TicketStatus) graphql.Marshaler {
+			return ec.marshalNTicketStatus2seatflowᚐTicketStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Ticket", field, true, false, "TicketStatus")
+}
+
+func (ec *executionContext) _Ticket_checkedInAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_checkedInAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckedInAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_checkedInAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Ticket_revokedAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_revokedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevokedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_revokedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Ticket_qrSvg(ctx context.Context, field graphql.CollectedField, obj *seatflow.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_qrSvg(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Ticket().QRSVG(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_qrSvg(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Ticket", field, true, true, "String")
+}
+
+func (ec *executionContext) _TicketKey_kid(ctx context.Context, field graphql.CollectedField, obj *seatflow.TicketKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketKey_kid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketKey_kid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _TicketKey_kty(ctx context.Context, field graphql.CollectedField, obj *seatflow.TicketKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketKey_kty(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kty, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketKey_kty(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _TicketKey_crv(ctx context.Context, field graphql.CollectedField, obj *seatflow.TicketKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketKey_crv(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Crv, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketKey_crv(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _TicketKey_x(ctx context.Context, field graphql.CollectedField, obj *seatflow.TicketKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketKey_x(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.X, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketKey_x(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _TicketKey_use(ctx context.Context, field graphql.CollectedField, obj *seatflow.TicketKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketKey_use(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Use, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketKey_use(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _TicketKey_alg(ctx context.Context, field graphql.CollectedField, obj *seatflow.TicketKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketKey_alg(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Alg, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketKey_alg(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketKey", field, false, false, "String")
+}
+
+func (ec *executionContext) _TicketKey_createdAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.TicketKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketKey_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketKey_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketKey", field, false, false, "Time")
+}
+
+func (ec *executionContext) _TicketKey_signing(ctx context.Context, field graphql.CollectedField, obj *seatflow.TicketKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketKey_signing(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Signing, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketKey_signing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketKey", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -7432,6 +9009,62 @@ func UnmarshalMovieInput(ctx context.Context, raw any) (catalog.MovieInput, erro
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputOfflineScanInput(ctx context.Context, obj any) (seatflow.OfflineScan, error) {
+	var it seatflow.OfflineScan
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"code", "scannedAt", "nonce"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("code"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
+		case "scannedAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scannedAt"))
+			data, err := ec.unmarshalNTime2timeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ScannedAt = data
+		case "nonce":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nonce"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Nonce = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalOfflineScanInput unmarshals raw into the OfflineScanInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalOfflineScanInput(ctx context.Context, raw any) (seatflow.OfflineScan, error) {
+	var out seatflow.OfflineScan
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "OfflineScanInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputPriceInput(ctx context.Context, obj any) (catalog.PriceInput, error) {
 	var it catalog.PriceInput
 	if obj == nil {
@@ -7566,6 +9199,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case seatflow.Ticket:
+		return ec._Ticket(ctx, sel, &obj)
+	case *seatflow.Ticket:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Ticket(ctx, sel, obj)
 	case seatflow.Showtime:
 		return ec._Showtime(ctx, sel, &obj)
 	case *seatflow.Showtime:
@@ -7613,6 +9253,97 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var checkInCountImplementors = []string{"CheckInCount"}
+
+func (ec *executionContext) _CheckInCount(ctx context.Context, sel ast.SelectionSet, obj *seatflow.CheckInCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkInCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckInCount")
+		case "showtimeId":
+			out.Values[i] = ec._CheckInCount_showtimeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "checkedIn":
+			out.Values[i] = ec._CheckInCount_checkedIn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sold":
+			out.Values[i] = ec._CheckInCount_sold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "duplicateScans":
+			out.Values[i] = ec._CheckInCount_duplicateScans(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var checkInResultImplementors = []string{"CheckInResult"}
+
+func (ec *executionContext) _CheckInResult(ctx context.Context, sel ast.SelectionSet, obj *seatflow.CheckInResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkInResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckInResult")
+		case "status":
+			out.Values[i] = ec._CheckInResult_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ticket":
+			out.Values[i] = ec._CheckInResult_ticket(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "firstCheckedInAt":
+			out.Values[i] = ec._CheckInResult_firstCheckedInAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
 
 var hallImplementors = []string{"Hall", "Node"}
 
@@ -7943,6 +9674,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "checkIn":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_checkIn(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uploadCheckIns":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_uploadCheckIns(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8028,6 +9773,12 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Order_payment(ctx, field, obj)
+				})
+		case "tickets":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Order_tickets(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -8318,6 +10069,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_reconcileRuns(ctx, field)
 				})
+		case "ticketKeys":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_ticketKeys(ctx, field)
+				})
+		case "revokedTickets":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_revokedTickets(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -8417,6 +10180,44 @@ func (ec *executionContext) _ReconcileReport(ctx context.Context, sel ast.Select
 			}
 		case "showtimeIds":
 			out.Values[i] = ec._ReconcileReport_showtimeIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var revokedTicketImplementors = []string{"RevokedTicket"}
+
+func (ec *executionContext) _RevokedTicket(ctx context.Context, sel ast.SelectionSet, obj *seatflow.RevokedTicket) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revokedTicketImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevokedTicket")
+		case "ticketId":
+			out.Values[i] = ec._RevokedTicket_ticketId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokedAt":
+			out.Values[i] = ec._RevokedTicket_revokedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8718,6 +10519,18 @@ func (ec *executionContext) _Showtime(ctx context.Context, sel ast.SelectionSet,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Showtime_seatMap(ctx, field, obj)
 				})
+		case "checkedIn":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Showtime_checkedIn(ctx, field, obj)
+				})
+		case "checkInCount":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Showtime_checkInCount(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8750,9 +10563,157 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "seatMap":
 		return ec._Subscription_seatMap(ctx, fields[0])
+	case "checkIns":
+		return ec._Subscription_checkIns(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
+}
+
+var ticketImplementors = []string{"Ticket", "Node"}
+
+func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Ticket) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Ticket")
+		case "id":
+			out.Values[i] = ec._Ticket_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "order":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Ticket_order(ctx, field, obj)
+				})
+		case "showtime":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Ticket_showtime(ctx, field, obj)
+				})
+		case "seat":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Ticket_seat(ctx, field, obj)
+				})
+		case "code":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Ticket_code(ctx, field, obj)
+				})
+		case "status":
+			out.Values[i] = ec._Ticket_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "checkedInAt":
+			out.Values[i] = ec._Ticket_checkedInAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "revokedAt":
+			out.Values[i] = ec._Ticket_revokedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "qrSvg":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Ticket_qrSvg(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var ticketKeyImplementors = []string{"TicketKey"}
+
+func (ec *executionContext) _TicketKey(ctx context.Context, sel ast.SelectionSet, obj *seatflow.TicketKey) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketKeyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketKey")
+		case "kid":
+			out.Values[i] = ec._TicketKey_kid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kty":
+			out.Values[i] = ec._TicketKey_kty(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "crv":
+			out.Values[i] = ec._TicketKey_crv(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "x":
+			out.Values[i] = ec._TicketKey_x(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "use":
+			out.Values[i] = ec._TicketKey_use(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "alg":
+			out.Values[i] = ec._TicketKey_alg(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._TicketKey_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signing":
+			out.Values[i] = ec._TicketKey_signing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
@@ -9131,6 +11092,74 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNCheckInCount2ᚖseatflowᚐCheckInCount(ctx context.Context, sel ast.SelectionSet, v *seatflow.CheckInCount) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CheckInCount!")
+		return graphql.Null
+	}
+	return ec._CheckInCount(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCheckInResult2ᚕᚖseatflowᚐCheckInResultᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.CheckInResult) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCheckInResult2ᚖseatflowᚐCheckInResult(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCheckInResult2ᚖseatflowᚐCheckInResult(ctx context.Context, sel ast.SelectionSet, v *seatflow.CheckInResult) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CheckInResult!")
+		return graphql.Null
+	}
+	return ec._CheckInResult(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCheckInStatus2seatflowᚐCheckInStatus(ctx context.Context, v any) (seatflow.CheckInStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNCheckInStatus2seatflowᚐCheckInStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCheckInStatus2seatflowᚐCheckInStatus(ctx context.Context, sel ast.SelectionSet, v seatflow.CheckInStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNCheckInStatus2seatflowᚐCheckInStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "CheckInStatus!")
+	}
+	return res
+}
+
+var (
+	unmarshalNCheckInStatus2seatflowᚐCheckInStatus = map[string]seatflow.CheckInStatus{
+		"ADMITTED":           seatflow.CheckInAdmitted,
+		"ALREADY_CHECKED_IN": seatflow.CheckInAlreadyCheckedIn,
+		"REVOKED":            seatflow.CheckInRevoked,
+		"WRONG_SHOWTIME":     seatflow.CheckInWrongShowtime,
+		"NOT_YET_VALID":      seatflow.CheckInNotYetValid,
+		"EXPIRED":            seatflow.CheckInExpired,
+		"INVALID":            seatflow.CheckInInvalid,
+	}
+	marshalNCheckInStatus2seatflowᚐCheckInStatus = map[seatflow.CheckInStatus]string{
+		seatflow.CheckInAdmitted:         "ADMITTED",
+		seatflow.CheckInAlreadyCheckedIn: "ALREADY_CHECKED_IN",
+		seatflow.CheckInRevoked:          "REVOKED",
+		seatflow.CheckInWrongShowtime:    "WRONG_SHOWTIME",
+		seatflow.CheckInNotYetValid:      "NOT_YET_VALID",
+		seatflow.CheckInExpired:          "EXPIRED",
+		seatflow.CheckInInvalid:          "INVALID",
+	}
+)
+
 func (ec *executionContext) unmarshalNDate2string(ctx context.Context, v any) (string, error) {
 	res, err := model.UnmarshalDate(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -9334,6 +11363,25 @@ func (ec *executionContext) marshalNNode2ᚕseatflowᚋgraphᚋmodelᚐNode(ctx 
 	return ret
 }
 
+func (ec *executionContext) unmarshalNOfflineScanInput2ᚕᚖseatflowᚐOfflineScanᚄ(ctx context.Context, v any) ([]*seatflow.OfflineScan, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*seatflow.OfflineScan, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNOfflineScanInput2ᚖseatflowᚐOfflineScan(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNOfflineScanInput2ᚖseatflowᚐOfflineScan(ctx context.Context, v any) (*seatflow.OfflineScan, error) {
+	res, err := ec.unmarshalInputOfflineScanInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNOrder2ᚕᚖseatflowᚐOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.Order) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -9497,6 +11545,30 @@ func (ec *executionContext) marshalNReconcileReport2ᚖseatflowᚋinternalᚋrec
 		return graphql.Null
 	}
 	return ec._ReconcileReport(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRevokedTicket2ᚕᚖseatflowᚐRevokedTicketᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.RevokedTicket) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRevokedTicket2ᚖseatflowᚐRevokedTicket(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRevokedTicket2ᚖseatflowᚐRevokedTicket(ctx context.Context, sel ast.SelectionSet, v *seatflow.RevokedTicket) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RevokedTicket!")
+		return graphql.Null
+	}
+	return ec._RevokedTicket(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSeat2seatflowᚐSeat(ctx context.Context, sel ast.SelectionSet, v seatflow.Seat) graphql.Marshaler {
@@ -9764,6 +11836,82 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 
 	return ret
 }
+
+func (ec *executionContext) marshalNTicket2ᚕᚖseatflowᚐTicketᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.Ticket) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTicket2ᚖseatflowᚐTicket(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTicket2ᚖseatflowᚐTicket(ctx context.Context, sel ast.SelectionSet, v *seatflow.Ticket) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Ticket!")
+		return graphql.Null
+	}
+	return ec._Ticket(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTicketKey2ᚕᚖseatflowᚐTicketKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.TicketKey) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTicketKey2ᚖseatflowᚐTicketKey(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTicketKey2ᚖseatflowᚐTicketKey(ctx context.Context, sel ast.SelectionSet, v *seatflow.TicketKey) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TicketKey!")
+		return graphql.Null
+	}
+	return ec._TicketKey(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTicketStatus2seatflowᚐTicketStatus(ctx context.Context, v any) (seatflow.TicketStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNTicketStatus2seatflowᚐTicketStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTicketStatus2seatflowᚐTicketStatus(ctx context.Context, sel ast.SelectionSet, v seatflow.TicketStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNTicketStatus2seatflowᚐTicketStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "TicketStatus!")
+	}
+	return res
+}
+
+var (
+	unmarshalNTicketStatus2seatflowᚐTicketStatus = map[string]seatflow.TicketStatus{
+		"VALID":      seatflow.TicketValid,
+		"CHECKED_IN": seatflow.TicketCheckedIn,
+		"REVOKED":    seatflow.TicketRevoked,
+	}
+	marshalNTicketStatus2seatflowᚐTicketStatus = map[seatflow.TicketStatus]string{
+		seatflow.TicketValid:     "VALID",
+		seatflow.TicketCheckedIn: "CHECKED_IN",
+		seatflow.TicketRevoked:   "REVOKED",
+	}
+)
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := model.UnmarshalTime(v)
@@ -10233,6 +12381,13 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOTicket2ᚖseatflowᚐTicket(ctx context.Context, sel ast.SelectionSet, v *seatflow.Ticket) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Ticket(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {

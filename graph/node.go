@@ -80,8 +80,30 @@ func (r *Resolver) loadNodes(ctx context.Context, typ string, ids []int) ([]mode
 			return make([]model.Node, len(ids)), nil // nobody's orders are visible without a user
 		}
 		return asNodes(r.Booking.Orders(ctx, u.ID, ids))
+	case nodeid.Ticket:
+		return r.ticketNodes(ctx, ids)
 	}
 	return nil, fmt.Errorf("node: no loader for type %s", typ)
+}
+
+// ticketNodes loads tickets: a customer sees its own only, staff and admins any (the
+// door); nobody's are visible without a user.
+func (r *Resolver) ticketNodes(ctx context.Context, ids []int) ([]model.Node, error) {
+	out := make([]model.Node, len(ids))
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return out, nil
+	}
+	for i, id := range ids {
+		t, err := r.Tickets.Ticket(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil && (t.UserID == u.ID || auth.IsStaff(ctx)) {
+			out[i] = t
+		}
+	}
+	return out, nil
 }
 
 // asNodes turns missing objects (nil pointers) into nil Nodes, not typed nils.

@@ -10,6 +10,7 @@ import (
 	"seatflow/internal/reconcile"
 	"seatflow/internal/sales"
 	"seatflow/internal/seats"
+	"seatflow/internal/tickets"
 )
 
 // Resolver is the root resolver: the services the API needs.
@@ -20,6 +21,7 @@ type Resolver struct {
 	Maps    *seats.Maps
 	Live    *live.Hub
 	Rec     *reconcile.Reconciler
+	Tickets *tickets.Service
 }
 
 // ptrs returns pointers to the elements of vs (gqlgen wants []*T for lists of objects).
@@ -27,6 +29,15 @@ func ptrs[T any](vs []T) []*T {
 	out := make([]*T, len(vs))
 	for i := range vs {
 		out[i] = &vs[i]
+	}
+	return out
+}
+
+// values returns the values of vs (gqlgen gives []*T for lists of inputs).
+func values[T any](vs []*T) []T {
+	out := make([]T, len(vs))
+	for i, v := range vs {
+		out[i] = *v
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
 	"seatflow/internal/reconcile"
+	"seatflow/internal/tickets"
 	"seatflow/loaders"
 	"time"
 )
@@ -163,6 +164,24 @@ func (r *mutationResolver) RefundOrder(ctx context.Context, orderID int) (*seatf
 	return r.Booking.RefundOrder(ctx, orderID)
 }
 
+// CheckIn is the resolver for the checkIn field.
+func (r *mutationResolver) CheckIn(ctx context.Context, showtimeID int, code string, nonce *string) (*seatflow.CheckInResult, error) {
+	u, err := auth.RequireStaff(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Tickets.CheckIn(ctx, u.ID, showtimeID, code, nonce)
+}
+
+// UploadCheckIns is the resolver for the uploadCheckIns field.
+func (r *mutationResolver) UploadCheckIns(ctx context.Context, showtimeID int, scans []*seatflow.OfflineScan) ([]*seatflow.CheckInResult, error) {
+	u, err := auth.RequireStaff(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Tickets.Upload(ctx, u.ID, showtimeID, values(scans))
+}
+
 // Showtime is the resolver for the showtime field.
 func (r *orderResolver) Showtime(ctx context.Context, obj *seatflow.Order) (*seatflow.Showtime, error) {
 	return found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
@@ -170,20 +189,22 @@ func (r *orderResolver) Showtime(ctx context.Context, obj *seatflow.Order) (*sea
 
 // Seats is the resolver for the seats field.
 func (r *orderResolver) Seats(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Seat, error) {
-	show, err := found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
-	if err != nil {
-		return nil, err
-	}
-	seats, err := loaders.For(ctx).SeatsByHall.Load(ctx, show.HallID)
-	if err != nil {
-		return nil, err
-	}
-	return ptrs(seatflow.SeatsByID(seats, obj.SeatIDs)), nil
+	seats, err := showtimeSeats(ctx, obj.ShowtimeID, obj.SeatIDs)
+	return ptrs(seats), err
 }
 
 // Payment is the resolver for the payment field.
 func (r *orderResolver) Payment(ctx context.Context, obj *seatflow.Order) (*seatflow.Payment, error) {
 	return r.Booking.Payment(ctx, obj.ID)
+}
+
+// Tickets is the resolver for the tickets field.
+func (r *orderResolver) Tickets(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Ticket, error) {
+	show, err := found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
+	if err != nil {
+		return nil, err
+	}
+	return r.Resolver.Tickets.OfOrder(ctx, obj, show.Status == seatflow.ShowtimeCancelled) // the field, not this method
 }
 
 // Node is the resolver for the node field.
@@ -287,6 +308,21 @@ func (r *queryResolver) ReconcileRuns(ctx context.Context, first *int) ([]*recon
 	return r.Rec.Runs(ctx, n)
 }
 
+// TicketKeys is the resolver for the ticketKeys field.
+func (r *queryResolver) TicketKeys(ctx context.Context) ([]*seatflow.TicketKey, error) {
+	keys, err := r.Tickets.Keys.Published(ctx)
+	return ptrs(keys), err
+}
+
+// RevokedTickets is the resolver for the revokedTickets field.
+func (r *queryResolver) RevokedTickets(ctx context.Context, showtimeID int, since *time.Time) ([]*seatflow.RevokedTicket, error) {
+	if _, err := auth.RequireStaff(ctx); err != nil {
+		return nil, err
+	}
+	list, err := r.Tickets.Revoked(ctx, showtimeID, since)
+	return ptrs(list), err
+}
+
 // Movie is the resolver for the movie field.
 func (r *showtimeResolver) Movie(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Movie, error) {
 	return found(loaders.For(ctx).Movie.Load(ctx, obj.MovieID))
@@ -302,6 +338,26 @@ func (r *showtimeResolver) SeatMap(ctx context.Context, obj *seatflow.Showtime) 
 	return r.Maps.SeatMap(ctx, obj.ID)
 }
 
+// CheckedIn is the resolver for the checkedIn field.
+func (r *showtimeResolver) CheckedIn(ctx context.Context, obj *seatflow.Showtime) (int, error) {
+	if _, err := auth.RequireStaff(ctx); err != nil {
+		return 0, err
+	}
+	c, err := r.Tickets.Count(ctx, obj.ID)
+	if err != nil {
+		return 0, err
+	}
+	return c.CheckedIn, nil
+}
+
+// CheckInCount is the resolver for the checkInCount field.
+func (r *showtimeResolver) CheckInCount(ctx context.Context, obj *seatflow.Showtime) (*seatflow.CheckInCount, error) {
+	if _, err := auth.RequireStaff(ctx); err != nil {
+		return nil, err
+	}
+	return r.Tickets.Count(ctx, obj.ID)
+}
+
 // SeatMap is the resolver for the seatMap field.
 func (r *subscriptionResolver) SeatMap(ctx context.Context, showtimeID int) (<-chan *seatflow.SeatMapEvent, error) {
 	hall, err := r.Maps.HallOf(ctx, showtimeID)
@@ -309,6 +365,54 @@ func (r *subscriptionResolver) SeatMap(ctx context.Context, showtimeID int) (<-c
 		return nil, err
 	}
 	return r.Live.Watch(ctx, showtimeID, hall)
+}
+
+// CheckIns is the resolver for the checkIns field.
+func (r *subscriptionResolver) CheckIns(ctx context.Context, showtimeID int) (<-chan *seatflow.CheckInCount, error) {
+	if _, err := auth.RequireStaff(ctx); err != nil {
+		return nil, err
+	}
+	return r.Tickets.WatchCounts(ctx, showtimeID)
+}
+
+// Order is the resolver for the order field.
+func (r *ticketResolver) Order(ctx context.Context, obj *seatflow.Ticket) (*seatflow.Order, error) {
+	if auth.IsStaff(ctx) {
+		return r.Booking.OrderByID(ctx, obj.OrderID)
+	}
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Booking.Order(ctx, u.ID, obj.OrderID)
+}
+
+// Showtime is the resolver for the showtime field.
+func (r *ticketResolver) Showtime(ctx context.Context, obj *seatflow.Ticket) (*seatflow.Showtime, error) {
+	return found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
+}
+
+// Seat is the resolver for the seat field.
+func (r *ticketResolver) Seat(ctx context.Context, obj *seatflow.Ticket) (*seatflow.Seat, error) {
+	seats, err := showtimeSeats(ctx, obj.ShowtimeID, []int{obj.SeatID})
+	if err != nil || len(seats) == 0 {
+		return found[seatflow.Seat](nil, err)
+	}
+	return &seats[0], nil
+}
+
+// Code is the resolver for the code field.
+func (r *ticketResolver) Code(ctx context.Context, obj *seatflow.Ticket) (string, error) {
+	return r.ticketCode(ctx, obj)
+}
+
+// QRSVG is the resolver for the qrSvg field.
+func (r *ticketResolver) QRSVG(ctx context.Context, obj *seatflow.Ticket) (string, error) {
+	code, err := r.ticketCode(ctx, obj)
+	if err != nil {
+		return "", err
+	}
+	return tickets.QRSVG(code)
 }
 
 // Movie returns MovieResolver implementation.
@@ -329,6 +433,9 @@ func (r *Resolver) Showtime() ShowtimeResolver { return &showtimeResolver{r} }
 // Subscription returns SubscriptionResolver implementation.
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
+// Ticket returns TicketResolver implementation.
+func (r *Resolver) Ticket() TicketResolver { return &ticketResolver{r} }
+
 type (
 	movieResolver        struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
@@ -336,4 +443,5 @@ type (
 	queryResolver        struct{ *Resolver }
 	showtimeResolver     struct{ *Resolver }
 	subscriptionResolver struct{ *Resolver }
+	ticketResolver       struct{ *Resolver }
 )

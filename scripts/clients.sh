@@ -133,6 +133,8 @@ export SEATFLOW_REDIS_URL="redis://127.0.0.1:6379/0"
 export SEATFLOW_REDIS_PREFIX="$PREFIX"
 SEATFLOW_JWT_SECRET="$(node -p 'require("crypto").randomBytes(32).toString("hex")')"
 export SEATFLOW_JWT_SECRET
+SEATFLOW_TICKET_KEY_SECRET="$(node -p 'require("crypto").randomBytes(32).toString("hex")')"
+export SEATFLOW_TICKET_KEY_SECRET
 # A cinema far from UTC: the tests find "today" in the cinema's time zone, as a front end must.
 export SEATFLOW_TIMEZONE=Pacific/Auckland
 export SEATFLOW_PAYMENT_PROVIDER=test

@@ -32,6 +32,7 @@ export SEATFLOW_MYSQL_DSN="${SEATFLOW_MYSQL_DSN:-root@tcp(127.0.0.1:3306)/seatfl
 export SEATFLOW_REDIS_URL="${SEATFLOW_REDIS_URL:-redis://127.0.0.1:${REDIS_PORT}/0}"
 export SEATFLOW_REDIS_PREFIX="${SEATFLOW_REDIS_PREFIX:-sfload}"
 export SEATFLOW_JWT_SECRET="${SEATFLOW_JWT_SECRET:-seatflow-load-test-shared-secret}"
+export SEATFLOW_TICKET_KEY_SECRET="${SEATFLOW_TICKET_KEY_SECRET:-seatflow-load-test-shared-ticket-key-secret}"
 export SEATFLOW_LOG_LEVEL="${SEATFLOW_LOG_LEVEL:-warn}"
 # The load test pays with payOrder, which only the test provider accepts.
 export SEATFLOW_PAYMENT_PROVIDER="${SEATFLOW_PAYMENT_PROVIDER:-test}"

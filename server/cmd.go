@@ -31,6 +31,11 @@ var program = &cli.Program{
 				"command signs with the embedded demo secret only when no SEATFLOW_MYSQL_DSN or\n" +
 				"SEATFLOW_REDIS_URL is set (such a token works only with an embedded server, make run).",
 			Run: app.TokenCommand},
+		{Name: "ticket-keys", Usage: "rotate|list [flags]", Summary: "add a key that signs new tickets, or list the published keys",
+			Doc: "rotate: every instance signs new tickets with the new key within 30s; tickets signed\n" +
+				"before keep verifying, and their key stays published (GET /.well-known/ticket-keys)\n" +
+				"until the last of them has expired. It needs SEATFLOW_TICKET_KEY_SECRET, the server's.",
+			Run: app.TicketKeysCommand},
 		{Name: "reconcile", Usage: "--once [flags]", Summary: "repair drift between Redis and MySQL once and print the report",
 			Doc: "Needs the deployment's MySQL and Redis (not embedded mode).",
 			Run: app.ReconcileCommand},

@@ -59,6 +59,42 @@ var (
 		Columns:    MoviesColumns,
 		PrimaryKey: []*schema.Column{MoviesColumns[0]},
 	}
+	// OfflineScansColumns holds the columns for the "offline_scans" table.
+	OfflineScansColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "showtime_id", Type: field.TypeInt},
+		{Name: "nonce", Type: field.TypeString, Size: 64},
+		{Name: "scanned_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "recorded_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "staff_id", Type: field.TypeString, Size: 191},
+		{Name: "ticket_id", Type: field.TypeInt},
+	}
+	// OfflineScansTable holds the schema information for the "offline_scans" table.
+	OfflineScansTable = &schema.Table{
+		Name:       "offline_scans",
+		Columns:    OfflineScansColumns,
+		PrimaryKey: []*schema.Column{OfflineScansColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "offline_scans_tickets_offline_scans",
+				Columns:    []*schema.Column{OfflineScansColumns[6]},
+				RefColumns: []*schema.Column{TicketsColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "offlinescan_ticket_id_nonce",
+				Unique:  true,
+				Columns: []*schema.Column{OfflineScansColumns[6], OfflineScansColumns[2]},
+			},
+			{
+				Name:    "offlinescan_showtime_id",
+				Unique:  false,
+				Columns: []*schema.Column{OfflineScansColumns[1]},
+			},
+		},
+	}
 	// OrdersColumns holds the columns for the "orders" table.
 	OrdersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -340,11 +376,67 @@ var (
 			},
 		},
 	}
+	// TicketsColumns holds the columns for the "tickets" table.
+	TicketsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "order_id", Type: field.TypeInt},
+		{Name: "showtime_id", Type: field.TypeInt},
+		{Name: "seat_id", Type: field.TypeInt},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "revoked_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "checked_in_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "check_in_nonce", Type: field.TypeString, Nullable: true, Size: 64},
+		{Name: "checked_in_by", Type: field.TypeString, Nullable: true, Size: 191},
+		{Name: "admissions", Type: field.TypeInt, Default: 0},
+		{Name: "key_id", Type: field.TypeInt},
+	}
+	// TicketsTable holds the schema information for the "tickets" table.
+	TicketsTable = &schema.Table{
+		Name:       "tickets",
+		Columns:    TicketsColumns,
+		PrimaryKey: []*schema.Column{TicketsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "tickets_ticket_keys_tickets",
+				Columns:    []*schema.Column{TicketsColumns[10]},
+				RefColumns: []*schema.Column{TicketKeysColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "ticket_order_id_seat_id",
+				Unique:  true,
+				Columns: []*schema.Column{TicketsColumns[1], TicketsColumns[3]},
+			},
+			{
+				Name:    "ticket_showtime_id_revoked_at",
+				Unique:  false,
+				Columns: []*schema.Column{TicketsColumns[2], TicketsColumns[5]},
+			},
+		},
+	}
+	// TicketKeysColumns holds the columns for the "ticket_keys" table.
+	TicketKeysColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "kid", Type: field.TypeString, Unique: true, Size: 64},
+		{Name: "generation", Type: field.TypeInt, Unique: true},
+		{Name: "public_key", Type: field.TypeBytes, Size: 32},
+		{Name: "sealed_private_key", Type: field.TypeBytes, Size: 128},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+	}
+	// TicketKeysTable holds the schema information for the "ticket_keys" table.
+	TicketKeysTable = &schema.Table{
+		Name:       "ticket_keys",
+		Columns:    TicketKeysColumns,
+		PrimaryKey: []*schema.Column{TicketKeysColumns[0]},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		CacheOutboxesTable,
 		HallsTable,
 		MoviesTable,
+		OfflineScansTable,
 		OrdersTable,
 		OrderSeatsTable,
 		PaymentsTable,
@@ -353,14 +445,18 @@ var (
 		SeatsTable,
 		SeatOccupanciesTable,
 		ShowtimesTable,
+		TicketsTable,
+		TicketKeysTable,
 	}
 )
 
 func init() {
+	OfflineScansTable.ForeignKeys[0].RefTable = TicketsTable
 	OrderSeatsTable.ForeignKeys[0].RefTable = OrdersTable
 	PaymentsTable.ForeignKeys[0].RefTable = OrdersTable
 	SeatsTable.ForeignKeys[0].RefTable = HallsTable
 	SeatOccupanciesTable.ForeignKeys[0].RefTable = OrdersTable
 	ShowtimesTable.ForeignKeys[0].RefTable = HallsTable
 	ShowtimesTable.ForeignKeys[1].RefTable = MoviesTable
+	TicketsTable.ForeignKeys[0].RefTable = TicketKeysTable
 }

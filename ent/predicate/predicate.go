@@ -15,6 +15,9 @@ type Hall func(*sql.Selector)
 // Movie is the predicate function for movie builders.
 type Movie func(*sql.Selector)
 
+// OfflineScan is the predicate function for offlinescan builders.
+type OfflineScan func(*sql.Selector)
+
 // Order is the predicate function for order builders.
 type Order func(*sql.Selector)
 
@@ -38,3 +41,9 @@ type SeatOccupancy func(*sql.Selector)
 
 // Showtime is the predicate function for showtime builders.
 type Showtime func(*sql.Selector)
+
+// Ticket is the predicate function for ticket builders.
+type Ticket func(*sql.Selector)
+
+// TicketKey is the predicate function for ticketkey builders.
+type TicketKey func(*sql.Selector)

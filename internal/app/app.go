@@ -35,6 +35,7 @@ import (
 	"seatflow/internal/seatrender"
 	"seatflow/internal/seats"
 	"seatflow/internal/throttle"
+	"seatflow/internal/tickets"
 	"seatflow/internal/wstransport"
 )
 
@@ -73,7 +74,9 @@ type App struct {
 	SeatMaps *seatrender.Memo
 	// Websockets are the instance's open websockets, closed with a frame on shutdown.
 	Websockets *wstransport.Registry
-	Now        func() time.Time
+	// Tickets are the tickets and the door; nil for a command that signs none (no secret).
+	Tickets *tickets.Service
+	Now     func() time.Time
 
 	embeddedRedis *miniredis.Miniredis
 	closers       []func()
@@ -148,6 +151,9 @@ func (a *App) wire() error {
 			SalesCloseAfter: a.Config.SalesCloseAfter,
 			HoldRate:        perMinute(a.Config.HoldsPerMinute), OrderRate: perMinute(a.Config.OrderChangesPerMinute), Log: a.Log})
 	a.Sales.Orders = a.Booking
+	if err := a.wireTickets(); err != nil {
+		return err
+	}
 	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Log: a.Log})
 	a.Rec = &reconcile.Reconciler{DB: a.DB, Seats: a.Seats, Orders: a.Booking, Sales: a.Sales, RDB: a.Redis,
 		Keys: a.Keys, Config: reconcile.Config{Now: a.Now, Log: a.Log, EmptyAtStart: a.Config.Embedded()}}

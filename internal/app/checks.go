@@ -19,6 +19,7 @@ import (
 
 	"seatflow"
 	"seatflow/internal/httpapi"
+	"seatflow/internal/tickets"
 )
 
 // settingChecks is each setting's rule for its own value, by variable name without
@@ -53,6 +54,12 @@ var settingChecks = map[string]check{
 	"JWT_SECRET": optional(func(s string) error {
 		if len(s) < 16 {
 			return errors.New("want at least 16 bytes (e.g. openssl rand -hex 32)")
+		}
+		return nil
+	}),
+	"TICKET_KEY_SECRET": optional(func(s string) error {
+		if len(s) < tickets.MinSecretBytes {
+			return fmt.Errorf("want at least %d bytes (e.g. openssl rand -hex 32)", tickets.MinSecretBytes)
 		}
 		return nil
 	}),
@@ -131,7 +138,7 @@ var settingChecks = map[string]check{
 
 // secretSettings are never repeated in a message: their values are credentials (or hold
 // one, as a DSN or a Redis URL may).
-var secretSettings = []string{"JWT_SECRET", "MYSQL_DSN", "REDIS_URL", "CACHE_REDIS_URL", "STRIPE_API_KEY", "STRIPE_WEBHOOK_SECRET"}
+var secretSettings = []string{"JWT_SECRET", "TICKET_KEY_SECRET", "MYSQL_DSN", "REDIS_URL", "CACHE_REDIS_URL", "STRIPE_API_KEY", "STRIPE_WEBHOOK_SECRET"}
 
 // check says what is wrong with a setting's parsed value (nil: nothing).
 type check func(v any) error

@@ -33,6 +33,7 @@ var badValues = map[string][]badValue{
 	"REDIS_PREFIX":             {{"sf{x}", "braces would break"}, {"my prefix", "letters, digits"}},
 	"SQLITE_PATH":              {{"/", "is a directory"}, {"/nonexistent-dir/seatflow.db", "no directory /nonexistent-dir"}},
 	"JWT_SECRET":               {{"too-short", "at least 16 bytes"}},
+	"TICKET_KEY_SECRET":        {{"sixteen-bytes-ok", "at least 32 bytes"}},
 	"HOLD_TTL":                 {{"30s", "at least 1m"}, {"ten", "not a duration"}},
 	"MAX_TOKEN_LIFETIME":       {{"30s", "at least 1m"}, {"forever", "not a duration"}},
 	"SALES_CLOSE_AFTER":        {{"30s", "1m0s to 24h0m0s"}, {"25h", "1m0s to 24h0m0s"}},

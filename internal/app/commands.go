@@ -18,6 +18,7 @@ import (
 	"seatflow/internal/auth"
 	"seatflow/internal/cli"
 	"seatflow/internal/reconcile"
+	"seatflow/internal/tickets"
 )
 
 // The settings each operator command takes as flags; the rest come from the environment.
@@ -28,6 +29,8 @@ var (
 	// reconcile sends the refunds left unsent: it needs the provider (its keys stay in
 	// the environment, out of shell history).
 	reconcileSettings = append([]string{"PAYMENT_PROVIDER"}, storeSettings...)
+	// ticket-keys opens the stored keys: it needs the secret they are sealed with.
+	ticketKeySettings = append([]string{"TICKET_KEY_SECRET", "SQLITE_PATH"}, storeSettings...)
 	embeddedRefusal   = "in embedded mode (no SEATFLOW_MYSQL_DSN / SEATFLOW_REDIS_URL) the seat state lives " +
 		"only in the Redis inside the running server's process, so a separate command would look at an empty one"
 )
@@ -184,7 +187,7 @@ var TokenUsage = "--sub USER --role " + strings.Join(auth.Roles, "|") + " [--ttl
 func TokenCommand(_ context.Context, args []string, out, errOut io.Writer) error {
 	fs := flag.NewFlagSet("seatflow token", flag.ContinueOnError)
 	sub := fs.String("sub", "", "the user id (the token's subject), e.g. alice (required)")
-	role := fs.String("role", "", auth.RoleList()+" (required)")
+	role := fs.String("role", "", auth.RoleList()+" (required): staff work the door (checkIn)")
 	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid (above 0, at most SEATFLOW_MAX_TOKEN_LIFETIME, 720h by default)")
 	_, err := cli.Parse(fs, args)
 	if err != nil {
@@ -228,4 +231,41 @@ func TokenCommand(_ context.Context, args []string, out, errOut io.Writer) error
 	}
 	fmt.Fprintln(out, tok)
 	return nil
+}
+
+// TicketKeysCommand manages the keys that sign ticket codes. rotate adds a key that signs
+// every ticket made from then on, on every instance within tickets.KeyCacheFor; the older
+// keys keep verifying their tickets and stay published until the last of those has
+// expired. list prints the published keys.
+func TicketKeysCommand(ctx context.Context, args []string, out, _ io.Writer) error {
+	if len(args) == 0 || (args[0] != "rotate" && args[0] != "list") {
+		return cli.Usagef("usage: seatflow ticket-keys rotate|list [flags]")
+	}
+	cfg, _, err := ParseConfigFor("seatflow ticket-keys "+args[0], ticketKeySettings, nil, args[1:])
+	if err != nil {
+		return err
+	}
+	return withApp(ctx, cfg, func(a *App) error {
+		if args[0] == "rotate" {
+			k, err := a.Tickets.Keys.Rotate(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "ticket-keys: added key %s; new tickets get it on every instance within %s, "+
+				"and the older keys stay published while their tickets are valid\n", k.Kid, tickets.KeyCacheFor)
+			return nil
+		}
+		keys, err := a.Tickets.Keys.Published(ctx)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			role := "verifies"
+			if k.Signing {
+				role = "signs new tickets"
+			}
+			fmt.Fprintf(out, "%s  added %s  %s\n", k.Kid, k.CreatedAt.UTC().Format(time.RFC3339), role)
+		}
+		return nil
+	})
 }

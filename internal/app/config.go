@@ -67,10 +67,15 @@ type Config struct {
 	StripeAPIKey        string
 	StripeWebhookSecret string
 	StripeAPIBase       string
+	// TicketKeySecret seals the private keys that sign ticket codes (required outside
+	// embedded mode, which keeps a generated one beside its SQLite file).
+	TicketKeySecret string
 	// MaxTokenLifetime is the longest a bearer token may live (exp - iat).
 	MaxTokenLifetime time.Duration
 	// takesPayments: the command takes or refunds payments, so it needs a provider.
 	takesPayments bool
+	// signsTickets: the command signs ticket codes or adds keys, so it needs the secret.
+	signsTickets bool
 }
 
 // minWSQueuedBytes is the least SEATFLOW_WS_MAX_QUEUED_BYTES: a pong answering the
@@ -107,7 +112,8 @@ func ParseConfig(name string, args []string) (*Config, []string, error) {
 // value that does not parse, in a flag or in a SEATFLOW_* variable, is a cli.UsageError
 // naming it, and so is an invalid configuration; -h is cli.Help.
 func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []string) (*Config, []string, error) {
-	c := &Config{takesPayments: keys == nil || slices.Contains(keys, "PAYMENT_PROVIDER")}
+	c := &Config{takesPayments: keys == nil || slices.Contains(keys, "PAYMENT_PROVIDER"),
+		signsTickets: keys == nil || slices.Contains(keys, "TICKET_KEY_SECRET")}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	str := func(p *string, key, def, usage string) {
 		fs.StringVar(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
@@ -178,6 +184,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.StripeAPIKey, "STRIPE_API_KEY", "", "Stripe secret key (sk_test_… or sk_live_…) of the stripe provider")
 	str(&c.StripeWebhookSecret, "STRIPE_WEBHOOK_SECRET", "", "signing secret (whsec_…) of the webhook endpoint POST /webhooks/stripe")
 	str(&c.StripeAPIBase, "STRIPE_API_BASE", "", "base URL of the Stripe API; empty = https://api.stripe.com (set it to a stripe-mock in tests)")
+	str(&c.TicketKeySecret, "TICKET_KEY_SECRET", "", "secret that seals the keys signing ticket codes, at least 32 bytes (required outside embedded mode; every instance needs the same)")
 	rest, err := parseSettings(fs, keys, own, args)
 	if err != nil {
 		return nil, nil, err
@@ -210,6 +217,8 @@ func (c *Config) validate() error {
 		return errors.New("SEATFLOW_COST_RESTORE must be positive when SEATFLOW_COST_BUDGET is on")
 	case c.PersistedOnly && c.PersistedQueries == "":
 		return errors.New("SEATFLOW_PERSISTED_ONLY needs SEATFLOW_PERSISTED_QUERIES, the manifest of the documents that may run")
+	case !c.Embedded() && c.signsTickets && c.TicketKeySecret == "":
+		return errors.New("set SEATFLOW_TICKET_KEY_SECRET outside embedded mode: a random secret of at least 32 bytes, the same on every instance (it seals the keys that sign ticket codes; e.g. openssl rand -hex 32)")
 	case c.PaymentProvider == "" && !c.takesPayments:
 	case c.PaymentProvider == "":
 		return errors.New("set SEATFLOW_PAYMENT_PROVIDER outside embedded mode: stripe (real payments, see docs/PAYMENTS.md) or test (any customer can mark an order paid: demos and tests only)")

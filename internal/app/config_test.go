@@ -1,6 +1,7 @@
 package app
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -119,4 +120,47 @@ func TestCommandFlags(t *testing.T) {
 		!strings.Contains(err.Error(), "-hold-ttl") || cli.ExitCode(err) != 2 {
 		t.Fatalf("-hold-ttl on a command without it: %v, want a usage error naming it", err)
 	}
+}
+
+// TestTicketKeySecretSetting: outside embedded mode a command that signs tickets (serve,
+// ticket-keys) needs SEATFLOW_TICKET_KEY_SECRET of at least 32 bytes; one that signs none
+// (migrate, verify) does not.
+func TestTicketKeySecretSetting(t *testing.T) {
+	clearStores(t)
+	t.Setenv("SEATFLOW_TICKET_KEY_SECRET", "")
+	real := []string{"-mysql-dsn", "root@tcp(127.0.0.1:3306)/x", "-redis-url", "redis://127.0.0.1:6379/0",
+		"-jwt-secret", "0123456789abcdef", "-payment-provider", "test"}
+	for name, c := range map[string]struct {
+		keys  []string
+		flags []string
+		err   string
+	}{
+		"ServeWithout":     {nil, real, "set SEATFLOW_TICKET_KEY_SECRET outside embedded mode"},
+		"ServeShort":       {nil, append(real[:8:8], "-ticket-key-secret", "short"), "(SEATFLOW_TICKET_KEY_SECRET): want at least 32 bytes"},
+		"Serve":            {nil, append(real[:8:8], "-ticket-key-secret", strings.Repeat("s", 32)), ""},
+		"TicketKeysNeedIt": {ticketKeySettings, real[:4], "SEATFLOW_TICKET_KEY_SECRET"},
+		"VerifyDoesNot":    {storeSettings, real[:4], ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("SEATFLOW_JWT_SECRET", "0123456789abcdef")
+			_, _, err := ParseConfigFor("x", c.keys, nil, c.flags)
+			if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || cli.ExitCode(err) != 2) {
+				t.Fatalf("err = %v, want %q", err, c.err)
+			}
+		})
+	}
+	t.Run("EmbeddedKeepsItsOwnBesideTheDatabase", func(t *testing.T) {
+		path := t.TempDir() + "/seatflow.db"
+		first, err := embeddedTicketSecret(path)
+		if err != nil || len(first) < 32 {
+			t.Fatalf("secret %q: %v", first, err)
+		}
+		if again, _ := embeddedTicketSecret("file:" + path + "?_pragma=x"); again != first {
+			t.Fatalf("second start's secret %q, want the first %q", again, first)
+		}
+		st, err := os.Stat(path + ".ticket-key-secret")
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("secret file: %v %v, want mode 0600", st, err)
+		}
+	})
 }

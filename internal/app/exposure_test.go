@@ -142,6 +142,7 @@ func TestEmbeddedModeStaysOnOneMachine(t *testing.T) {
 		t.Setenv("SEATFLOW_MYSQL_DSN", "root@tcp(127.0.0.1:3306)/seatflow")
 		t.Setenv("SEATFLOW_REDIS_URL", "redis://127.0.0.1:6379/0")
 		t.Setenv("SEATFLOW_JWT_SECRET", "a-real-secret-of-some-length")
+		t.Setenv("SEATFLOW_TICKET_KEY_SECRET", "a-real-ticket-key-secret-of-32-bytes")
 		t.Setenv("SEATFLOW_PAYMENT_PROVIDER", "test")
 		if got := addrOf(t); got != ":8080" {
 			t.Fatalf("real mode listens on %q, want :8080", got)

@@ -15,6 +15,7 @@ import (
 	"seatflow/internal/payments"
 	"seatflow/internal/playground"
 	"seatflow/internal/seats"
+	"seatflow/internal/tickets"
 )
 
 // API is the instance's HTTP API over its services.
@@ -27,7 +28,7 @@ func (a *App) API() *httpapi.API {
 			ClientAddr:       a.ClientAddr(),
 		},
 		Resolver: &graph.Resolver{Catalog: a.Catalog, Booking: a.Booking, Sales: a.Sales, Maps: a.Maps,
-			Live: a.Live, Rec: a.Rec},
+			Live: a.Live, Rec: a.Rec, Tickets: a.Tickets},
 		Auth:           a.Auth,
 		Catalog:        a.Catalog,
 		Responses:      a.Responses,
@@ -48,8 +49,9 @@ func (a *App) API() *httpapi.API {
 
 // Handler is everything the instance serves over HTTP: the API (/query, /healthz,
 // /readyz; /metrics is on a listener of its own, ServeMetrics), the GraphiQL playground at
-// / (its files under /playground/, the site's /favicon.ico) and the live seat-map demo at
-// /demo/.
+// / (its files under /playground/, the site's /favicon.ico), the live seat-map demo at
+// /demo/ (the door at /demo/door) and the keys that verify ticket codes at
+// /.well-known/ticket-keys.
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
 	a.API().Register(mux)
@@ -62,6 +64,9 @@ func (a *App) Handler() http.Handler {
 		tokens = demoIssuer{a.Auth}
 	}
 	mux.Handle("/demo/", demo.Handler(tokens, a.Log))
+	if a.Tickets != nil {
+		mux.Handle("GET "+tickets.JWKSPath, a.Tickets.JWKSHandler())
+	}
 	return mux
 }
 

@@ -53,6 +53,7 @@ func startTestApp(t testing.TB, db *testenv.DB, r *testenv.Redis, flags ...strin
 	}
 	cfg, _, err := ParseConfig("test", append(append(redisFlag, "-mysql-dsn", db.DSN,
 		"-redis-prefix", r.Keys.Prefix, "-jwt-secret", "test-secret-0123456789", "-loader-wait", "5ms",
+		"-ticket-key-secret", "test-ticket-key-secret-0123456789abcdef",
 		// Tests send many requests from one address; those about budgets set their own.
 		"-cost-budget", "100000000", "-cost-restore", "100000000", "-payment-provider", "test"), flags...))
 	if err != nil {

@@ -11,18 +11,19 @@ func TestPaymentProviderConfig(t *testing.T) {
 	for _, k := range []string{"PAYMENT_PROVIDER", "STRIPE_API_KEY", "STRIPE_WEBHOOK_SECRET", "MYSQL_DSN", "REDIS_URL", "REDIS_CLUSTER", "JWT_SECRET"} {
 		t.Setenv("SEATFLOW_"+k, "")
 	}
-	real := []string{"-mysql-dsn", "root@tcp(127.0.0.1:3306)/x", "-redis-url", "redis://127.0.0.1:6379/0", "-jwt-secret", "0123456789abcdef"}
+	real := []string{"-mysql-dsn", "root@tcp(127.0.0.1:3306)/x", "-redis-url", "redis://127.0.0.1:6379/0", "-jwt-secret", "0123456789abcdef",
+		"-ticket-key-secret", "0123456789abcdef0123456789abcdef"}
 	for _, c := range []struct {
 		name  string
 		flags []string
 		err   string // "" = valid
 	}{
 		{"RealModeWithoutProviderRefusesToStart", real, "set SEATFLOW_PAYMENT_PROVIDER outside embedded mode"},
-		{"UnknownProvider", append(real[:6:6], "-payment-provider", "paypal"), `"paypal" for flag -payment-provider (SEATFLOW_PAYMENT_PROVIDER): want stripe or test`},
-		{"StripeWithoutKeys", append(real[:6:6], "-payment-provider", "stripe"), "SEATFLOW_STRIPE_API_KEY and SEATFLOW_STRIPE_WEBHOOK_SECRET"},
-		{"StripeWithoutWebhookSecret", append(real[:6:6], "-payment-provider", "stripe", "-stripe-api-key", "sk_test_1"), "SEATFLOW_STRIPE_WEBHOOK_SECRET"},
-		{"Stripe", append(real[:6:6], "-payment-provider", "stripe", "-stripe-api-key", "sk_test_1", "-stripe-webhook-secret", "whsec_1"), ""},
-		{"TestInRealMode", append(real[:6:6], "-payment-provider", "test"), ""},
+		{"UnknownProvider", append(real[:8:8], "-payment-provider", "paypal"), `"paypal" for flag -payment-provider (SEATFLOW_PAYMENT_PROVIDER): want stripe or test`},
+		{"StripeWithoutKeys", append(real[:8:8], "-payment-provider", "stripe"), "SEATFLOW_STRIPE_API_KEY and SEATFLOW_STRIPE_WEBHOOK_SECRET"},
+		{"StripeWithoutWebhookSecret", append(real[:8:8], "-payment-provider", "stripe", "-stripe-api-key", "sk_test_1"), "SEATFLOW_STRIPE_WEBHOOK_SECRET"},
+		{"Stripe", append(real[:8:8], "-payment-provider", "stripe", "-stripe-api-key", "sk_test_1", "-stripe-webhook-secret", "whsec_1"), ""},
+		{"TestInRealMode", append(real[:8:8], "-payment-provider", "test"), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := ParseConfig("test", c.flags)

@@ -16,20 +16,22 @@ import (
 	"seatflow"
 )
 
-// Roles.
+// Roles: a customer buys, staff work the door (check-in), an admin runs the cinema (and
+// may work the door too).
 const (
 	RoleCustomer = "customer"
+	RoleStaff    = "staff"
 	RoleAdmin    = "admin"
 )
 
 // Roles are every role a token may carry, as usage messages list them: a new role is
 // one line here (and the checks that grant it something).
-var Roles = []string{RoleCustomer, RoleAdmin}
+var Roles = []string{RoleCustomer, RoleStaff, RoleAdmin}
 
 // ValidRole reports whether role is one of Roles.
 func ValidRole(role string) bool { return slices.Contains(Roles, role) }
 
-// RoleList is Roles for a message: "customer or admin".
+// RoleList is Roles for a message: "customer, staff or admin".
 func RoleList() string {
 	if len(Roles) < 2 {
 		return strings.Join(Roles, "")
@@ -256,4 +258,23 @@ func RequireAdmin(ctx context.Context) (*User, error) {
 		return nil, seatflow.Errorf(seatflow.EFORBIDDEN, "this operation is for admins only")
 	}
 	return u, nil
+}
+
+// RequireStaff returns the caller if it works the door (staff or admin): UNAUTHENTICATED
+// without a valid token, FORBIDDEN for a customer.
+func RequireStaff(ctx context.Context) (*User, error) {
+	u, err := RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if u.Role != RoleStaff && u.Role != RoleAdmin {
+		return nil, seatflow.Errorf(seatflow.EFORBIDDEN, "this operation is for staff and admins only")
+	}
+	return u, nil
+}
+
+// IsStaff reports whether ctx's caller is staff or an admin (false when anonymous).
+func IsStaff(ctx context.Context) bool {
+	_, err := RequireStaff(ctx)
+	return err == nil
 }

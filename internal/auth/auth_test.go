@@ -404,3 +404,42 @@ func TestMiddleware(t *testing.T) {
 		})
 	}
 }
+
+// TestStaffRole: staff work the door (RequireStaff) but are no admins; admins may work the
+// door too; a role outside auth.Roles is refused when issued and when presented.
+func TestStaffRole(t *testing.T) {
+	a, _ := newAuthenticator()
+	tokens := map[string]string{}
+	for _, role := range auth.Roles {
+		tok, err := a.Issue("u-"+role, role, time.Hour)
+		if err != nil {
+			t.Fatalf("issue a %s token: %v", role, err)
+		}
+		tokens[role] = tok
+	}
+	for role, want := range map[string][2]string{ // RequireStaff, RequireAdmin codes
+		auth.RoleCustomer: {seatflow.EFORBIDDEN, seatflow.EFORBIDDEN},
+		auth.RoleStaff:    {"", seatflow.EFORBIDDEN},
+		auth.RoleAdmin:    {"", ""},
+	} {
+		ctx := a.WithToken(context.Background(), tokens[role])
+		_, errStaff := auth.RequireStaff(ctx)
+		_, errAdmin := auth.RequireAdmin(ctx)
+		if got := [2]string{seatflow.ErrorCode(errStaff), seatflow.ErrorCode(errAdmin)}; got != want {
+			t.Errorf("%s: RequireStaff, RequireAdmin = %q, want %q", role, got, want)
+		}
+		if auth.IsStaff(ctx) != (want[0] == "") {
+			t.Errorf("%s: IsStaff = %v", role, auth.IsStaff(ctx))
+		}
+	}
+	if _, err := auth.RequireStaff(context.Background()); seatflow.ErrorCode(err) != seatflow.EUNAUTHENTICATED {
+		t.Errorf("anonymous RequireStaff: %v, want UNAUTHENTICATED", err)
+	}
+	if _, err := a.Issue("x", "usher", time.Hour); seatflow.ErrorCode(err) != seatflow.EINVALID {
+		t.Errorf("issue role usher: %v, want BAD_USER_INPUT", err)
+	}
+	usher := sign(t, jwt.SigningMethodHS256, secret, claims(map[string]any{"role": "usher"}))
+	if _, err := a.Verify(usher); seatflow.ErrorCode(err) != seatflow.EUNAUTHENTICATED {
+		t.Errorf("verify role usher: %v, want UNAUTHENTICATED", err)
+	}
+}

@@ -169,6 +169,9 @@ func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow
 			} else if n == 0 {
 				return errChanged
 			}
+			if err := s.issueIn(ctx, tx, o.ID, o.ShowtimeID, seatIDs); err != nil {
+				return err
+			}
 			return s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, "")
 		})
 		if errors.Is(err, errChanged) {
@@ -262,6 +265,9 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 			return err
 		}
 		if err := insertOccupancy(ctx, tx, o, seatIDs); err != nil {
+			return err
+		}
+		if err := s.issueIn(ctx, tx, o.ID, o.ShowtimeID, seatIDs); err != nil {
 			return err
 		}
 		return s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, "")

@@ -48,6 +48,11 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 				if err := deleteOccupancy(ctx, tx, o.ID); err != nil {
 					return err
 				}
+				if s.Tickets != nil {
+					if err := s.Tickets.RevokeOrderIn(ctx, tx, o.ID); err != nil {
+						return err
+					}
+				}
 				cancelled = true
 			}
 			return s.requireRefund(ctx, tx, p, "refunded by staff")

@@ -40,6 +40,15 @@ type SeatHashes interface {
 	InitSeats(ctx context.Context, showID, hallID int) (bool, error)
 }
 
+// Tickets makes and takes back the tickets of orders inside booking's transactions
+// (package tickets): they exist exactly while an order is PAID, and never come back.
+type Tickets interface {
+	// IssueIn makes the tickets of an order becoming PAID, in the transaction that does it.
+	IssueIn(ctx context.Context, tx *ent.Tx, orderID, showID int, seatIDs []int) error
+	// RevokeOrderIn revokes an order's tickets in the transaction that refunds it.
+	RevokeOrderIn(ctx context.Context, tx *ent.Tx, orderID int) error
+}
+
 // Deps are the stores and services a Service works with.
 type Deps struct {
 	DB      *ent.Client
@@ -51,6 +60,8 @@ type Deps struct {
 	Catalog Catalog
 	// Provider takes payments and refunds; without one, payOrder and startPayment refuse.
 	Provider payments.Provider
+	// Tickets issues and revokes tickets; none are made when nil.
+	Tickets Tickets
 }
 
 // Config is how a Service behaves; New gives each zero field its default.
@@ -146,6 +157,25 @@ func (s *Service) own(ctx context.Context, userID string, id int) (*ent.Order, e
 		return nil, fmt.Errorf("load order: %w", database.Classify(err))
 	}
 	return o, nil
+}
+
+// OrderByID returns any order (staff at the door see the order of a ticket they scan).
+func (s *Service) OrderByID(ctx context.Context, id int) (*seatflow.Order, error) {
+	o, err := s.DB.Order.Get(ctx, id)
+	if ent.IsNotFound(err) {
+		return nil, errNotFound
+	} else if err != nil {
+		return nil, fmt.Errorf("load order: %w", database.Classify(err))
+	}
+	return s.withSeats(ctx, o)
+}
+
+// issueIn makes a paid order's tickets inside its pay transaction.
+func (s *Service) issueIn(ctx context.Context, tx *ent.Tx, orderID, showID int, seatIDs []int) error {
+	if s.Tickets == nil {
+		return nil
+	}
+	return s.Tickets.IssueIn(ctx, tx, orderID, showID, seatIDs)
 }
 
 // Order returns one of the user's orders.

@@ -35,12 +35,20 @@ type Invalidations interface {
 	Deliver(ctx context.Context, id int, keys []string) error
 }
 
+// ShowtimeTickets revokes the tickets of a showtime inside the transaction that cancels it
+// (package tickets).
+type ShowtimeTickets interface {
+	RevokeShowtimeIn(ctx context.Context, tx *ent.Tx, showID int) error
+}
+
 // Service is the catalog: cached reads and admin writes.
 type Service struct {
 	DB    *ent.Client
 	Cache ByteCache     // nil reads straight from the database
 	Inval Invalidations // nil when there is no cache to invalidate
-	Now   func() time.Time
+	// Tickets revokes a cancelled showtime's tickets; nil when there are none to revoke.
+	Tickets ShowtimeTickets
+	Now     func() time.Time
 	// Location is the cinema's time zone: a Date is a day in it.
 	Location *time.Location
 	Log      *slog.Logger
@@ -127,6 +135,11 @@ func (s *Service) setStatus(ctx context.Context, id int, to seatflow.ShowtimeSta
 		}
 		if n == 0 {
 			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d changed meanwhile; try again", id)
+		}
+		if to == seatflow.ShowtimeCancelled && s.Tickets != nil {
+			if err := s.Tickets.RevokeShowtimeIn(ctx, tx, id); err != nil {
+				return nil, err
+			}
 		}
 		drop := []string{keys.Showtime(id)}
 		if leavesLists {

@@ -430,8 +430,9 @@ func (s *Service) RescheduleShowtime(ctx context.Context, id int, startsAt time.
 }
 
 // CancelShowtime cancels a showtime that has not been cancelled already; it leaves the
-// day's and the movie's lists. Orders are not touched here: refunds are a payment matter
-// (and booking refuses payments for a cancelled showtime).
+// day's and the movie's lists, and its tickets are revoked in the same transaction. Orders
+// are not touched here: refunds are a payment matter (and booking refuses payments for a
+// cancelled showtime).
 func (s *Service) CancelShowtime(ctx context.Context, id int) (*seatflow.Showtime, error) {
 	return s.setStatus(ctx, id, seatflow.ShowtimeCancelled, true)
 }

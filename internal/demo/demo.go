@@ -1,5 +1,6 @@
-// Package demo is the live seat-map demo: a plain HTML/JS page under /demo/ that uses only
-// the public API, demo customer tokens in embedded mode, and the demo data (the catalog for
+// Package demo is the live seat-map demo: plain HTML/JS pages under /demo/ (the seat map
+// with the customer's tickets, and the door at /demo/door) that use only the public API,
+// demo customer and staff tokens in embedded mode, and the demo data (the catalog for
 // an empty database, showtimes for each day of the coming week that has none). It holds no
 // business rule.
 package demo
@@ -33,11 +34,12 @@ type Issuer interface {
 	Issue(subject, role string, ttl time.Duration) (string, error)
 }
 
-// Handler serves the demo page under /demo/ and, when tokens is not nil (embedded mode),
-// GET /demo/token: {"token": "..."}, a customer token for a fresh demo user
-// (demo-<random>), so two tabs are two customers. Without tokens /demo/token is 204 No
-// Content (not a 404, which a browser logs as an error on every load of the page) and the
-// page asks for a token.
+// Handler serves the demo page under /demo/, the door page (staff check tickets in) at
+// /demo/door and, when tokens is not nil (embedded mode), GET /demo/token: {"token": "..."},
+// a customer token for a fresh demo user (demo-<random>), so two tabs are two customers, or
+// with ?role=staff a staff token for the door. Without tokens /demo/token is 204 No Content
+// (not a 404, which a browser logs as an error on every load of the page) and the pages ask
+// for a token.
 func Handler(tokens Issuer, log *slog.Logger) http.Handler {
 	sub, err := fs.Sub(pageFiles, "page")
 	if err != nil {
@@ -54,6 +56,11 @@ func Handler(tokens Issuer, log *slog.Logger) http.Handler {
 		case "/demo", "/demo/":
 			r2 := r.Clone(r.Context())
 			r2.URL.Path = "/demo/"
+			demoHeaders(w)
+			files.ServeHTTP(w, r2)
+		case "/demo/door":
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = "/demo/door.html"
 			demoHeaders(w)
 			files.ServeHTTP(w, r2)
 		case "/demo/token":
@@ -85,8 +92,12 @@ func demoToken(w http.ResponseWriter, r *http.Request, tokens Issuer, log *slog.
 		http.Error(w, "no randomness", http.StatusInternalServerError)
 		return
 	}
-	sub := "demo-" + hex.EncodeToString(b[:])
-	tok, err := tokens.Issue(sub, "customer", demoTokenTTL)
+	role, prefix := "customer", "demo-"
+	if r.URL.Query().Get("role") == "staff" { // the door page's
+		role, prefix = "staff", "demo-door-"
+	}
+	sub := prefix + hex.EncodeToString(b[:])
+	tok, err := tokens.Issue(sub, role, demoTokenTTL)
 	if err != nil {
 		log.Error("issue demo token", "err", err)
 		http.Error(w, "cannot issue a token", http.StatusInternalServerError)

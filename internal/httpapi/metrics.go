@@ -75,11 +75,12 @@ func (m operationMetrics) InterceptResponse(ctx context.Context, next graphql.Re
 	return resp
 }
 
-// clientOperations are the operation names the project's own clients send: the /demo page
-// (internal/demo/page) and the client suite's library (clients/lib); the playground's
+// clientOperations are the operation names the project's own clients send: the /demo and
+// /demo/door pages (internal/demo/page) and the client suite's library (clients/lib); the playground's
 // sample is anonymous. TestClientOperations keeps the list equal to their sources.
 var clientOperations = []string{
 	"DemoBest", "DemoCancel", "DemoExtend", "DemoHold", "DemoMyOrders", "DemoPay", "DemoSeatMap", "DemoShowtime", "DemoShowtimes",
+	"DemoTickets", "DoorCheckIn", "DoorCount", "DoorShowtimes",
 	"Best", "Day", "Hold", "SeatMap",
 }
 

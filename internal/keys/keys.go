@@ -28,6 +28,10 @@ func (k Keys) Limits(showID int) string { return k.show(showID) + ":limits" }
 // Events is the pub/sub channel of the showtime's seat-map deltas.
 func (k Keys) Events(showID int) string { return k.show(showID) + ":events" }
 
+// CheckIns is the pub/sub channel on which an admission at the showtime's door is
+// announced, so every instance pushes the new count to the door's watchers.
+func (k Keys) CheckIns(showID int) string { return k.show(showID) + ":checkins" }
+
 // Cache is the Redis envelope of a catalog entry; key is "KIND:ID", e.g. "movie:7". The
 // key is a hash tag, so the envelope and its rebuild lock share a Cluster slot and one
 // script can check the lock and write the envelope.

@@ -73,6 +73,7 @@ func showKeys(k keys.Keys, showID int) map[string]string {
 		"Limits":   k.Limits(showID),
 		"Events":   k.Events(showID),
 		"ShowLock": k.ShowLock(showID),
+		"CheckIns": k.CheckIns(showID),
 	}
 }
 

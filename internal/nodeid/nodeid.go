@@ -13,13 +13,14 @@ import (
 	"strings"
 )
 
-// Types of the objects that have ids. The first five are the schema's Node types.
+// Types of the objects that have ids. The first six are the schema's Node types.
 const (
 	Movie     = "Movie"
 	Hall      = "Hall"
 	Seat      = "Seat"
 	Showtime  = "Showtime"
 	Order     = "Order"
+	Ticket    = "Ticket"
 	SeatMap   = "SeatMap"
 	SeatState = "SeatState"
 )
@@ -27,7 +28,7 @@ const (
 // IsNode reports whether objects of type typ can be fetched with node(id:).
 func IsNode(typ string) bool {
 	switch typ {
-	case Movie, Hall, Seat, Showtime, Order:
+	case Movie, Hall, Seat, Showtime, Order, Ticket:
 		return true
 	}
 	return false

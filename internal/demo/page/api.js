@@ -96,11 +96,12 @@
     }
   }
 
-  // demoToken resolves to a token for a fresh demo customer in embedded mode, which hands
-  // them out; elsewhere /demo/token is 204 (no token) and it resolves to null.
-  async function demoToken() {
+  // demoToken resolves to a token for a fresh demo customer (or, with role 'staff', a door
+  // worker) in embedded mode, which hands them out; elsewhere /demo/token is 204 (no token)
+  // and it resolves to null.
+  async function demoToken(role) {
     try {
-      const res = await fetch('/demo/token', { headers: { Accept: 'application/json' } });
+      const res = await fetch('/demo/token' + (role ? '?role=' + encodeURIComponent(role) : ''), { headers: { Accept: 'application/json' } });
       if (res.status === 200) {
         const body = await res.json();
         if (body.token) return body.token;

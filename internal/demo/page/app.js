@@ -154,6 +154,7 @@
     updateURL();
     connectLive(st.id);
     restoreOrder(st.id);
+    window.SeatFlow.tickets.show(gql, st.id);
   }
 
   // ---------- selection ----------
@@ -291,7 +292,8 @@
           { id: o.id, ref: 'demo-' + newKey() });
         const paid = data.payOrder;
         setOrder(null);
-        showMessage('success', `Paid ${fmtMoney(paid.amountCents, paid.currency)}: seats ${paid.seats.map((s) => s.row + s.number).join(', ')} are yours. Enjoy the film!`, 'PAID');
+        showMessage('success', `Paid ${fmtMoney(paid.amountCents, paid.currency)}: seats ${paid.seats.map((s) => s.row + s.number).join(', ')} are yours. Your tickets are below. Enjoy the film!`, 'PAID');
+        if (state.showtime) window.SeatFlow.tickets.show(gql, state.showtime.id);
       } catch (e) {
         if (e.code === 'ORDER_EXPIRED' || e.code === 'INVALID_STATE' || e.code === 'NOT_FOUND') setOrder(null);
         showError(e);

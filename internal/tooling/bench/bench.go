@@ -51,6 +51,7 @@ var benchSections = []benchSection{
 	{Name: "fanout", Title: "Live seat-map fan-out", Run: benchFanout},
 	{Name: "onsale", Title: "On-sale burst", Run: benchOnSale},
 	{Name: "abuse", Title: "Hostile documents", Run: benchAbuse},
+	{Name: "checkin", Title: "Check-in", Run: benchCheckIn},
 	{Name: "load", Title: "Premiere-night load (3 instances)", Run: benchLoad},
 	{Name: "capacity", Title: "Premiere-night capacity (3 instances)", Run: benchCapacity},
 }
@@ -289,7 +290,7 @@ func createBenchDatabase(ctx context.Context, name string) (dsn string, drop fun
 // the server: Open, then Start) and serves its Handler on a loopback port.
 func (b *benchEnv) openBenchApp(ctx context.Context, flags ...string) (*benchServer, error) {
 	cfg, _, err := app.ParseConfig("bench", append([]string{"-mysql-dsn", b.MySQLDSN, "-redis-url", b.RedisURL,
-		"-redis-prefix", b.Prefix, "-jwt-secret", b.Secret, "-reconcile-every", "0", "-log-level", "error", "-payment-provider", "test",
+		"-redis-prefix", b.Prefix, "-jwt-secret", b.Secret, "-ticket-key-secret", b.ticketSecret(), "-reconcile-every", "0", "-log-level", "error", "-payment-provider", "test",
 		// Every bench client comes from one address: a budget that never runs out, still spent.
 		"-cost-restore", "1000000000"}, flags...))
 	if err != nil {
@@ -312,6 +313,9 @@ func (b *benchEnv) openBenchApp(ctx context.Context, flags ...string) (*benchSer
 	s.admin, _ = a.Auth.Issue("bench-admin", "admin", 2*time.Hour)
 	return s, nil
 }
+
+// ticketSecret is the ticket-key secret of the bench's instances (from the JWT one).
+func (b *benchEnv) ticketSecret() string { return "tickets-" + b.Secret + "-0123456789abcdef" }
 
 // benchServer is an instance served over loopback HTTP.
 type benchServer struct {

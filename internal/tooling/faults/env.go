@@ -157,6 +157,7 @@ func NewEnv(t *testing.T, plan Plan, opts Options) *Env {
 func (e *Env) openApp(t testing.TB, dsn, redisURL string, now func() time.Time, logName string) *app.App {
 	t.Helper()
 	args := []string{"-mysql-dsn", dsn, "-redis-prefix", e.prefix, "-jwt-secret", "faults-secret-0123456789",
+		"-ticket-key-secret", "faults-ticket-key-secret-0123456789",
 		"-payment-provider", "test", "-hold-ttl", e.Opts.HoldTTL.String(), "-holds-per-minute", "0",
 		"-order-changes-per-minute", "0", "-cost-budget", "0", "-reconcile-every", "0", "-loader-wait", "2ms",
 		"-log-level", "debug", "-request-timeout", e.Plan.Deadline.String()}

@@ -156,6 +156,7 @@ func (o *loadOptions) serverEnv(i int, addr string) []string {
 		"SEATFLOW_REDIS_URL="+o.redisURL(),
 		"SEATFLOW_REDIS_PREFIX="+o.Prefix,
 		"SEATFLOW_JWT_SECRET="+o.Secret,
+		"SEATFLOW_TICKET_KEY_SECRET="+o.ticketSecret(),
 		"SEATFLOW_HOLD_TTL="+o.HoldTTL.String(),
 		"SEATFLOW_LOG_LEVEL=warn",
 		"SEATFLOW_PAYMENT_PROVIDER=test", // the buyers pay with payOrder
@@ -169,7 +170,12 @@ func (o *loadOptions) serverEnv(i int, addr string) []string {
 func (o *loadOptions) appConfig() (*app.Config, error) {
 	cfg, _, err := app.ParseConfig("load", []string{
 		"-mysql-dsn", o.MySQLDSN, "-redis-url", o.redisURL(), "-redis-prefix", o.Prefix,
-		"-jwt-secret", o.Secret, "-hold-ttl", o.HoldTTL.String(), "-redis-cluster", "", "-payment-provider", "test",
+		"-jwt-secret", o.Secret, "-ticket-key-secret", o.ticketSecret(), "-hold-ttl", o.HoldTTL.String(), "-redis-cluster", "", "-payment-provider", "test",
 	})
 	return cfg, err
+}
+
+// ticketSecret is the ticket-key secret every instance of the run shares (from the JWT one).
+func (o *loadOptions) ticketSecret() string {
+	return "tickets-" + o.Secret + "-0123456789abcdef0123456789"
 }

@@ -1,0 +1,180 @@
+package tickets
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"seatflow"
+	"seatflow/ent/ticket"
+	"seatflow/internal/database"
+)
+
+// Pushes of a showtime's count: at most one per CountEvery after admissions, and one
+// every countRefresh anyway (sales and refunds change what was sold without an admission).
+const (
+	CountEvery   = 250 * time.Millisecond
+	countRefresh = 5 * time.Second
+)
+
+// Count is the door of a showtime from MySQL: tickets sold (not revoked), checked in (not
+// revoked), and duplicate scans (people let in on a ticket beyond its first).
+func (s *Service) Count(ctx context.Context, showID int) (*seatflow.CheckInCount, error) {
+	c := &seatflow.CheckInCount{ShowtimeID: showID}
+	var err error
+	q := s.DB.Ticket.Query().Where(ticket.ShowtimeID(showID), ticket.RevokedAtIsNil())
+	if c.Sold, err = q.Clone().Count(ctx); err != nil {
+		return nil, fmt.Errorf("count tickets: %w", database.Classify(err))
+	}
+	if c.CheckedIn, err = q.Where(ticket.CheckedInAtNotNil()).Count(ctx); err != nil {
+		return nil, fmt.Errorf("count check-ins: %w", database.Classify(err))
+	}
+	// Few tickets, if any, let more than one person in: their counts are summed here.
+	many, err := s.DB.Ticket.Query().Where(ticket.ShowtimeID(showID), ticket.AdmissionsGT(1)).
+		Select(ticket.FieldAdmissions).Ints(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("count duplicate scans: %w", database.Classify(err))
+	}
+	for _, n := range many {
+		c.DuplicateScans += n - 1
+	}
+	return c, nil
+}
+
+// announce tells every instance that the showtime's door let someone in. Best effort: the
+// watchers' periodic refresh catches up with a lost announcement.
+func (s *Service) announce(ctx context.Context, showID int) {
+	if s.RDB == nil {
+		return
+	}
+	if err := s.RDB.Publish(context.WithoutCancel(ctx), s.RedisKeys.CheckIns(showID), "1").Err(); err != nil {
+		s.log().Warn("tickets: announce a check-in", "showtime", showID, "err", err)
+	}
+}
+
+// WatchCounts streams the showtime's count: the current one at once, then a new one after
+// admissions (coalesced: at most one per CountEvery) and when sales change it, until ctx
+// ends. Watchers of one showtime on one instance share one Redis subscription and one
+// count query per push.
+func (s *Service) WatchCounts(ctx context.Context, showID int) (<-chan *seatflow.CheckInCount, error) {
+	first, err := s.Count(ctx, showID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan *seatflow.CheckInCount, 1)
+	out <- first
+	f := s.feeds.join(s, showID, out)
+	go func() {
+		<-ctx.Done()
+		s.feeds.leave(f, out)
+	}()
+	return out, nil
+}
+
+// feeds are the instance's showtime feeds with watchers.
+type feeds struct {
+	mu     sync.Mutex
+	byShow map[int]*feed
+}
+
+// feed pushes one showtime's count to its watchers while it has any.
+type feed struct {
+	showID   int
+	watchers map[chan *seatflow.CheckInCount]bool
+	stop     context.CancelFunc
+	done     chan struct{}
+}
+
+func (fs *feeds) join(s *Service, showID int, out chan *seatflow.CheckInCount) *feed {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.byShow == nil {
+		fs.byShow = map[int]*feed{}
+	}
+	f := fs.byShow[showID]
+	if f == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		f = &feed{showID: showID, watchers: map[chan *seatflow.CheckInCount]bool{}, stop: cancel, done: make(chan struct{})}
+		fs.byShow[showID] = f
+		go f.run(ctx, s, fs)
+	}
+	f.watchers[out] = true
+	return f
+}
+
+// leave takes a watcher out (its channel is closed); the last one stops the feed.
+func (fs *feeds) leave(f *feed, out chan *seatflow.CheckInCount) {
+	fs.mu.Lock()
+	delete(f.watchers, out)
+	last := len(f.watchers) == 0
+	if last && fs.byShow[f.showID] == f {
+		delete(fs.byShow, f.showID)
+	}
+	fs.mu.Unlock()
+	if last {
+		f.stop()
+		<-f.done
+	}
+	close(out)
+}
+
+// run listens to the showtime's announcements and pushes counts until stopped.
+func (f *feed) run(ctx context.Context, s *Service, fs *feeds) {
+	defer close(f.done)
+	var notes <-chan struct{}
+	if s.RDB != nil {
+		ps := s.RDB.Subscribe(ctx, s.RedisKeys.CheckIns(f.showID))
+		defer ps.Close()
+		ch := make(chan struct{}, 1)
+		notes = ch
+		go func() {
+			for range ps.Channel() { // closed by ps.Close
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+	tick := time.NewTicker(countRefresh)
+	defer tick.Stop()
+	var last seatflow.CheckInCount
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-notes:
+		case <-tick.C:
+		}
+		c, err := s.Count(ctx, f.showID)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log().Warn("tickets: count check-ins", "showtime", f.showID, "err", err)
+			}
+		} else if *c != last {
+			last = *c
+			fs.push(f, c)
+		}
+		// Coalesce: announcements during the wait make one push after it.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(CountEvery):
+		}
+	}
+}
+
+// push hands c to every watcher, replacing a count it has not read yet.
+func (fs *feeds) push(f *feed, c *seatflow.CheckInCount) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for w := range f.watchers {
+		select {
+		case <-w:
+		default:
+		}
+		cp := *c
+		w <- &cp
+	}
+}

@@ -1,0 +1,301 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"seatflow"
+	"seatflow/ent"
+	"seatflow/ent/ticket"
+	"seatflow/internal/nodeid"
+	"seatflow/internal/tooling/gqlclient"
+)
+
+const (
+	checkInWorkers = 16
+	// checkInHalls × checkInRows × checkInPerRow tickets are made for each measured run,
+	// more than a fast host admits in its time; halls of 300 seats, as most are (a hall's
+	// seats come from the catalog cache for the answer's seat; a 2,000-seat hall is larger
+	// than an entry of its local level may be, so each of its reads is a Redis one).
+	checkInHalls, checkInRows, checkInPerRow = 40, 15, 20
+	checkInTargetRate                        = 1000
+	checkInTargetP99                         = 20 * time.Millisecond
+)
+
+const benchCheckInQ = `mutation($show: ID!, $code: String!, $nonce: String) { checkIn(showtimeId: $show, code: $code, nonce: $nonce) {
+	status firstCheckedInAt ticket { id status seat { row number } } } }`
+
+// benchTicket is a ticket made for the bench: its showtime's API id and its code's request.
+type benchTicket struct {
+	id, showID int
+	body       []byte // the checkIn request of its code, with a nonce of its own
+	again      []byte // the same without a nonce: another scan, not a retry
+}
+
+// benchCheckIn measures checkIn at one instance, each request the first scan of a ticket
+// (ADMITTED: the ticket's row read, then its conditional update), against the same update
+// made through the same ent client, and `{ __typename }` over the same HTTP path, side by
+// side.
+func benchCheckIn(ctx context.Context, b *benchEnv, w io.Writer) error {
+	s, err := b.openBenchApp(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	staff, _ := s.Auth.Issue("bench-door", "staff", 2*time.Hour)
+	progress("bench:   making %d tickets of %d showtimes starting in an hour …", 3*checkInHalls*checkInRows*checkInPerRow, 3*checkInHalls)
+	http1, err := s.benchTickets(ctx, "http", 2*checkInHalls)
+	if err != nil {
+		return err
+	}
+	plain, err := s.benchTickets(ctx, "plain", checkInHalls)
+	if err != nil {
+		return err
+	}
+
+	var next atomic.Int64
+	bufs := make([]bytes.Buffer, checkInWorkers)
+	admitted := []byte(`"status":"ADMITTED"`)
+	checkIns := &probe{label: "checkIn over HTTP (first scan: ADMITTED)", workers: checkInWorkers, do: func(ctx context.Context, wk, _ int) error {
+		i := next.Add(1) - 1
+		if i >= int64(len(http1)) {
+			return errBenchStop
+		}
+		buf := &bufs[wk]
+		if _, err := s.client.Post(ctx, staff, http1[i].body, buf); err != nil {
+			return err
+		}
+		if !bytes.Contains(buf.Bytes(), admitted) {
+			return fmt.Errorf("not admitted: %.200s", buf.Bytes())
+		}
+		return nil
+	}}
+	var nextPlain atomic.Int64
+	writes := &probe{label: "the ticket's conditional update, committed (ent)", workers: checkInWorkers, do: func(ctx context.Context, _, _ int) error {
+		i := nextPlain.Add(1) - 1
+		if i >= int64(len(plain)) {
+			return errBenchStop
+		}
+		return admitRows(ctx, s.DB, plain[i].id)
+	}}
+	typenameBody, typenameData := gqlclient.Body(`{ __typename }`, nil), []byte(`"__typename":"Query"`)
+	typename := &probe{label: "`{ __typename }` over HTTP", workers: checkInWorkers, do: func(ctx context.Context, wk, _ int) error {
+		buf := &bufs[wk]
+		if _, err := s.client.Post(ctx, staff, typenameBody, buf); err != nil {
+			return err
+		}
+		if !bytes.Contains(buf.Bytes(), typenameData) {
+			return fmt.Errorf("response with errors: %.200s", buf.Bytes())
+		}
+		return nil
+	}}
+	runs, err := interleave(ctx, b, checkIns, writes, typename)
+	if err != nil {
+		return err
+	}
+	scan, rows, floor := runs[0], runs[1], runs[2]
+
+	// Second scans of admitted tickets (ALREADY_CHECKED_IN: a read and no write), for scale.
+	admittedN := int(next.Load())
+	var again atomic.Int64
+	already := []byte(`"status":"ALREADY_CHECKED_IN"`)
+	repeats := &probe{label: "checkIn over HTTP (a used ticket: ALREADY_CHECKED_IN)", workers: checkInWorkers, do: func(ctx context.Context, wk, _ int) error {
+		i := int(again.Add(1)-1) % max(admittedN, 1)
+		buf := &bufs[wk]
+		if _, err := s.client.Post(ctx, staff, http1[i].again, buf); err != nil {
+			return err
+		}
+		if !bytes.Contains(buf.Bytes(), already) {
+			return fmt.Errorf("not refused: %.200s", buf.Bytes())
+		}
+		return nil
+	}}
+	reRuns, err := interleave(ctx, b, repeats)
+	if err != nil {
+		return err
+	}
+	repeat := reRuns[0]
+
+	// First scans offered at the target rate (open loop: each request leaves at its time,
+	// whatever the ones before it are doing), timed from when it was due to leave.
+	var nextOpen atomic.Int64
+	nextOpen.Store(next.Load())
+	openLat, openErrs, openSent := openLoop(ctx, checkInTargetRate, b.Opt.Duration, func(ctx context.Context) error {
+		i := nextOpen.Add(1) - 1
+		if i >= int64(len(http1)) {
+			return errBenchStop
+		}
+		var buf bytes.Buffer
+		if _, err := s.client.Post(ctx, staff, http1[i].body, &buf); err != nil {
+			return err
+		}
+		if !bytes.Contains(buf.Bytes(), admitted) {
+			return fmt.Errorf("not admitted: %.200s", buf.Bytes())
+		}
+		return nil
+	})
+	progress("bench:   checkIn at %d/s offered: %d sent, p50 %s, p99 %s, errors %d", checkInTargetRate, openSent,
+		ms(openLat.pct(50)), ms(openLat.pct(99)), sumErrors(openErrs))
+
+	openP99 := openLat.pct(99)
+	ok := scan.rps >= checkInTargetRate && openP99 <= checkInTargetP99 && scan.errors == 0 && sumErrors(openErrs) == 0 &&
+		openSent >= int(checkInTargetRate*b.Opt.Duration.Seconds())
+	fmt.Fprintf(w, "\n## 8. Check-in\n\n")
+	fmt.Fprintf(w, "`checkIn` through the real HTTP handler at one instance (staff token, GraphQL, the code's Ed25519 signature checked, the ticket's row read, then its conditional update committed, then the announcement on Redis), %d concurrent door clients, each request the first scan of a ticket of its own (%d tickets of %d showtimes starting in an hour, in halls of %d seats, made before the clock starts), selecting the ticket's seat; then first scans offered at %d/s for %s whatever the answers do (open loop), each timed from when it was due. The target holds when the closed loop reaches the rate and the open loop's p99 stays within it. Baselines in the same run, taking turns with it (%d rounds of %s each): the same conditional update through the same ent client and connection pool, and `{ __typename }` over the same HTTP path (the server's ceiling for any request).\n",
+		checkInWorkers, len(http1), 2*checkInHalls, checkInRows*checkInPerRow, checkInTargetRate, b.Opt.Duration, catalogRounds, b.Opt.Duration/catalogRounds)
+	table(w, []string{"measure", "ops/s", "p50", "p99", "ratio to the update", "target", "result", "errors"}, [][]string{
+		{"`{ __typename }` over HTTP", fmt.Sprintf("%.0f", floor.rps), ms(floor.lat.pct(50)), ms(floor.lat.pct(99)), fmt.Sprintf("%.2f", floor.rps/rows.rps), "", "", errCell(floor)},
+		{"the ticket's conditional update, committed (ent)", fmt.Sprintf("%.0f", rows.rps), ms(rows.lat.pct(50)), ms(rows.lat.pct(99)), "1.00", "", "", errCell(rows)},
+		{"`checkIn`, first scan (ADMITTED), as fast as it goes", fmt.Sprintf("%.0f", scan.rps), ms(scan.lat.pct(50)), ms(scan.lat.pct(99)), fmt.Sprintf("%.2f", scan.rps/rows.rps),
+			fmt.Sprintf("≥ %d/s", checkInTargetRate), verdict(scan.rps >= checkInTargetRate), errCell(scan)},
+		{fmt.Sprintf("`checkIn`, first scan, %d/s offered (open loop)", checkInTargetRate), fmt.Sprintf("%d sent", openSent), ms(openLat.pct(50)), ms(openP99), "",
+			fmt.Sprintf("p99 ≤ %s", ms(checkInTargetP99)), verdict(ok), errCell(catalogRun{errors: sumErrors(openErrs), firstErr: firstError(openErrs)})},
+		{"`checkIn`, a used ticket (ALREADY_CHECKED_IN, no write)", fmt.Sprintf("%.0f", repeat.rps), ms(repeat.lat.pct(50)), ms(repeat.lat.pct(99)), fmt.Sprintf("%.2f", repeat.rps/rows.rps), "", "", errCell(repeat)},
+	})
+	return nil
+}
+
+// benchTickets makes n showtimes starting in an hour (the door is open: tickets are valid
+// from 3 hours before), each in a hall of its own, one PAID order per showtime covering
+// every seat, and their tickets, straight in MySQL; then it signs every ticket's code.
+func (s *benchServer) benchTickets(ctx context.Context, tag string, n int) ([]benchTicket, error) {
+	c, admin := s.client, s.admin
+	var movie struct{ CreateMovie struct{ ID string } }
+	if err := c.Do(ctx, admin, `mutation($in: MovieInput!) { createMovie(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"title": "Door " + tag, "durationMinutes": 120}}, &movie); err != nil {
+		return nil, err
+	}
+	key, err := s.DB.TicketKey.Query().Order(ent.Desc("generation")).First(ctx)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now().Add(time.Hour).Truncate(time.Minute)
+	var out []benchTicket
+	for h := 0; h < n; h++ {
+		var rows []map[string]any
+		for r := 0; r < checkInRows; r++ {
+			rows = append(rows, map[string]any{"label": rowLabel(r), "seats": checkInPerRow})
+		}
+		var hall struct {
+			CreateHall struct {
+				ID    string
+				Seats []struct{ ID string }
+			}
+		}
+		if err := c.Do(ctx, admin, `mutation($in: HallInput!) { createHall(input: $in) { id seats { id } } }`,
+			map[string]any{"in": map[string]any{"name": fmt.Sprintf("Door %s %d", tag, h), "rows": rows}}, &hall); err != nil {
+			return nil, err
+		}
+		var show struct{ CreateShowtime struct{ ID string } }
+		if err := c.Do(ctx, admin, `mutation($in: ShowtimeInput!) { createShowtime(input: $in) { id } }`,
+			map[string]any{"in": map[string]any{"movieId": movie.CreateMovie.ID, "hallId": hall.CreateHall.ID,
+				"startsAt": start.Format(time.RFC3339), "prices": []map[string]any{{"kind": "STANDARD", "amountCents": 1000}}}}, &show); err != nil {
+			return nil, err
+		}
+		showID := databaseID(show.CreateShowtime.ID)
+		st, err := s.Catalog.FreshShowtime(ctx, showID)
+		if err != nil {
+			return nil, err
+		}
+		now := time.Now()
+		o, err := s.DB.Order.Create().SetUserID("bench-buyer-" + tag + strconv.Itoa(h)).SetShowtimeID(showID).
+			SetHoldToken(uuid.NewString()).SetIdempotencyKey("bench").SetStatus(seatflow.OrderPaid).SetAmountCents(0).
+			SetCurrency("USD").SetExpiresAt(now).SetPaidAt(now).SetCreatedAt(now).Save(ctx)
+		if err != nil {
+			return nil, err
+		}
+		bulk := make([]*ent.TicketCreate, 0, len(hall.CreateHall.Seats))
+		for _, seat := range hall.CreateHall.Seats {
+			bulk = append(bulk, s.DB.Ticket.Create().SetOrderID(o.ID).SetShowtimeID(showID).SetSeatID(databaseID(seat.ID)).
+				SetKeyID(key.ID).SetCreatedAt(now))
+		}
+		for i := 0; i < len(bulk); i += 500 {
+			if err := s.DB.Ticket.CreateBulk(bulk[i:min(i+500, len(bulk))]...).Exec(ctx); err != nil {
+				return nil, err
+			}
+		}
+		made, err := s.DB.Ticket.Query().Where(ticket.OrderID(o.ID)).All(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range made {
+			code, err := s.Tickets.Code(ctx, &seatflow.Ticket{ID: t.ID, ShowtimeID: showID, SeatID: t.SeatID, KeyID: t.KeyID}, st)
+			if err != nil {
+				return nil, err
+			}
+			vars := map[string]any{"show": nodeid.Encode(nodeid.Showtime, showID), "code": code}
+			again := gqlclient.Body(benchCheckInQ, vars)
+			vars["nonce"] = uuid.NewString()
+			out = append(out, benchTicket{id: t.ID, showID: showID, body: gqlclient.Body(benchCheckInQ, vars), again: again})
+		}
+	}
+	// Interleave the showtimes, as doors of several halls open at once.
+	mixed := make([]benchTicket, 0, len(out))
+	per := checkInRows * checkInPerRow
+	for i := 0; i < per; i++ {
+		for h := 0; h < n; h++ {
+			mixed = append(mixed, out[h*per+i])
+		}
+	}
+	return mixed, nil
+}
+
+// admitRows writes what an admission writes: the ticket's conditional update, committed on
+// its own.
+func admitRows(ctx context.Context, db *ent.Client, ticketID int) error {
+	n, err := db.Ticket.Update().Where(ticket.ID(ticketID), ticket.RevokedAtIsNil(), ticket.CheckedInAtIsNil()).
+		SetCheckedInAt(time.Now()).SetCheckInNonce("plain").SetCheckedInBy("bench").SetAdmissions(1).Save(ctx)
+	if err == nil && n != 1 {
+		err = fmt.Errorf("ticket %d: %d rows updated", ticketID, n)
+	}
+	return err
+}
+
+// openLoop calls fn rate times a second for d, each call in its own goroutine at its time
+// (at most 1,000 in flight), and returns each call's latency from when it was due (a
+// server that falls behind shows in the latencies, not in a slower rate), the errors by
+// message, and how many calls were made.
+func openLoop(ctx context.Context, rate int, d time.Duration, fn func(ctx context.Context) error) (latencies, map[string]int, int) {
+	var mu sync.Mutex
+	var lat latencies
+	errs := map[string]int{}
+	var wg sync.WaitGroup
+	inflight := make(chan struct{}, 1000)
+	start := time.Now()
+	n := int(float64(rate) * d.Seconds())
+	sent := 0
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		due := start.Add(time.Duration(i) * time.Second / time.Duration(rate))
+		time.Sleep(time.Until(due))
+		inflight <- struct{}{}
+		sent++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-inflight }()
+			err := fn(ctx)
+			took := time.Since(due)
+			mu.Lock()
+			defer mu.Unlock()
+			if errors.Is(err, errBenchStop) {
+				errs["ran out of tickets"]++
+				return
+			}
+			lat = append(lat, took)
+			if err != nil {
+				errs[err.Error()]++
+			}
+		}()
+	}
+	wg.Wait()
+	return lat, errs, sent
+}
