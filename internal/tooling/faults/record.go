@@ -32,6 +32,8 @@ type Sample struct {
 type Recorder struct {
 	mu       sync.Mutex
 	samples  []Sample
+	calls    []Call     // the history of holds, payments, cancels, extends, refunds, order reads
+	reads    []SeatRead // the seat maps answered OK
 	faultOn  time.Time
 	faultOff time.Time
 }
@@ -68,4 +70,10 @@ func p99(ls []time.Duration) time.Duration {
 }
 
 // isMutation reports whether op changes orders or seats.
-func isMutation(op string) bool { return op == OpHold || op == OpPay || op == OpCancel }
+func isMutation(op string) bool {
+	switch op {
+	case OpHold, OpPay, OpCancel, OpExtend, OpRefund:
+		return true
+	}
+	return false
+}
