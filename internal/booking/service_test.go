@@ -263,6 +263,46 @@ func TestPayAndCancel(t *testing.T) {
 	})
 }
 
+// TestRefundWithoutSeatRedisChangesNothing: staff's refund of a paid order releases its
+// seats in the same step, so while the seat Redis cannot be reached it is refused before
+// anything changes (the fault suite's scenario 6 found it committed, its seats left sold
+// until the reconciler).
+func TestRefundWithoutSeatRedisChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1, 4, showOpts{})
+	o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
+	if _, err := e.svc.PayOrder(ctx, "u1", o.ID, "pay-1"); err != nil {
+		t.Fatal(err)
+	}
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	defer down.Close()
+	svc := e.copyService()
+	svc.RDB = down
+	svc.Seats = &seats.Store{RDB: down, Keys: keys.New("x")}
+	_, err := svc.RefundOrder(ctx, o.ID)
+	wantCode(t, err, seatflow.EUNAVAILABLE)
+	if got := e.db.Order.GetX(ctx, o.ID); got.Status != seatflow.OrderPaid {
+		t.Errorf("order after the refused refund: %s, want PAID", got.Status)
+	}
+	if p := e.db.Payment.Query().OnlyX(ctx); p.RefundStatus != nil {
+		t.Errorf("payment's refund after the refused refund: %s, want none", *p.RefundStatus)
+	}
+	for _, id := range o.SeatIDs {
+		if st := e.state(t, id); st.Status != seatflow.SeatSold {
+			t.Errorf("seat %d = %+v, want still sold", id, st)
+		}
+	}
+	refunded, err := e.svc.RefundOrder(ctx, o.ID)
+	if err != nil || refunded.Status != seatflow.OrderCancelled {
+		t.Fatalf("refund with Redis back = %+v, %v", refunded, err)
+	}
+	for _, id := range o.SeatIDs {
+		if st := e.state(t, id); st.Status != seatflow.SeatAvailable {
+			t.Errorf("seat %d = %+v, want available once refunded", id, st)
+		}
+	}
+}
+
 func TestExtendHold(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, 1, 8, showOpts{})

@@ -69,6 +69,10 @@ func p99(ls []time.Duration) time.Duration {
 	return ls[min(len(ls)-1, (len(ls)*99+99)/100-1)]
 }
 
+// changesSeats reports whether op may change seats: a hold, a payment, a cancel or a
+// refund (an extend changes only the order's expiry).
+func changesSeats(op string) bool { return isMutation(op) && op != OpExtend }
+
 // isMutation reports whether op changes orders or seats.
 func isMutation(op string) bool {
 	switch op {

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -33,6 +34,8 @@ type Staleness struct {
 	P50MS float64 `json:"p50Ms"`
 	P99MS float64 `json:"p99Ms"`
 	MaxMS float64 `json:"maxMs"`
+	// Worst describes the stalest observation.
+	Worst string `json:"worst,omitempty"`
 }
 
 func statusOf(s seatState) []string {
@@ -119,7 +122,12 @@ func (h *History) readStaleness(reads []SeatRead) Staleness {
 				st.Impossible++
 			default:
 				st.Stale++
-				lags = append(lags, time.Duration(start-lastEnd))
+				lag := time.Duration(start - lastEnd)
+				if len(lags) == 0 || lag > slices.Max(lags) {
+					st.Worst = fmt.Sprintf("a seat map of instance %d sent %s into the run showed seat %d %s, a status it had surely left %s before",
+						r.Instance, r.Start.Sub(h.base).Round(time.Millisecond), seat, x, lag.Round(time.Millisecond))
+				}
+				lags = append(lags, lag)
 			}
 		}
 	}
@@ -156,7 +164,7 @@ func (h *History) frameLag(watchers []map[int][]seen) Staleness {
 					break
 				}
 			}
-			for _, w := range watchers {
+			for wi, w := range watchers {
 				st.Observations++
 				shown := int64(-1)
 				for _, x := range w[seat] {
@@ -171,7 +179,12 @@ func (h *History) frameLag(watchers []map[int][]seen) Staleness {
 					st.Missed++
 				case shown > s.ret:
 					st.Stale++
-					lags = append(lags, time.Duration(shown-s.ret))
+					lag := time.Duration(shown - s.ret)
+					if len(lags) == 0 || lag > slices.Max(lags) {
+						st.Worst = fmt.Sprintf("watcher %d showed seat %d %s %s after the operation that made it so returned, %s into the run",
+							wi, seat, s.after[0], lag.Round(time.Millisecond), time.Duration(s.ret).Round(time.Millisecond))
+					}
+					lags = append(lags, lag)
 				default:
 					lags = append(lags, 0)
 				}
