@@ -169,3 +169,28 @@ func TestCheckerCatches(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleness measures crafted reads and frames against the linearization: seat 1 is
+// held by order 1 during [0, 10] ms and freed by a cancel during [20, 30] ms.
+func TestStaleness(t *testing.T) {
+	h := history([]Call{hold(0, 10, 1, CodeOK, 1), call(OpCancel, 20, 30, 1, CodeOK)}, nil, map[int]string{1: orderCancelled})
+	if got := h.Check(t.TempDir(), "case"); len(got.Illegal) > 0 {
+		t.Fatalf("illegal: %v", got.Illegal)
+	}
+	reads := []SeatRead{
+		{Start: at(25), End: at(35), Seats: map[int]string{1: "HELD"}},      // the cancel was in flight: current
+		{Start: at(40), End: at(50), Seats: map[int]string{1: "HELD"}},      // 10 ms after the cancel returned
+		{Start: at(12), End: at(15), Seats: map[int]string{1: "AVAILABLE"}}, // held since 10 ms: 2 ms stale
+		{Start: at(5), End: at(8), Seats: map[int]string{1: "SOLD"}},        // never sold
+	}
+	r := h.readStaleness(reads)
+	if r.Observations != 4 || r.Stale != 2 || r.Impossible != 1 || r.MaxMS != 10 {
+		t.Errorf("reads: got %+v, want 4 observations, 2 stale (max 10 ms), 1 impossible", r)
+	}
+	watcher := map[int][]seen{1: {{at(3), "HELD"}, {at(34), "AVAILABLE"}}}
+	late := map[int][]seen{1: {{at(12), "HELD"}}} // never told of the cancel
+	f := h.frameLag([]map[int][]seen{watcher, late})
+	if f.Observations != 4 || f.Stale != 2 || f.Missed != 1 || f.MaxMS != 4 {
+		t.Errorf("frames: got %+v, want 4 observations, 2 late (max 4 ms), 1 missed", f)
+	}
+}

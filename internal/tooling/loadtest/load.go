@@ -48,7 +48,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, serverBin string)
 		}
 		return nil
 	}
-	rep, err := s.Execute(ctx, o.Rate, o.Duration)
+	rep, err := s.Execute(ctx, o.Rate, o.Duration, nil)
 	if err != nil {
 		return err
 	}
@@ -222,9 +222,12 @@ func (s *Session) Capacity(ctx context.Context, w io.Writer) (int, error) {
 	return best, nil
 }
 
-// Execute attacks with the mix and the watchers at rate for d, then converges and verifies.
-func (s *Session) Execute(ctx context.Context, rate int, d time.Duration) (*Report, error) {
+// Execute connects the watchers, attacks with the mix at rate for d, then converges and
+// verifies; attacking (when not nil) is told when the attack begins.
+func (s *Session) Execute(ctx context.Context, rate int, d time.Duration, attacking func(time.Time)) (*Report, error) {
 	s.o.Rate, s.o.Duration = rate, d
+	s.run.attacking = attacking
+	defer func() { s.run.attacking = nil }()
 	return s.run.execute(ctx)
 }
 

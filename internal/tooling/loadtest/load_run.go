@@ -90,6 +90,8 @@ type loadRun struct {
 	oversoldC   int
 
 	watch watchStats
+	// attacking, when set, is told when the attack begins (the watchers connected).
+	attacking func(time.Time)
 }
 
 type watchStats struct {
@@ -169,6 +171,9 @@ func (l *loadRun) execute(ctx context.Context) (*Report, error) {
 	l.logf("%d watchers subscribed; attacking at %d req/s for %s%s", rep.watchersAtStart, o.Rate, o.Duration,
 		map[bool]string{true: " with chaos", false: ""}[o.Chaos])
 	began := time.Now()
+	if l.attacking != nil {
+		l.attacking(began)
+	}
 	var chaosWG sync.WaitGroup
 	if l.chaos != nil {
 		chaosWG.Add(1)

@@ -61,17 +61,20 @@ func (r *Result) Markdown(w io.Writer, png string) {
 		"`internal/tooling/loadtest`'s mix table, one entry per operation) on %d instances of the server binary over one "+
 		"MySQL database and a private Redis, with their reconciler running (every 30 s, as shipped) and %s holds that "+
 		"expire throughout, for 30 minutes (`SOAK_DURATION`), at half the rate the instances held in the load test's "+
-		"capacity steps run just before it (`-rate` names the rate instead). Every %.0f s it samples each instance's "+
+		"capacity steps run just before it (from 50 req/s, ×1.5 every 10 s, until an operation's p99 passes 250 ms or "+
+		"a request fails; `-rate` names the rate instead). Every %.0f s it samples each instance's "+
 		"resident memory and open files (`/proc/PID`), its goroutines (its `/metrics`), the MySQL connections of the "+
 		"instances (`information_schema.PROCESSLIST` of their database, less the soak's own) and the Redis used memory "+
 		"(`INFO memory`).\n\n", r.Instances, minutes(r.HoldTTL), r.Every.Seconds())
 	fmt.Fprintf(w, "It passes when, over the last 20 minutes of the run (at most its last 80 %%), the least-squares slope of "+
 		"every curve stays under the larger of an absolute bound and 0.1 %% of the curve's mean per minute (resident "+
-		"memory and Redis memory 1 MiB/min, goroutines and open files 1/min, MySQL connections 0.5/min), five times that "+
+		"memory and Redis memory 1 MiB/min, goroutines and open files 1/min, MySQL connections 0.5/min), ten times that "+
 		"when the window is shorter than %d minutes; no answer is INTERNAL and no request fails; and `seatflow verify` "+
-		"finds nothing once the reconciler has converged. `make test` runs a 2-minute soak: its 96-second window holds a "+
-		"few GC cycles and the pools filling, whose steps weigh on a slope as much as a slow leak, hence the wider bounds; "+
-		"a leak of a few MiB or goroutines a minute fails it, the 30-minute run catches the slow ones.\n\n", int(shortWindow.Minutes()))
+		"finds nothing once the reconciler has converged. `make test` runs a 2-minute soak: its 96-second window holds the "+
+		"heap growing to its working size and a few GC cycles, whose steps weigh on a slope as much as a slow leak, hence the "+
+		"wider bounds; a leak of the order of 10 MiB, goroutines or files a minute (a goroutine per request or per watcher "+
+		"is hundreds) fails it, the 30-minute run catches the slow ones. Goroutines, open files and MySQL connections are "+
+		"each sample's least of 5 reads 100 ms apart: requests in flight come and go, what leaked stays.\n\n", int(shortWindow.Minutes()))
 	how := fmt.Sprintf("%d req/s, half of the %d req/s the capacity steps held", r.Rate, r.Capacity)
 	if r.Capacity == 0 {
 		how = fmt.Sprintf("%d req/s (given)", r.Rate)

@@ -33,15 +33,30 @@ type Sources struct {
 type Sampler struct {
 	src    Sources
 	client *http.Client
-	began  time.Time
 	mu     sync.Mutex
-	series map[string]*Series
+	series map[string]*sampled
 	errs   []string
 }
 
-// NewSampler prepares a sampler; the times of its samples count from began.
-func NewSampler(src Sources, began time.Time) *Sampler {
-	return &Sampler{src: src, began: began, client: &http.Client{Timeout: 5 * time.Second}, series: map[string]*Series{}}
+// sampled is one series' samples, at the moments they were taken.
+type sampled struct {
+	metric   Metric
+	instance int
+	at       []time.Time
+	values   []float64
+}
+
+// floorReads and floorGap: a count of goroutines, open files or connections is the least of
+// floorReads reads floorGap apart. Requests in flight come and go between the reads; what
+// leaked stays, so the floor shows a leak without the noise of the traffic.
+const (
+	floorReads = 5
+	floorGap   = 100 * time.Millisecond
+)
+
+// NewSampler prepares a sampler of src.
+func NewSampler(src Sources) *Sampler {
+	return &Sampler{src: src, client: &http.Client{Timeout: 5 * time.Second}, series: map[string]*sampled{}}
 }
 
 // Run samples every interval until ctx ends.
@@ -61,35 +76,39 @@ func (s *Sampler) Run(ctx context.Context, interval time.Duration) {
 // Sample takes one sample of every metric. What cannot be read is noted (Errors) and left
 // out of its series.
 func (s *Sampler) Sample(ctx context.Context) {
-	at := time.Since(s.began)
+	at := time.Now()
 	for i, pid := range s.src.PIDs {
 		if pid == 0 {
 			continue
 		}
-		if p, err := procfs.NewProc(pid); err != nil {
+		p, err := procfs.NewProc(pid)
+		if err != nil {
 			s.fail("instance %d: /proc/%d: %v", i+1, pid, err)
-		} else {
-			if st, err := p.Stat(); err == nil {
-				s.add("rss", i+1, at, float64(st.ResidentMemory())/(1<<20))
-			} else {
-				s.fail("instance %d: /proc/%d/stat: %v", i+1, pid, err)
-			}
-			if n, err := p.FileDescriptorsLen(); err == nil {
-				s.add("fds", i+1, at, float64(n))
-			} else {
-				s.fail("instance %d: /proc/%d/fd: %v", i+1, pid, err)
-			}
+			continue
 		}
-		if n, err := s.goroutines(ctx, s.src.Addrs[i]); err == nil {
+		if st, err := p.Stat(); err == nil {
+			s.add("rss", i+1, at, float64(st.ResidentMemory())/(1<<20))
+		} else {
+			s.fail("instance %d: /proc/%d/stat: %v", i+1, pid, err)
+		}
+		if n, err := floor(ctx, func() (float64, error) { n, err := p.FileDescriptorsLen(); return float64(n), err }); err == nil {
+			s.add("fds", i+1, at, n)
+		} else {
+			s.fail("instance %d: /proc/%d/fd: %v", i+1, pid, err)
+		}
+		if n, err := floor(ctx, func() (float64, error) { return s.goroutines(ctx, s.src.Addrs[i]) }); err == nil {
 			s.add("goroutines", i+1, at, n)
 		} else {
 			s.fail("instance %d: goroutines: %v", i+1, err)
 		}
 	}
-	var conns int
-	err := s.src.SQL.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = ?", s.src.Database).Scan(&conns)
+	conns, err := floor(ctx, func() (float64, error) {
+		var n int
+		err := s.src.SQL.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = ?", s.src.Database).Scan(&n)
+		return float64(n - s.src.Own()), err
+	})
 	if err == nil {
-		s.add("mysql", 0, at, float64(conns-s.src.Own()))
+		s.add("mysql", 0, at, conns)
 	} else {
 		s.fail("MySQL processlist: %v", err)
 	}
@@ -103,6 +122,28 @@ func (s *Sampler) Sample(ctx context.Context) {
 	} else {
 		s.fail("Redis INFO memory: %v", err)
 	}
+}
+
+// floor is the least of floorReads reads of read.
+func floor(ctx context.Context, read func() (float64, error)) (float64, error) {
+	least := 0.0
+	for i := range floorReads {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-time.After(floorGap):
+			}
+		}
+		v, err := read()
+		if err != nil {
+			return 0, err
+		}
+		if i == 0 || v < least {
+			least = v
+		}
+	}
+	return least, nil
 }
 
 // goroutines reads the go_goroutines gauge of an instance's /metrics.
@@ -131,7 +172,7 @@ func (s *Sampler) goroutines(ctx context.Context, addr string) (float64, error) 
 	return f.GetMetric()[0].GetGauge().GetValue(), nil
 }
 
-func (s *Sampler) add(metric string, instance int, at time.Duration, v float64) {
+func (s *Sampler) add(metric string, instance int, at time.Time, v float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := fmt.Sprintf("%s/%d", metric, instance)
@@ -139,12 +180,12 @@ func (s *Sampler) add(metric string, instance int, at time.Duration, v float64) 
 	if ser == nil {
 		for _, m := range Metrics {
 			if m.Name == metric {
-				ser = &Series{Metric: m, Instance: instance}
+				ser = &sampled{metric: m, instance: instance}
 			}
 		}
 		s.series[key] = ser
 	}
-	ser.At, ser.Values = append(ser.At, at), append(ser.Values, v)
+	ser.at, ser.values = append(ser.at, at), append(ser.values, v)
 }
 
 func (s *Sampler) fail(format string, a ...any) {
@@ -155,17 +196,20 @@ func (s *Sampler) fail(format string, a ...any) {
 	}
 }
 
-// Series returns the curves, in the order of Metrics and then of instances.
-func (s *Sampler) Series() []*Series {
+// Series returns the curves, in the order of Metrics and then of instances, their times
+// counted from origin (the attack's start: samples before it are negative).
+func (s *Sampler) Series(origin time.Time) []*Series {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []*Series
 	for _, m := range Metrics {
 		for i := 0; i <= len(s.src.PIDs); i++ {
 			if ser := s.series[fmt.Sprintf("%s/%d", m.Name, i)]; ser != nil {
-				c := *ser
-				c.At, c.Values = append([]time.Duration(nil), ser.At...), append([]float64(nil), ser.Values...)
-				out = append(out, &c)
+				c := &Series{Metric: ser.metric, Instance: ser.instance, Values: append([]float64(nil), ser.values...)}
+				for _, at := range ser.at {
+					c.At = append(c.At, at.Sub(origin))
+				}
+				out = append(out, c)
 			}
 		}
 	}

@@ -43,10 +43,10 @@ func TestJudge(t *testing.T) {
 		// Warm-up growth before the window does not count.
 		{"GrowthBeforeTheWindow", series(rss, long, func(m float64) float64 { return 40 + 30*min(m, 9) }), long, true},
 		{"ShrinkingIsNoLeak", series(rss, long, func(m float64) float64 { return 300 - 3*m }), long, true},
-		// The 2-minute version's window is 96 s and its bounds 5× wider: 1 MiB/min passes…
-		{"ShortRunRelaxed", series(rss, short, func(m float64) float64 { return 40 + 3*m }), short, true},
-		// … a leak of 10 MiB a minute does not.
-		{"ShortRunLeak", series(rss, short, func(m float64) float64 { return 40 + 10*m }), short, false},
+		// The 2-minute version's window is 96 s and its bounds 10× wider: 8 MiB/min passes…
+		{"ShortRunRelaxed", series(rss, short, func(m float64) float64 { return 40 + 8*m }), short, true},
+		// … a leak of 25 MiB a minute does not.
+		{"ShortRunLeak", series(rss, short, func(m float64) float64 { return 40 + 25*m }), short, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -152,15 +152,14 @@ func TestSamplerReadsRealSources(t *testing.T) {
 		name = name[:i]
 	}
 	s := NewSampler(Sources{PIDs: []int{os.Getpid()}, Addrs: []string{strings.TrimPrefix(metrics.URL, "http://")},
-		SQL: db.SQL, Database: name, Own: func() int { return db.SQL.Stats().OpenConnections }, Redis: testenv.NewRedisClient(t)},
-		time.Now())
+		SQL: db.SQL, Database: name, Own: func() int { return db.SQL.Stats().OpenConnections }, Redis: testenv.NewRedisClient(t)})
 	s.Sample(ctx)
 	s.Sample(ctx)
 	if errs := s.Errors(); len(errs) > 0 {
 		t.Fatalf("sampling errors: %v", errs)
 	}
 	got := map[string]float64{}
-	for _, ser := range s.Series() {
+	for _, ser := range s.Series(time.Now()) {
 		if len(ser.Values) != 2 {
 			t.Errorf("%s: %d samples, want 2", ser.Label(), len(ser.Values))
 		}
