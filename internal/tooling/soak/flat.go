@@ -16,28 +16,28 @@ type Metric struct {
 	PerInstance bool
 	// PerMinute is the slope allowed whatever the level (unit per minute); Relative the
 	// slope allowed relative to the window's mean (fraction per minute). A series is flat
-	// when its slope is under the larger of the two.
-	PerMinute, Relative float64
+	// when its slope is under the larger of the two. Short are the same for a window
+	// shorter than shortWindow.
+	PerMinute, Relative           float64
+	ShortPerMinute, ShortRelative float64
 }
 
 // Metrics are what the soak samples every -sample: a leak of any of them grows its curve.
 var Metrics = []Metric{
-	{Name: "rss", Title: "resident memory", Unit: "MiB", PerInstance: true, PerMinute: 1, Relative: 0.001},
-	{Name: "goroutines", Title: "goroutines", PerInstance: true, PerMinute: 1, Relative: 0.001},
-	{Name: "fds", Title: "open files", PerInstance: true, PerMinute: 1, Relative: 0.001},
-	{Name: "mysql", Title: "MySQL connections of the instances", PerMinute: 0.5, Relative: 0.001},
-	{Name: "redis", Title: "Redis used memory", Unit: "MiB", PerMinute: 1, Relative: 0.001},
+	{Name: "rss", Title: "resident memory", Unit: "MiB", PerInstance: true, PerMinute: 1, Relative: 0.001, ShortPerMinute: 20, ShortRelative: 0.1},
+	{Name: "goroutines", Title: "goroutines", PerInstance: true, PerMinute: 1, Relative: 0.001, ShortPerMinute: 10, ShortRelative: 0.01},
+	{Name: "fds", Title: "open files", PerInstance: true, PerMinute: 1, Relative: 0.001, ShortPerMinute: 10, ShortRelative: 0.01},
+	{Name: "mysql", Title: "MySQL connections of the instances", PerMinute: 0.5, Relative: 0.001, ShortPerMinute: 5, ShortRelative: 0.01},
+	{Name: "redis", Title: "Redis used memory", Unit: "MiB", PerMinute: 1, Relative: 0.001, ShortPerMinute: 10, ShortRelative: 0.01},
 }
 
-// shortWindow is the window under which the bounds are relaxed (×shortRelax): a window of
-// a minute or two holds the heap growing to its working size, a few GC cycles and the
-// first expiries, whose steps weigh on its slope as much as a leak would. The 2-minute
-// version (make test) catches leaks of the order of 10 MiB, goroutines or files a minute
-// (a goroutine per request or per watcher is hundreds); the 30-minute run the slow ones.
-const (
-	shortWindow = 10 * time.Minute
-	shortRelax  = 10
-)
+// shortWindow is the window under which the Short bounds apply: a window of a minute or
+// two holds the heap growing to its working size (the Go runtime grows it in steps of
+// several MiB), a few GC cycles and the first expiries, whose steps weigh on its slope as
+// much as a leak would. The 2-minute version (make test) catches leaks of the order of
+// 20 MiB or 10 goroutines or files a minute (a goroutine per request or per watcher is
+// hundreds); the 30-minute run the slow ones.
+const shortWindow = 10 * time.Minute
 
 // Window is the part of a run whose slopes are judged: the last want of it, but never
 // more than 80% of it (the first fifth warms caches and pools).
@@ -89,10 +89,11 @@ func Judge(s *Series, run, window time.Duration) Verdict {
 	}
 	v.Intercept, v.Slope = stat.LinearRegression(xs, ys, nil, false)
 	v.Mean = stat.Mean(ys, nil)
-	v.Bound = max(s.Metric.PerMinute, s.Metric.Relative*math.Abs(v.Mean))
+	m := s.Metric
 	if window < shortWindow {
-		v.Bound *= shortRelax
+		m.PerMinute, m.Relative = m.ShortPerMinute, m.ShortRelative
 	}
+	v.Bound = max(m.PerMinute, m.Relative*math.Abs(v.Mean))
 	v.Flat = v.Slope <= v.Bound // a shrinking curve is no leak
 	return v
 }

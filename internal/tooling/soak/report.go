@@ -67,14 +67,24 @@ func (r *Result) Markdown(w io.Writer, png string) {
 		"instances (`information_schema.PROCESSLIST` of their database, less the soak's own) and the Redis used memory "+
 		"(`INFO memory`).\n\n", r.Instances, minutes(r.HoldTTL), r.Every.Seconds())
 	fmt.Fprintf(w, "It passes when, over the last 20 minutes of the run (at most its last 80 %%), the least-squares slope of "+
-		"every curve stays under the larger of an absolute bound and 0.1 %% of the curve's mean per minute (resident "+
-		"memory and Redis memory 1 MiB/min, goroutines and open files 1/min, MySQL connections 0.5/min), ten times that "+
-		"when the window is shorter than %d minutes; no answer is INTERNAL and no request fails; and `seatflow verify` "+
-		"finds nothing once the reconciler has converged. `make test` runs a 2-minute soak: its 96-second window holds the "+
-		"heap growing to its working size and a few GC cycles, whose steps weigh on a slope as much as a slow leak, hence the "+
-		"wider bounds; a leak of the order of 10 MiB, goroutines or files a minute (a goroutine per request or per watcher "+
-		"is hundreds) fails it, the 30-minute run catches the slow ones. Goroutines, open files and MySQL connections are "+
-		"each sample's least of 5 reads 100 ms apart: requests in flight come and go, what leaked stays.\n\n", int(shortWindow.Minutes()))
+		"every curve stays under the larger of an absolute bound and a share of the curve's mean, per minute (below); no "+
+		"answer is INTERNAL and no request fails; and `seatflow verify` finds nothing once the reconciler has converged. "+
+		"Goroutines, open files and MySQL connections are each sample's least of 5 reads 100 ms apart: requests in flight "+
+		"come and go, what leaked stays. `make test` runs a 2-minute soak, judged by the wider bounds of a window shorter "+
+		"than %d minutes: its 96 seconds hold the heap growing to its working size (the Go runtime grows it in steps of "+
+		"several MiB) and a few GC cycles, whose steps weigh on a slope as much as a slow leak; it catches a leak of the "+
+		"order of 20 MiB or 10 goroutines a minute (a goroutine per request or per watcher is hundreds), the 30-minute "+
+		"run the slow ones.\n\n", int(shortWindow.Minutes()))
+	fmt.Fprintf(w, "| curve | bound per minute | bound per minute, window under %d minutes |\n|---|---|---|\n", int(shortWindow.Minutes()))
+	for _, m := range Metrics {
+		unit := ""
+		if m.Unit != "" {
+			unit = " " + m.Unit
+		}
+		fmt.Fprintf(w, "| %s | %g%s or %g %% of the mean | %g%s or %g %% of the mean |\n", m.Title, m.PerMinute, unit, 100*m.Relative,
+			m.ShortPerMinute, unit, 100*m.ShortRelative)
+	}
+	fmt.Fprintln(w)
 	how := fmt.Sprintf("%d req/s, half of the %d req/s the capacity steps held", r.Rate, r.Capacity)
 	if r.Capacity == 0 {
 		how = fmt.Sprintf("%d req/s (given)", r.Rate)

@@ -43,10 +43,11 @@ func TestJudge(t *testing.T) {
 		// Warm-up growth before the window does not count.
 		{"GrowthBeforeTheWindow", series(rss, long, func(m float64) float64 { return 40 + 30*min(m, 9) }), long, true},
 		{"ShrinkingIsNoLeak", series(rss, long, func(m float64) float64 { return 300 - 3*m }), long, true},
-		// The 2-minute version's window is 96 s and its bounds 10× wider: 8 MiB/min passes…
-		{"ShortRunRelaxed", series(rss, short, func(m float64) float64 { return 40 + 8*m }), short, true},
-		// … a leak of 25 MiB a minute does not.
-		{"ShortRunLeak", series(rss, short, func(m float64) float64 { return 40 + 25*m }), short, false},
+		// The 2-minute version's window is 96 s and its bounds wider: a heap step of 10 MiB passes…
+		{"ShortRunHeapStep", series(rss, short, func(m float64) float64 { return 90 + 10*float64(int(min(m, 1.5))) }), short, true},
+		// … a leak of 30 MiB a minute does not.
+		{"ShortRunLeak", series(rss, short, func(m float64) float64 { return 40 + 30*m }), short, false},
+		{"ShortRunGoroutineLeak", series(goroutines, short, func(m float64) float64 { return 400 + 15*m }), short, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
