@@ -169,6 +169,11 @@ const footer = `## What the suite found and what changed
   reconciler, so the other instances served them sold seconds after staff were told they
   were back on sale. It now answers SERVICE_UNAVAILABLE before changing anything, as
   payments and cancels do.
+- **A payment's retry left its seats HELD** (scenario 4, seen by the history's staleness:
+  watchers were told the seats were sold seconds after the retry was answered PAID): the
+  first attempt's commit landed after its deadline, its seats were never marked sold, and
+  the retry of the same payment only read the paid order back. The retry now marks them
+  sold (idempotently) before answering.
 - **A paid order's seats waited for MySQL's answer.** Under a slow MySQL the request's
   deadline could fall after the payment's commit and before its seats were marked sold;
   the seats are now confirmed first, the order read back after.
@@ -177,7 +182,11 @@ const footer = `## What the suite found and what changed
 
 - Watchers of an instance cut from Redis hear nothing until its live hub notices (3 s
   without its heartbeat) and they resubscribe elsewhere: scenario 6's live frames run up to
-  about 3 s behind; every other scenario's within milliseconds.
+  about 3 s behind.
+- While Redis has lost a showtime's seat hash (scenario 9, between the loss and the
+  rebuild), a seat map answers every seat UNAVAILABLE ("never sold"), a status the seats
+  never had: the impossible reads of scenario 9. A lost hash is a transient failure the
+  next hold rebuilds; the seat map does not say so.
 - After Redis loses a showtime's seats mid-hold (scenario 9), seat maps show that order's
   seats free until the reconciler holds them again: the seconds-stale reads of scenario 9.
   Holds of those seats are still refused (MySQL's unique occupancy), as the history shows.
@@ -189,9 +198,9 @@ const footer = `## What the suite found and what changed
   at once as a refused connection does: nothing tells the instance sooner that the server
   is gone.
 - A payment whose COMMIT is cut by the deadline may be committed all the same (MySQL
-  decides, the client only sees SERVICE_UNAVAILABLE): its seats stay HELD until the
-  reconciler's paid-seat repair (scenario 1's repairs), and a retry of the same payment
-  answers the paid order.
+  decides, the client only sees SERVICE_UNAVAILABLE): its seats stay HELD until a retry of
+  the same payment (which answers the paid order and marks them sold) or the reconciler's
+  paid-seat repair (scenario 1's repairs).
 - Until an instance cut from Redis notices (its next heartbeat fails to go out, 250 ms at
   most in practice; one second without a heartbeat heard in any case) it may still answer
   a memoized seat map, and a write made through another instance meanwhile is not in it:

@@ -3,6 +3,7 @@ package booking_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -261,6 +262,31 @@ func TestPayAndCancel(t *testing.T) {
 		_, err = e.svc.PayOrder(ctx, "u2", o.ID, "p")
 		wantCode(t, err, seatflow.EINVALIDSTATE)
 	})
+}
+
+// TestPaymentRetryFinishesTheSeats: a payment committed whose seats were not marked sold
+// (its answer lost after the commit: the fault suite's scenario 4 saw the seats HELD until
+// the reconciler) is finished by the customer's retry of the same payment.
+func TestPaymentRetryFinishesTheSeats(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1, 4, showOpts{})
+	o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
+	if _, err := e.svc.PayOrder(ctx, "u1", o.ID, "pay-1"); err != nil {
+		t.Fatal(err)
+	}
+	// As if the commit's answer had been lost before the seats were confirmed.
+	for _, id := range o.SeatIDs {
+		e.rdb.HSet(ctx, e.store.Keys.Seats(e.show), strconv.Itoa(id), "1|"+o.HoldToken+"|1")
+	}
+	again, err := e.svc.PayOrder(ctx, "u1", o.ID, "pay-1")
+	if err != nil || again.Status != seatflow.OrderPaid {
+		t.Fatalf("retry of the same payment = %+v, %v", again, err)
+	}
+	for _, id := range o.SeatIDs {
+		if st := e.state(t, id); st.Status != seatflow.SeatSold || st.Token != o.HoldToken {
+			t.Errorf("seat %d after the retry = %+v, want sold to the order", id, st)
+		}
+	}
 }
 
 // TestRefundWithoutSeatRedisChangesNothing: staff's refund of a paid order releases its

@@ -3,6 +3,7 @@ package faults
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -34,8 +35,9 @@ type Staleness struct {
 	P50MS float64 `json:"p50Ms"`
 	P99MS float64 `json:"p99Ms"`
 	MaxMS float64 `json:"maxMs"`
-	// Worst describes the stalest observation.
-	Worst string `json:"worst,omitempty"`
+	// Worst describes the stalest observation, FirstImpossible the first impossible one.
+	Worst           string `json:"worst,omitempty"`
+	FirstImpossible string `json:"firstImpossible,omitempty"`
 }
 
 func statusOf(s seatState) []string {
@@ -119,6 +121,10 @@ func (h *History) readStaleness(reads []SeatRead) Staleness {
 			case current:
 				lags = append(lags, 0)
 			case lastEnd < 0:
+				if st.Impossible == 0 {
+					st.FirstImpossible = fmt.Sprintf("a seat map of instance %d sent %s into the run showed seat %d %s; its statuses: %s",
+						r.Instance, r.Start.Sub(h.base).Round(time.Millisecond), seat, x, h.describe(lin))
+				}
 				st.Impossible++
 			default:
 				st.Stale++
@@ -202,4 +208,17 @@ func (st *Staleness) fill(lags []time.Duration) {
 	slices.Sort(lags)
 	at := func(q float64) float64 { return ms(lags[min(len(lags)-1, int(q*float64(len(lags))))]) }
 	st.P50MS, st.P99MS, st.MaxMS = at(0.5), at(0.99), ms(lags[len(lags)-1])
+}
+
+// describe lists a seat's linearization: each operation's window and the statuses after it.
+func (h *History) describe(lin []*step) string {
+	var b []string
+	for _, s := range lin {
+		ret := "∞"
+		if s.ret != never {
+			ret = time.Duration(s.ret).Round(time.Millisecond).String()
+		}
+		b = append(b, fmt.Sprintf("[%s, %s] %v", time.Duration(s.call).Round(time.Millisecond), ret, s.after))
+	}
+	return strings.Join(b, "; ")
 }
