@@ -10,14 +10,11 @@ import (
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
-	"github.com/redis/go-redis/v9"
 
 	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/ent/seatoccupancy"
 	"seatflow/internal/booking"
-	"seatflow/internal/keys"
-	"seatflow/internal/seats"
 )
 
 func TestHoldSeats(t *testing.T) {
@@ -134,11 +131,7 @@ func TestHoldSeatsErrors(t *testing.T) {
 		wantCode(t, err, seatflow.EINPROGRESS)
 	})
 	t.Run("RedisDown", func(t *testing.T) {
-		down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
-		defer down.Close()
-		svc := e.copyService()
-		svc.RDB = down
-		svc.Seats = &seats.Store{RDB: down, Keys: keys.New("x")}
+		svc := e.withoutRedis(t)
 		_, err := svc.HoldSeats(ctx, "u", in(e.show, "down", e.seat("B", 9), e.seat("B", 10)))
 		wantCode(t, err, seatflow.EUNAVAILABLE)
 	})
@@ -300,12 +293,7 @@ func TestRefundWithoutSeatRedisChangesNothing(t *testing.T) {
 	if _, err := e.svc.PayOrder(ctx, "u1", o.ID, "pay-1"); err != nil {
 		t.Fatal(err)
 	}
-	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
-	defer down.Close()
-	svc := e.copyService()
-	svc.RDB = down
-	svc.Seats = &seats.Store{RDB: down, Keys: keys.New("x")}
-	_, err := svc.RefundOrder(ctx, o.ID)
+	_, err := e.withoutRedis(t).RefundOrder(ctx, o.ID)
 	wantCode(t, err, seatflow.EUNAVAILABLE)
 	if got := e.db.Order.GetX(ctx, o.ID); got.Status != seatflow.OrderPaid {
 		t.Errorf("order after the refused refund: %s, want PAID", got.Status)
