@@ -54,7 +54,11 @@ func write(b *bytes.Buffer, rs []*faults.Result) {
 		mode = "long"
 	}
 	fmt.Fprintf(b, "%s", header)
-	fmt.Fprintf(b, "Measured by `make faults` (%s version) on %s.\n\n", mode, time.Now().UTC().Format("2006-01-02"))
+	how := "`make faults` (the long version)"
+	if mode == "short" {
+		how = "the short version (`SEATFLOW_FAULTS=short`, as in `make test`)"
+	}
+	fmt.Fprintf(b, "Measured by %s on %s.\n\n", how, time.Now().UTC().Format("2006-01-02"))
 	fmt.Fprintf(b, "| # | fault | what the system promised | errors by code (whole run; during the fault) | p99 during the fault (all; mutations) | time to recover | repairs by the reconciler | verdict |\n")
 	fmt.Fprintf(b, "|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
@@ -92,9 +96,12 @@ func write(b *bytes.Buffer, rs []*faults.Result) {
 		fmt.Fprintf(b, "- requests: %d (slowest %.0f ms); orders at the end: %d paid, %d pending\n", r.Requests, r.MaxMS, r.PaidOrders, r.PendingOrders)
 		if l := r.Linearizability; l != nil {
 			fmt.Fprintf(b, "- history: %s; %d porcupine operations in %d partitions, checked in %.0f ms\n", codes(l.Calls), l.Operations, l.Partitions, l.CheckMS)
-			for _, w := range []string{l.Reads.Worst, l.Frames.Worst} {
-				if w != "" {
-					fmt.Fprintf(b, "- stalest: %s\n", w)
+			for _, st := range []faults.Staleness{l.Reads, l.Frames} {
+				if st.Worst != "" && st.MaxMS >= 10 { // below, the clocks' own resolution
+					fmt.Fprintf(b, "- stalest: %s\n", st.Worst)
+				}
+				if st.FirstImpossible != "" {
+					fmt.Fprintf(b, "- first impossible: %s\n", st.FirstImpossible)
 				}
 			}
 		}

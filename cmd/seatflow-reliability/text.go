@@ -48,7 +48,7 @@ the fault-injection suite (` + "`internal/tooling/faults`" + `) measured. This f
   (late), cancel and extend them: every operation of the model happens in it, expiry
   included (it fails if no order expired and no payment came late).
 - **Short and long.** ` + "`SEATFLOW_FAULTS=short go test ./internal/tooling/faults`" + ` (a step of ` + "`make test`" + ` of its own) runs the short version:
-  5 s faults (9 s for the failover), about 2 minutes in all, then the checker's own test
+  5 s faults (9 s for the failover), about 2½ minutes in all, then the checker's own test
   against a server with a release bug built in (` + "`-tags seatflow_bug_release`" + `, below). ` + "`make faults`" + ` runs the full
   durations (` + "`SEATFLOW_FAULTS=long`" + `: 20 s faults, 15 s for the outages) and rewrites this
   file from the results (` + "`SEATFLOW_FAULTS_RESULTS`" + `).
@@ -185,8 +185,8 @@ const footer = `## What the suite found and what changed
   about 3 s behind.
 - While Redis has lost a showtime's seat hash (scenario 9, between the loss and the
   rebuild), a seat map answers every seat UNAVAILABLE ("never sold"), a status the seats
-  never had: the impossible reads of scenario 9. A lost hash is a transient failure the
-  next hold rebuilds; the seat map does not say so.
+  never had (counted as impossible reads when a read falls in that window). A lost hash is
+  a transient failure the next hold rebuilds; the seat map does not say so.
 - After Redis loses a showtime's seats mid-hold (scenario 9), seat maps show that order's
   seats free until the reconciler holds them again: the seconds-stale reads of scenario 9.
   Holds of those seats are still refused (MySQL's unique occupancy), as the history shows.

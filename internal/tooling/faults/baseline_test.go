@@ -2,6 +2,10 @@ package faults
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +25,16 @@ func TestBaseline(t *testing.T) {
 }
 
 // baseline is the scenario of TestBaseline (TestCheckerCatchesReleaseBug runs it too).
+// counts writes n as "a 1, b 2", sorted.
+func counts(n map[string]int) string {
+	keys := slices.Sorted(maps.Keys(n))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, n[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
 func baseline() Scenario {
 	return Scenario{Order: 0, Name: "baseline",
 		Fault: "none: the workload alone on healthy stores; customers only hold at first, then the clocks jump one hold's " +
@@ -51,7 +65,7 @@ func baseline() Scenario {
 			if err != nil {
 				res.violate("count expired orders: %v", err)
 			}
-			res.Note("answers in the history: %v", n)
+			res.Note("answers in the history: %s", counts(n))
 			res.Note("orders expired: %d; payments sent after their order's hold may have run out: %d", expired, late)
 			if expired == 0 && late == 0 {
 				res.violate("no order expired and no payment came late: the run did not exercise expiry")
