@@ -22,7 +22,7 @@ func Plot(path string, verdicts []Verdict) error {
 		p.Title.Text = m.Title
 		p.X.Label.Text = "minutes"
 		p.Y.Label.Text = m.Unit
-		p.Legend.Top, p.Legend.Left = true, true
+		p.Legend.Top, p.Legend.Left = false, false // bottom right: the curves rise from the left and sit high
 		n := 0
 		for _, v := range verdicts {
 			s := v.Series
