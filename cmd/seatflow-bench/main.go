@@ -1,5 +1,7 @@
 // Command seatflow-bench runs SeatFlow's benchmarks (`seatflow-bench`, which prints
-// docs/BENCHMARKS.md) and its premiere-night load test (`seatflow-bench load`). It is a
+// docs/BENCHMARKS.md), its premiere-night load test (`seatflow-bench load`) and its soak
+// test (`seatflow-bench soak`, which writes docs/soak.png and the soak section of
+// docs/RELIABILITY.md). It is a
 // binary of its own so that the server binary links neither the test helpers nor vegeta.
 // Child servers run the server binary named by -server, or one it builds from ./server.
 package main
@@ -18,12 +20,14 @@ import (
 	"seatflow/internal/cli"
 	"seatflow/internal/tooling/bench"
 	"seatflow/internal/tooling/loadtest"
+	"seatflow/internal/tooling/soak"
 )
 
-const usage = `usage: seatflow-bench [-server BIN] [load] [flags]
+const usage = `usage: seatflow-bench [-server BIN] [load|soak] [flags]
 
   seatflow-bench [flags]        run the benchmarks, print docs/BENCHMARKS.md (seatflow-bench -h)
   seatflow-bench load [flags]   run the premiere-night load test (seatflow-bench load -h)
+  seatflow-bench soak [flags]   run the soak test, write its curves (seatflow-bench soak -h)
 
 -server BIN is the server binary child servers run (default: built from ./server).`
 
@@ -68,6 +72,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if len(args) > 0 && args[0] == "load" {
 		return loadtest.Run(ctx, args[1:], stdout, bin)
+	}
+	if len(args) > 0 && args[0] == "soak" {
+		return soak.Run(ctx, args[1:], stdout, bin)
 	}
 	return bench.Run(ctx, args, stdout, bin)
 }

@@ -12,6 +12,7 @@ import (
 	"seatflow/ent"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
+	"seatflow/internal/keys"
 	"seatflow/internal/payments"
 	"seatflow/internal/sales"
 	"seatflow/internal/seats"
@@ -121,6 +122,16 @@ func wantCode(t testing.TB, err error, code string) {
 	if got := seatflow.ErrorCode(err); got != code {
 		t.Fatalf("error code = %q (%v), want %q", got, err, code)
 	}
+}
+
+// withoutRedis is the test's service with a Redis that cannot be reached (nothing listens).
+func (e *env) withoutRedis(t testing.TB) *booking.Service {
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	t.Cleanup(func() { down.Close() })
+	svc := e.copyService()
+	svc.RDB = down
+	svc.Seats = &seats.Store{RDB: down, Keys: keys.New("x")}
+	return svc
 }
 
 // copyService returns a service with the same settings as the test's, to change one.

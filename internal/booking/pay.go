@@ -86,7 +86,8 @@ func refuse(code, msg string) *refusal { return &refusal{err: seatflow.Errorf(co
 // the provider confirms, through ApplyPaymentEvent). Paying again with the same paymentRef
 // returns the paid order. A payment arriving after the hold expired first tries to take
 // the same seats again; if another buyer has them it fails with ORDER_EXPIRED and the order
-// is marked refundRequired.
+// is marked refundRequired. A retry of the payment that paid the order marks its seats sold
+// if they are not yet (the first attempt's answer may have been lost after its commit).
 func (s *Service) PayOrder(ctx context.Context, userID string, orderID int, paymentRef string) (*seatflow.Order, error) {
 	if s.Provider == nil || !s.Provider.ConfirmedByClient() {
 		return nil, seatflow.Errorf(seatflow.EFORBIDDEN, "payments are confirmed by the provider")
@@ -110,7 +111,10 @@ func (s *Service) PayOrder(ctx context.Context, userID string, orderID int, paym
 	paid, err := s.pay(ctx, o.ID, settlement{provider: s.Provider.Name(), reference: paymentRef,
 		amountCents: o.AmountCents, currency: o.Currency})
 	if errors.Is(err, errAlreadyPaid) {
-		return s.reload(ctx, o.ID)
+		// A retry of the payment that paid it: finish what that one may have left undone
+		// (its answer lost after the commit, its seats still HELD), rather than leave the
+		// seats to the reconciler's paid-seat repair.
+		return s.confirmPaid(ctx, o.ID)
 	}
 	return paid, err
 }
@@ -199,6 +203,19 @@ func (s *Service) afterPaid(ctx context.Context, orderID, showID int, token stri
 	}
 	s.dequeue(ctx, orderID)
 	return s.reload(ctx, orderID)
+}
+
+// confirmPaid marks a paid order's seats sold (again: Confirm is idempotent) and reads it back.
+func (s *Service) confirmPaid(ctx context.Context, orderID int) (*seatflow.Order, error) {
+	o, err := s.DB.Order.Get(ctx, orderID)
+	if err != nil {
+		return nil, fmt.Errorf("pay order: %w", database.Classify(err))
+	}
+	seatIDs, err := s.seatIDs(ctx, orderID)
+	if err != nil {
+		return nil, fmt.Errorf("pay order: %w", err)
+	}
+	return s.afterPaid(ctx, orderID, o.ShowtimeID, o.HoldToken, seatIDs)
 }
 
 func expiredErr() *seatflow.Error { return lateSeatsGone.err() }

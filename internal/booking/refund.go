@@ -16,7 +16,8 @@ import (
 
 // RefundOrder is staff's refund of an order's payment (admin refundOrder). A PAID order is
 // cancelled in the same transaction that makes its refund due, and its seats go back on
-// sale; an order whose payment is already being refunded is returned as it is. An order
+// sale (SERVICE_UNAVAILABLE, changing nothing, while the seat Redis cannot be reached); an
+// order whose payment is already being refunded is returned as it is. An order
 // with no payment that took money is INVALID_STATE. The refund is sent at once; if the
 // provider does not take it now, the order shows refundStatus REQUIRED and the reconciler
 // sends it again.
@@ -35,6 +36,12 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order has no received payment to refund")
 	}
 	if p.RefundStatus == nil {
+		if o.Status == seatflow.OrderPaid {
+			// Its seats go back on sale in the same step: not while they cannot be reached.
+			if err := s.seatsReachable(ctx, o.ShowtimeID); err != nil {
+				return nil, err
+			}
+		}
 		cancelled := false
 		err := s.withTx(ctx, func(tx *ent.Tx) error {
 			if o.Status == seatflow.OrderPaid {

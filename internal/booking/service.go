@@ -285,10 +285,11 @@ func toOrder(o *ent.Order, seatIDs []int) *seatflow.Order {
 	return out
 }
 
-// seatsReachable refuses a customer's pay or cancel (SERVICE_UNAVAILABLE) while the
-// instance cannot reach the seat Redis: the order would change in MySQL with its seats
-// left as they were until the reconciler repairs them (a cancelled order's seats would
-// stay held for the orphan-hold grace period). Redis may still fail after this check;
+// seatsReachable refuses a customer's pay or cancel, or staff's refund of a paid order
+// (SERVICE_UNAVAILABLE), while the instance cannot reach the seat Redis: the order would
+// change in MySQL with its seats left as they were until the reconciler repairs them (a
+// cancelled order's seats would stay held for the orphan-hold grace period, a refunded
+// one's sold). Redis may still fail after this check;
 // the reconciler covers that narrower window.
 func (s *Service) seatsReachable(ctx context.Context, showID int) error {
 	_, err := s.Seats.Version(ctx, showID)

@@ -3,21 +3,19 @@ package booking_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
-	"github.com/redis/go-redis/v9"
 
 	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/ent/seatoccupancy"
 	"seatflow/internal/booking"
-	"seatflow/internal/keys"
 	"seatflow/internal/nodeid"
-	"seatflow/internal/seats"
 )
 
 func TestHoldSeats(t *testing.T) {
@@ -148,11 +146,7 @@ func TestHoldSeatsErrors(t *testing.T) {
 		}
 	})
 	t.Run("RedisDown", func(t *testing.T) {
-		down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
-		defer down.Close()
-		svc := e.copyService()
-		svc.RDB = down
-		svc.Seats = &seats.Store{RDB: down, Keys: keys.New("x")}
+		svc := e.withoutRedis(t)
 		_, err := svc.HoldSeats(ctx, "u", in(e.show, "down", e.seat("B", 9), e.seat("B", 10)))
 		wantCode(t, err, seatflow.EUNAVAILABLE)
 	})
@@ -276,6 +270,66 @@ func TestPayAndCancel(t *testing.T) {
 		_, err = e.svc.PayOrder(ctx, "u2", o.ID, "p")
 		wantCode(t, err, seatflow.EINVALIDSTATE)
 	})
+}
+
+// TestPaymentRetryFinishesTheSeats: a payment committed whose seats were not marked sold
+// (its answer lost after the commit: the fault suite's scenario 4 saw the seats HELD until
+// the reconciler) is finished by the customer's retry of the same payment.
+func TestPaymentRetryFinishesTheSeats(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1, 4, showOpts{})
+	o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
+	if _, err := e.svc.PayOrder(ctx, "u1", o.ID, "pay-1"); err != nil {
+		t.Fatal(err)
+	}
+	// As if the commit's answer had been lost before the seats were confirmed.
+	for _, id := range o.SeatIDs {
+		e.rdb.HSet(ctx, e.store.Keys.Seats(e.show), strconv.Itoa(id), "1|"+o.HoldToken+"|1")
+	}
+	again, err := e.svc.PayOrder(ctx, "u1", o.ID, "pay-1")
+	if err != nil || again.Status != seatflow.OrderPaid {
+		t.Fatalf("retry of the same payment = %+v, %v", again, err)
+	}
+	for _, id := range o.SeatIDs {
+		if st := e.state(t, id); st.Status != seatflow.SeatSold || st.Token != o.HoldToken {
+			t.Errorf("seat %d after the retry = %+v, want sold to the order", id, st)
+		}
+	}
+}
+
+// TestRefundWithoutSeatRedisChangesNothing: staff's refund of a paid order releases its
+// seats in the same step, so while the seat Redis cannot be reached it is refused before
+// anything changes (the fault suite's scenario 6 found it committed, its seats left sold
+// until the reconciler).
+func TestRefundWithoutSeatRedisChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 1, 4, showOpts{})
+	o := e.mustHold(t, "u1", "k1", e.seat("A", 1), e.seat("A", 2))
+	if _, err := e.svc.PayOrder(ctx, "u1", o.ID, "pay-1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.withoutRedis(t).RefundOrder(ctx, o.ID)
+	wantCode(t, err, seatflow.EUNAVAILABLE)
+	if got := e.db.Order.GetX(ctx, o.ID); got.Status != seatflow.OrderPaid {
+		t.Errorf("order after the refused refund: %s, want PAID", got.Status)
+	}
+	if p := e.db.Payment.Query().OnlyX(ctx); p.RefundStatus != nil {
+		t.Errorf("payment's refund after the refused refund: %s, want none", *p.RefundStatus)
+	}
+	for _, id := range o.SeatIDs {
+		if st := e.state(t, id); st.Status != seatflow.SeatSold {
+			t.Errorf("seat %d = %+v, want still sold", id, st)
+		}
+	}
+	refunded, err := e.svc.RefundOrder(ctx, o.ID)
+	if err != nil || refunded.Status != seatflow.OrderCancelled {
+		t.Fatalf("refund with Redis back = %+v, %v", refunded, err)
+	}
+	for _, id := range o.SeatIDs {
+		if st := e.state(t, id); st.Status != seatflow.SeatAvailable {
+			t.Errorf("seat %d = %+v, want available once refunded", id, st)
+		}
+	}
 }
 
 func TestExtendHold(t *testing.T) {

@@ -227,6 +227,9 @@ func (s *Store) Release(ctx context.Context, showID int, token, userID string, s
 	if len(seatIDs) == 0 {
 		return 0, nil
 	}
+	if seatIDs = releasable(seatIDs); len(seatIDs) == 0 {
+		return 0, nil
+	}
 	args := append([]any{token, userID}, ids(seatIDs)...)
 	res, err := s.run(ctx, releaseScript, s.showKeys(showID, true), args...).Int64Slice()
 	if err != nil {

@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"time"
@@ -47,9 +48,70 @@ func Check(ctx context.Context, e *Env, w *Workload, ws []*Watcher, res *Result)
 	for _, v := range vs[:min(len(vs), 10)] {
 		res.violate("verify after %d reconcile runs: %s", res.ReconcileRuns, v)
 	}
+	checkHistory(ctx, e, w, ws, res)
 	checkStores(ctx, e, w, res, rec.Config.Now())
 	checkRequests(e, w, res)
 	checkWatchers(e, ws, res)
+}
+
+// checkHistory checks the run's history for linearizability (linearize.go) against the
+// stores as they are now, reconciled, and measures the staleness of the reads and frames.
+func checkHistory(ctx context.Context, e *Env, w *Workload, ws []*Watcher, res *Result) {
+	h := &History{Calls: w.Rec.Calls(), Due: map[int]time.Time{}, FinalSeats: map[int]Answer{}, FinalOrders: map[int]string{}}
+	known := map[int]bool{}
+	for _, c := range h.Calls {
+		if c.Op == OpHold && c.Code == CodeOK && c.Order > 0 {
+			known[c.Order] = true
+			if !c.ExpiresAt.IsZero() {
+				h.Due[c.Order] = e.earliestDue(c.ExpiresAt)
+			}
+		}
+	}
+	h.FinalStart = time.Now()
+	states, _, err := e.Checker.Seats.States(ctx, e.Show.ID)
+	if err != nil {
+		res.violate("final read of the seats: %v", err)
+		return
+	}
+	orders, err := e.Checker.DB.Order.Query().Where(order.ShowtimeID(e.Show.ID)).All(ctx)
+	if err != nil {
+		res.violate("final read of the orders: %v", err)
+		return
+	}
+	h.FinalEnd = time.Now()
+	byToken := map[string]int{}
+	for _, o := range orders {
+		byToken[o.HoldToken] = o.ID
+		if known[o.ID] {
+			h.FinalOrders[o.ID] = string(o.Status)
+		}
+	}
+	for seat, st := range states {
+		ans := Answer{}
+		switch st.Status {
+		case seatflow.SeatHeld, seatflow.SeatSold:
+			ans.Owner, ans.Sold = byToken[st.Token], st.Status == seatflow.SeatSold
+			if !known[ans.Owner] {
+				ans.Owner = ghost // an order no client was given, or none (an orphan hold)
+			}
+		}
+		h.FinalSeats[seat] = ans
+	}
+	dir := os.Getenv("SEATFLOW_FAULTS_RESULTS")
+	if dir == "" {
+		dir = e.logDir
+	}
+	lin := h.Check(dir, fmt.Sprintf("%02d-%s", res.Order, res.Name))
+	lin.Reads = h.readStaleness(w.Rec.SeatReads())
+	seen := make([]map[int][]seen, 0, len(ws))
+	for _, wt := range ws {
+		seen = append(seen, wt.Seen())
+	}
+	lin.Frames = h.frameLag(seen)
+	res.Linearizability = &lin
+	for _, f := range lin.Failures() {
+		res.violate("%s", f)
+	}
 }
 
 // checkStores checks the seats and orders: no seat sold twice, every PAID order's seats

@@ -60,6 +60,16 @@ type Env struct {
 	// versions is the real seat-map version over time, polled from Redis during the run.
 	versionsMu sync.Mutex
 	versions   []versionAt
+	// clocks is the fastest clock's lead over real time, from each change on (Shift and
+	// SetSkew): when an order's hold may first have run out.
+	clocksMu sync.Mutex
+	clocks   []leadAt
+}
+
+// leadAt is the fastest clock's lead from at on.
+type leadAt struct {
+	at   time.Time
+	lead time.Duration
 }
 
 // Instance is one in-process SeatFlow instance and its proxies.
@@ -81,10 +91,45 @@ func (i *Instance) Now() time.Time {
 }
 
 // SetSkew sets the instance's clock offset.
-func (i *Instance) SetSkew(d time.Duration) { i.skew.Store(int64(d)) }
+func (i *Instance) SetSkew(d time.Duration) { i.env.clockChange(func() { i.skew.Store(int64(d)) }) }
 
 // Shift moves every instance's clock forward by d.
-func (e *Env) Shift(d time.Duration) { e.shift.Add(int64(d)) }
+func (e *Env) Shift(d time.Duration) { e.clockChange(func() { e.shift.Add(int64(d)) }) }
+
+// clockChange changes a clock and notes the fastest clock's lead from then on. The moment
+// is taken before the change, and the lead of a stretch is the larger of its own and the
+// one before (earliestDue): a clock read while it changes is covered either way.
+func (e *Env) clockChange(change func()) {
+	at := time.Now()
+	change()
+	shift := time.Duration(e.shift.Load())
+	lead := max(shift, 0) // the checker's clock
+	for _, in := range e.Instances {
+		lead = max(lead, shift+time.Duration(in.skew.Load()))
+	}
+	e.clocksMu.Lock()
+	e.clocks = append(e.clocks, leadAt{at, lead})
+	e.clocksMu.Unlock()
+}
+
+// earliestDue is the first real moment some clock may have reached expiresAt.
+func (e *Env) earliestDue(expiresAt time.Time) time.Time {
+	e.clocksMu.Lock()
+	defer e.clocksMu.Unlock()
+	var start time.Time
+	var lead, last time.Duration // this stretch's lead; the lead noted at its start
+	for i := 0; ; i++ {
+		due := expiresAt.Add(-lead)
+		if due.Before(start) {
+			due = start
+		}
+		if i == len(e.clocks) || due.Before(e.clocks[i].at) {
+			return due
+		}
+		c := e.clocks[i]
+		start, lead, last = c.at, max(c.lead, last), c.lead
+	}
+}
 
 // Showtime is the fixture the workload buys: a hall of Rows × PerRow seats, on sale.
 type Showtime struct {

@@ -3,7 +3,9 @@
 // fault can hit every instance or one alone. A scenario runs a bounded mixed workload
 // (holds, pays, cancels, seat-map and catalog reads, websocket watchers) while its fault
 // is on, heals it, and hands the run to the checker, which fails the test on any broken
-// promise. The package only observes the product through its API and its stores; it
+// promise: end states, and the recorded history of holds, payments, cancels, extends,
+// refunds, order reads and expiries checked for linearizability with porcupine
+// (model.go, linearize.go). TestBaseline runs the workload without a fault. The package only observes the product through its API and its stores; it
 // changes nothing except through the API and the reconciler.
 //
 // SEATFLOW_FAULTS=long runs the full durations (make faults), SEATFLOW_FAULTS=short a

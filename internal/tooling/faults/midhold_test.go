@@ -82,8 +82,7 @@ func TestRedisLostMidHold(t *testing.T) {
 				var code string
 				e.work.Alone(func() {
 					armed.Store(true)
-					code = e.work.send(ctx, in, OpHold, tok, qHold, map[string]any{"in": map[string]any{
-						"showtimeId": e.Show.GQLID, "seatIds": pick, "idempotencyKey": fmt.Sprintf("mid-hold-%d", i)}}, nil)
+					_, code = e.work.Hold(ctx, in, tok, len(e.Tokens), pick, fmt.Sprintf("mid-hold-%d", i))
 					armed.Store(false)
 				})
 				if code == CodeOK {

@@ -32,6 +32,8 @@ type Sample struct {
 type Recorder struct {
 	mu       sync.Mutex
 	samples  []Sample
+	calls    []Call     // the history of holds, payments, cancels, extends, refunds, order reads
+	reads    []SeatRead // the seat maps answered OK
 	faultOn  time.Time
 	faultOff time.Time
 }
@@ -67,5 +69,15 @@ func p99(ls []time.Duration) time.Duration {
 	return ls[min(len(ls)-1, (len(ls)*99+99)/100-1)]
 }
 
+// changesSeats reports whether op may change seats: a hold, a payment, a cancel or a
+// refund (an extend changes only the order's expiry).
+func changesSeats(op string) bool { return isMutation(op) && op != OpExtend }
+
 // isMutation reports whether op changes orders or seats.
-func isMutation(op string) bool { return op == OpHold || op == OpPay || op == OpCancel }
+func isMutation(op string) bool {
+	switch op {
+	case OpHold, OpPay, OpCancel, OpExtend, OpRefund:
+		return true
+	}
+	return false
+}

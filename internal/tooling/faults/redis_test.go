@@ -49,7 +49,7 @@ func TestRedisCutFromOneInstance(t *testing.T) {
 			var cut, cutRefused, servedCurrent, staleInWindow, other, otherOK int
 			notRefused := map[string]int{}
 			for _, s := range samples {
-				if !during(s, on, off) || (s.Op != OpSeatMap && !isMutation(s.Op)) {
+				if !during(s, on, off) || (s.Op != OpSeatMap && !changesSeats(s.Op)) {
 					continue
 				}
 				if s.Instance != 0 {

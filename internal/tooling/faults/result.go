@@ -40,6 +40,8 @@ type Result struct {
 	Repairs         Repairs `json:"repairs"`
 	PaidOrders      int     `json:"paidOrders"`
 	PendingOrders   int     `json:"pendingOrders"`
+	// Linearizability is what the history checker found and measured (nil before it ran).
+	Linearizability *Linearizability `json:"linearizability,omitempty"`
 	// Notes are the scenario's own measurements.
 	Notes      []string `json:"notes"`
 	Violations []string `json:"violations"`

@@ -36,6 +36,21 @@ func Run(t *testing.T, s Scenario) *Result {
 // RunOn is Run on an Env the caller built (and may have changed, e.g. skewed clocks).
 func RunOn(t *testing.T, e *Env, s Scenario) *Result {
 	t.Helper()
+	res := execute(t, e, s)
+	if err := res.write(); err != nil {
+		t.Errorf("write the result: %v", err)
+	}
+	if len(res.Violations) > 0 {
+		t.Errorf("%d violations (instance logs: %s/%s-*.log):\n  %s", len(res.Violations), e.logDir, e.Name,
+			strings.Join(res.Violations, "\n  "))
+	}
+	return res
+}
+
+// execute runs the scenario and checks it, and returns what it found without failing the
+// test on it (the test that injects a bug expects violations).
+func execute(t *testing.T, e *Env, s Scenario) *Result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	res := &Result{Order: s.Order, Name: s.Name, Fault: s.Fault, Promise: s.Promise, Long: Long(), Instance: len(e.Instances)}
@@ -89,17 +104,25 @@ func RunOn(t *testing.T, e *Env, s Scenario) *Result {
 	}
 	t.Logf("%d requests, codes %v; during the fault %v; p99 during the fault %.0f ms (mutations %.0f ms); recovery %.1f s; repairs: %s",
 		res.Requests, res.Codes, res.DuringFault, res.P99FaultMS, res.P99MutationFaultMS, res.RecoverySeconds, res.Repairs)
+	if l := res.Linearizability; l != nil {
+		t.Logf("history: %d calls (%d lost) as %d operations in %d partitions, checked in %.0f ms: %d not linearizable, %d undecided; "+
+			"seat-map reads %d seats, %d stale (max %.0f ms), %d impossible; live frames %d, p99 %.0f ms behind, max %.0f ms, %d missed",
+			sum(l.Calls), l.Lost, l.Operations, l.Partitions, l.CheckMS, len(l.Illegal), len(l.Undecided),
+			l.Reads.Observations, l.Reads.Stale, l.Reads.MaxMS, l.Reads.Impossible, l.Frames.Observations, l.Frames.P99MS,
+			l.Frames.MaxMS, l.Frames.Missed)
+	}
 	for _, n := range res.Notes {
 		t.Logf("note: %s", n)
 	}
-	if err := res.write(); err != nil {
-		t.Errorf("write the result: %v", err)
-	}
-	if len(res.Violations) > 0 {
-		t.Errorf("%d violations (instance logs: %s/%s-*.log):\n  %s", len(res.Violations), e.logDir, e.Name,
-			strings.Join(res.Violations, "\n  "))
-	}
 	return res
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // sleep waits d or until ctx ends.

@@ -27,6 +27,8 @@ type Watcher struct {
 	gaps      int
 	snapshots int
 	deltas    int
+	// seen is every status the watcher was told of each seat, and when (staleness.go).
+	seen map[int][]seen
 }
 
 // WatchEvent is something a watcher was told (or suffered) on an instance.
@@ -42,7 +44,7 @@ func StartWatchers(ctx context.Context, e *Env, per int) (ws []*Watcher, stop fu
 	var wg sync.WaitGroup
 	for _, in := range e.Instances {
 		for range per {
-			w := &Watcher{env: e, first: in.Index, instance: in.Index, seats: map[string]string{}}
+			w := &Watcher{env: e, first: in.Index, instance: in.Index, seats: map[string]string{}, seen: map[int][]seen{}}
 			ws = append(ws, w)
 			wg.Add(1)
 			go func() { defer wg.Done(); w.run(ctx) }()
@@ -75,6 +77,17 @@ func (w *Watcher) Map() (map[string]string, int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return maps.Clone(w.seats), w.version
+}
+
+// Seen returns every status the watcher was told of each seat, by seat's database id.
+func (w *Watcher) Seen() map[int][]seen {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[int][]seen, len(w.seen))
+	for id, s := range w.seen {
+		out[id] = append([]seen(nil), s...)
+	}
+	return out
 }
 
 // Events returns what the watcher was told.
@@ -165,8 +178,11 @@ func (w *Watcher) apply(in int, ev seatMapEvent) {
 			w.gaps++
 		}
 	}
+	now := time.Now()
 	for _, s := range sm.Seats {
 		w.seats[s.Seat.ID] = s.Status
+		id := dbID(s.Seat.ID)
+		w.seen[id] = append(w.seen[id], seen{at: now, status: s.Status})
 	}
 	w.version = max(w.version, sm.Version)
 	if sm.Kind == "SNAPSHOT" {

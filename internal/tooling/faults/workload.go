@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +15,7 @@ import (
 	"seatflow/internal/tooling/gqlclient"
 )
 
-// Operations of the workload.
+// Operations of the workload (history.go names the rest).
 const (
 	OpSeatMap  = "seatMap"
 	OpShowtime = "showtime" // catalog read: showtime, movie, hall with its seats
@@ -31,13 +29,36 @@ const (
 	qSeatMap  = `query FaultSeatMap($id: ID!) { seatMap(showtimeId: $id) { version seats { seat { id } status } } }`
 	qShowtime = `query FaultShowtime($id: ID!) { showtime(id: $id) { id startsAt status purchaseLimit prices { kind amountCents } movie { id title } hall { id name seats { id row number } } } }`
 	qMovies   = `query FaultMovies { movies(first: 10) { edges { node { id title } } } }`
-	qHold     = `mutation FaultHold($in: HoldSeatsInput!) { holdSeats(input: $in) { id status seats { id } } }`
-	qPay      = `mutation FaultPay($id: ID!, $ref: String!) { payOrder(orderId: $id, paymentRef: $ref) { id status seats { id } } }`
-	qCancel   = `mutation FaultCancel($id: ID!) { cancelOrder(orderId: $id) { id status } }`
 	qWatch    = `subscription FaultWatch($id: ID!) { seatMap(showtimeId: $id) { kind version seats { seat { id } status } } }`
 )
 
-// heldOrder is an order the workload holds and may pay or cancel.
+// mixEntry is one operation of the workload's mix: its share, and how it is sent.
+type mixEntry struct {
+	op     string
+	weight int
+	// change marks holds, payments, cancels, extends and refunds: Alone waits for them, and
+	// HoldOnly turns all but holds into holds.
+	change bool
+	run    func(w *Workload, ctx context.Context, in *Instance)
+}
+
+// mix is the workload, in shares of 100: half reads, 30 % holds of 1–2 seats picked from
+// the last map read, and the rest what customers and staff do with the orders held.
+var mix = []mixEntry{
+	{OpSeatMap, 28, false, (*Workload).readSeatMap},
+	{OpShowtime, 10, false, func(w *Workload, ctx context.Context, in *Instance) {
+		w.send(ctx, in, OpShowtime, "", qShowtime, map[string]any{"id": w.env.Show.GQLID}, nil)
+	}},
+	{OpMovies, 7, false, func(w *Workload, ctx context.Context, in *Instance) { w.send(ctx, in, OpMovies, "", qMovies, nil, nil) }},
+	{OpHold, 30, true, (*Workload).holdFree},
+	{OpOrder, 4, false, (*Workload).readOrder},
+	{OpPay, 12, true, (*Workload).payPending},
+	{OpCancel, 5, true, (*Workload).cancelPending},
+	{OpExtend, 2, true, (*Workload).extendPending},
+	{OpRefund, 2, true, (*Workload).refundPaid},
+}
+
+// heldOrder is an order the workload holds and may pay, cancel, extend, read or refund.
 type heldOrder struct {
 	id    string
 	cust  int
@@ -56,26 +77,27 @@ type Workload struct {
 
 	mu      sync.Mutex
 	rnd     *rand.Rand
-	pending []*heldOrder
-	free    []string // seat ids free in the last seat map read
-	// Paid are the orders the workload saw answered PAID, by id.
+	pending []*heldOrder // may be paid, cancelled or extended (out of it while one is in flight)
+	paid    []*heldOrder // may be refunded
+	orders  []*heldOrder // every order held, for order reads
+	free    []string     // seat ids free in the last seat map read (and those released since)
+	// Paid are the orders the workload saw answered PAID and never asked to refund, by id.
 	Paid    map[string]*heldOrder
 	client  *http.Client
 	next    int
 	running sync.WaitGroup
-	// holdOnly turns pays and cancels into holds: orders pile up unpaid (scenario 8 lets
-	// them reach their expiry).
+	// holdOnly turns pays, cancels, extends and refunds into holds: orders pile up unpaid
+	// (scenario 8 lets them reach their expiry).
 	holdOnly atomic.Bool
-	// changes is held shared by every hold, pay and cancel the workload sends, and
-	// exclusively by Alone.
+	// changes is held shared by every change the workload sends, and exclusively by Alone.
 	changes sync.RWMutex
 }
 
-// HoldOnly stops (true) or resumes (false) paying and cancelling.
+// HoldOnly stops (true) or resumes (false) paying, cancelling, extending and refunding.
 func (w *Workload) HoldOnly(on bool) { w.holdOnly.Store(on) }
 
-// Alone runs f once no hold, pay or cancel of the workload is in flight, and starts none
-// until f returns (reads go on).
+// Alone runs f once no change of the workload is in flight, and starts none until f
+// returns (reads go on).
 func (w *Workload) Alone(f func()) {
 	w.changes.Lock()
 	defer w.changes.Unlock()
@@ -114,127 +136,96 @@ func (w *Workload) Run(ctx context.Context, d time.Duration) {
 	}
 }
 
-// one picks an operation and an instance and sends it.
+// one picks an operation of the mix and an instance and sends it.
 func (w *Workload) one(ctx context.Context) {
+	total := 0
+	for _, m := range mix {
+		total += m.weight
+	}
 	w.mu.Lock()
 	in := w.Targets[w.next%len(w.Targets)]
 	w.next++
-	roll := w.rnd.IntN(100)
-	if roll >= 80 && w.holdOnly.Load() {
-		roll -= 30
-	}
-	cust := w.rnd.IntN(len(w.env.Tokens))
-	var pend *heldOrder
-	if roll >= 80 && len(w.pending) > 0 { // pay or cancel a pending order
-		k := w.rnd.IntN(len(w.pending))
-		pend = w.pending[k]
-		w.pending = append(w.pending[:k], w.pending[k+1:]...)
-	}
-	var pick []string
-	if roll >= 50 && roll < 80 && len(w.free) > 0 {
-		for range 1 + w.rnd.IntN(2) {
-			if id := w.free[w.rnd.IntN(len(w.free))]; !slices.Contains(pick, id) {
-				pick = append(pick, id)
-			}
+	roll := w.rnd.IntN(total)
+	w.mu.Unlock()
+	var pick mixEntry
+	for _, m := range mix {
+		if roll -= m.weight; roll < 0 {
+			pick = m
+			break
 		}
 	}
-	key := fmt.Sprintf("k%d", w.rnd.Uint64())
-	w.mu.Unlock()
-	show := w.env.Show.GQLID
-	if roll >= 50 {
+	if pick.change && w.holdOnly.Load() {
+		pick.run = (*Workload).holdFree
+	}
+	if pick.change {
 		w.changes.RLock()
 		defer w.changes.RUnlock()
 	}
-	switch {
-	case roll < 30:
-		var out struct {
-			SeatMap struct {
-				Version int
-				Seats   []struct {
-					Seat   struct{ ID string }
-					Status string
-				}
-			}
-		}
-		if w.send(ctx, in, OpSeatMap, "", qSeatMap, map[string]any{"id": show}, &out, func(s *Sample) { s.Version = out.SeatMap.Version }) == CodeOK {
-			var free []string
-			for _, s := range out.SeatMap.Seats {
-				if s.Status == "AVAILABLE" {
-					free = append(free, s.Seat.ID)
-				}
-			}
-			w.mu.Lock()
-			w.free = free
-			w.mu.Unlock()
-		}
-	case roll < 42:
-		w.send(ctx, in, OpShowtime, "", qShowtime, map[string]any{"id": show}, nil)
-	case roll < 50:
-		w.send(ctx, in, OpMovies, "", qMovies, nil, nil)
-	case roll < 80:
-		if len(pick) == 0 {
-			return
-		}
-		var out struct{ HoldSeats struct{ ID string } }
-		if w.send(ctx, in, OpHold, w.env.Tokens[cust], qHold, map[string]any{"in": map[string]any{
-			"showtimeId": show, "seatIds": pick, "idempotencyKey": key}}, &out) == CodeOK {
-			w.mu.Lock()
-			w.pending = append(w.pending, &heldOrder{id: out.HoldSeats.ID, cust: cust, seats: pick})
-			w.mu.Unlock()
-		}
-	case pend == nil:
-		return
-	case roll < 93:
-		var out struct{ PayOrder struct{ Status string } }
-		if pend.ref == "" {
-			pend.ref = "fault-" + key
-		}
-		code := w.send(ctx, in, OpPay, w.env.Tokens[pend.cust], qPay, map[string]any{"id": pend.id, "ref": pend.ref}, &out)
-		w.settle(pend, code, out.PayOrder.Status == "PAID")
-	default:
-		code := w.send(ctx, in, OpCancel, w.env.Tokens[pend.cust], qCancel, map[string]any{"id": pend.id}, nil)
-		w.settle(pend, code, false)
-	}
+	pick.run(w, ctx, in)
 }
 
-// settle records what became of a pending order: paid, gone, or (when the answer says a
-// retry may succeed) pending again.
-func (w *Workload) settle(o *heldOrder, code string, paid bool) {
+// take removes a random order from list (nil when it is empty).
+func (w *Workload) take(list *[]*heldOrder) *heldOrder {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	switch {
-	case paid:
-		w.Paid[o.id] = o
-	case code == seatflow.EUNAVAILABLE || code == CodeTimeout || code == CodeTransport || code == seatflow.EINPROGRESS:
-		w.pending = append(w.pending, o)
+	if len(*list) == 0 {
+		return nil
 	}
+	k := w.rnd.IntN(len(*list))
+	o := (*list)[k]
+	*list = append((*list)[:k], (*list)[k+1:]...)
+	return o
+}
+
+// give puts o back on list.
+func (w *Workload) give(list *[]*heldOrder, o *heldOrder) {
+	w.mu.Lock()
+	*list = append(*list, o)
+	w.mu.Unlock()
+}
+
+// retryable reports whether an answer leaves the order as the client knew it, or may:
+// a customer would try again.
+func retryable(code string) bool {
+	return code == seatflow.EUNAVAILABLE || code == CodeTimeout || code == CodeTransport || code == seatflow.EINPROGRESS
+}
+
+// answer is one request as the workload saw it: its code, when it was sent and answered,
+// and its errors.
+type answer struct {
+	code       string
+	start, end time.Time
+	errs       []gqlclient.Error
 }
 
 // send posts one GraphQL request to in, records it and returns its code (OK, the first
 // error's extensions.code, or one of the recorder's own codes). The note functions add
 // what an OK answer said to its sample.
 func (w *Workload) send(ctx context.Context, in *Instance, op, token, query string, vars map[string]any, dst any, note ...func(*Sample)) string {
-	code := CodeOK
-	start := time.Now()
-	defer func() {
-		s := Sample{Op: op, Instance: in.Index, Start: start, Latency: time.Since(start), Code: code}
-		if code == CodeOK {
-			for _, f := range note {
-				f(&s)
-			}
-		}
-		w.Rec.add(s)
-	}()
+	return w.post(ctx, in, op, token, query, vars, dst, note...).code
+}
+
+// post is send, with the answer's times and errors.
+func (w *Workload) post(ctx context.Context, in *Instance, op, token, query string, vars map[string]any, dst any, note ...func(*Sample)) answer {
+	a := answer{code: CodeOK, start: time.Now()}
 	ans, err := gqlclient.New(in.URL, w.client).Send(ctx, token, gqlclient.Body(query, vars))
 	switch {
 	case err != nil:
-		code = failureCode(err)
+		a.code = failureCode(err)
 	case ans.Code() != "":
-		code = ans.Code()
+		a.code, a.errs = ans.Code(), ans.Errors
 	case dst != nil && json.Unmarshal(ans.Data, dst) != nil:
-		code = CodeBadAnswer
+		a.code = CodeBadAnswer
 	}
-	return code
+	a.end = time.Now()
+	s := Sample{Op: op, Instance: in.Index, Start: a.start, Latency: a.end.Sub(a.start), Code: a.code}
+	if a.code == CodeOK {
+		for _, f := range note {
+			f(&s)
+		}
+	}
+	w.Rec.add(s)
+	return a
 }
 
 // failureCode is the recorder's code of a request that got no GraphQL answer: an answer

@@ -37,9 +37,9 @@ type capacityStep struct {
 // capacityP99, a request fails (transport error or unexpected code), or the instances
 // answer less than 95% of the rate. Then it converges and verifies the stores as a
 // normal run does.
-func (l *loadRun) capacity(ctx context.Context) ([]capacityStep, *loadReport, error) {
+func (l *loadRun) capacity(ctx context.Context) ([]capacityStep, *Report, error) {
 	o := l.o
-	rep := &loadReport{rate: o.Rate, instances: len(o.Instances), watchersWanted: o.Watchers, watch: &l.watch}
+	rep := &Report{rate: o.Rate, instances: len(o.Instances), watchersWanted: o.Watchers, watch: &l.watch}
 	stop := l.startWatchers(ctx)
 	defer stop()
 	rep.watchersAtStart = l.watch.connected.Load()
@@ -112,7 +112,7 @@ func (l *loadRun) judge(rate int, took time.Duration) capacityStep {
 }
 
 // printCapacity writes the capacity run's report.
-func printCapacity(w io.Writer, o *loadOptions, steps []capacityStep, rep *loadReport) {
+func printCapacity(w io.Writer, o *Options, steps []capacityStep, rep *Report) {
 	fmt.Fprintf(w, "\n## Premiere-night capacity (%d instances)\n\n", rep.instances)
 	fmt.Fprintf(w, "flags: -capacity -rate %d -step %s -step-factor %.2f -watchers %d -hold-ttl %s -customers %d\n\n",
 		o.Rate, o.Step, o.StepFactor, o.Watchers, o.HoldTTL, o.Customers)

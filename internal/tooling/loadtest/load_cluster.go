@@ -21,7 +21,7 @@ import (
 
 // cluster is what the load test started: a private redis-server and the instances.
 type cluster struct {
-	opts  *loadOptions
+	opts  *Options
 	out   io.Writer
 	mu    sync.Mutex
 	procs map[int]*exec.Cmd // instance index → running child
@@ -29,7 +29,7 @@ type cluster struct {
 	redis bool // the private redis-server was started by us
 }
 
-func newCluster(o *loadOptions, out io.Writer) *cluster {
+func newCluster(o *Options, out io.Writer) *cluster {
 	return &cluster{opts: o, out: out, procs: map[int]*exec.Cmd{}, waits: map[int]chan struct{}{}}
 }
 

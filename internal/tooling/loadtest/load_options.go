@@ -15,8 +15,8 @@ import (
 	"seatflow/internal/cli"
 )
 
-// loadOptions are the load test's flags.
-type loadOptions struct {
+// Options are the load test's flags.
+type Options struct {
 	Duration   time.Duration
 	Rate       int
 	Watchers   int
@@ -52,10 +52,20 @@ func envOr(key, def string) string {
 
 const defaultLoadSecret = "seatflow-load-test-shared-secret"
 
-func parseLoadOptions(args []string, stderr io.Writer) (*loadOptions, error) {
-	o := &loadOptions{}
+func parseLoadOptions(args []string, stderr io.Writer) (*Options, error) {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	check := Flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, cli.UsageError{Msg: err.Error()}
+	}
+	return check()
+}
+
+// Flags registers the load test's flags on fs; the function it returns reads and checks
+// them once fs is parsed (the soak adds its own flags beside them).
+func Flags(fs *flag.FlagSet) func() (*Options, error) {
+	o := &Options{}
 	var instances string
 	var workers uint
 	fs.DurationVar(&o.Duration, "duration", 60*time.Second, "how long the attack runs (the issue's done-when is 5m)")
@@ -79,49 +89,48 @@ func parseLoadOptions(args []string, stderr io.Writer) (*loadOptions, error) {
 	fs.StringVar(&o.Bin, "bin", "", "server binary the instances run (default: the one seatflow-bench built)")
 	fs.UintVar(&workers, "max-workers", 1000, "upper bound of vegeta's workers")
 	fs.Int64Var(&o.Seed, "seed", 0, "random seed (0 = time based)")
-	if err := fs.Parse(args); err != nil {
-		return nil, cli.UsageError{Msg: err.Error()}
-	}
-	o.MaxWorkers = uint64(workers)
-	for _, a := range strings.Split(instances, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			o.Instances = append(o.Instances, a)
+	return func() (*Options, error) {
+		o.MaxWorkers = uint64(workers)
+		for _, a := range strings.Split(instances, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				o.Instances = append(o.Instances, a)
+			}
 		}
-	}
-	switch {
-	case o.Duration <= 0 || o.Duration > 2*time.Hour:
-		return nil, cli.UsageError{Msg: "-duration must be in (0, 2h]"}
-	case o.Rate <= 0 || o.Rate > 20000:
-		return nil, cli.UsageError{Msg: "-rate must be in [1, 20000]"}
-	case o.Watchers < 0 || o.Watchers > 20000:
-		return nil, cli.UsageError{Msg: "-watchers must be in [0, 20000]"}
-	case o.Capacity && (o.Chaos || o.Step <= 0 || o.StepFactor <= 1):
-		return nil, cli.UsageError{Msg: "-capacity needs -step > 0, -step-factor > 1 and no -chaos"}
-	case len(o.Instances) == 0:
-		return nil, cli.UsageError{Msg: "-instances is empty"}
-	case o.RedisPort <= 0 || o.RedisPort > 65535 || o.RedisPort == 6379:
-		return nil, cli.UsageError{Msg: "-redis-port must be a free loopback port other than 6379 (the shared Redis)"}
-	case o.Customers < 10:
-		return nil, cli.UsageError{Msg: "-customers must be at least 10"}
-	case len(o.Secret) < 16:
-		return nil, cli.UsageError{Msg: "-jwt-secret must be at least 16 bytes"}
-	}
-	for _, a := range o.Instances {
-		if err := requireLoopback(a); err != nil {
-			return nil, cli.UsageError{Msg: "-instances: " + err.Error()}
+		switch {
+		case o.Duration <= 0 || o.Duration > 2*time.Hour:
+			return nil, cli.UsageError{Msg: "-duration must be in (0, 2h]"}
+		case o.Rate <= 0 || o.Rate > 20000:
+			return nil, cli.UsageError{Msg: "-rate must be in [1, 20000]"}
+		case o.Watchers < 0 || o.Watchers > 20000:
+			return nil, cli.UsageError{Msg: "-watchers must be in [0, 20000]"}
+		case o.Capacity && (o.Chaos || o.Step <= 0 || o.StepFactor <= 1):
+			return nil, cli.UsageError{Msg: "-capacity needs -step > 0, -step-factor > 1 and no -chaos"}
+		case len(o.Instances) == 0:
+			return nil, cli.UsageError{Msg: "-instances is empty"}
+		case o.RedisPort <= 0 || o.RedisPort > 65535 || o.RedisPort == 6379:
+			return nil, cli.UsageError{Msg: "-redis-port must be a free loopback port other than 6379 (the shared Redis)"}
+		case o.Customers < 10:
+			return nil, cli.UsageError{Msg: "-customers must be at least 10"}
+		case len(o.Secret) < 16:
+			return nil, cli.UsageError{Msg: "-jwt-secret must be at least 16 bytes"}
 		}
+		for _, a := range o.Instances {
+			if err := requireLoopback(a); err != nil {
+				return nil, cli.UsageError{Msg: "-instances: " + err.Error()}
+			}
+		}
+		cfg, err := mysql.ParseDSN(o.MySQLDSN)
+		if err != nil {
+			return nil, cli.UsageError{Msg: "-mysql-dsn: " + err.Error()}
+		}
+		if err := requireLoopback(cfg.Addr); err != nil {
+			return nil, cli.UsageError{Msg: "-mysql-dsn: " + err.Error()}
+		}
+		if cfg.DBName == "" {
+			return nil, cli.UsageError{Msg: "-mysql-dsn needs a database name"}
+		}
+		return o, nil
 	}
-	cfg, err := mysql.ParseDSN(o.MySQLDSN)
-	if err != nil {
-		return nil, cli.UsageError{Msg: "-mysql-dsn: " + err.Error()}
-	}
-	if err := requireLoopback(cfg.Addr); err != nil {
-		return nil, cli.UsageError{Msg: "-mysql-dsn: " + err.Error()}
-	}
-	if cfg.DBName == "" {
-		return nil, cli.UsageError{Msg: "-mysql-dsn needs a database name"}
-	}
-	return o, nil
 }
 
 // requireLoopback refuses any address that is not on this machine's loopback.
@@ -140,10 +149,10 @@ func requireLoopback(hostport string) error {
 	return nil
 }
 
-func (o *loadOptions) redisURL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", o.RedisPort) }
+func (o *Options) redisURL() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", o.RedisPort) }
 
 // serverEnv is the environment of an instance (and of the in-process verifier).
-func (o *loadOptions) serverEnv(i int, addr string) []string {
+func (o *Options) serverEnv(i int, addr string) []string {
 	env := []string{}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SEATFLOW_") {
@@ -167,7 +176,7 @@ func (o *loadOptions) serverEnv(i int, addr string) []string {
 }
 
 // appConfig is the configuration of the in-process App used for setup checks and Verify.
-func (o *loadOptions) appConfig() (*app.Config, error) {
+func (o *Options) appConfig() (*app.Config, error) {
 	cfg, _, err := app.ParseConfig("load", []string{
 		"-mysql-dsn", o.MySQLDSN, "-redis-url", o.redisURL(), "-redis-prefix", o.Prefix,
 		"-jwt-secret", o.Secret, "-ticket-key-secret", o.ticketSecret(), "-hold-ttl", o.HoldTTL.String(), "-redis-cluster", "", "-payment-provider", "test",
@@ -176,6 +185,6 @@ func (o *loadOptions) appConfig() (*app.Config, error) {
 }
 
 // ticketSecret is the ticket-key secret every instance of the run shares (from the JWT one).
-func (o *loadOptions) ticketSecret() string {
+func (o *Options) ticketSecret() string {
 	return "tickets-" + o.Secret + "-0123456789abcdef0123456789"
 }

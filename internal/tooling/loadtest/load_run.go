@@ -44,7 +44,7 @@ type opStats struct {
 }
 
 type loadRun struct {
-	o    *loadOptions
+	o    *Options
 	app  *app.App
 	logf func(string, ...any)
 	// client is the generator's one HTTP client: its keep-alive connections carry over
@@ -90,6 +90,8 @@ type loadRun struct {
 	oversoldC   int
 
 	watch watchStats
+	// attacking, when set, is told when the attack begins (the watchers connected).
+	attacking func(time.Time)
 }
 
 type watchStats struct {
@@ -97,7 +99,7 @@ type watchStats struct {
 	connected                                                               atomic.Int64
 }
 
-func newLoadRun(o *loadOptions, inst *app.App, logf func(string, ...any)) (*loadRun, error) {
+func newLoadRun(o *Options, inst *app.App, logf func(string, ...any)) (*loadRun, error) {
 	seed := o.Seed
 	if seed == 0 {
 		seed = time.Now().UnixNano()
@@ -134,8 +136,8 @@ func (l *loadRun) intn(n int) int {
 	return l.rnd.IntN(n)
 }
 
-// loadReport is everything the run measured.
-type loadReport struct {
+// Report is everything a run of the load test measured.
+type Report struct {
 	duration, attackTook time.Duration
 	rate                 int
 	instances            int
@@ -160,15 +162,18 @@ type loadReport struct {
 	internal             int
 }
 
-func (l *loadRun) execute(ctx context.Context) (*loadReport, error) {
+func (l *loadRun) execute(ctx context.Context) (*Report, error) {
 	o := l.o
-	rep := &loadReport{duration: o.Duration, rate: o.Rate, instances: len(o.Instances), watchersWanted: o.Watchers, watch: &l.watch}
+	rep := &Report{duration: o.Duration, rate: o.Rate, instances: len(o.Instances), watchersWanted: o.Watchers, watch: &l.watch}
 	stopWatchers := l.startWatchers(ctx)
 	defer stopWatchers()
 	rep.watchersAtStart = l.watch.connected.Load()
 	l.logf("%d watchers subscribed; attacking at %d req/s for %s%s", rep.watchersAtStart, o.Rate, o.Duration,
 		map[bool]string{true: " with chaos", false: ""}[o.Chaos])
 	began := time.Now()
+	if l.attacking != nil {
+		l.attacking(began)
+	}
 	var chaosWG sync.WaitGroup
 	if l.chaos != nil {
 		chaosWG.Add(1)

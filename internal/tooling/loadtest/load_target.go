@@ -20,17 +20,59 @@ const (
 	opCancel    = "cancelOrder"
 )
 
-var loadOps = []string{opShowtimes, opShowtime, opMovies, opSeatMap, opHold, opPay, opCancel}
+// mixEntry is one operation of the premiere-night mix: its share per mille of the
+// requests, and how one request of it is made. Adding an operation (the queue, tickets)
+// is one entry.
+type mixEntry struct {
+	op       string
+	perMille int
+	// request fills m (and hdr's token) and returns the body; nil when it cannot be sent
+	// now (a payment with no pending order): the targeter browses instead.
+	request func(l *loadRun, m *reqMeta, hdr http.Header, seq uint64) []byte
+}
 
-// The mix per mille: 90% browsing, 8% holds, 2% pays or cancels.
-const (
-	mixShowtimes = 270
-	mixShowtime  = 230
-	mixMovies    = 150
-	mixSeatMap   = 250 // 900 browsing
-	mixHold      = 80  // 980
-	// the remaining 20: pay (65%) or cancel (35%) of a pending order
-)
+// mix is 90% browsing, 8% holds, 2% payments (65%) or cancels of a pending order.
+var mix = []mixEntry{
+	{opShowtimes, 270, (*loadRun).showtimesRequest},
+	{opShowtime, 230, func(l *loadRun, _ *reqMeta, _ http.Header, _ uint64) []byte {
+		id := l.showIDs[l.intn(len(l.showIDs))]
+		return l.staticBody("s|"+id, func() []byte { return gqlBody("LoadShowtime", qShowtime, map[string]any{"id": id}) })
+	}},
+	{opMovies, 150, func(l *loadRun, _ *reqMeta, _ http.Header, _ uint64) []byte {
+		return l.staticBody("m", func() []byte { return gqlBody("LoadMovies", qMovies, nil) })
+	}},
+	{opSeatMap, 250, func(l *loadRun, _ *reqMeta, _ http.Header, _ uint64) []byte {
+		id := l.hot[l.intn(len(l.hot))].id
+		if l.intn(4) == 0 {
+			id = l.showIDs[l.intn(len(l.showIDs))]
+		}
+		return l.staticBody("sm|"+id, func() []byte { return gqlBody("LoadSeatMap", qSeatMap, map[string]any{"id": id}) })
+	}},
+	{opHold, 80, (*loadRun).holdRequest},
+	{opPay, 13, func(l *loadRun, m *reqMeta, hdr http.Header, seq uint64) []byte {
+		if m.pend = l.takePending(); m.pend == nil {
+			return nil
+		}
+		hdr.Set("Authorization", "Bearer "+l.tokens[m.pend.cust])
+		return gqlBody("LoadPay", qPay, map[string]any{"id": m.pend.id, "ref": fmt.Sprintf("pay-%s-%d", l.runTag, seq)})
+	}},
+	{opCancel, 7, func(l *loadRun, m *reqMeta, hdr http.Header, _ uint64) []byte {
+		if m.pend = l.takePending(); m.pend == nil {
+			return nil
+		}
+		hdr.Set("Authorization", "Bearer "+l.tokens[m.pend.cust])
+		return gqlBody("LoadCancel", qCancel, map[string]any{"id": m.pend.id})
+	}},
+}
+
+// loadOps are the mix's operations, in its order.
+var loadOps = func() []string {
+	ops := make([]string, len(mix))
+	for i, e := range mix {
+		ops[i] = e.op
+	}
+	return ops
+}()
 
 const (
 	qShowtimes = `query LoadShowtimes($date: Date!, $movieId: ID) { showtimes(date: $date, movieId: $movieId) { id startsAt endsAt status movie { id title durationMinutes rating } hall { id name } } }`
@@ -92,69 +134,49 @@ func (l *loadRun) targeter(t *vegeta.Target) error {
 	seq := l.seq.Add(1)
 	m := &reqMeta{addr: l.pickInstance()}
 	hdr := http.Header{"Content-Type": []string{"application/json"}}
-	var body []byte
 	roll := l.intn(1000)
-	var pend *pendingOrder
-	if roll >= mixHold+900 {
-		if pend = l.takePending(); pend == nil {
-			roll = 0 // nothing to pay yet: browse instead
+	e := mix[0]
+	for _, x := range mix {
+		if roll -= x.perMille; roll < 0 {
+			e = x
+			break
 		}
 	}
-	switch {
-	case roll < mixShowtimes:
-		m.op = opShowtimes
-		date := l.dates[l.intn(len(l.dates))]
-		movie := ""
-		if l.intn(3) == 0 {
-			movie = l.movieIDs[l.intn(len(l.movieIDs))]
-		}
-		body = l.staticBody("st|"+date+"|"+movie, func() []byte {
-			vars := map[string]any{"date": date}
-			if movie != "" {
-				vars["movieId"] = movie
-			}
-			return gqlBody("LoadShowtimes", qShowtimes, vars)
-		})
-	case roll < mixShowtimes+mixShowtime:
-		m.op = opShowtime
-		id := l.showIDs[l.intn(len(l.showIDs))]
-		body = l.staticBody("s|"+id, func() []byte { return gqlBody("LoadShowtime", qShowtime, map[string]any{"id": id}) })
-	case roll < mixShowtimes+mixShowtime+mixMovies:
-		m.op = opMovies
-		body = l.staticBody("m", func() []byte { return gqlBody("LoadMovies", qMovies, nil) })
-	case roll < 900:
-		m.op = opSeatMap
-		id := l.hot[l.intn(len(l.hot))].id
-		if l.intn(4) == 0 {
-			id = l.showIDs[l.intn(len(l.showIDs))]
-		}
-		body = l.staticBody("sm|"+id, func() []byte { return gqlBody("LoadSeatMap", qSeatMap, map[string]any{"id": id}) })
-	case roll < 900+mixHold:
-		m.op = opHold
-		m.cust = l.intn(len(l.tokens))
-		hs := l.hot[l.intn(len(l.hot))]
-		row := hs.rows[l.intn(len(hs.rows))]
-		n := 1 + l.intn(4)
-		if n > len(row) {
-			n = len(row)
-		}
-		start := l.intn(len(row) - n + 1)
-		m.show, m.seats = hs.id, append([]string(nil), row[start:start+n]...)
-		hdr.Set("Authorization", "Bearer "+l.tokens[m.cust])
-		body = gqlBody("LoadHold", qHold, map[string]any{"in": map[string]any{"showtimeId": m.show, "seatIds": m.seats,
-			"idempotencyKey": fmt.Sprintf("load-%s-%d", l.runTag, seq)}})
-	default:
-		m.pend = pend
-		hdr.Set("Authorization", "Bearer "+l.tokens[pend.cust])
-		if l.intn(100) < 65 {
-			m.op = opPay
-			body = gqlBody("LoadPay", qPay, map[string]any{"id": pend.id, "ref": fmt.Sprintf("pay-%s-%d", l.runTag, seq)})
-		} else {
-			m.op = opCancel
-			body = gqlBody("LoadCancel", qCancel, map[string]any{"id": pend.id})
-		}
+	body := e.request(l, m, hdr, seq)
+	if body == nil { // nothing to pay yet: browse instead
+		e = mix[0]
+		body = e.request(l, m, hdr, seq)
 	}
+	m.op = e.op
 	l.inflight.Store(seq, m)
 	t.Method, t.URL, t.Body, t.Header = http.MethodPost, gqlURL(m.addr, seq), body, hdr
 	return nil
+}
+
+func (l *loadRun) showtimesRequest(_ *reqMeta, _ http.Header, _ uint64) []byte {
+	date := l.dates[l.intn(len(l.dates))]
+	movie := ""
+	if l.intn(3) == 0 {
+		movie = l.movieIDs[l.intn(len(l.movieIDs))]
+	}
+	return l.staticBody("st|"+date+"|"+movie, func() []byte {
+		vars := map[string]any{"date": date}
+		if movie != "" {
+			vars["movieId"] = movie
+		}
+		return gqlBody("LoadShowtimes", qShowtimes, vars)
+	})
+}
+
+// holdRequest holds 1–4 adjacent seats of a hot showtime's row for a random customer.
+func (l *loadRun) holdRequest(m *reqMeta, hdr http.Header, seq uint64) []byte {
+	m.cust = l.intn(len(l.tokens))
+	hs := l.hot[l.intn(len(l.hot))]
+	row := hs.rows[l.intn(len(hs.rows))]
+	n := min(1+l.intn(4), len(row))
+	start := l.intn(len(row) - n + 1)
+	m.show, m.seats = hs.id, append([]string(nil), row[start:start+n]...)
+	hdr.Set("Authorization", "Bearer "+l.tokens[m.cust])
+	return gqlBody("LoadHold", qHold, map[string]any{"in": map[string]any{"showtimeId": m.show, "seatIds": m.seats,
+		"idempotencyKey": fmt.Sprintf("load-%s-%d", l.runTag, seq)}})
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // converge runs runReconcile as admin until a run repairs nothing (bounded).
-func (l *loadRun) converge(ctx context.Context, rep *loadReport) {
+func (l *loadRun) converge(ctx context.Context, rep *Report) {
 	type report struct {
 		ExpiredCancelled, PaidSeatsFixed, HashesRebuilt, OrphanHoldsReleased, SoldOrphansReleased, LimitsRecounted,
 		PendingSeatsReheld int
@@ -47,7 +47,7 @@ func (l *loadRun) converge(ctx context.Context, rep *loadReport) {
 // verify runs reconcile.Verify over the instances' stores (retrying a few times with a
 // reconcile in between, since holds keep expiring in the background), checks that no
 // seat is in two active orders and that every order the load test paid is still PAID.
-func (l *loadRun) verify(ctx context.Context, rep *loadReport) {
+func (l *loadRun) verify(ctx context.Context, rep *Report) {
 	for attempt := 1; attempt <= 4; attempt++ {
 		rep.verifyAttempts = attempt
 		vs, err := reconcile.Verify(ctx, l.app.DB, l.app.Seats)
@@ -63,7 +63,7 @@ func (l *loadRun) verify(ctx context.Context, rep *loadReport) {
 			break
 		}
 		time.Sleep(2 * time.Second)
-		l.converge(ctx, &loadReport{})
+		l.converge(ctx, &Report{})
 	}
 	// Seats in two active orders, straight from MySQL.
 	active, err := l.app.DB.Order.Query().Where(order.StatusIn(seatflow.OrderPending, seatflow.OrderPaid)).All(ctx)

@@ -95,7 +95,8 @@ func (l *loadRun) watchOnce(ctx context.Context, addr, show string) (subscribed 
 
 // ---- report ----------------------------------------------------------------------------
 
-func (r *loadReport) failures() []string {
+// Failures are the promises the run broke (none: the run passed).
+func (r *Report) Failures() []string {
 	var out []string
 	if r.oversoldClient > 0 || r.oversoldDB > 0 {
 		out = append(out, fmt.Sprintf("oversold seats: %d seen paid twice by clients, %d in two active orders in MySQL", r.oversoldClient, r.oversoldDB))
@@ -132,7 +133,20 @@ func sortedKeys(m map[string]int) []string {
 	return keys
 }
 
-func (r *loadReport) print(w io.Writer, o *loadOptions) {
+// Requests is how many requests the attack sent.
+func (r *Report) Requests() int {
+	total := 0
+	for _, s := range r.stats {
+		total += int(s.metrics.Requests)
+	}
+	return total
+}
+
+// Internal is how many answers were INTERNAL.
+func (r *Report) Internal() int { return r.internal }
+
+// Print writes the run's report.
+func (r *Report) Print(w io.Writer, o *Options) {
 	total := 0
 	for _, s := range r.stats {
 		total += int(s.metrics.Requests)
