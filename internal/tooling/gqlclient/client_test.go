@@ -33,7 +33,7 @@ func newServer(t *testing.T) *server {
 	t.Helper()
 	db, r := testenv.MySQL(t), testenv.NewRedis(t)
 	cfg, _, err := app.ParseConfig("test", []string{"-mysql-dsn", db.DSN, "-redis-url", r.URL,
-		"-redis-prefix", r.Keys.Prefix, "-jwt-secret", "test-secret-0123456789", "-reconcile-every", "0",
+		"-redis-prefix", r.Keys.Prefix, "-jwt-secret", "test-secret-0123456789", "-ticket-key-secret", "test-ticket-key-secret-0123456789abcdef", "-reconcile-every", "0",
 		"-payment-provider", "test", "-cost-budget", "100000000", "-cost-restore", "100000000"})
 	if err != nil {
 		t.Fatal(err)
