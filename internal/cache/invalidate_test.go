@@ -23,14 +23,17 @@ func TestCrossInstance(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	opt, err := redis.ParseURL(testenv.RedisURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.ClientName = testenv.RandomName("sftestb")
-	var clientB redis.UniversalClient = redis.NewClient(opt)
+	var clientB redis.UniversalClient
+	clientName := testenv.RandomName("sftestb")
 	if os.Getenv("SEATFLOW_TEST_REDIS_CLUSTER") != "" {
 		clientB = testenv.NewRedisClient(t) // B must be on the same cluster as A
+	} else {
+		opt, err := redis.ParseURL(testenv.RedisURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.ClientName = clientName
+		clientB = redis.NewClient(opt)
 	}
 	defer clientB.Close()
 
@@ -113,7 +116,7 @@ func TestCrossInstance(t *testing.T) {
 			t.Fatalf("B before the cut: got %q, want its local New", got)
 		}
 		flushes := b.Stats().LocalFlushes
-		killPubSub(t, r.Client, opt.ClientName)
+		killPubSub(t, r.Client, clientName)
 		if !waitFor(5*time.Second, func() bool { return b.Stats().LocalFlushes > flushes }) {
 			t.Fatal("B did not resubscribe after its connection was cut")
 		}
