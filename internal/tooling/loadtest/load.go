@@ -190,6 +190,15 @@ func (s *Session) App() *app.App { return s.inst }
 // Instances are the instances' addresses.
 func (s *Session) Instances() []string { return s.o.Instances }
 
+// MetricsAddrs are where the instances serve /metrics, by instance ("" for none).
+func (s *Session) MetricsAddrs() []string {
+	addrs := make([]string, len(s.o.Instances))
+	for i := range addrs {
+		addrs[i] = s.o.MetricsAddr(i)
+	}
+	return addrs
+}
+
 // PIDs are the process ids of the instances the session started, by instance (0 for one
 // it did not start, or that is not running).
 func (s *Session) PIDs() []int {

@@ -37,9 +37,12 @@ type Options struct {
 	// Capacity mode: raise the rate from Rate by StepFactor every Step until a step fails.
 	Capacity bool
 	// DebugPort, when set, gives instance i a profiler on 127.0.0.1:DebugPort+i.
-	DebugPort  int
-	Step       time.Duration
-	StepFactor float64
+	DebugPort int
+	// MetricsPort, when set, serves instance i's /metrics on 127.0.0.1:MetricsPort+i
+	// (SEATFLOW_METRICS_ADDR: the API port has none).
+	MetricsPort int
+	Step        time.Duration
+	StepFactor  float64
 }
 
 // envOr is the environment variable key, or def when it is not set.
@@ -75,6 +78,7 @@ func Flags(fs *flag.FlagSet) func() (*Options, error) {
 	fs.BoolVar(&o.Start, "start", true, "start the instances and a private redis-server as children (false: use running ones, e.g. make cluster-up)")
 	fs.BoolVar(&o.Chaos, "chaos", false, "kill -9 one instance at 1/3 of the run and restart Redis at 2/3")
 	fs.IntVar(&o.DebugPort, "debug-port", 0, "give instance i the Go profiler (/debug/pprof/) on 127.0.0.1:PORT+i (0 = none)")
+	fs.IntVar(&o.MetricsPort, "metrics-port", 9181, "instance i serves /metrics on 127.0.0.1:PORT+i (0 = none); the soak samples goroutines there")
 	fs.BoolVar(&o.Capacity, "capacity", false, "capacity mode: start at -rate and raise it by -step-factor every -step until an operation's p99 passes 250ms or a request fails; report the highest rate held")
 	fs.DurationVar(&o.Step, "step", 10*time.Second, "with -capacity: how long each rate is held")
 	fs.Float64Var(&o.StepFactor, "step-factor", 1.25, "with -capacity: how much the rate grows from one step to the next")
@@ -109,6 +113,8 @@ func Flags(fs *flag.FlagSet) func() (*Options, error) {
 			return nil, cli.UsageError{Msg: "-instances is empty"}
 		case o.RedisPort <= 0 || o.RedisPort > 65535 || o.RedisPort == 6379:
 			return nil, cli.UsageError{Msg: "-redis-port must be a free loopback port other than 6379 (the shared Redis)"}
+		case o.MetricsPort < 0 || o.MetricsPort > 65000:
+			return nil, cli.UsageError{Msg: "-metrics-port must be in [0, 65000]"}
 		case o.Customers < 10:
 			return nil, cli.UsageError{Msg: "-customers must be at least 10"}
 		case len(o.Secret) < 16:
@@ -172,7 +178,16 @@ func (o *Options) serverEnv(i int, addr string) []string {
 		// Every simulated client comes from one address: per-address limits off.
 		"SEATFLOW_COST_RESTORE=1000000000", "SEATFLOW_WS_MAX_CONNS_PER_CLIENT=0",
 		"SEATFLOW_DEBUG_ADDR="+map[bool]string{true: fmt.Sprintf("127.0.0.1:%d", o.DebugPort+i), false: ""}[o.DebugPort > 0],
+		"SEATFLOW_METRICS_ADDR="+o.MetricsAddr(i),
 	)
+}
+
+// MetricsAddr is where instance i serves /metrics ("" when -metrics-port is 0).
+func (o *Options) MetricsAddr(i int) string {
+	if o.MetricsPort <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("127.0.0.1:%d", o.MetricsPort+i)
 }
 
 // appConfig is the configuration of the in-process App used for setup checks and Verify.

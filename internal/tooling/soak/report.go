@@ -34,14 +34,15 @@ type Result struct {
 	SampleErrors []string
 }
 
-// Passed reports whether every curve was flat, no answer INTERNAL and nothing failed.
+// Passed reports whether every curve was flat, no answer INTERNAL, nothing failed and
+// every source could be sampled (a curve that was never read shows nothing).
 func (r *Result) Passed() bool {
 	for _, v := range r.Verdicts {
 		if !v.Flat {
 			return false
 		}
 	}
-	return len(r.Verdicts) > 0 && r.Internal == 0 && len(r.Failures) == 0
+	return len(r.Verdicts) > 0 && r.Internal == 0 && len(r.Failures) == 0 && len(r.SampleErrors) == 0
 }
 
 // minutes writes a duration as the docs do ("30-minute", "2-minute", "90-second").

@@ -18,7 +18,7 @@ import (
 
 // Sources are where the sampler reads: the instances' processes and metrics, MySQL and Redis.
 type Sources struct {
-	// PIDs and Addrs are the instances' process ids and HTTP addresses, by instance.
+	// PIDs and Addrs are the instances' process ids and /metrics addresses, by instance.
 	PIDs  []int
 	Addrs []string
 	// SQL reaches the MySQL server; Database is the instances' database; Own reports how
@@ -59,12 +59,13 @@ func NewSampler(src Sources) *Sampler {
 	return &Sampler{src: src, client: &http.Client{Timeout: 5 * time.Second}, series: map[string]*sampled{}}
 }
 
-// Run samples every interval until ctx ends.
+// Run samples every interval until ctx ends. A sample under way when ctx ends is
+// finished, so the end of the run is not noted as a source that could not be read.
 func (s *Sampler) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		s.Sample(ctx)
+		s.Sample(context.WithoutCancel(ctx))
 		select {
 		case <-ctx.Done():
 			return
@@ -95,6 +96,9 @@ func (s *Sampler) Sample(ctx context.Context) {
 			s.add("fds", i+1, at, n)
 		} else {
 			s.fail("instance %d: /proc/%d/fd: %v", i+1, pid, err)
+		}
+		if i >= len(s.src.Addrs) || s.src.Addrs[i] == "" {
+			continue // no /metrics to read the goroutines from
 		}
 		if n, err := floor(ctx, func() (float64, error) { return s.goroutines(ctx, s.src.Addrs[i]) }); err == nil {
 			s.add("goroutines", i+1, at, n)

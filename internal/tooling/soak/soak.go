@@ -94,7 +94,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, serverBin string)
 		res.Capacity, res.Rate = held, max(1, held/2)
 	}
 	a := s.App()
-	sampler := NewSampler(Sources{PIDs: s.PIDs(), Addrs: s.Instances(), SQL: a.SQL, Database: dsn.DBName,
+	sampler := NewSampler(Sources{PIDs: s.PIDs(), Addrs: s.MetricsAddrs(), SQL: a.SQL, Database: dsn.DBName,
 		Own: func() int { return a.SQL.Stats().OpenConnections }, Redis: a.Redis})
 	sctx, stop := context.WithCancel(ctx)
 	sampled := make(chan struct{})
@@ -120,7 +120,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, serverBin string)
 	fmt.Fprintln(stdout)
 	res.Markdown(stdout, "")
 	if !res.Passed() {
-		return fmt.Errorf("soak failed: a curve grew, an answer was INTERNAL or a promise was broken (see the report)")
+		return fmt.Errorf("soak failed: a curve grew or could not be sampled, an answer was INTERNAL or a promise was broken (see the report)")
 	}
 	fmt.Fprintln(stdout, "soak: PASS")
 	return nil

@@ -97,6 +97,13 @@ func TestSection(t *testing.T) {
 	if KeptSection(faults) != "" {
 		t.Error("a doc without the section has one")
 	}
+	if !res.Passed() {
+		t.Error("a run with flat curves and nothing failed did not pass")
+	}
+	res.SampleErrors = []string{"instance 1: goroutines: /metrics answered 404 Not Found"}
+	if res.Passed() {
+		t.Error("a run whose goroutines could not be sampled passed")
+	}
 }
 
 func TestPlot(t *testing.T) {
