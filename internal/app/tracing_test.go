@@ -1,0 +1,248 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"seatflow/internal/database"
+	"seatflow/internal/rdb"
+	"seatflow/internal/telemetry"
+	"seatflow/internal/tooling/testenv"
+)
+
+// newTracedApp starts an instance with traces recorded in memory: its ent client opened
+// through otelsql, its Redis client instrumented, as Open does when an endpoint is set.
+func newTracedApp(t *testing.T) (*testApp, *tracetest.SpanRecorder) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	restore := telemetry.Install(tp)
+	t.Cleanup(func() { restore(); tp.Shutdown(context.Background()) })
+	db, r := testenv.MySQL(t), testenv.NewRedis(t)
+	client, sqlDB, err := database.OpenMySQL(db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	rc, err := rdb.Open(r.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	if err := rdb.Instrument(rc); err != nil {
+		t.Fatal(err)
+	}
+	traced, tr := *db, *r
+	traced.Client, traced.SQL, tr.Client = client, sqlDB, rc
+	return startTestApp(t, &traced, &tr), rec
+}
+
+// postWithTraceparent posts a GraphQL request carrying traceparent and decodes its answer.
+func (a *testApp) postWithTraceparent(traceparent, token, query string, vars map[string]any) (*http.Response, *gqlResponse) {
+	a.t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, a.srv.URL+"/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	if traceparent != "" {
+		req.Header.Set("traceparent", traceparent)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out gqlResponse
+	if err := json.Unmarshal(raw, &out); err != nil {
+		a.t.Fatalf("answer %s: %v", raw, err)
+	}
+	return resp, &out
+}
+
+// traceOf waits for the spans of trace id until one named last has ended (the server
+// span ends after the answer is written).
+func traceOf(t *testing.T, rec *tracetest.SpanRecorder, id trace.TraceID, last string) []sdktrace.ReadOnlySpan {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var spans []sdktrace.ReadOnlySpan
+		done := false
+		for _, s := range rec.Ended() {
+			if s.SpanContext().TraceID() == id {
+				spans = append(spans, s)
+				done = done || s.Name() == last
+			}
+		}
+		if done || time.Now().After(deadline) {
+			return spans
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// descendsFrom reports whether s has ancestor among spans (by parent links).
+func descendsFrom(s sdktrace.ReadOnlySpan, ancestor trace.SpanID, spans []sdktrace.ReadOnlySpan) bool {
+	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	for _, x := range spans {
+		byID[x.SpanContext().SpanID()] = x
+	}
+	for p := s.Parent().SpanID(); p.IsValid(); {
+		if p == ancestor {
+			return true
+		}
+		x, ok := byID[p]
+		if !ok {
+			return false
+		}
+		p = x.Parent().SpanID()
+	}
+	return false
+}
+
+func named(spans []sdktrace.ReadOnlySpan, name string) []sdktrace.ReadOnlySpan {
+	var out []sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		if s.Name() == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func TestTraceOfAHold(t *testing.T) {
+	a, rec := newTracedApp(t)
+	alice := a.token("alice", "customer")
+	show, seats := a.onSaleShowtime()
+	const holdSeatsQ = `mutation HoldSeats($in: HoldSeatsInput!) { holdSeats(input: $in) { id status } }`
+
+	t.Run("OneTreeFromTheCallersTraceparent", func(t *testing.T) {
+		const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+		key := "idem-secret-key-7f3a"
+		resp, out := a.postWithTraceparent("00-"+traceID+"-"+parentID+"-01", alice, holdSeatsQ, holdVars(show, seats[:2], key))
+		if len(out.Errors) > 0 {
+			t.Fatalf("hold: %+v", out.Errors)
+		}
+		if got := resp.Header.Get("traceresponse"); !strings.HasPrefix(got, "00-"+traceID+"-") {
+			t.Errorf("traceresponse = %q, want the caller's trace %s", got, traceID)
+		}
+		id, _ := trace.TraceIDFromHex(traceID)
+		spans := traceOf(t, rec, id, "POST /query")
+		httpSpans := named(spans, "POST /query")
+		if len(httpSpans) != 1 {
+			t.Fatalf("HTTP spans = %d, want 1 (spans: %v)", len(httpSpans), names(spans))
+		}
+		server := httpSpans[0]
+		if got := server.Parent().SpanID().String(); got != parentID || !server.Parent().IsRemote() {
+			t.Errorf("HTTP span's parent = %s (remote %v), want the caller's %s", got, server.Parent().IsRemote(), parentID)
+		}
+		ops := named(spans, "mutation HoldSeats")
+		if len(ops) != 1 || ops[0].Parent().SpanID() != server.SpanContext().SpanID() {
+			t.Fatalf("operation spans = %v, want one child of the HTTP span (spans: %v)", len(ops), names(spans))
+		}
+		op := ops[0]
+		attrs := map[string]string{}
+		for _, kv := range op.Attributes() {
+			attrs[string(kv.Key)] = kv.Value.Emit()
+		}
+		if attrs["graphql.operation.name"] != "HoldSeats" || attrs["graphql.operation.type"] != "mutation" ||
+			len(attrs["graphql.document.hash"]) != 64 || attrs["graphql.operation.cost"] == "" {
+			t.Errorf("operation attributes = %v", attrs)
+		}
+		var script, tx sdktrace.ReadOnlySpan
+		for _, s := range spans {
+			if (s.Name() == "evalsha" || s.Name() == "eval") && descendsFrom(s, op.SpanContext().SpanID(), spans) && script == nil {
+				script = s
+			}
+			if s.Name() == "db.tx" && descendsFrom(s, op.SpanContext().SpanID(), spans) {
+				tx = s
+			}
+		}
+		if script == nil {
+			t.Errorf("no Lua script span under the operation (spans: %v)", names(spans))
+		}
+		if tx == nil {
+			t.Fatalf("no db.tx span under the operation (spans: %v)", names(spans))
+		}
+		statements := 0
+		for _, s := range spans {
+			if s.Parent().SpanID() == tx.SpanContext().SpanID() && strings.HasPrefix(s.Name(), "sql.") {
+				statements++
+			}
+		}
+		if statements < 3 { // the order, its seats, the occupancies (and the commit)
+			t.Errorf("statements under db.tx = %d, want at least 3 (spans: %v)", statements, names(spans))
+		}
+		// No attribute of any span holds the token, the variables or the user.
+		for _, s := range spans {
+			for _, kv := range s.Attributes() {
+				v := kv.Value.Emit()
+				for _, secret := range []string{alice, key, "alice", seats[0], show} {
+					if strings.Contains(v, secret) {
+						t.Errorf("span %q attribute %s = %q holds %q", s.Name(), kv.Key, v, secret)
+					}
+				}
+			}
+		}
+	})
+
+	t.Run("MalformedTraceparentStartsANewTrace", func(t *testing.T) {
+		resp, out := a.postWithTraceparent("00-zzzz-not-a-trace-01", alice, holdSeatsQ, holdVars(show, seats[2:3], "idem-2"))
+		if len(out.Errors) > 0 {
+			t.Fatalf("hold with a malformed traceparent: %+v", out.Errors)
+		}
+		tp := resp.Header.Get("traceresponse")
+		parts := strings.Split(tp, "-")
+		if len(parts) != 4 {
+			t.Fatalf("traceresponse = %q, want a trace of its own", tp)
+		}
+		id, err := trace.TraceIDFromHex(parts[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		spans := traceOf(t, rec, id, "POST /query")
+		httpSpans := named(spans, "POST /query")
+		if len(httpSpans) != 1 || httpSpans[0].Parent().IsValid() {
+			t.Fatalf("want one root HTTP span, got %v", names(spans))
+		}
+		if len(named(spans, "mutation HoldSeats")) != 1 {
+			t.Errorf("no operation span in the new trace: %v", names(spans))
+		}
+	})
+
+	t.Run("ProbesHaveNoSpan", func(t *testing.T) {
+		before := len(rec.Ended())
+		resp, err := http.Get(a.srv.URL + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.Header.Get("traceresponse") != "" {
+			t.Errorf("/healthz answered with a traceresponse")
+		}
+		time.Sleep(50 * time.Millisecond)
+		for _, s := range rec.Ended()[before:] {
+			if strings.Contains(s.Name(), "GET") {
+				t.Errorf("probe span %q", s.Name())
+			}
+		}
+	})
+}
+
+func names(spans []sdktrace.ReadOnlySpan) []string {
+	var out []string
+	for _, s := range spans {
+		out = append(out, s.Name())
+	}
+	return out
+}
