@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -217,6 +218,32 @@ func TestTraceOfAHold(t *testing.T) {
 		}
 		if len(named(spans, "mutation HoldSeats")) != 1 {
 			t.Errorf("no operation span in the new trace: %v", names(spans))
+		}
+	})
+
+	t.Run("ExemplarLeadsToTheTrace", func(t *testing.T) {
+		const traceID = "0af7651916cd43dd8448eb211c80319c"
+		_, out := a.postWithTraceparent("00-"+traceID+"-b7ad6b7169203331-01", alice, holdSeatsQ, holdVars(show, seats[3:5], "idem-3"))
+		if len(out.Errors) > 0 {
+			t.Fatalf("hold: %+v", out.Errors)
+		}
+		srv := httptest.NewServer(MetricsHandler())
+		defer srv.Close()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req.Header.Set("Accept", "application/openmetrics-text; version=1.0.0")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		found := false
+		for _, m := range exemplarRe.FindAllStringSubmatch(string(body), -1) {
+			found = found || m[1] == traceID
+		}
+		if !found {
+			t.Errorf("no holdSeats duration bucket with the exemplar trace_id=%s in:\n%s", traceID,
+				strings.Join(exemplarRe.FindAllString(string(body), -1), "\n"))
 		}
 	})
 
