@@ -44,7 +44,7 @@ func ServeCommand(ctx context.Context, args []string, out, _ io.Writer) error {
 		return err
 	}
 	log := cli.Logger(cfg.LogLevel)
-	shutdown, err := telemetry.Setup(ctx)
+	shutdown, err := telemetry.Setup(ctx, log)
 	if err != nil {
 		return err
 	}

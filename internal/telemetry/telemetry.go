@@ -11,9 +11,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -97,7 +100,11 @@ func protocol(getenv func(string) string) (string, error) {
 // when unset) and OTEL_RESOURCE_ATTRIBUTES. The exporter's own variables (headers,
 // timeout, insecure) are read by the exporter. Without an endpoint it installs nothing
 // and shutdown does nothing. shutdown flushes the spans still batched.
-func Setup(ctx context.Context) (shutdown func(context.Context) error, err error) {
+//
+// An exporter that cannot reach its endpoint slows no request (spans wait in the batch and
+// are dropped when it is full); its errors are logged to log at most once a minute, with
+// how many were not logged.
+func Setup(ctx context.Context, log *slog.Logger) (shutdown func(context.Context) error, err error) {
 	nothing := func(context.Context) error { return nil }
 	if !endpointSet(os.Getenv) {
 		return nothing, nil
@@ -119,6 +126,7 @@ func Setup(ctx context.Context) (shutdown func(context.Context) error, err error
 	if err != nil {
 		return nothing, err
 	}
+	otel.SetErrorHandler(&warnings{log: log, every: time.Minute, now: time.Now})
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	Install(tp)
 	return tp.Shutdown, nil
@@ -154,4 +162,34 @@ func End(span trace.Span, err error) {
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.End()
+}
+
+// warnings logs the SDK's errors (an unreachable endpoint fails every batch) at most once
+// per every, counting the ones it left out.
+type warnings struct {
+	log        *slog.Logger
+	every      time.Duration
+	now        func() time.Time
+	mu         sync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+// Handle logs err unless another was logged less than every ago.
+func (w *warnings) Handle(err error) {
+	w.mu.Lock()
+	now := w.now()
+	if !w.last.IsZero() && now.Sub(w.last) < w.every {
+		w.suppressed++
+		w.mu.Unlock()
+		return
+	}
+	suppressed := w.suppressed
+	w.last, w.suppressed = now, 0
+	w.mu.Unlock()
+	log := w.log
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Warn("traces: export failed", "err", err, "not_logged_since_last", suppressed)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"go.uber.org/goleak"
@@ -38,7 +40,7 @@ func (plain) ServeHTTP(w http.ResponseWriter, r *http.Request) { w.Write([]byte(
 
 func TestOffWithoutEndpoint(t *testing.T) {
 	clearOTEL(t)
-	shutdown, err := Setup(context.Background())
+	shutdown, err := Setup(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestBadProtocolRefused(t *testing.T) {
 	clearOTEL(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
-	if _, err := Setup(context.Background()); err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_PROTOCOL") {
+	if _, err := Setup(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_PROTOCOL") {
 		t.Fatalf("err = %v, want the protocol named", err)
 	}
 	if Enabled() {
@@ -120,7 +122,7 @@ func TestSetupExportsOverOTLPHTTP(t *testing.T) {
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
 			t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=test")
 			t.Setenv("OTEL_TRACES_SAMPLER", tc.sampler)
-			shutdown, err := Setup(context.Background())
+			shutdown, err := Setup(context.Background(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,4 +211,62 @@ func TestLogLinesCarryTheTrace(t *testing.T) {
 	if _, ok := second["trace_id"]; ok {
 		t.Errorf("a line without a span has a trace_id: %v", second)
 	}
+}
+
+// TestExportWarningsRateLimited: an endpoint that is down fails every batch; one warning a
+// minute is logged, with the count of those left out.
+func TestExportWarningsRateLimited(t *testing.T) {
+	var buf bytes.Buffer
+	clock := time.Date(2030, 1, 1, 21, 0, 0, 0, time.UTC)
+	w := &warnings{log: slog.New(slog.NewJSONHandler(&buf, nil)), every: time.Minute, now: func() time.Time { return clock }}
+	for range 100 {
+		w.Handle(errors.New("connection refused"))
+		clock = clock.Add(time.Second)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 { // at 0 s and at 60 s
+		t.Fatalf("%d warnings for 100 failures in 100 s, want 2:\n%s", len(lines), buf.String())
+	}
+	if !strings.Contains(lines[1], `"not_logged_since_last":59`) {
+		t.Errorf("second warning = %s, want 59 left out", lines[1])
+	}
+}
+
+// TestEndpointDownSlowsNoRequest: with the endpoint refusing connections, starting and
+// ending spans costs what it costs with it up: nothing waits for the export.
+func TestEndpointDownSlowsNoRequest(t *testing.T) {
+	clearOTEL(t)
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there now
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
+	var buf syncBuffer
+	shutdown, err := Setup(context.Background(), slog.New(slog.NewJSONHandler(&buf, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enabled.Store(false)
+	start := time.Now()
+	for range 10000 {
+		_, span := RootSpan(context.Background(), "expiry.batch")
+		span.End()
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("10,000 spans took %s with the endpoint down", took)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	shutdown(ctx)
+}
+
+// syncBuffer is a bytes.Buffer safe for the exporter's goroutine.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
 }
