@@ -23,10 +23,15 @@ import (
 
 // newTracedApp starts an instance with traces recorded in memory: its ent client opened
 // through otelsql, its Redis client instrumented, as Open does when an endpoint is set.
-func newTracedApp(t *testing.T) (*testApp, *tracetest.SpanRecorder) {
+func newTracedApp(t testing.TB) (*testApp, *tracetest.SpanRecorder) {
+	return newTracedAppSampled(t, sdktrace.ParentBased(sdktrace.AlwaysSample()))
+}
+
+// newTracedAppSampled is newTracedApp with sampler deciding which traces are kept.
+func newTracedAppSampled(t testing.TB, sampler sdktrace.Sampler) (*testApp, *tracetest.SpanRecorder) {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithSampler(sampler))
 	restore := telemetry.Install(tp)
 	t.Cleanup(func() { restore(); tp.Shutdown(context.Background()) })
 	db, r := testenv.MySQL(t), testenv.NewRedis(t)
@@ -272,4 +277,38 @@ func names(spans []sdktrace.ReadOnlySpan) []string {
 		out = append(out, s.Name())
 	}
 	return out
+}
+
+// BenchmarkTracingCost is the cost of tracing on the hot read (a showtime's catalog
+// fields) and on the seat map: off, on at 1% sampling, on for every request.
+//
+//	go test -run '^$' -bench TracingCost -benchtime 2000x ./internal/app/
+func BenchmarkTracingCost(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		sampler sdktrace.Sampler
+	}{{"Off", nil}, {"Sampled1pct", sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01))}, {"Sampled100pct", sdktrace.AlwaysSample()}} {
+		b.Run(c.name, func(b *testing.B) {
+			var a *testApp
+			if c.sampler == nil {
+				a = startTestApp(b, testenv.MySQL(b), testenv.NewRedis(b))
+			} else {
+				a, _ = newTracedAppSampled(b, c.sampler)
+			}
+			show, _ := a.onSaleShowtime()
+			vars := map[string]any{"id": show}
+			for _, q := range []struct{ name, query string }{
+				{"HotRead", `query($id: ID!) { showtime(id: $id) { startsAt movie { title } hall { name } } }`},
+				{"SeatMap", `query($id: ID!) { seatMap(showtimeId: $id) { version available } }`},
+			} {
+				b.Run(q.name, func(b *testing.B) {
+					for b.Loop() {
+						if r := a.do("", q.query, vars); len(r.Errors) > 0 {
+							b.Fatal(r.Errors)
+						}
+					}
+				})
+			}
+		})
+	}
 }
