@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -277,6 +278,55 @@ func names(spans []sdktrace.ReadOnlySpan) []string {
 		out = append(out, s.Name())
 	}
 	return out
+}
+
+// TestSubscriptionTraceParent: connection_init's traceparent parents a websocket's
+// operations, and a subscribe's extensions.traceparent parents its own; the upgrade has no
+// span.
+func TestSubscriptionTraceParent(t *testing.T) {
+	a, rec := newTracedApp(t)
+	show, _ := a.onSaleShowtime()
+	staff := a.token("door", "staff")
+	const initTrace, initSpan = "11111111111111111111111111111111", "2222222222222222"
+	const subTrace, subSpan = "33333333333333333333333333333333", "4444444444444444"
+	d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
+	conn, _, err := d.Dial("ws"+strings.TrimPrefix(a.srv.URL, "http")+"/query", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := &wsClient{t: t, conn: conn, proto: "graphql-transport-ws"}
+	c.send(map[string]any{"type": "connection_init", "payload": map[string]any{"Authorization": "Bearer " + staff,
+		"traceparent": "00-" + initTrace + "-" + initSpan + "-01"}})
+	if m := c.next(); m["type"] != "connection_ack" {
+		t.Fatalf("after init: %v", m)
+	}
+	query := `subscription DoorCount($id: ID!) { checkIns(showtimeId: $id) { checkedIn } }`
+	for _, sub := range []struct {
+		id  string
+		ext map[string]any
+	}{{"a", nil}, {"b", map[string]any{"traceparent": "00-" + subTrace + "-" + subSpan + "-01"}}} {
+		payload := map[string]any{"query": query, "variables": map[string]any{"id": show}}
+		if sub.ext != nil {
+			payload["extensions"] = sub.ext
+		}
+		c.send(map[string]any{"id": sub.id, "type": "subscribe", "payload": payload})
+		if m := c.next(); m["type"] != "next" {
+			t.Fatalf("subscribe %s: %v", sub.id, m)
+		}
+		c.send(map[string]any{"id": sub.id, "type": "complete"})
+	}
+	for _, want := range []struct{ trace, parent string }{{initTrace, initSpan}, {subTrace, subSpan}} {
+		id, _ := trace.TraceIDFromHex(want.trace)
+		spans := traceOf(t, rec, id, "subscription DoorCount")
+		ops := named(spans, "subscription DoorCount")
+		if len(ops) != 1 || ops[0].Parent().SpanID().String() != want.parent {
+			t.Errorf("trace %s: spans %v, want one subscription span under %s", want.trace, names(spans), want.parent)
+		}
+		if n := len(named(spans, "GET")) + len(named(spans, "GET /query")); n != 0 {
+			t.Errorf("the upgrade has %d spans", n)
+		}
+	}
 }
 
 // BenchmarkTracingCost is the cost of tracing on the hot read (a showtime's catalog

@@ -1,10 +1,12 @@
 package telemetry
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -66,4 +68,23 @@ func Transport(base http.RoundTripper) http.RoundTripper {
 		return base
 	}
 	return otelhttp.NewTransport(base, otelhttp.WithPropagators(Propagator()))
+}
+
+// Extract is ctx with the remote parent named by the `traceparent` (and `tracestate`)
+// strings of fields: a websocket's connection_init payload, a subscribe message's
+// extensions. A missing or malformed one leaves ctx as it is; so does tracing off.
+func Extract(ctx context.Context, fields map[string]any) context.Context {
+	if !Enabled() || fields == nil {
+		return ctx
+	}
+	carrier := propagation.MapCarrier{}
+	for _, k := range []string{"traceparent", "tracestate"} {
+		if v, ok := fields[k].(string); ok && len(v) <= 512 {
+			carrier[k] = v
+		}
+	}
+	if carrier["traceparent"] == "" {
+		return ctx
+	}
+	return Propagator().Extract(ctx, carrier)
 }
