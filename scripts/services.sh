@@ -4,7 +4,8 @@
 # tests' SEATFLOW_TEST_STRIPE_URL) available for the tests. Idempotent: does nothing when
 # all three answer. Installs MariaDB and Redis with apt-get where missing and starts them by
 # hand (no systemd here); must run as root when it has to. stripe-mock is installed with
-# `go install` and runs as the caller, logging to /tmp/seatflow-stripe-mock.log.
+# `go install` and runs as the caller, logging to /tmp/seatflow-stripe-mock.log. promtool
+# (the prometheus package) is installed where missing.
 set -euo pipefail
 
 WAIT_SECONDS="${SEATFLOW_SERVICES_WAIT:-60}"
@@ -55,6 +56,16 @@ else
 	done
 	stripe_mock_ok || die "stripe-mock does not answer on 127.0.0.1:$STRIPE_MOCK_PORT (see /tmp/seatflow-stripe-mock.log)"
 	log "stripe-mock answers on 127.0.0.1:$STRIPE_MOCK_PORT"
+fi
+
+# promtool (Debian's prometheus package) checks the alert rules and the dashboard's
+# expressions (deploy_test.go); the server it ships is not started.
+if ! command -v promtool >/dev/null 2>&1; then
+	[ "$(id -u)" = 0 ] || die "installing promtool (the prometheus package) needs root"
+	log "installing promtool (prometheus) with apt-get"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update
+	apt-get install -y --no-install-recommends prometheus
 fi
 
 if redis_ok && mariadb_tcp_ok; then

@@ -221,6 +221,11 @@ func (a *App) openStores(ctx context.Context) error {
 			}
 		}
 	}
+	for _, c := range []redis.UniversalClient{a.Redis, a.CacheRedis} {
+		if err := rdb.Instrument(c); err != nil {
+			return err
+		}
+	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := a.SQL.PingContext(pingCtx); err != nil {

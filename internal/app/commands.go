@@ -18,6 +18,7 @@ import (
 	"seatflow/internal/auth"
 	"seatflow/internal/cli"
 	"seatflow/internal/reconcile"
+	"seatflow/internal/telemetry"
 	"seatflow/internal/tickets"
 )
 
@@ -43,6 +44,17 @@ func ServeCommand(ctx context.Context, args []string, out, _ io.Writer) error {
 		return err
 	}
 	log := cli.Logger(cfg.LogLevel)
+	shutdown, err := telemetry.Setup(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdown(flushCtx); err != nil {
+			log.Warn("traces not flushed", "err", err)
+		}
+	}()
 	a, err := Open(ctx, cfg, log)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"seatflow/internal/payments"
 	"seatflow/internal/playground"
 	"seatflow/internal/seats"
+	"seatflow/internal/telemetry"
 	"seatflow/internal/tickets"
 )
 
@@ -67,7 +68,7 @@ func (a *App) Handler() http.Handler {
 	if a.Tickets != nil {
 		mux.Handle("GET "+tickets.JWKSPath, a.Tickets.JWKSHandler())
 	}
-	return mux
+	return telemetry.Handler(mux)
 }
 
 // demoIssuer issues /demo's tokens, never longer-lived than the instance accepts

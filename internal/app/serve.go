@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -46,7 +47,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 // address only the monitoring network reaches).
 func (a *App) ServeMetrics(ctx context.Context, ln net.Listener) {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.Handler())
+	mux.Handle("GET /metrics", MetricsHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -96,4 +97,12 @@ func portOf(tcp *net.TCPAddr) int {
 		return 8080
 	}
 	return tcp.Port
+}
+
+// MetricsHandler serves the registry's metrics: OpenMetrics to a scraper that asks for it
+// (Prometheus does; exemplars, the trace ids of latency buckets, exist only there), the
+// text format otherwise.
+func MetricsHandler() http.Handler {
+	return promhttp.InstrumentMetricHandler(prometheus.DefaultRegisterer,
+		promhttp.HandlerFor(prometheus.DefaultGatherer, promhttp.HandlerOpts{EnableOpenMetrics: true}))
 }

@@ -2,8 +2,9 @@
 // instance runs on its own (the expiry worker, the live hub) and of a step a request does
 // not wait for (an order's seats released after its end is committed; the reconciler
 // repairs what such a step leaves undone). Each is logged with its task and counted in
-// seatflow_background_errors_total{task}, so nothing fails silently. It imports nothing
-// of the project and decides nothing: the caller retries or leaves the repair to the
+// seatflow_background_errors_total{task}, so nothing fails silently. Each pass of the work
+// (a reconciler run, an expiry batch, an outbox relay) is the root span of a trace of its
+// own (Pass). It decides nothing: the caller retries or leaves the repair to the
 // reconciler.
 package background
 
@@ -14,6 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"seatflow/internal/telemetry"
 )
 
 // Tasks, the values of the counter's task label.
@@ -80,4 +83,23 @@ func report(ctx context.Context, log *slog.Logger, level slog.Level, task string
 		log = slog.Default()
 	}
 	log.Log(ctx, level, "background task failed", append([]any{"task", task, "err", err}, args...)...)
+}
+
+// Passes, the names of the root spans of background work.
+const (
+	// ReconcileRun is one run of the reconciler.
+	ReconcileRun = "reconcile.run"
+	// ExpiryBatch is one pass of the expiry worker: the due orders claimed and expired.
+	ExpiryBatch = "expiry.batch"
+	// OutboxRelay is one pass of the outbox relay: invalidations left undelivered, replayed.
+	OutboxRelay = "outbox.relay"
+)
+
+// Pass runs fn, one pass of background work, as the root span name of a trace of its
+// own (a request's trace never holds it); fn's error marks the span failed.
+func Pass(ctx context.Context, name string, fn func(context.Context) error) error {
+	ctx, span := telemetry.RootSpan(ctx, name)
+	err := fn(ctx)
+	telemetry.End(span, err)
+	return err
 }

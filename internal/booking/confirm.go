@@ -98,7 +98,7 @@ func (s *Service) paymentSucceeded(ctx context.Context, ev seatflow.PaymentEvent
 	p := settlement{provider: ev.Provider, reference: ev.Reference, amountCents: ev.AmountCents,
 		currency: strings.ToUpper(ev.Currency), claim: s.claim(ev)}
 	if p.amountCents != o.AmountCents || p.currency != strings.ToUpper(o.Currency) {
-		s.Log.Error("payments: the provider confirmed an amount other than the order's; flagged and refunded, not paid",
+		s.Log.ErrorContext(ctx, "payments: the provider confirmed an amount other than the order's; flagged and refunded, not paid",
 			"order", o.ID, "reference", ev.Reference, "paid", p.amountCents, "paidCurrency", p.currency,
 			"due", o.AmountCents, "currency", o.Currency)
 		return s.settleUnpaid(ctx, o, p, ev, seatflow.PaymentMismatch, "the amount or currency paid differs from the order's")
@@ -162,7 +162,7 @@ func (s *Service) paymentNotTaken(ctx context.Context, ev seatflow.PaymentEvent)
 	if ev.Kind == seatflow.EventPaymentCanceled {
 		status = seatflow.PaymentCanceled
 	}
-	s.Log.Info("payments: payment not taken", "order", o.ID, "reference", ev.Reference, "status", status, "reason", ev.Reason)
+	s.Log.InfoContext(ctx, "payments: payment not taken", "order", o.ID, "reference", ev.Reference, "status", status, "reason", ev.Reason)
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		if err := s.claim(ev)(ctx, tx); err != nil {
 			return err

@@ -84,7 +84,10 @@ func (s *Service) RunExpiryWorker(ctx context.Context, interval time.Duration) e
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if _, err := s.ExpireDue(ctx); err != nil {
+		if err := background.Pass(ctx, background.ExpiryBatch, func(ctx context.Context) error {
+			_, err := s.ExpireDue(ctx)
+			return err
+		}); err != nil {
 			background.Failed(ctx, s.Log, background.ExpiryPass, err)
 		}
 		select {

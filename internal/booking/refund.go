@@ -160,7 +160,7 @@ func (s *Service) SendRefund(ctx context.Context, orderID int) (bool, error) {
 // reconciler, which sends due refunds again.
 func (s *Service) trySendRefund(ctx context.Context, orderID int) {
 	if _, err := s.SendRefund(context.WithoutCancel(ctx), orderID); err != nil {
-		s.Log.Warn("payments: refund not sent yet; the reconciler will send it", "order", orderID, "err", err)
+		s.Log.WarnContext(ctx, "payments: refund not sent yet; the reconciler will send it", "order", orderID, "err", err)
 	}
 }
 
@@ -218,7 +218,7 @@ func (s *Service) refundUpdated(ctx context.Context, ev seatflow.PaymentEvent) (
 		return "", fmt.Errorf("record refund update: %w", database.Classify(err))
 	}
 	if ev.RefundStatus == seatflow.RefundFailed {
-		s.Log.Warn("payments: the provider reports a refund failed; the reconciler sends a new one", "order", p.OrderID,
+		s.Log.WarnContext(ctx, "payments: the provider reports a refund failed; the reconciler sends a new one", "order", p.OrderID,
 			"refund", ev.RefundReference, "reason", ev.Reason)
 	}
 	return payments.Applied, nil

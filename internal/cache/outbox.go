@@ -8,6 +8,7 @@ import (
 
 	"seatflow/ent"
 	"seatflow/ent/cacheoutbox"
+	"seatflow/internal/background"
 )
 
 // relayBatch bounds one Relay pass, so a backlog is worked off over several ticks rather
@@ -86,7 +87,12 @@ func (o *Outbox) RunRelay(ctx context.Context, every time.Duration) {
 			return
 		case <-t.C:
 		}
-		if n, err := o.Relay(ctx, every); err != nil && ctx.Err() == nil {
+		var n int
+		err := background.Pass(ctx, background.OutboxRelay, func(ctx context.Context) (err error) {
+			n, err = o.Relay(ctx, every)
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
 			slog.WarnContext(ctx, "cache outbox relay", "err", err, "replayed", n)
 		} else if n > 0 {
 			slog.InfoContext(ctx, "cache outbox relay replayed invalidations", "rows", n)

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+
+	"seatflow/internal/telemetry"
 )
 
 // UsageError is a mistake in a command line or in the configuration; the command exits
@@ -49,5 +51,5 @@ func Logger(level string) *slog.Logger {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	return slog.New(telemetry.LogHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})))
 }

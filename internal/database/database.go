@@ -1,5 +1,6 @@
 // Package database opens SeatFlow's ent client on MySQL/MariaDB or on SQLite (embedded
-// mode) and runs the schema migration. It owns connection set-up, nothing else.
+// mode) and runs the schema migration. It owns connection set-up (with a span per
+// statement and per transaction when traces are recorded), nothing else.
 package database
 
 import (
@@ -28,7 +29,7 @@ const DefaultMaxConns = 20
 func OpenMySQL(dsn string, opts ...ent.Option) (*ent.Client, *sql.DB, error) {
 	dsn = withParam(dsn, "parseTime", "true")
 	dsn = withParam(dsn, "loc", "UTC")
-	db, err := sql.Open("mysql", dsn)
+	db, err := sqlOpen("mysql", dsn)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open mysql: %w", err)
 	}
@@ -47,7 +48,7 @@ func OpenSQLite(path string, opts ...ent.Option) (*ent.Client, *sql.DB, error) {
 	for _, p := range []string{"foreign_keys(1)", "busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)"} {
 		dsn = withParam(dsn, "_pragma", p)
 	}
-	db, err := sql.Open("sqlite", dsn)
+	db, err := sqlOpen("sqlite", dsn)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open sqlite: %w", err)
 	}
@@ -57,7 +58,7 @@ func OpenSQLite(path string, opts ...ent.Option) (*ent.Client, *sql.DB, error) {
 }
 
 func open(name string, db *sql.DB, opts []ent.Option) *ent.Client {
-	return ent.NewClient(append([]ent.Option{ent.Driver(entsql.OpenDB(name, db))}, opts...)...)
+	return ent.NewClient(append([]ent.Option{ent.Driver(traced(entsql.OpenDB(name, db)))}, opts...)...)
 }
 
 // MigrationLockWait is how long Migrate waits for another instance's migration of the same
@@ -76,7 +77,8 @@ var migrateMu sync.Mutex
 func Migrate(ctx context.Context, client *ent.Client, db *sql.DB) error {
 	migrateMu.Lock()
 	defer migrateMu.Unlock()
-	if _, ok := db.Driver().(*mysql.MySQLDriver); ok {
+	_, traced := tracedMySQL.Load(db)
+	if _, ok := db.Driver().(*mysql.MySQLDriver); ok || traced {
 		release, err := lockMigration(ctx, db, MigrationLockWait)
 		if err != nil {
 			return err

@@ -23,7 +23,7 @@ func (a *API) cors(next http.Handler) http.Handler {
 		h.Add("Vary", "Origin")
 		if origin != "" && (slices.Contains(origins, "*") || slices.Contains(origins, origin)) {
 			h.Set("Access-Control-Allow-Origin", origin)
-			h.Set("Access-Control-Expose-Headers", "ETag, Retry-After, X-Response-Cache")
+			h.Set("Access-Control-Expose-Headers", "ETag, Retry-After, X-Response-Cache, traceresponse")
 			if r.Method == http.MethodOptions {
 				h.Add("Vary", "Access-Control-Request-Headers")
 				allowed := corsHeaders

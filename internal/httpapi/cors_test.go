@@ -75,8 +75,8 @@ func TestCORS(t *testing.T) {
 			}
 			exposed := h.Get("Access-Control-Expose-Headers")
 			switch {
-			case c.want.allowOrigin != "" && exposed != "ETag, Retry-After, X-Response-Cache":
-				t.Errorf("Access-Control-Expose-Headers = %q, want ETag, Retry-After, X-Response-Cache", exposed)
+			case c.want.allowOrigin != "" && exposed != "ETag, Retry-After, X-Response-Cache, traceresponse":
+				t.Errorf("Access-Control-Expose-Headers = %q, want ETag, Retry-After, X-Response-Cache, traceresponse", exposed)
 			case c.want.allowOrigin == "" && exposed != "":
 				t.Errorf("Access-Control-Expose-Headers = %q for an origin not allowed", exposed)
 			}

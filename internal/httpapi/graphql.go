@@ -13,6 +13,7 @@ import (
 	"seatflow/graph"
 	"seatflow/internal/auth"
 	"seatflow/internal/seatrender"
+	"seatflow/internal/telemetry"
 	"seatflow/internal/wstransport"
 )
 
@@ -58,6 +59,9 @@ func (a *API) GraphQL() *handler.Server {
 	persisted := persistedQueries{Redis: a.Redis, Prefix: a.APQPrefix, MaxBytes: a.MaxPersistedBytes,
 		Only: a.PersistedOnly, Manifest: a.PersistedQueries}
 	srv.Use(persisted)
+	if telemetry.Enabled() {
+		srv.Use(operationSpans{})
+	}
 	srv.Use(&documentLimits{MaxFields: a.MaxFields, MaxAliases: a.MaxAliases, MaxTokens: a.MaxTokens})
 	srv.Use(depthLimit{Max: a.MaxDepth})
 	srv.Use(oneMutation{})

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
+	"go.opentelemetry.io/otel/trace"
 )
 
 var (
@@ -22,6 +23,23 @@ var (
 		Help:    "GraphQL operation latency by operation name.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 	}, []string{"operation"})
+
+	// The RED metrics of OpenTelemetry's and Apollo's naming, with the operation's type;
+	// the duration's buckets carry the trace id of an observation as an exemplar (served
+	// in OpenMetrics only).
+	operationsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "graphql_operations_total",
+		Help: "GraphQL operations by operation label, type (query, mutation, subscription, unknown) and outcome (ok, error, refused).",
+	}, []string{"operation", "type", "outcome"})
+	operationSeconds = promauto.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "graphql_operation_duration_seconds",
+		Help:    "GraphQL operation latency by operation label and type; exemplars hold the trace id.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+	}, []string{"operation", "type"})
+	errorsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "graphql_errors_total",
+		Help: "Errors in GraphQL answers by extensions.code.",
+	}, []string{"code"})
 )
 
 // operationMetrics counts operations and their latency by operation label: the name of
@@ -70,9 +88,51 @@ func (m operationMetrics) InterceptResponse(ctx context.Context, next graphql.Re
 	if resp != nil && len(resp.Errors) > 0 {
 		outcome = "error"
 	}
+	took := time.Since(oc.Stats.OperationStart).Seconds()
 	requestsTotal.WithLabelValues(name, outcome).Inc()
-	requestSeconds.WithLabelValues(name).Observe(time.Since(oc.Stats.OperationStart).Seconds())
+	requestSeconds.WithLabelValues(name).Observe(took)
+	kind := "unknown"
+	if oc.Operation != nil {
+		kind = string(oc.Operation.Operation)
+	}
+	if name == "refused" {
+		outcome = "refused"
+	}
+	operationsTotal.WithLabelValues(name, kind, outcome).Inc()
+	observe(ctx, operationSeconds.WithLabelValues(name, kind), took)
+	if resp != nil {
+		for _, e := range resp.Errors {
+			errorsTotal.WithLabelValues(codeLabel(errorCode(e.Extensions))).Inc()
+		}
+	}
 	return resp
+}
+
+// observe records v in h with the trace id of ctx's span as the exemplar when the span is
+// sampled (an exemplar must lead to a trace that was kept).
+func observe(ctx context.Context, h prometheus.Observer, v float64) {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
+		if eo, ok := h.(prometheus.ExemplarObserver); ok {
+			eo.ObserveWithExemplar(v, prometheus.Labels{"trace_id": sc.TraceID().String()})
+			return
+		}
+	}
+	h.Observe(v)
+}
+
+// codeLabel is code as a label: the server writes every code (no client chooses one), but
+// a code that does not look like one is "other", so the series stay bounded whatever a
+// future error carries.
+func codeLabel(code string) string {
+	if len(code) == 0 || len(code) > 40 {
+		return "other"
+	}
+	for _, r := range code {
+		if (r < 'A' || r > 'Z') && r != '_' {
+			return "other"
+		}
+	}
+	return code
 }
 
 // clientOperations are the operation names the project's own clients send: the /demo and

@@ -11,6 +11,7 @@ import (
 	"github.com/stripe/stripe-go/v82"
 
 	"seatflow"
+	"seatflow/internal/telemetry"
 )
 
 // StripeConfig are the Stripe settings.
@@ -41,7 +42,7 @@ func NewStripe(cfg StripeConfig) (*Stripe, error) {
 		return nil, errors.New("the stripe provider needs an API key")
 	}
 	bc := &stripe.BackendConfig{
-		HTTPClient: &http.Client{Timeout: stripeTimeout},
+		HTTPClient: &http.Client{Timeout: stripeTimeout, Transport: telemetry.Transport(nil)},
 		// Failures are returned and logged by the caller with their context.
 		LeveledLogger: &stripe.LeveledLogger{Level: stripe.LevelNull},
 	}

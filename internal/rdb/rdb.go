@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
+	"seatflow/internal/telemetry"
 )
 
 // Open returns a client of the Redis Cluster nodes (host:port,...) when cluster is set,
@@ -96,4 +98,18 @@ func transient(err redis.Error) bool {
 		}
 	}
 	return false
+}
+
+// Instrument gives every command and script of c a client span (redisotel) when traces
+// are recorded: the command's name, never its arguments (keys and values hold tokens and
+// users' ids), no span for dials, and none for the caller's source location.
+func Instrument(c redis.UniversalClient) error {
+	if !telemetry.Enabled() || c == nil {
+		return nil
+	}
+	if err := redisotel.InstrumentTracing(c, redisotel.WithDBStatement(false), redisotel.WithCallerEnabled(false),
+		redisotel.WithDialFilter(true)); err != nil {
+		return fmt.Errorf("trace redis: %w", err)
+	}
+	return nil
 }

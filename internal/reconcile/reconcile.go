@@ -14,6 +14,7 @@ import (
 	"seatflow"
 	"seatflow/ent"
 	"seatflow/ent/reconcilerun"
+	"seatflow/internal/background"
 	"seatflow/internal/keys"
 	"seatflow/internal/redislock"
 	"seatflow/internal/seats"
@@ -222,7 +223,13 @@ func (r *Reconciler) Run(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		_, err := r.RunOnce(ctx)
+		err := background.Pass(ctx, background.ReconcileRun, func(ctx context.Context) error {
+			_, err := r.RunOnce(ctx)
+			if errors.Is(err, ErrBusy) {
+				return nil // another instance runs it: not a failure
+			}
+			return err
+		})
 		switch {
 		case errors.Is(err, ErrBusy):
 			log.Debug("reconcile: skipped, another instance is running")

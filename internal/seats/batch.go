@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -41,6 +42,7 @@ type scriptCall struct {
 // leaves it unsent; once sent, it completes. On Redis Cluster calls are not batched: a
 // pipeline waits for every node it touches, and one slow node would hold up the others.
 func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	defer observeScript(ctx, script, time.Now())
 	if _, single := s.RDB.(*redis.Client); !single {
 		return script.Run(ctx, s.RDB, keys, args...)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"seatflow/internal/live"
+	"seatflow/internal/telemetry"
 )
 
 // conn is one websocket connection. Its read loop is its only goroutine; everything it
@@ -171,7 +172,9 @@ func (c *conn) initialise(payload json.RawMessage) bool {
 			return false
 		}
 	}
-	ctx := live.LimitSubscriptions(c.ctx, c.t.cfg.MaxSubscriptions)
+	// The payload's traceparent parents the connection's operations (each subscribe's
+	// extensions may name its own).
+	ctx := telemetry.Extract(live.LimitSubscriptions(c.ctx, c.t.cfg.MaxSubscriptions), init)
 	c.mu.Lock()
 	expires := c.expires
 	c.mu.Unlock()

@@ -17,6 +17,7 @@ import (
 	"seatflow/internal/live"
 	"seatflow/internal/nodeid"
 	"seatflow/internal/seatrender"
+	"seatflow/internal/telemetry"
 )
 
 // operation is one running operation of a connection, by the id its client gave it.
@@ -60,6 +61,7 @@ func (c *conn) start(id string, payload json.RawMessage) bool {
 	}
 	params.Headers = c.headers
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	ctx = telemetry.Extract(ctx, params.Extensions)
 	ctx = graphql.StartOperationTrace(ctx)
 	rc, errs := c.exec.CreateOperationContext(ctx, params)
 	if errs != nil {

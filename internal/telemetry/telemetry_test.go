@@ -1,0 +1,272 @@
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"go.uber.org/goleak"
+	"google.golang.org/protobuf/proto"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// clearOTEL unsets the OTEL_* variables the tests' environment may hold.
+func clearOTEL(t *testing.T) {
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL",
+		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG", "OTEL_SERVICE_NAME",
+		"OTEL_RESOURCE_ATTRIBUTES", "OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER"} {
+		t.Setenv(k, "")
+	}
+}
+
+type plain struct{}
+
+func (plain) ServeHTTP(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }
+
+func TestOffWithoutEndpoint(t *testing.T) {
+	clearOTEL(t)
+	shutdown, err := Setup(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(context.Background())
+	if Enabled() {
+		t.Fatal("tracing on without an endpoint")
+	}
+	if _, ok := Handler(plain{}).(plain); !ok {
+		t.Error("Handler wrapped the handler with tracing off")
+	}
+	if Transport(http.DefaultTransport) != http.DefaultTransport {
+		t.Error("Transport wrapped the transport with tracing off")
+	}
+}
+
+func TestBadProtocolRefused(t *testing.T) {
+	clearOTEL(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+	if _, err := Setup(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_PROTOCOL") {
+		t.Fatalf("err = %v, want the protocol named", err)
+	}
+	if Enabled() {
+		t.Fatal("tracing on after a refused configuration")
+	}
+}
+
+// receiver is an OTLP/HTTP receiver: it decodes each export request's protobuf.
+type receiver struct {
+	mu       sync.Mutex
+	requests []*coltracepb.ExportTraceServiceRequest
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req coltracepb.ExportTraceServiceRequest
+	if r.URL.Path != "/v1/traces" || proto.Unmarshal(body, &req) != nil {
+		http.Error(w, "bad export", http.StatusBadRequest)
+		return
+	}
+	rc.mu.Lock()
+	rc.requests = append(rc.requests, &req)
+	rc.mu.Unlock()
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+	w.Write(out)
+}
+
+// spans are the exported spans' names, and the resource's attributes.
+func (rc *receiver) spans() (names []string, resource map[string]string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	resource = map[string]string{}
+	for _, req := range rc.requests {
+		for _, rs := range req.ResourceSpans {
+			for _, kv := range rs.Resource.Attributes {
+				resource[kv.Key] = kv.Value.GetStringValue()
+			}
+			for _, ss := range rs.ScopeSpans {
+				for _, s := range ss.Spans {
+					names = append(names, s.Name)
+				}
+			}
+		}
+	}
+	return names, resource
+}
+
+func TestSetupExportsOverOTLPHTTP(t *testing.T) {
+	for _, tc := range []struct {
+		name, sampler string
+		want          bool
+	}{{"SampledByDefault", "", true}, {"SamplerFromEnvironment", "always_off", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearOTEL(t)
+			rc := &receiver{}
+			srv := httptest.NewServer(rc)
+			defer srv.Close()
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+			t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=test")
+			t.Setenv("OTEL_TRACES_SAMPLER", tc.sampler)
+			shutdown, err := Setup(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer enabled.Store(false)
+			_, span := RootSpan(context.Background(), "expiry.batch")
+			span.End()
+			if err := shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			names, res := rc.spans()
+			if got := len(names) == 1 && names[0] == "expiry.batch"; got != tc.want {
+				t.Fatalf("exported %v, want the span: %v", names, tc.want)
+			}
+			if tc.want && (res["service.name"] != "seatflow" || res["deployment.environment"] != "test") {
+				t.Errorf("resource = %v, want service.name seatflow and the variable's attribute", res)
+			}
+		})
+	}
+}
+
+func TestHandler(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	restore := Install(tp)
+	defer restore()
+	srv := httptest.NewServer(Handler(plain{}))
+	defer srv.Close()
+	get := func(path string, header http.Header) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	t.Run("TraceresponseContinuesTheCaller", func(t *testing.T) {
+		resp := get("/query", http.Header{"Traceparent": {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}})
+		if got := resp.Header.Get("traceresponse"); !strings.HasPrefix(got, "00-4bf92f3577b34da6a3ce929d0e0e4736-") || strings.Contains(got, "00f067aa0ba902b7") {
+			t.Errorf("traceresponse = %q, want the caller's trace and a span of ours", got)
+		}
+	})
+	t.Run("NoSpanForProbesAndUpgrades", func(t *testing.T) {
+		before := len(rec.Ended())
+		for _, r := range []struct {
+			path string
+			h    http.Header
+		}{{"/healthz", nil}, {"/readyz", nil}, {"/metrics", nil}, {"/query", http.Header{"Upgrade": {"websocket"}, "Connection": {"Upgrade"}}}} {
+			if resp := get(r.path, r.h); resp.Header.Get("traceresponse") != "" {
+				t.Errorf("%s %v: traceresponse %q", r.path, r.h, resp.Header.Get("traceresponse"))
+			}
+		}
+		if n := len(rec.Ended()) - before; n != 0 {
+			t.Errorf("%d spans for probes and upgrades", n)
+		}
+	})
+	t.Run("SpanNamesBounded", func(t *testing.T) {
+		get("/demo/anything-a-client-chooses", nil)
+		spans := rec.Ended()
+		if got := spans[len(spans)-1].Name(); got != "GET" {
+			t.Errorf("span name %q, want the method alone for a path of the client's choosing", got)
+		}
+	})
+	tp.Shutdown(context.Background())
+}
+
+func TestLogLinesCarryTheTrace(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(LogHandler(slog.NewJSONHandler(&buf, nil))).With("instance", "a")
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid}))
+	log.InfoContext(ctx, "in a request")
+	log.Info("outside")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	var first, second map[string]any
+	json.Unmarshal([]byte(lines[0]), &first)
+	json.Unmarshal([]byte(lines[1]), &second)
+	if first["trace_id"] != tid.String() || first["span_id"] != sid.String() || first["instance"] != "a" {
+		t.Errorf("request line = %v, want its trace_id and span_id", first)
+	}
+	if _, ok := second["trace_id"]; ok {
+		t.Errorf("a line without a span has a trace_id: %v", second)
+	}
+}
+
+// TestExportWarningsRateLimited: an endpoint that is down fails every batch; one warning a
+// minute is logged, with the count of those left out.
+func TestExportWarningsRateLimited(t *testing.T) {
+	var buf bytes.Buffer
+	clock := time.Date(2030, 1, 1, 21, 0, 0, 0, time.UTC)
+	w := &warnings{log: slog.New(slog.NewJSONHandler(&buf, nil)), every: time.Minute, now: func() time.Time { return clock }}
+	for range 100 {
+		w.Handle(errors.New("connection refused"))
+		clock = clock.Add(time.Second)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 { // at 0 s and at 60 s
+		t.Fatalf("%d warnings for 100 failures in 100 s, want 2:\n%s", len(lines), buf.String())
+	}
+	if !strings.Contains(lines[1], `"not_logged_since_last":59`) {
+		t.Errorf("second warning = %s, want 59 left out", lines[1])
+	}
+}
+
+// TestEndpointDownSlowsNoRequest: with the endpoint refusing connections, starting and
+// ending spans costs what it costs with it up: nothing waits for the export.
+func TestEndpointDownSlowsNoRequest(t *testing.T) {
+	clearOTEL(t)
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there now
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
+	var buf syncBuffer
+	shutdown, err := Setup(context.Background(), slog.New(slog.NewJSONHandler(&buf, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enabled.Store(false)
+	start := time.Now()
+	for range 10000 {
+		_, span := RootSpan(context.Background(), "expiry.batch")
+		span.End()
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("10,000 spans took %s with the endpoint down", took)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	shutdown(ctx)
+}
+
+// syncBuffer is a bytes.Buffer safe for the exporter's goroutine.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
