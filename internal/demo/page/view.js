@@ -161,11 +161,12 @@ window.SeatFlow.view = (state, onSeat) => {
     grid.replaceChildren(...nodes);
   }
 
-  // applyEvent applies a seat-map event: SNAPSHOT replaces every state, DELTA updates the
-  // listed seats; an event at or below the last version seen is ignored.
+  // applyEvent applies a seat-map event: a SNAPSHOT replaces every state whatever its
+  // version (the server's versions may start again after its Redis came back empty); a
+  // DELTA updates the listed seats, and one at or below the last version seen is ignored.
   function applyEvent(ev) {
     if (!state.showtime || !ev || (ev.showtimeId && String(ev.showtimeId) !== String(state.showtime.id))) return;
-    if (ev.version <= state.version) return;
+    if (ev.kind !== 'SNAPSHOT' && ev.version <= state.version) return;
     state.version = ev.version;
     const listed = new Map(ev.seats.map((s) => [String(s.seat.id), s.status]));
     if (ev.kind === 'SNAPSHOT') {
