@@ -50,15 +50,16 @@ var errNotRunning = seatflow.Unavailable("live seat map", errors.New("the hub is
 //
 // Lateness never ends a watch: a busy instance reads its own beats late (its loop is
 // behind, its timers fire late), and that says nothing about Redis. A watch ends only when
-// Redis is really lost: every beat published for redisLost failed (an answer from Redis, or
-// none, each attempt bounded by the client's timeouts). The watchers then get
+// Redis is really lost: every beat attempted for redisLost failed (an error from Redis or
+// the connection, or no answer within the client's timeouts; counted from the start of the
+// first failed attempt). Lateness alone fails no publish to a reachable Redis. The watchers then get
 // errRedisLost, carrying a code, and subscribe again; until then a pub/sub connection that
 // drops is restored by go-redis (its health check pings it), and the confirmations of the
 // restored subscriptions resync every watcher (ReasonReconnect).
 const (
 	beatEvery = 250 * time.Millisecond
 	beatStale = time.Second
-	redisLost = 10 * time.Second
+	redisLost = 3 * time.Second
 )
 
 // Why the server ends a watch (the client subscribes again and resets its map from the
@@ -92,8 +93,8 @@ type Hub struct {
 	// beatFailed is the unix ns of the last heartbeat this hub could not publish: Redis
 	// refused it, so the hub stops vouching at once instead of beatStale later.
 	beatFailed atomic.Int64
-	// failingSince is the unix ns of the first of the beats that failed in a row since the
-	// last one that went out; 0 while beats go out.
+	// failingSince is the unix ns at which the first of the beats that failed in a row
+	// since the last one that went out was attempted; 0 while beats go out.
 	failingSince atomic.Int64
 	lostAfter    time.Duration // redisLost; shorter in tests
 	snapshots    coalesce.Group[int, *seatflow.SeatMapEvent]
@@ -413,14 +414,14 @@ func (h *Hub) beat(ctx context.Context, channel string) {
 	t := time.NewTicker(beatEvery)
 	defer t.Stop()
 	for {
+		attempt := time.Now().UnixNano()
 		err := h.rdb.Publish(ctx, channel, "").Err()
 		switch {
 		case err == nil:
 			h.failingSince.Store(0)
 		case ctx.Err() == nil:
-			now := time.Now().UnixNano()
-			h.beatFailed.Store(now)
-			h.failingSince.CompareAndSwap(0, now)
+			h.beatFailed.Store(time.Now().UnixNano())
+			h.failingSince.CompareAndSwap(0, attempt)
 		}
 		select {
 		case <-ctx.Done():
