@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 
 /** SEAT_MAP subscribes to a showtime's seat map; it selects the seats' ids to follow them. */
 export const SEAT_MAP = `subscription SeatMap($id: ID!) {
-  seatMap(showtimeId: $id) { kind showtimeId version seats { seat { id row number } status } }
+  seatMap(showtimeId: $id) { kind showtimeId fromVersion version seats { seat { id row number } status } }
 }`;
 
 /** checkSnapshot asserts that event is a SNAPSHOT of the whole hall with seatIds free. */
@@ -27,9 +27,11 @@ export function heldIn(event, seatIds) {
 
 /**
  * followSeatMap keeps a client's seat map from a seatMap subscription, as a front end
- * must: a SNAPSHOT replaces the map whatever its version (the server's versions may start
- * again lower after its Redis came back empty), a DELTA updates the seats it lists (one at
- * or below the map's version is ignored), and when the server ends the subscription (an
+ * must (the rule of SeatMapEvent.fromVersion in the schema): a SNAPSHOT replaces the map
+ * whatever its version (the server's versions may start again lower after its Redis came
+ * back empty), a DELTA whose fromVersion is the map's version updates the seats it lists
+ * (one at or below the map's version is ignored; any other means a change was missed, and
+ * it subscribes again), and when the server ends the subscription (an
  * error carrying extensions.code, or complete) it subscribes again after retryMs; the
  * SNAPSHOT that comes first resets the map.
  *
@@ -47,11 +49,16 @@ export function followSeatMap(subscribe, { retryMs = 200 } = {}) {
   let timer;
   const start = () => {
     let over = false;
-    stopCurrent = subscribe({
+    const sink = {
       next(event) {
         if (over) return;
         if (event.kind === 'SNAPSHOT') map.clear();
         else if (event.version <= version) return;
+        else if (event.fromVersion !== undefined && event.fromVersion !== version) {
+          stopCurrent(); // a change was missed: subscribe again, from a SNAPSHOT
+          sink.end([{ message: `DELTA from version ${event.fromVersion}, the map is at ${version}` }]);
+          return;
+        }
         for (const s of event.seats) map.set(s.seat.id, s.status);
         version = event.version;
       },
@@ -61,7 +68,8 @@ export function followSeatMap(subscribe, { retryMs = 200 } = {}) {
         ends.push(errors);
         if (!stopped) timer = setTimeout(start, retryMs);
       },
-    });
+    };
+    stopCurrent = subscribe(sink);
   };
   start();
   return {

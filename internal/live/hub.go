@@ -343,7 +343,7 @@ func (h *Hub) offer(w *watcher, ev *seatflow.SeatMapEvent) {
 // template and the seats free after it. The event is shared read-only by every watcher
 // of the show; h.mu is held.
 func (s *show) deltaEvent(d seats.Delta) *seatflow.SeatMapEvent {
-	ev := &seatflow.SeatMapEvent{Kind: seatflow.EventDelta, ShowtimeID: s.id, Version: d.Version,
+	ev := &seatflow.SeatMapEvent{Kind: seatflow.EventDelta, ShowtimeID: s.id, FromVersion: d.Version - 1, Version: d.Version,
 		Available: s.available, Seats: make([]seatflow.SeatState, 0, len(d.Changes))}
 	for _, c := range d.Changes {
 		id, err := strconv.Atoi(c.SeatID)

@@ -105,7 +105,7 @@
 }`;
 
   const SUBSCRIPTION_Q = `subscription DemoSeatMap($id: ID!) {
-  seatMap(showtimeId: $id) { kind showtimeId version seats { seat { id } status } }
+  seatMap(showtimeId: $id) { kind showtimeId fromVersion version seats { seat { id } status } }
 }`;
 
   function closeShowtime() {
@@ -200,7 +200,7 @@
         }
         if (payload && payload.data && payload.data.seatMap) {
           state.wsRetry = 0;
-          applyEvent(payload.data.seatMap);
+          if (!applyEvent(payload.data.seatMap)) { resubscribe(); return; } // a change was missed
           setLive('live');
         }
       },
