@@ -46,7 +46,10 @@ func (s SeatState) Ref() SeatRef { return SeatRef{ShowtimeID: s.ShowtimeID, Seat
 type SeatMapEvent struct {
 	Kind       SeatMapEventKind `json:"kind"`
 	ShowtimeID int              `json:"showtimeId"`
-	Version    int              `json:"version"`
+	// FromVersion is the version a client's map must be at to apply a DELTA; 0 for a
+	// SNAPSHOT, which replaces any map.
+	FromVersion int `json:"fromVersion"`
+	Version     int `json:"version"`
 	// Available is the number of seats free after the event.
 	Available int         `json:"available"`
 	Seats     []SeatState `json:"seats"`

@@ -205,11 +205,12 @@ type ComplexityRoot struct {
 	}
 
 	SeatMapEvent struct {
-		Available  func(childComplexity int) int
-		Kind       func(childComplexity int) int
-		Seats      func(childComplexity int) int
-		ShowtimeID func(childComplexity int) int
-		Version    func(childComplexity int) int
+		Available   func(childComplexity int) int
+		FromVersion func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Seats       func(childComplexity int) int
+		ShowtimeID  func(childComplexity int) int
+		Version     func(childComplexity int) int
 	}
 
 	SeatState struct {
@@ -1162,6 +1163,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SeatMapEvent.Available(childComplexity), true
+	case "SeatMapEvent.fromVersion":
+		if e.ComplexityRoot.SeatMapEvent.FromVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeatMapEvent.FromVersion(childComplexity), true
 	case "SeatMapEvent.kind":
 		if e.ComplexityRoot.SeatMapEvent.Kind == nil {
 			break
@@ -2071,6 +2078,14 @@ type SeatMapEvent {
   kind: SeatMapEventKind!
   """The showtime."""
   showtimeId: ID!
+  """
+  The version the event applies to. The client rule: a SNAPSHOT (fromVersion 0) replaces
+  the whole map, whatever its version, and sets the map's version to ` + "`" + `version` + "`" + `; a DELTA
+  whose ` + "`" + `fromVersion` + "`" + ` is the map's version is applied and moves the map to ` + "`" + `version` + "`" + `; a
+  DELTA whose ` + "`" + `version` + "`" + ` is at or below the map's is ignored; any other DELTA means a change
+  was missed: subscribe again (the server sends a fresh SNAPSHOT itself when it notices).
+  """
+  fromVersion: Int!
   """The seat map's version after the event."""
   version: Int!
   """How many seats are free after the event."""
@@ -2503,6 +2518,8 @@ func (ec *executionContext) childFields_SeatMapEvent(ctx context.Context, field 
 		return ec.fieldContext_SeatMapEvent_kind(ctx, field)
 	case "showtimeId":
 		return ec.fieldContext_SeatMapEvent_showtimeId(ctx, field)
+	case "fromVersion":
+		return ec.fieldContext_SeatMapEvent_fromVersion(ctx, field)
 	case "version":
 		return ec.fieldContext_SeatMapEvent_version(ctx, field)
 	case "available":
@@ -6685,6 +6702,29 @@ func (ec *executionContext) fieldContext_SeatMapEvent_showtimeId(_ context.Conte
 	return graphql.NewScalarFieldContext("SeatMapEvent", field, false, false, "ID")
 }
 
+func (ec *executionContext) _SeatMapEvent_fromVersion(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMapEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeatMapEvent_fromVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FromVersion, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeatMapEvent_fromVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeatMapEvent", field, false, false, "Int")
+}
+
 func (ec *executionContext) _SeatMapEvent_version(ctx context.Context, field graphql.CollectedField, obj *seatflow.SeatMapEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10372,6 +10412,11 @@ func (ec *executionContext) _SeatMapEvent(ctx context.Context, sel ast.Selection
 			}
 		case "showtimeId":
 			out.Values[i] = ec._SeatMapEvent_showtimeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fromVersion":
+			out.Values[i] = ec._SeatMapEvent_fromVersion(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -85,7 +85,7 @@ export async function onSaleShowtimes() {
 }
 
 /** Which showtime each test file uses (an index into onSaleShowtimes). */
-export const SHOWTIME = { graphqlWs: 0, legacyWs: 1, apollo: 2, urql: 3, normalized: 4 }; // normalized uses 4 and 5
+export const SHOWTIME = { graphqlWs: 0, legacyWs: 1, apollo: 2, urql: 3, normalized: 4, keeper: 6 }; // normalized uses 4 and 5
 
 /** showtimeFor returns the id of the showtime a test file owns. */
 export async function showtimeFor(index) {

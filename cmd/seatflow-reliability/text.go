@@ -147,8 +147,9 @@ const footer = `## What the suite found and what changed
   work keeps it; a hold whose commit failed releases its seats on a clean-up deadline of its
   own; a Redis deadline is SERVICE_UNAVAILABLE.
 - **Watchers of an instance cut from Redis kept a frozen map.** The live hub now ends every
-  watch when it has not heard its own heartbeat for 3 s (the client sees the subscription
-  complete and resubscribes, through the load balancer, to an instance that reaches Redis),
+  watch when every heartbeat it tried to publish for 3 s failed (the client gets an error
+  carrying SERVICE_UNAVAILABLE and resubscribes, through the load balancer, to an instance
+  that reaches Redis); a busy instance that hears its own heartbeat late ends none,
   and it stops vouching for a seat-map version (memoized maps) as soon as a heartbeat fails
   to go out.
 - **payOrder and cancelOrder without Redis** committed in MySQL and left the seats to the
@@ -181,7 +182,7 @@ const footer = `## What the suite found and what changed
 ## Known limits
 
 - Watchers of an instance cut from Redis hear nothing until its live hub notices (3 s
-  without its heartbeat) and they resubscribe elsewhere: scenario 6's live frames run up to
+  of failed heartbeats) and they resubscribe elsewhere: scenario 6's live frames run up to
   about 3 s behind.
 - While Redis has lost a showtime's seat hash (scenario 9, between the loss and the
   rebuild), a seat map answers every seat UNAVAILABLE ("never sold"), a status the seats

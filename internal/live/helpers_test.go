@@ -169,8 +169,11 @@ func follow(t *testing.T, ch <-chan *seatflow.SeatMapEvent, m map[int]seatflow.S
 	var kinds []seatflow.SeatMapEventKind
 	for last < version {
 		ev := next(t, ch)
-		if ev.Kind == seatflow.EventDelta && ev.Version != last+1 {
-			t.Fatalf("DELTA version %d after version %d: a change was skipped", ev.Version, last)
+		if ev.Kind == seatflow.EventDelta && (ev.Version != last+1 || ev.FromVersion != last) {
+			t.Fatalf("DELTA from version %d to %d after version %d: a change was skipped", ev.FromVersion, ev.Version, last)
+		}
+		if ev.Kind == seatflow.EventSnapshot && ev.FromVersion != 0 {
+			t.Fatalf("SNAPSHOT v%d from version %d, want 0", ev.Version, ev.FromVersion)
 		}
 		m, last = applyEvent(m, ev), ev.Version
 		kinds = append(kinds, ev.Kind)

@@ -6,6 +6,7 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,14 +47,26 @@ var errNotRunning = seatflow.Unavailable("live seat map", errors.New("the hub is
 
 // Heartbeat: every hub publishes a beat this often on keys.LiveBeat and listens to it; a
 // hub that has heard no beat for beatStale does not vouch for the versions it knows.
-// A hub that has heard no beat for beatLost takes its pub/sub connection for lost and ends
-// every watch (the client sees the subscription complete): the maps can no longer be kept
-// current, and a client that subscribes again, to an instance that reaches Redis, gets a
-// fresh snapshot instead of a map that silently stopped changing.
+//
+// Lateness never ends a watch: a busy instance reads its own beats late (its loop is
+// behind, its timers fire late), and that says nothing about Redis. A watch ends only when
+// Redis is really lost: every beat attempted for redisLost failed (an error from Redis or
+// the connection, or no answer within the client's timeouts; counted from the start of the
+// first failed attempt). Lateness alone fails no publish to a reachable Redis. The watchers then get
+// errRedisLost, carrying a code, and subscribe again; until then a pub/sub connection that
+// drops is restored by go-redis (its health check pings it), and the confirmations of the
+// restored subscriptions resync every watcher (ReasonReconnect).
 const (
 	beatEvery = 250 * time.Millisecond
 	beatStale = time.Second
-	beatLost  = 3 * time.Second
+	redisLost = 3 * time.Second
+)
+
+// Why the server ends a watch (the client subscribes again and resets its map from the
+// SNAPSHOT it gets first); a watch its client ends closes without a reason.
+var (
+	errRedisLost    = seatflow.Unavailable("live seat map", errors.New("Redis cannot be reached"))
+	errShuttingDown = seatflow.Unavailable("live seat map", errors.New("the instance is shutting down"))
 )
 
 // Options tunes a Hub.
@@ -63,6 +76,8 @@ type Options struct {
 	Buffer int
 	// Log receives the hub's errors; slog.Default() when nil.
 	Log *slog.Logger
+
+	lostAfter time.Duration // redisLost when 0; shorter in tests
 }
 
 // Hub fans seat-map deltas out to the local watchers of each showtime. There is one per
@@ -78,7 +93,11 @@ type Hub struct {
 	// beatFailed is the unix ns of the last heartbeat this hub could not publish: Redis
 	// refused it, so the hub stops vouching at once instead of beatStale later.
 	beatFailed atomic.Int64
-	snapshots  coalesce.Group[int, *seatflow.SeatMapEvent]
+	// failingSince is the unix ns at which the first of the beats that failed in a row
+	// since the last one that went out was attempted; 0 while beats go out.
+	failingSince atomic.Int64
+	lostAfter    time.Duration // redisLost; shorter in tests
+	snapshots    coalesce.Group[int, *seatflow.SeatMapEvent]
 
 	started chan struct{} // closed when Run has opened the pub/sub connection
 	done    chan struct{} // closed when Run has ended: every watcher ends too
@@ -141,10 +160,11 @@ func NewHub(rdb redis.UniversalClient, k keys.Keys, store *seats.Store, opts Opt
 	}
 	return &Hub{
 		rdb: rdb, keys: k, store: store, buffer: opts.Buffer, log: opts.Log,
-		started: make(chan struct{}),
-		done:    make(chan struct{}),
-		shows:   map[string]*show{},
-		pending: map[string]int{},
+		lostAfter: cmp.Or(opts.lostAfter, redisLost),
+		started:   make(chan struct{}),
+		done:      make(chan struct{}),
+		shows:     map[string]*show{},
+		pending:   map[string]int{},
 	}
 }
 
@@ -174,7 +194,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		h.ended = true
 		for _, s := range h.shows {
 			for w := range s.watchers {
-				h.closeWatcher(w)
+				h.closeWatcher(w, errShuttingDown)
 			}
 		}
 		h.shows = map[string]*show{}
@@ -191,7 +211,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-watchdog.C:
-			if last := h.lastBeat.Load(); last != 0 && time.Since(time.Unix(0, last)) > beatLost {
+			if since := h.failingSince.Load(); since != 0 && time.Since(time.Unix(0, since)) > h.lostAfter {
 				h.endWatches()
 			}
 		case m, ok := <-msgs:
@@ -214,21 +234,22 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 }
 
-// endWatches ends every watch of the hub (see beatLost). The shows stay subscribed: when
-// the connection is restored, a new watcher of one of them reads its snapshot at once.
+// endWatches ends every watch of the hub with errRedisLost (see redisLost). The shows
+// stay subscribed: when Redis is back, a new watcher of one of them reads its snapshot at
+// once.
 func (h *Hub) endWatches() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n := 0
 	for _, s := range h.shows {
 		for w := range s.watchers {
-			h.closeWatcher(w)
+			h.closeWatcher(w, errRedisLost)
 			n++
 		}
 	}
 	if n > 0 {
-		h.log.Warn("live: no heartbeat heard from Redis; ended every seat-map watch so clients resubscribe",
-			"watches", n, "silent", time.Since(time.Unix(0, h.lastBeat.Load())).Round(time.Millisecond))
+		h.log.Warn("live: Redis cannot be reached; ended every seat-map watch so clients resubscribe",
+			"watches", n, "failing", time.Since(time.Unix(0, h.failingSince.Load())).Round(time.Millisecond))
 	}
 }
 
@@ -322,7 +343,7 @@ func (h *Hub) offer(w *watcher, ev *seatflow.SeatMapEvent) {
 // template and the seats free after it. The event is shared read-only by every watcher
 // of the show; h.mu is held.
 func (s *show) deltaEvent(d seats.Delta) *seatflow.SeatMapEvent {
-	ev := &seatflow.SeatMapEvent{Kind: seatflow.EventDelta, ShowtimeID: s.id, Version: d.Version,
+	ev := &seatflow.SeatMapEvent{Kind: seatflow.EventDelta, ShowtimeID: s.id, FromVersion: d.Version - 1, Version: d.Version,
 		Available: s.available, Seats: make([]seatflow.SeatState, 0, len(d.Changes))}
 	for _, c := range d.Changes {
 		id, err := strconv.Atoi(c.SeatID)
@@ -393,8 +414,14 @@ func (h *Hub) beat(ctx context.Context, channel string) {
 	t := time.NewTicker(beatEvery)
 	defer t.Stop()
 	for {
-		if err := h.rdb.Publish(ctx, channel, "").Err(); err != nil && ctx.Err() == nil {
+		attempt := time.Now().UnixNano()
+		err := h.rdb.Publish(ctx, channel, "").Err()
+		switch {
+		case err == nil:
+			h.failingSince.Store(0)
+		case ctx.Err() == nil:
 			h.beatFailed.Store(time.Now().UnixNano())
+			h.failingSince.CompareAndSwap(0, attempt)
 		}
 		select {
 		case <-ctx.Done():

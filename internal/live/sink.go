@@ -13,9 +13,11 @@ type Sink interface {
 	Full() bool
 	// Drop forgets the events queued but not yet sent: a snapshot supersedes them.
 	Drop()
-	// Close ends the stream: no event follows. The hub calls it once, when the watch
-	// ends (its context) or the hub stops.
-	Close()
+	// Close ends the stream: no event follows. The hub calls it once: with nil when the
+	// watch's context ended (its client stopped it), with why (an error carrying a code)
+	// when the server ends it: Redis lost, the instance shutting down. A client told why
+	// subscribes again and resets its map from the SNAPSHOT that comes first.
+	Close(why error)
 }
 
 // chanSink is a Sink on a buffered channel, for a consumer that reads a channel (the
@@ -48,7 +50,9 @@ func (s *chanSink) Drop() {
 	}
 }
 
-func (s *chanSink) Close() { close(s.ch) }
+// Close closes the channel: the executor ends the subscription with complete, which the
+// clients the project ships also answer by subscribing again.
+func (s *chanSink) Close(error) { close(s.ch) }
 
 // discard is the sink of a watcher whose watch failed before it began.
 type discard struct{}
@@ -56,4 +60,4 @@ type discard struct{}
 func (discard) Put(*seatflow.SeatMapEvent) bool { return true }
 func (discard) Full() bool                      { return false }
 func (discard) Drop()                           {}
-func (discard) Close()                          {}
+func (discard) Close(error)                     {}

@@ -116,7 +116,7 @@ func (h *Hub) leave(w *watcher) {
 	if w.closed {
 		return
 	}
-	h.closeWatcher(w)
+	h.closeWatcher(w, nil)
 	s := w.show
 	if len(s.watchers) > 0 || h.shows[s.channel] != s {
 		return
@@ -130,14 +130,14 @@ func (h *Hub) leave(w *watcher) {
 	}
 }
 
-// closeWatcher takes a watcher out of its show, closes its channel and gives its
-// subscription slot back; h.mu is held.
-func (h *Hub) closeWatcher(w *watcher) {
+// closeWatcher takes a watcher out of its show, closes its sink (with why, when the
+// server ends the watch) and gives its subscription slot back; h.mu is held.
+func (h *Hub) closeWatcher(w *watcher, why error) {
 	w.closed = true
 	delete(w.show.watchers, w)
 	activeSubscriptions.Dec()
 	// The slot goes back before the channel closes, so a client that sees the end may
 	// subscribe again at once.
 	w.release()
-	w.sink.Close()
+	w.sink.Close(why)
 }

@@ -36,6 +36,7 @@ const (
 	available
 	seatStates
 	eventKind
+	fromVersion
 	// SeatState
 	stateID
 	state
@@ -61,7 +62,7 @@ type Plan struct {
 var kinds = map[string]map[string]kind{
 	"SeatMap": {"id": seatMapID, "showtimeId": showtimeID, "version": version, "available": available,
 		"seats": seatStates},
-	"SeatMapEvent": {"kind": eventKind, "showtimeId": showtimeID, "version": version, "available": available,
+	"SeatMapEvent": {"kind": eventKind, "showtimeId": showtimeID, "fromVersion": fromVersion, "version": version, "available": available,
 		"seats": seatStates},
 	"SeatState": {"id": stateID, "seat": seat, "status": state},
 	"Seat": {"id": seatID, "row": seatRow, "number": seatNumber, "x": seatX, "y": seatY, "kind": seatKind,
@@ -152,6 +153,8 @@ func (p *Plan) WriteEvent(w *bytes.Buffer, ev *seatflow.SeatMapEvent) {
 			writeString(w, string(ev.Kind))
 		case showtimeID:
 			writeID(w, nodeid.Showtime, ev.ShowtimeID)
+		case fromVersion:
+			writeInt(w, ev.FromVersion)
 		case version:
 			writeInt(w, ev.Version)
 		case available:

@@ -191,6 +191,23 @@ func (op *operation) Full() bool { return op.c.full() }
 // Drop forgets the operation's events still queued.
 func (op *operation) Drop() { op.c.unqueue(op) }
 
-// Close ends the stream: the hub stopped, or the watch ended (the client stopped it, or
-// the connection closed).
-func (op *operation) Close() { op.finish() }
+// Close ends the stream. When the watch ended (the client stopped it, or the connection
+// closed) it sends complete; when the server ended it (why: Redis lost, the instance
+// shutting down) it sends an error message carrying why's code instead, which ends the
+// operation in both protocols; the client subscribes again.
+func (op *operation) Close(why error) {
+	if why == nil {
+		op.finish()
+		return
+	}
+	op.mu.Lock()
+	stopped := op.stopped
+	op.stopped = true
+	op.mu.Unlock()
+	if !stopped {
+		op.c.send(op.c.proto.errorFrame(op.id, gqlerror.List{{Message: seatflow.ErrorMessage(why),
+			Extensions: map[string]any{"code": seatflow.ErrorCode(why)}}}))
+	}
+	op.forget()
+	op.cancel()
+}

@@ -105,7 +105,7 @@
 }`;
 
   const SUBSCRIPTION_Q = `subscription DemoSeatMap($id: ID!) {
-  seatMap(showtimeId: $id) { kind showtimeId version seats { seat { id } status } }
+  seatMap(showtimeId: $id) { kind showtimeId fromVersion version seats { seat { id } status } }
 }`;
 
   function closeShowtime() {
@@ -200,15 +200,20 @@
         }
         if (payload && payload.data && payload.data.seatMap) {
           state.wsRetry = 0;
-          applyEvent(payload.data.seatMap);
+          if (!applyEvent(payload.data.seatMap)) { resubscribe(); return; } // a change was missed
           setLive('live');
         }
       },
+      // The server ended the subscription (an error carrying a code: Redis lost, the
+      // instance shutting down; or complete): subscribe again, on a new connection, after a
+      // pause. The SNAPSHOT that comes first resets the map.
       error: (payload) => {
         const e = (payload && payload[0]) || {};
-        showError({ code: (e.extensions || {}).code, message: e.message, extensions: e.extensions });
+        const code = (e.extensions || {}).code;
+        if (code !== 'SERVICE_UNAVAILABLE') showError({ code, message: e.message, extensions: e.extensions });
+        resubscribe();
       },
-      complete: () => setLive('closed'),
+      complete: () => resubscribe(),
       close: (ev) => {
         state.ws = null;
         if (ev.code === 4403 || ev.code === 4401) {
@@ -216,12 +221,16 @@
           showError({ code: 'UNAUTHENTICATED' });
           return;
         }
-        state.wsRetry++;
-        setLive('reconnecting');
-        const delay = Math.min(10000, 500 * 2 ** Math.min(state.wsRetry, 5)) * (0.75 + Math.random() / 2);
-        setTimeout(() => { if (gen === state.wsGen) connectLive(showId); }, delay);
+        resubscribe();
       },
     });
+    function resubscribe() {
+      if (gen !== state.wsGen) return;
+      state.wsRetry++;
+      setLive('reconnecting');
+      const delay = Math.min(10000, 500 * 2 ** Math.min(state.wsRetry, 5)) * (0.75 + Math.random() / 2);
+      setTimeout(() => { if (gen === state.wsGen) connectLive(showId); }, delay);
+    }
     setLive(state.wsRetry > 0 ? 'reconnecting' : 'connecting');
   }
 

@@ -161,11 +161,17 @@ window.SeatFlow.view = (state, onSeat) => {
     grid.replaceChildren(...nodes);
   }
 
-  // applyEvent applies a seat-map event: SNAPSHOT replaces every state, DELTA updates the
-  // listed seats; an event at or below the last version seen is ignored.
+  // applyEvent applies a seat-map event by the schema's rule: a SNAPSHOT replaces every
+  // state whatever its version (the server's versions may start again after its Redis came
+  // back empty); a DELTA whose fromVersion is the map's version updates the listed seats,
+  // one at or below the map's version is ignored. It returns false for any other DELTA: a
+  // change was missed, and the caller subscribes again.
   function applyEvent(ev) {
-    if (!state.showtime || !ev || (ev.showtimeId && String(ev.showtimeId) !== String(state.showtime.id))) return;
-    if (ev.version <= state.version) return;
+    if (!state.showtime || !ev || (ev.showtimeId && String(ev.showtimeId) !== String(state.showtime.id))) return true;
+    if (ev.kind !== 'SNAPSHOT') {
+      if (ev.version <= state.version) return true;
+      if (ev.fromVersion !== undefined && ev.fromVersion !== state.version) return false;
+    }
     state.version = ev.version;
     const listed = new Map(ev.seats.map((s) => [String(s.seat.id), s.status]));
     if (ev.kind === 'SNAPSHOT') {
@@ -177,6 +183,7 @@ window.SeatFlow.view = (state, onSeat) => {
       }
     }
     render();
+    return true;
   }
 
   function render() {
