@@ -17,15 +17,12 @@ type DefaultCinema struct {
 	TimeZone string // "UTC" when empty
 }
 
-// assignDefaultCinema makes the default cinema when halls need one and no cinema exists,
-// and puts every hall without a cinema into the oldest cinema (the default one). It is
-// idempotent: a migrated database has no hall without a cinema and is left as it is.
+// assignDefaultCinema makes the default cinema when no cinema exists (a new database too:
+// a hall created without a cinema joins it), and puts every hall without a cinema into
+// the oldest cinema (the default one). It is idempotent: a migrated database has a cinema
+// and no hall without one, and is left as it is.
 // Migrate runs it under the migration lock, so two instances never make two defaults.
 func assignDefaultCinema(ctx context.Context, client *ent.Client, def DefaultCinema) error {
-	orphans, err := client.Hall.Query().Where(hall.CinemaIDIsNil()).Count(ctx)
-	if err != nil || orphans == 0 {
-		return err
-	}
 	c, err := client.Cinema.Query().Order(ent.Asc(cinema.FieldID)).First(ctx)
 	if ent.IsNotFound(err) {
 		name, zone := def.Name, def.TimeZone
