@@ -12,6 +12,7 @@ import (
 	"seatflow/ent/migrate"
 
 	"seatflow/ent/cacheoutbox"
+	"seatflow/ent/cinema"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/offlinescan"
@@ -41,6 +42,8 @@ type Client struct {
 	Schema *migrate.Schema
 	// CacheOutbox is the client for interacting with the CacheOutbox builders.
 	CacheOutbox *CacheOutboxClient
+	// Cinema is the client for interacting with the Cinema builders.
+	Cinema *CinemaClient
 	// Hall is the client for interacting with the Hall builders.
 	Hall *HallClient
 	// Movie is the client for interacting with the Movie builders.
@@ -79,6 +82,7 @@ func NewClient(opts ...Option) *Client {
 func (c *Client) init() {
 	c.Schema = migrate.NewSchema(c.driver)
 	c.CacheOutbox = NewCacheOutboxClient(c.config)
+	c.Cinema = NewCinemaClient(c.config)
 	c.Hall = NewHallClient(c.config)
 	c.Movie = NewMovieClient(c.config)
 	c.OfflineScan = NewOfflineScanClient(c.config)
@@ -185,6 +189,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		ctx:           ctx,
 		config:        cfg,
 		CacheOutbox:   NewCacheOutboxClient(cfg),
+		Cinema:        NewCinemaClient(cfg),
 		Hall:          NewHallClient(cfg),
 		Movie:         NewMovieClient(cfg),
 		OfflineScan:   NewOfflineScanClient(cfg),
@@ -218,6 +223,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		ctx:           ctx,
 		config:        cfg,
 		CacheOutbox:   NewCacheOutboxClient(cfg),
+		Cinema:        NewCinemaClient(cfg),
 		Hall:          NewHallClient(cfg),
 		Movie:         NewMovieClient(cfg),
 		OfflineScan:   NewOfflineScanClient(cfg),
@@ -260,9 +266,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.CacheOutbox, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat, c.Payment,
-		c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime, c.Ticket,
-		c.TicketKey,
+		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat,
+		c.Payment, c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime,
+		c.Ticket, c.TicketKey,
 	} {
 		n.Use(hooks...)
 	}
@@ -272,9 +278,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.CacheOutbox, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat, c.Payment,
-		c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime, c.Ticket,
-		c.TicketKey,
+		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat,
+		c.Payment, c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime,
+		c.Ticket, c.TicketKey,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -285,6 +291,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 	switch m := m.(type) {
 	case *CacheOutboxMutation:
 		return c.CacheOutbox.mutate(ctx, m)
+	case *CinemaMutation:
+		return c.Cinema.mutate(ctx, m)
 	case *HallMutation:
 		return c.Hall.mutate(ctx, m)
 	case *MovieMutation:
@@ -449,6 +457,155 @@ func (c *CacheOutboxClient) mutate(ctx context.Context, m *CacheOutboxMutation) 
 	}
 }
 
+// CinemaClient is a client for the Cinema schema.
+type CinemaClient struct {
+	config
+}
+
+// NewCinemaClient returns a client for the Cinema from the given config.
+func NewCinemaClient(c config) *CinemaClient {
+	return &CinemaClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `cinema.Hooks(f(g(h())))`.
+func (c *CinemaClient) Use(hooks ...Hook) {
+	c.hooks.Cinema = append(c.hooks.Cinema, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `cinema.Intercept(f(g(h())))`.
+func (c *CinemaClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Cinema = append(c.inters.Cinema, interceptors...)
+}
+
+// Create returns a builder for creating a Cinema entity.
+func (c *CinemaClient) Create() *CinemaCreate {
+	mutation := newCinemaMutation(c.config, OpCreate)
+	return &CinemaCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Cinema entities.
+func (c *CinemaClient) CreateBulk(builders ...*CinemaCreate) *CinemaCreateBulk {
+	return &CinemaCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *CinemaClient) MapCreateBulk(slice any, setFunc func(*CinemaCreate, int)) *CinemaCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &CinemaCreateBulk{err: fmt.Errorf("calling to CinemaClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*CinemaCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &CinemaCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Cinema.
+func (c *CinemaClient) Update() *CinemaUpdate {
+	mutation := newCinemaMutation(c.config, OpUpdate)
+	return &CinemaUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *CinemaClient) UpdateOne(_m *Cinema) *CinemaUpdateOne {
+	mutation := newCinemaMutation(c.config, OpUpdateOne, withCinema(_m))
+	return &CinemaUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *CinemaClient) UpdateOneID(id int) *CinemaUpdateOne {
+	mutation := newCinemaMutation(c.config, OpUpdateOne, withCinemaID(id))
+	return &CinemaUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Cinema.
+func (c *CinemaClient) Delete() *CinemaDelete {
+	mutation := newCinemaMutation(c.config, OpDelete)
+	return &CinemaDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *CinemaClient) DeleteOne(_m *Cinema) *CinemaDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *CinemaClient) DeleteOneID(id int) *CinemaDeleteOne {
+	builder := c.Delete().Where(cinema.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &CinemaDeleteOne{builder}
+}
+
+// Query returns a query builder for Cinema.
+func (c *CinemaClient) Query() *CinemaQuery {
+	return &CinemaQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeCinema},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Cinema entity by its id.
+func (c *CinemaClient) Get(ctx context.Context, id int) (*Cinema, error) {
+	return c.Query().Where(cinema.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *CinemaClient) GetX(ctx context.Context, id int) *Cinema {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryHalls queries the halls edge of a Cinema.
+func (c *CinemaClient) QueryHalls(_m *Cinema) *HallQuery {
+	query := (&HallClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(cinema.Table, cinema.FieldID, id),
+			sqlgraph.To(hall.Table, hall.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, cinema.HallsTable, cinema.HallsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *CinemaClient) Hooks() []Hook {
+	return c.hooks.Cinema
+}
+
+// Interceptors returns the client interceptors.
+func (c *CinemaClient) Interceptors() []Interceptor {
+	return c.inters.Cinema
+}
+
+func (c *CinemaClient) mutate(ctx context.Context, m *CinemaMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&CinemaCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&CinemaUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&CinemaUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&CinemaDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Cinema mutation op: %q", m.Op())
+	}
+}
+
 // HallClient is a client for the Hall schema.
 type HallClient struct {
 	config
@@ -582,6 +739,22 @@ func (c *HallClient) QueryShowtimes(_m *Hall) *ShowtimeQuery {
 			sqlgraph.From(hall.Table, hall.FieldID, id),
 			sqlgraph.To(showtime.Table, showtime.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, hall.ShowtimesTable, hall.ShowtimesColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryCinema queries the cinema edge of a Hall.
+func (c *HallClient) QueryCinema(_m *Hall) *CinemaQuery {
+	query := (&CinemaClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(hall.Table, hall.FieldID, id),
+			sqlgraph.To(cinema.Table, cinema.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, hall.CinemaTable, hall.CinemaColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil
@@ -2437,12 +2610,13 @@ func (c *TicketKeyClient) mutate(ctx context.Context, m *TicketKeyMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		CacheOutbox, Hall, Movie, OfflineScan, Order, OrderSeat, Payment, PaymentEvent,
-		ReconcileRun, Seat, SeatOccupancy, Showtime, Ticket, TicketKey []ent.Hook
+		CacheOutbox, Cinema, Hall, Movie, OfflineScan, Order, OrderSeat, Payment,
+		PaymentEvent, ReconcileRun, Seat, SeatOccupancy, Showtime, Ticket,
+		TicketKey []ent.Hook
 	}
 	inters struct {
-		CacheOutbox, Hall, Movie, OfflineScan, Order, OrderSeat, Payment, PaymentEvent,
-		ReconcileRun, Seat, SeatOccupancy, Showtime, Ticket,
+		CacheOutbox, Cinema, Hall, Movie, OfflineScan, Order, OrderSeat, Payment,
+		PaymentEvent, ReconcileRun, Seat, SeatOccupancy, Showtime, Ticket,
 		TicketKey []ent.Interceptor
 	}
 )

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"seatflow/ent/cacheoutbox"
+	"seatflow/ent/cinema"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/offlinescan"
@@ -87,6 +88,7 @@ func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
 			cacheoutbox.Table:   cacheoutbox.ValidColumn,
+			cinema.Table:        cinema.ValidColumn,
 			hall.Table:          hall.ValidColumn,
 			movie.Table:         movie.ValidColumn,
 			offlinescan.Table:   offlinescan.ValidColumn,

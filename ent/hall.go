@@ -4,6 +4,7 @@ package ent
 
 import (
 	"fmt"
+	"seatflow/ent/cinema"
 	"seatflow/ent/hall"
 	"strings"
 	"time"
@@ -21,6 +22,8 @@ type Hall struct {
 	Name string `json:"name,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
+	// CinemaID holds the value of the "cinema_id" field.
+	CinemaID int `json:"cinema_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the HallQuery when eager-loading is set.
 	Edges        HallEdges `json:"edges"`
@@ -33,9 +36,11 @@ type HallEdges struct {
 	Seats []*Seat `json:"seats,omitempty"`
 	// Showtimes holds the value of the showtimes edge.
 	Showtimes []*Showtime `json:"showtimes,omitempty"`
+	// Cinema holds the value of the cinema edge.
+	Cinema *Cinema `json:"cinema,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [2]bool
+	loadedTypes [3]bool
 }
 
 // SeatsOrErr returns the Seats value or an error if the edge
@@ -56,12 +61,23 @@ func (e HallEdges) ShowtimesOrErr() ([]*Showtime, error) {
 	return nil, &NotLoadedError{edge: "showtimes"}
 }
 
+// CinemaOrErr returns the Cinema value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e HallEdges) CinemaOrErr() (*Cinema, error) {
+	if e.Cinema != nil {
+		return e.Cinema, nil
+	} else if e.loadedTypes[2] {
+		return nil, &NotFoundError{label: cinema.Label}
+	}
+	return nil, &NotLoadedError{edge: "cinema"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Hall) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case hall.FieldID:
+		case hall.FieldID, hall.FieldCinemaID:
 			values[i] = new(sql.NullInt64)
 		case hall.FieldName:
 			values[i] = new(sql.NullString)
@@ -100,6 +116,12 @@ func (_m *Hall) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.CreatedAt = value.Time
 			}
+		case hall.FieldCinemaID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field cinema_id", values[i])
+			} else if value.Valid {
+				_m.CinemaID = int(value.Int64)
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -121,6 +143,11 @@ func (_m *Hall) QuerySeats() *SeatQuery {
 // QueryShowtimes queries the "showtimes" edge of the Hall entity.
 func (_m *Hall) QueryShowtimes() *ShowtimeQuery {
 	return NewHallClient(_m.config).QueryShowtimes(_m)
+}
+
+// QueryCinema queries the "cinema" edge of the Hall entity.
+func (_m *Hall) QueryCinema() *CinemaQuery {
+	return NewHallClient(_m.config).QueryCinema(_m)
 }
 
 // Update returns a builder for updating this Hall.
@@ -151,6 +178,9 @@ func (_m *Hall) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))
+	builder.WriteString(", ")
+	builder.WriteString("cinema_id=")
+	builder.WriteString(fmt.Sprintf("%v", _m.CinemaID))
 	builder.WriteByte(')')
 	return builder.String()
 }

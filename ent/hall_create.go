@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow/ent/cinema"
 	"seatflow/ent/hall"
 	"seatflow/ent/seat"
 	"seatflow/ent/showtime"
@@ -33,6 +34,20 @@ func (_c *HallCreate) SetName(v string) *HallCreate {
 // SetCreatedAt sets the "created_at" field.
 func (_c *HallCreate) SetCreatedAt(v time.Time) *HallCreate {
 	_c.mutation.SetCreatedAt(v)
+	return _c
+}
+
+// SetCinemaID sets the "cinema_id" field.
+func (_c *HallCreate) SetCinemaID(v int) *HallCreate {
+	_c.mutation.SetCinemaID(v)
+	return _c
+}
+
+// SetNillableCinemaID sets the "cinema_id" field if the given value is not nil.
+func (_c *HallCreate) SetNillableCinemaID(v *int) *HallCreate {
+	if v != nil {
+		_c.SetCinemaID(*v)
+	}
 	return _c
 }
 
@@ -64,6 +79,11 @@ func (_c *HallCreate) AddShowtimes(v ...*Showtime) *HallCreate {
 		ids[i] = v[i].ID
 	}
 	return _c.AddShowtimeIDs(ids...)
+}
+
+// SetCinema sets the "cinema" edge to the Cinema entity.
+func (_c *HallCreate) SetCinema(v *Cinema) *HallCreate {
+	return _c.SetCinemaID(v.ID)
 }
 
 // Mutation returns the HallMutation object of the builder.
@@ -178,6 +198,23 @@ func (_c *HallCreate) createSpec() (*Hall, *sqlgraph.CreateSpec) {
 		}
 		_spec.Edges = append(_spec.Edges, edge)
 	}
+	if nodes := _c.mutation.CinemaIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   hall.CinemaTable,
+			Columns: []string{hall.CinemaColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(cinema.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.CinemaID = nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
 	return _node, _spec
 }
 
@@ -242,6 +279,24 @@ func (u *HallUpsert) UpdateName() *HallUpsert {
 	return u
 }
 
+// SetCinemaID sets the "cinema_id" field.
+func (u *HallUpsert) SetCinemaID(v int) *HallUpsert {
+	u.Set(hall.FieldCinemaID, v)
+	return u
+}
+
+// UpdateCinemaID sets the "cinema_id" field to the value that was provided on create.
+func (u *HallUpsert) UpdateCinemaID() *HallUpsert {
+	u.SetExcluded(hall.FieldCinemaID)
+	return u
+}
+
+// ClearCinemaID clears the value of the "cinema_id" field.
+func (u *HallUpsert) ClearCinemaID() *HallUpsert {
+	u.SetNull(hall.FieldCinemaID)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -298,6 +353,27 @@ func (u *HallUpsertOne) SetName(v string) *HallUpsertOne {
 func (u *HallUpsertOne) UpdateName() *HallUpsertOne {
 	return u.Update(func(s *HallUpsert) {
 		s.UpdateName()
+	})
+}
+
+// SetCinemaID sets the "cinema_id" field.
+func (u *HallUpsertOne) SetCinemaID(v int) *HallUpsertOne {
+	return u.Update(func(s *HallUpsert) {
+		s.SetCinemaID(v)
+	})
+}
+
+// UpdateCinemaID sets the "cinema_id" field to the value that was provided on create.
+func (u *HallUpsertOne) UpdateCinemaID() *HallUpsertOne {
+	return u.Update(func(s *HallUpsert) {
+		s.UpdateCinemaID()
+	})
+}
+
+// ClearCinemaID clears the value of the "cinema_id" field.
+func (u *HallUpsertOne) ClearCinemaID() *HallUpsertOne {
+	return u.Update(func(s *HallUpsert) {
+		s.ClearCinemaID()
 	})
 }
 
@@ -522,6 +598,27 @@ func (u *HallUpsertBulk) SetName(v string) *HallUpsertBulk {
 func (u *HallUpsertBulk) UpdateName() *HallUpsertBulk {
 	return u.Update(func(s *HallUpsert) {
 		s.UpdateName()
+	})
+}
+
+// SetCinemaID sets the "cinema_id" field.
+func (u *HallUpsertBulk) SetCinemaID(v int) *HallUpsertBulk {
+	return u.Update(func(s *HallUpsert) {
+		s.SetCinemaID(v)
+	})
+}
+
+// UpdateCinemaID sets the "cinema_id" field to the value that was provided on create.
+func (u *HallUpsertBulk) UpdateCinemaID() *HallUpsertBulk {
+	return u.Update(func(s *HallUpsert) {
+		s.UpdateCinemaID()
+	})
+}
+
+// ClearCinemaID clears the value of the "cinema_id" field.
+func (u *HallUpsertBulk) ClearCinemaID() *HallUpsertBulk {
+	return u.Update(func(s *HallUpsert) {
+		s.ClearCinemaID()
 	})
 }
 

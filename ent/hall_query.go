@@ -7,6 +7,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"math"
+	"seatflow/ent/cinema"
 	"seatflow/ent/hall"
 	"seatflow/ent/predicate"
 	"seatflow/ent/seat"
@@ -27,6 +28,7 @@ type HallQuery struct {
 	predicates    []predicate.Hall
 	withSeats     *SeatQuery
 	withShowtimes *ShowtimeQuery
+	withCinema    *CinemaQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -100,6 +102,28 @@ func (_q *HallQuery) QueryShowtimes() *ShowtimeQuery {
 			sqlgraph.From(hall.Table, hall.FieldID, selector),
 			sqlgraph.To(showtime.Table, showtime.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, hall.ShowtimesTable, hall.ShowtimesColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryCinema chains the current query on the "cinema" edge.
+func (_q *HallQuery) QueryCinema() *CinemaQuery {
+	query := (&CinemaClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(hall.Table, hall.FieldID, selector),
+			sqlgraph.To(cinema.Table, cinema.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, hall.CinemaTable, hall.CinemaColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -301,6 +325,7 @@ func (_q *HallQuery) Clone() *HallQuery {
 		predicates:    append([]predicate.Hall{}, _q.predicates...),
 		withSeats:     _q.withSeats.Clone(),
 		withShowtimes: _q.withShowtimes.Clone(),
+		withCinema:    _q.withCinema.Clone(),
 		// clone intermediate query.
 		sql:  _q.sql.Clone(),
 		path: _q.path,
@@ -326,6 +351,17 @@ func (_q *HallQuery) WithShowtimes(opts ...func(*ShowtimeQuery)) *HallQuery {
 		opt(query)
 	}
 	_q.withShowtimes = query
+	return _q
+}
+
+// WithCinema tells the query-builder to eager-load the nodes that are connected to
+// the "cinema" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *HallQuery) WithCinema(opts ...func(*CinemaQuery)) *HallQuery {
+	query := (&CinemaClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withCinema = query
 	return _q
 }
 
@@ -407,9 +443,10 @@ func (_q *HallQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Hall, e
 	var (
 		nodes       = []*Hall{}
 		_spec       = _q.querySpec()
-		loadedTypes = [2]bool{
+		loadedTypes = [3]bool{
 			_q.withSeats != nil,
 			_q.withShowtimes != nil,
+			_q.withCinema != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -441,6 +478,12 @@ func (_q *HallQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Hall, e
 		if err := _q.loadShowtimes(ctx, query, nodes,
 			func(n *Hall) { n.Edges.Showtimes = []*Showtime{} },
 			func(n *Hall, e *Showtime) { n.Edges.Showtimes = append(n.Edges.Showtimes, e) }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withCinema; query != nil {
+		if err := _q.loadCinema(ctx, query, nodes, nil,
+			func(n *Hall, e *Cinema) { n.Edges.Cinema = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -507,6 +550,35 @@ func (_q *HallQuery) loadShowtimes(ctx context.Context, query *ShowtimeQuery, no
 	}
 	return nil
 }
+func (_q *HallQuery) loadCinema(ctx context.Context, query *CinemaQuery, nodes []*Hall, init func(*Hall), assign func(*Hall, *Cinema)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*Hall)
+	for i := range nodes {
+		fk := nodes[i].CinemaID
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(cinema.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "cinema_id" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
 
 func (_q *HallQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
@@ -532,6 +604,9 @@ func (_q *HallQuery) querySpec() *sqlgraph.QuerySpec {
 			if fields[i] != hall.FieldID {
 				_spec.Node.Columns = append(_spec.Node.Columns, fields[i])
 			}
+		}
+		if _q.withCinema != nil {
+			_spec.Node.AddColumnOnce(hall.FieldCinemaID)
 		}
 	}
 	if ps := _q.predicates; len(ps) > 0 {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow/ent/cinema"
 	"seatflow/ent/hall"
 	"seatflow/ent/predicate"
 	"seatflow/ent/seat"
@@ -43,6 +44,26 @@ func (_u *HallUpdate) SetNillableName(v *string) *HallUpdate {
 	return _u
 }
 
+// SetCinemaID sets the "cinema_id" field.
+func (_u *HallUpdate) SetCinemaID(v int) *HallUpdate {
+	_u.mutation.SetCinemaID(v)
+	return _u
+}
+
+// SetNillableCinemaID sets the "cinema_id" field if the given value is not nil.
+func (_u *HallUpdate) SetNillableCinemaID(v *int) *HallUpdate {
+	if v != nil {
+		_u.SetCinemaID(*v)
+	}
+	return _u
+}
+
+// ClearCinemaID clears the value of the "cinema_id" field.
+func (_u *HallUpdate) ClearCinemaID() *HallUpdate {
+	_u.mutation.ClearCinemaID()
+	return _u
+}
+
 // AddSeatIDs adds the "seats" edge to the Seat entity by IDs.
 func (_u *HallUpdate) AddSeatIDs(ids ...int) *HallUpdate {
 	_u.mutation.AddSeatIDs(ids...)
@@ -71,6 +92,11 @@ func (_u *HallUpdate) AddShowtimes(v ...*Showtime) *HallUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.AddShowtimeIDs(ids...)
+}
+
+// SetCinema sets the "cinema" edge to the Cinema entity.
+func (_u *HallUpdate) SetCinema(v *Cinema) *HallUpdate {
+	return _u.SetCinemaID(v.ID)
 }
 
 // Mutation returns the HallMutation object of the builder.
@@ -118,6 +144,12 @@ func (_u *HallUpdate) RemoveShowtimes(v ...*Showtime) *HallUpdate {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveShowtimeIDs(ids...)
+}
+
+// ClearCinema clears the "cinema" edge to the Cinema entity.
+func (_u *HallUpdate) ClearCinema() *HallUpdate {
+	_u.mutation.ClearCinema()
+	return _u
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -262,6 +294,35 @@ func (_u *HallUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.CinemaCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   hall.CinemaTable,
+			Columns: []string{hall.CinemaColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(cinema.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.CinemaIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   hall.CinemaTable,
+			Columns: []string{hall.CinemaColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(cinema.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{hall.Label}
@@ -296,6 +357,26 @@ func (_u *HallUpdateOne) SetNillableName(v *string) *HallUpdateOne {
 	return _u
 }
 
+// SetCinemaID sets the "cinema_id" field.
+func (_u *HallUpdateOne) SetCinemaID(v int) *HallUpdateOne {
+	_u.mutation.SetCinemaID(v)
+	return _u
+}
+
+// SetNillableCinemaID sets the "cinema_id" field if the given value is not nil.
+func (_u *HallUpdateOne) SetNillableCinemaID(v *int) *HallUpdateOne {
+	if v != nil {
+		_u.SetCinemaID(*v)
+	}
+	return _u
+}
+
+// ClearCinemaID clears the value of the "cinema_id" field.
+func (_u *HallUpdateOne) ClearCinemaID() *HallUpdateOne {
+	_u.mutation.ClearCinemaID()
+	return _u
+}
+
 // AddSeatIDs adds the "seats" edge to the Seat entity by IDs.
 func (_u *HallUpdateOne) AddSeatIDs(ids ...int) *HallUpdateOne {
 	_u.mutation.AddSeatIDs(ids...)
@@ -324,6 +405,11 @@ func (_u *HallUpdateOne) AddShowtimes(v ...*Showtime) *HallUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.AddShowtimeIDs(ids...)
+}
+
+// SetCinema sets the "cinema" edge to the Cinema entity.
+func (_u *HallUpdateOne) SetCinema(v *Cinema) *HallUpdateOne {
+	return _u.SetCinemaID(v.ID)
 }
 
 // Mutation returns the HallMutation object of the builder.
@@ -371,6 +457,12 @@ func (_u *HallUpdateOne) RemoveShowtimes(v ...*Showtime) *HallUpdateOne {
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveShowtimeIDs(ids...)
+}
+
+// ClearCinema clears the "cinema" edge to the Cinema entity.
+func (_u *HallUpdateOne) ClearCinema() *HallUpdateOne {
+	_u.mutation.ClearCinema()
+	return _u
 }
 
 // Where appends a list predicates to the HallUpdate builder.
@@ -538,6 +630,35 @@ func (_u *HallUpdateOne) sqlSave(ctx context.Context) (_node *Hall, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(showtime.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.CinemaCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   hall.CinemaTable,
+			Columns: []string{hall.CinemaColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(cinema.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.CinemaIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   hall.CinemaTable,
+			Columns: []string{hall.CinemaColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(cinema.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

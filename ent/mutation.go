@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"seatflow"
 	"seatflow/ent/cacheoutbox"
+	"seatflow/ent/cinema"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/offlinescan"
@@ -39,6 +40,7 @@ const (
 
 	// Node types.
 	TypeCacheOutbox   = "CacheOutbox"
+	TypeCinema        = "Cinema"
 	TypeHall          = "Hall"
 	TypeMovie         = "Movie"
 	TypeOfflineScan   = "OfflineScan"
@@ -526,6 +528,587 @@ func (m *CacheOutboxMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown CacheOutbox edge %s", name)
 }
 
+// CinemaMutation represents an operation that mutates the Cinema nodes in the graph.
+type CinemaMutation struct {
+	config
+	op            Op
+	typ           string
+	id            *int
+	name          *string
+	time_zone     *string
+	address       *string
+	created_at    *time.Time
+	clearedFields map[string]struct{}
+	halls         map[int]struct{}
+	removedhalls  map[int]struct{}
+	clearedhalls  bool
+	done          bool
+	oldValue      func(context.Context) (*Cinema, error)
+	predicates    []predicate.Cinema
+}
+
+var _ ent.Mutation = (*CinemaMutation)(nil)
+
+// cinemaOption allows management of the mutation configuration using functional options.
+type cinemaOption func(*CinemaMutation)
+
+// newCinemaMutation creates new mutation for the Cinema entity.
+func newCinemaMutation(c config, op Op, opts ...cinemaOption) *CinemaMutation {
+	m := &CinemaMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeCinema,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withCinemaID sets the ID field of the mutation.
+func withCinemaID(id int) cinemaOption {
+	return func(m *CinemaMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *Cinema
+		)
+		m.oldValue = func(ctx context.Context) (*Cinema, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().Cinema.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withCinema sets the old Cinema of the mutation.
+func withCinema(node *Cinema) cinemaOption {
+	return func(m *CinemaMutation) {
+		m.oldValue = func(context.Context) (*Cinema, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m CinemaMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m CinemaMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *CinemaMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *CinemaMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().Cinema.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetName sets the "name" field.
+func (m *CinemaMutation) SetName(s string) {
+	m.name = &s
+}
+
+// Name returns the value of the "name" field in the mutation.
+func (m *CinemaMutation) Name() (r string, exists bool) {
+	v := m.name
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldName returns the old "name" field's value of the Cinema entity.
+// If the Cinema object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CinemaMutation) OldName(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldName is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldName requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldName: %w", err)
+	}
+	return oldValue.Name, nil
+}
+
+// ResetName resets all changes to the "name" field.
+func (m *CinemaMutation) ResetName() {
+	m.name = nil
+}
+
+// SetTimeZone sets the "time_zone" field.
+func (m *CinemaMutation) SetTimeZone(s string) {
+	m.time_zone = &s
+}
+
+// TimeZone returns the value of the "time_zone" field in the mutation.
+func (m *CinemaMutation) TimeZone() (r string, exists bool) {
+	v := m.time_zone
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTimeZone returns the old "time_zone" field's value of the Cinema entity.
+// If the Cinema object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CinemaMutation) OldTimeZone(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTimeZone is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTimeZone requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTimeZone: %w", err)
+	}
+	return oldValue.TimeZone, nil
+}
+
+// ResetTimeZone resets all changes to the "time_zone" field.
+func (m *CinemaMutation) ResetTimeZone() {
+	m.time_zone = nil
+}
+
+// SetAddress sets the "address" field.
+func (m *CinemaMutation) SetAddress(s string) {
+	m.address = &s
+}
+
+// Address returns the value of the "address" field in the mutation.
+func (m *CinemaMutation) Address() (r string, exists bool) {
+	v := m.address
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAddress returns the old "address" field's value of the Cinema entity.
+// If the Cinema object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CinemaMutation) OldAddress(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAddress is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAddress requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAddress: %w", err)
+	}
+	return oldValue.Address, nil
+}
+
+// ResetAddress resets all changes to the "address" field.
+func (m *CinemaMutation) ResetAddress() {
+	m.address = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *CinemaMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *CinemaMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the Cinema entity.
+// If the Cinema object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *CinemaMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *CinemaMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// AddHallIDs adds the "halls" edge to the Hall entity by ids.
+func (m *CinemaMutation) AddHallIDs(ids ...int) {
+	if m.halls == nil {
+		m.halls = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.halls[ids[i]] = struct{}{}
+	}
+}
+
+// ClearHalls clears the "halls" edge to the Hall entity.
+func (m *CinemaMutation) ClearHalls() {
+	m.clearedhalls = true
+}
+
+// HallsCleared reports if the "halls" edge to the Hall entity was cleared.
+func (m *CinemaMutation) HallsCleared() bool {
+	return m.clearedhalls
+}
+
+// RemoveHallIDs removes the "halls" edge to the Hall entity by IDs.
+func (m *CinemaMutation) RemoveHallIDs(ids ...int) {
+	if m.removedhalls == nil {
+		m.removedhalls = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.halls, ids[i])
+		m.removedhalls[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedHalls returns the removed IDs of the "halls" edge to the Hall entity.
+func (m *CinemaMutation) RemovedHallsIDs() (ids []int) {
+	for id := range m.removedhalls {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// HallsIDs returns the "halls" edge IDs in the mutation.
+func (m *CinemaMutation) HallsIDs() (ids []int) {
+	for id := range m.halls {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetHalls resets all changes to the "halls" edge.
+func (m *CinemaMutation) ResetHalls() {
+	m.halls = nil
+	m.clearedhalls = false
+	m.removedhalls = nil
+}
+
+// Where appends a list predicates to the CinemaMutation builder.
+func (m *CinemaMutation) Where(ps ...predicate.Cinema) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the CinemaMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *CinemaMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.Cinema, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *CinemaMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *CinemaMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (Cinema).
+func (m *CinemaMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *CinemaMutation) Fields() []string {
+	fields := make([]string, 0, 4)
+	if m.name != nil {
+		fields = append(fields, cinema.FieldName)
+	}
+	if m.time_zone != nil {
+		fields = append(fields, cinema.FieldTimeZone)
+	}
+	if m.address != nil {
+		fields = append(fields, cinema.FieldAddress)
+	}
+	if m.created_at != nil {
+		fields = append(fields, cinema.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *CinemaMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case cinema.FieldName:
+		return m.Name()
+	case cinema.FieldTimeZone:
+		return m.TimeZone()
+	case cinema.FieldAddress:
+		return m.Address()
+	case cinema.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *CinemaMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case cinema.FieldName:
+		return m.OldName(ctx)
+	case cinema.FieldTimeZone:
+		return m.OldTimeZone(ctx)
+	case cinema.FieldAddress:
+		return m.OldAddress(ctx)
+	case cinema.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown Cinema field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CinemaMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case cinema.FieldName:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetName(v)
+		return nil
+	case cinema.FieldTimeZone:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTimeZone(v)
+		return nil
+	case cinema.FieldAddress:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAddress(v)
+		return nil
+	case cinema.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown Cinema field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *CinemaMutation) AddedFields() []string {
+	return nil
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *CinemaMutation) AddedField(name string) (ent.Value, bool) {
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *CinemaMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Cinema numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *CinemaMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *CinemaMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *CinemaMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown Cinema nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *CinemaMutation) ResetField(name string) error {
+	switch name {
+	case cinema.FieldName:
+		m.ResetName()
+		return nil
+	case cinema.FieldTimeZone:
+		m.ResetTimeZone()
+		return nil
+	case cinema.FieldAddress:
+		m.ResetAddress()
+		return nil
+	case cinema.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown Cinema field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *CinemaMutation) AddedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.halls != nil {
+		edges = append(edges, cinema.EdgeHalls)
+	}
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *CinemaMutation) AddedIDs(name string) []ent.Value {
+	switch name {
+	case cinema.EdgeHalls:
+		ids := make([]ent.Value, 0, len(m.halls))
+		for id := range m.halls {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *CinemaMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.removedhalls != nil {
+		edges = append(edges, cinema.EdgeHalls)
+	}
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *CinemaMutation) RemovedIDs(name string) []ent.Value {
+	switch name {
+	case cinema.EdgeHalls:
+		ids := make([]ent.Value, 0, len(m.removedhalls))
+		for id := range m.removedhalls {
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *CinemaMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 1)
+	if m.clearedhalls {
+		edges = append(edges, cinema.EdgeHalls)
+	}
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *CinemaMutation) EdgeCleared(name string) bool {
+	switch name {
+	case cinema.EdgeHalls:
+		return m.clearedhalls
+	}
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *CinemaMutation) ClearEdge(name string) error {
+	switch name {
+	}
+	return fmt.Errorf("unknown Cinema unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *CinemaMutation) ResetEdge(name string) error {
+	switch name {
+	case cinema.EdgeHalls:
+		m.ResetHalls()
+		return nil
+	}
+	return fmt.Errorf("unknown Cinema edge %s", name)
+}
+
 // HallMutation represents an operation that mutates the Hall nodes in the graph.
 type HallMutation struct {
 	config
@@ -541,6 +1124,8 @@ type HallMutation struct {
 	showtimes        map[int]struct{}
 	removedshowtimes map[int]struct{}
 	clearedshowtimes bool
+	cinema           *int
+	clearedcinema    bool
 	done             bool
 	oldValue         func(context.Context) (*Hall, error)
 	predicates       []predicate.Hall
@@ -716,6 +1301,55 @@ func (m *HallMutation) ResetCreatedAt() {
 	m.created_at = nil
 }
 
+// SetCinemaID sets the "cinema_id" field.
+func (m *HallMutation) SetCinemaID(i int) {
+	m.cinema = &i
+}
+
+// CinemaID returns the value of the "cinema_id" field in the mutation.
+func (m *HallMutation) CinemaID() (r int, exists bool) {
+	v := m.cinema
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCinemaID returns the old "cinema_id" field's value of the Hall entity.
+// If the Hall object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *HallMutation) OldCinemaID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCinemaID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCinemaID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCinemaID: %w", err)
+	}
+	return oldValue.CinemaID, nil
+}
+
+// ClearCinemaID clears the value of the "cinema_id" field.
+func (m *HallMutation) ClearCinemaID() {
+	m.cinema = nil
+	m.clearedFields[hall.FieldCinemaID] = struct{}{}
+}
+
+// CinemaIDCleared returns if the "cinema_id" field was cleared in this mutation.
+func (m *HallMutation) CinemaIDCleared() bool {
+	_, ok := m.clearedFields[hall.FieldCinemaID]
+	return ok
+}
+
+// ResetCinemaID resets all changes to the "cinema_id" field.
+func (m *HallMutation) ResetCinemaID() {
+	m.cinema = nil
+	delete(m.clearedFields, hall.FieldCinemaID)
+}
+
 // AddSeatIDs adds the "seats" edge to the Seat entity by ids.
 func (m *HallMutation) AddSeatIDs(ids ...int) {
 	if m.seats == nil {
@@ -824,6 +1458,33 @@ func (m *HallMutation) ResetShowtimes() {
 	m.removedshowtimes = nil
 }
 
+// ClearCinema clears the "cinema" edge to the Cinema entity.
+func (m *HallMutation) ClearCinema() {
+	m.clearedcinema = true
+	m.clearedFields[hall.FieldCinemaID] = struct{}{}
+}
+
+// CinemaCleared reports if the "cinema" edge to the Cinema entity was cleared.
+func (m *HallMutation) CinemaCleared() bool {
+	return m.CinemaIDCleared() || m.clearedcinema
+}
+
+// CinemaIDs returns the "cinema" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// CinemaID instead. It exists only for internal usage by the builders.
+func (m *HallMutation) CinemaIDs() (ids []int) {
+	if id := m.cinema; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetCinema resets all changes to the "cinema" edge.
+func (m *HallMutation) ResetCinema() {
+	m.cinema = nil
+	m.clearedcinema = false
+}
+
 // Where appends a list predicates to the HallMutation builder.
 func (m *HallMutation) Where(ps ...predicate.Hall) {
 	m.predicates = append(m.predicates, ps...)
@@ -858,12 +1519,15 @@ func (m *HallMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *HallMutation) Fields() []string {
-	fields := make([]string, 0, 2)
+	fields := make([]string, 0, 3)
 	if m.name != nil {
 		fields = append(fields, hall.FieldName)
 	}
 	if m.created_at != nil {
 		fields = append(fields, hall.FieldCreatedAt)
+	}
+	if m.cinema != nil {
+		fields = append(fields, hall.FieldCinemaID)
 	}
 	return fields
 }
@@ -877,6 +1541,8 @@ func (m *HallMutation) Field(name string) (ent.Value, bool) {
 		return m.Name()
 	case hall.FieldCreatedAt:
 		return m.CreatedAt()
+	case hall.FieldCinemaID:
+		return m.CinemaID()
 	}
 	return nil, false
 }
@@ -890,6 +1556,8 @@ func (m *HallMutation) OldField(ctx context.Context, name string) (ent.Value, er
 		return m.OldName(ctx)
 	case hall.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
+	case hall.FieldCinemaID:
+		return m.OldCinemaID(ctx)
 	}
 	return nil, fmt.Errorf("unknown Hall field %s", name)
 }
@@ -913,6 +1581,13 @@ func (m *HallMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCreatedAt(v)
 		return nil
+	case hall.FieldCinemaID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCinemaID(v)
+		return nil
 	}
 	return fmt.Errorf("unknown Hall field %s", name)
 }
@@ -920,13 +1595,16 @@ func (m *HallMutation) SetField(name string, value ent.Value) error {
 // AddedFields returns all numeric fields that were incremented/decremented during
 // this mutation.
 func (m *HallMutation) AddedFields() []string {
-	return nil
+	var fields []string
+	return fields
 }
 
 // AddedField returns the numeric value that was incremented/decremented on a field
 // with the given name. The second boolean return value indicates that this field
 // was not set, or was not defined in the schema.
 func (m *HallMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	}
 	return nil, false
 }
 
@@ -942,7 +1620,11 @@ func (m *HallMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *HallMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(hall.FieldCinemaID) {
+		fields = append(fields, hall.FieldCinemaID)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -955,6 +1637,11 @@ func (m *HallMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *HallMutation) ClearField(name string) error {
+	switch name {
+	case hall.FieldCinemaID:
+		m.ClearCinemaID()
+		return nil
+	}
 	return fmt.Errorf("unknown Hall nullable field %s", name)
 }
 
@@ -968,18 +1655,24 @@ func (m *HallMutation) ResetField(name string) error {
 	case hall.FieldCreatedAt:
 		m.ResetCreatedAt()
 		return nil
+	case hall.FieldCinemaID:
+		m.ResetCinemaID()
+		return nil
 	}
 	return fmt.Errorf("unknown Hall field %s", name)
 }
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *HallMutation) AddedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.seats != nil {
 		edges = append(edges, hall.EdgeSeats)
 	}
 	if m.showtimes != nil {
 		edges = append(edges, hall.EdgeShowtimes)
+	}
+	if m.cinema != nil {
+		edges = append(edges, hall.EdgeCinema)
 	}
 	return edges
 }
@@ -1000,13 +1693,17 @@ func (m *HallMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case hall.EdgeCinema:
+		if id := m.cinema; id != nil {
+			return []ent.Value{*id}
+		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *HallMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.removedseats != nil {
 		edges = append(edges, hall.EdgeSeats)
 	}
@@ -1038,12 +1735,15 @@ func (m *HallMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *HallMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 2)
+	edges := make([]string, 0, 3)
 	if m.clearedseats {
 		edges = append(edges, hall.EdgeSeats)
 	}
 	if m.clearedshowtimes {
 		edges = append(edges, hall.EdgeShowtimes)
+	}
+	if m.clearedcinema {
+		edges = append(edges, hall.EdgeCinema)
 	}
 	return edges
 }
@@ -1056,6 +1756,8 @@ func (m *HallMutation) EdgeCleared(name string) bool {
 		return m.clearedseats
 	case hall.EdgeShowtimes:
 		return m.clearedshowtimes
+	case hall.EdgeCinema:
+		return m.clearedcinema
 	}
 	return false
 }
@@ -1064,6 +1766,9 @@ func (m *HallMutation) EdgeCleared(name string) bool {
 // if that edge is not defined in the schema.
 func (m *HallMutation) ClearEdge(name string) error {
 	switch name {
+	case hall.EdgeCinema:
+		m.ClearCinema()
+		return nil
 	}
 	return fmt.Errorf("unknown Hall unique edge %s", name)
 }
@@ -1077,6 +1782,9 @@ func (m *HallMutation) ResetEdge(name string) error {
 		return nil
 	case hall.EdgeShowtimes:
 		m.ResetShowtimes()
+		return nil
+	case hall.EdgeCinema:
+		m.ResetCinema()
 		return nil
 	}
 	return fmt.Errorf("unknown Hall edge %s", name)

@@ -3,6 +3,7 @@
 package ent
 
 import (
+	"seatflow/ent/cinema"
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/offlinescan"
@@ -15,12 +16,62 @@ import (
 	"seatflow/ent/showtime"
 	"seatflow/ent/ticket"
 	"seatflow/ent/ticketkey"
+	"time"
 )
 
 // The init function reads all schema descriptors with runtime code
 // (default values, validators, hooks and policies) and stitches it
 // to their package variables.
 func init() {
+	cinemaFields := schema.Cinema{}.Fields()
+	_ = cinemaFields
+	// cinemaDescName is the schema descriptor for name field.
+	cinemaDescName := cinemaFields[0].Descriptor()
+	// cinema.NameValidator is a validator for the "name" field. It is called by the builders before save.
+	cinema.NameValidator = func() func(string) error {
+		validators := cinemaDescName.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(name string) error {
+			for _, fn := range fns {
+				if err := fn(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// cinemaDescTimeZone is the schema descriptor for time_zone field.
+	cinemaDescTimeZone := cinemaFields[1].Descriptor()
+	// cinema.TimeZoneValidator is a validator for the "time_zone" field. It is called by the builders before save.
+	cinema.TimeZoneValidator = func() func(string) error {
+		validators := cinemaDescTimeZone.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+			validators[2].(func(string) error),
+		}
+		return func(time_zone string) error {
+			for _, fn := range fns {
+				if err := fn(time_zone); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// cinemaDescAddress is the schema descriptor for address field.
+	cinemaDescAddress := cinemaFields[2].Descriptor()
+	// cinema.DefaultAddress holds the default value on creation for the address field.
+	cinema.DefaultAddress = cinemaDescAddress.Default.(string)
+	// cinema.AddressValidator is a validator for the "address" field. It is called by the builders before save.
+	cinema.AddressValidator = cinemaDescAddress.Validators[0].(func(string) error)
+	// cinemaDescCreatedAt is the schema descriptor for created_at field.
+	cinemaDescCreatedAt := cinemaFields[3].Descriptor()
+	// cinema.DefaultCreatedAt holds the default value on creation for the created_at field.
+	cinema.DefaultCreatedAt = cinemaDescCreatedAt.Default.(func() time.Time)
 	hallFields := schema.Hall{}.Fields()
 	_ = hallFields
 	// hallDescName is the schema descriptor for name field.

@@ -16,6 +16,8 @@ type Tx struct {
 	config
 	// CacheOutbox is the client for interacting with the CacheOutbox builders.
 	CacheOutbox *CacheOutboxClient
+	// Cinema is the client for interacting with the Cinema builders.
+	Cinema *CinemaClient
 	// Hall is the client for interacting with the Hall builders.
 	Hall *HallClient
 	// Movie is the client for interacting with the Movie builders.
@@ -174,6 +176,7 @@ func (tx *Tx) Client() *Client {
 
 func (tx *Tx) init() {
 	tx.CacheOutbox = NewCacheOutboxClient(tx.config)
+	tx.Cinema = NewCinemaClient(tx.config)
 	tx.Hall = NewHallClient(tx.config)
 	tx.Movie = NewMovieClient(tx.config)
 	tx.OfflineScan = NewOfflineScanClient(tx.config)

@@ -16,10 +16,14 @@ const (
 	FieldName = "name"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
+	// FieldCinemaID holds the string denoting the cinema_id field in the database.
+	FieldCinemaID = "cinema_id"
 	// EdgeSeats holds the string denoting the seats edge name in mutations.
 	EdgeSeats = "seats"
 	// EdgeShowtimes holds the string denoting the showtimes edge name in mutations.
 	EdgeShowtimes = "showtimes"
+	// EdgeCinema holds the string denoting the cinema edge name in mutations.
+	EdgeCinema = "cinema"
 	// Table holds the table name of the hall in the database.
 	Table = "halls"
 	// SeatsTable is the table that holds the seats relation/edge.
@@ -36,6 +40,13 @@ const (
 	ShowtimesInverseTable = "showtimes"
 	// ShowtimesColumn is the table column denoting the showtimes relation/edge.
 	ShowtimesColumn = "hall_id"
+	// CinemaTable is the table that holds the cinema relation/edge.
+	CinemaTable = "halls"
+	// CinemaInverseTable is the table name for the Cinema entity.
+	// It exists in this package in order to avoid circular dependency with the "cinema" package.
+	CinemaInverseTable = "cinemas"
+	// CinemaColumn is the table column denoting the cinema relation/edge.
+	CinemaColumn = "cinema_id"
 )
 
 // Columns holds all SQL columns for hall fields.
@@ -43,6 +54,7 @@ var Columns = []string{
 	FieldID,
 	FieldName,
 	FieldCreatedAt,
+	FieldCinemaID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -78,6 +90,11 @@ func ByCreatedAt(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedAt, opts...).ToFunc()
 }
 
+// ByCinemaID orders the results by the cinema_id field.
+func ByCinemaID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldCinemaID, opts...).ToFunc()
+}
+
 // BySeatsCount orders the results by seats count.
 func BySeatsCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
@@ -105,6 +122,13 @@ func ByShowtimes(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newShowtimesStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByCinemaField orders the results by cinema field.
+func ByCinemaField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newCinemaStep(), sql.OrderByField(field, opts...))
+	}
+}
 func newSeatsStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -117,5 +141,12 @@ func newShowtimesStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(ShowtimesInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, ShowtimesTable, ShowtimesColumn),
+	)
+}
+func newCinemaStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(CinemaInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, CinemaTable, CinemaColumn),
 	)
 }

@@ -65,6 +65,11 @@ func CreatedAt(v time.Time) predicate.Hall {
 	return predicate.Hall(sql.FieldEQ(FieldCreatedAt, v))
 }
 
+// CinemaID applies equality check predicate on the "cinema_id" field. It's identical to CinemaIDEQ.
+func CinemaID(v int) predicate.Hall {
+	return predicate.Hall(sql.FieldEQ(FieldCinemaID, v))
+}
+
 // NameEQ applies the EQ predicate on the "name" field.
 func NameEQ(v string) predicate.Hall {
 	return predicate.Hall(sql.FieldEQ(FieldName, v))
@@ -170,6 +175,36 @@ func CreatedAtLTE(v time.Time) predicate.Hall {
 	return predicate.Hall(sql.FieldLTE(FieldCreatedAt, v))
 }
 
+// CinemaIDEQ applies the EQ predicate on the "cinema_id" field.
+func CinemaIDEQ(v int) predicate.Hall {
+	return predicate.Hall(sql.FieldEQ(FieldCinemaID, v))
+}
+
+// CinemaIDNEQ applies the NEQ predicate on the "cinema_id" field.
+func CinemaIDNEQ(v int) predicate.Hall {
+	return predicate.Hall(sql.FieldNEQ(FieldCinemaID, v))
+}
+
+// CinemaIDIn applies the In predicate on the "cinema_id" field.
+func CinemaIDIn(vs ...int) predicate.Hall {
+	return predicate.Hall(sql.FieldIn(FieldCinemaID, vs...))
+}
+
+// CinemaIDNotIn applies the NotIn predicate on the "cinema_id" field.
+func CinemaIDNotIn(vs ...int) predicate.Hall {
+	return predicate.Hall(sql.FieldNotIn(FieldCinemaID, vs...))
+}
+
+// CinemaIDIsNil applies the IsNil predicate on the "cinema_id" field.
+func CinemaIDIsNil() predicate.Hall {
+	return predicate.Hall(sql.FieldIsNull(FieldCinemaID))
+}
+
+// CinemaIDNotNil applies the NotNil predicate on the "cinema_id" field.
+func CinemaIDNotNil() predicate.Hall {
+	return predicate.Hall(sql.FieldNotNull(FieldCinemaID))
+}
+
 // HasSeats applies the HasEdge predicate on the "seats" edge.
 func HasSeats() predicate.Hall {
 	return predicate.Hall(func(s *sql.Selector) {
@@ -208,6 +243,29 @@ func HasShowtimes() predicate.Hall {
 func HasShowtimesWith(preds ...predicate.Showtime) predicate.Hall {
 	return predicate.Hall(func(s *sql.Selector) {
 		step := newShowtimesStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
+// HasCinema applies the HasEdge predicate on the "cinema" edge.
+func HasCinema() predicate.Hall {
+	return predicate.Hall(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, CinemaTable, CinemaColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasCinemaWith applies the HasEdge predicate on the "cinema" edge with a given conditions (other predicates).
+func HasCinemaWith(preds ...predicate.Cinema) predicate.Hall {
+	return predicate.Hall(func(s *sql.Selector) {
+		step := newCinemaStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

@@ -20,6 +20,18 @@ func (f CacheOutboxFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CacheOutboxMutation", m)
 }
 
+// The CinemaFunc type is an adapter to allow the use of ordinary
+// function as Cinema mutator.
+type CinemaFunc func(context.Context, *ent.CinemaMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f CinemaFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.CinemaMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.CinemaMutation", m)
+}
+
 // The HallFunc type is an adapter to allow the use of ordinary
 // function as Hall mutator.
 type HallFunc func(context.Context, *ent.HallMutation) (ent.Value, error)

@@ -28,17 +28,40 @@ var (
 			},
 		},
 	}
+	// CinemasColumns holds the columns for the "cinemas" table.
+	CinemasColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "name", Type: field.TypeString, Size: 100},
+		{Name: "time_zone", Type: field.TypeString, Size: 64},
+		{Name: "address", Type: field.TypeString, Size: 300, Default: ""},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+	}
+	// CinemasTable holds the schema information for the "cinemas" table.
+	CinemasTable = &schema.Table{
+		Name:       "cinemas",
+		Columns:    CinemasColumns,
+		PrimaryKey: []*schema.Column{CinemasColumns[0]},
+	}
 	// HallsColumns holds the columns for the "halls" table.
 	HallsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
 		{Name: "name", Type: field.TypeString, Size: 100},
 		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "cinema_id", Type: field.TypeInt, Nullable: true},
 	}
 	// HallsTable holds the schema information for the "halls" table.
 	HallsTable = &schema.Table{
 		Name:       "halls",
 		Columns:    HallsColumns,
 		PrimaryKey: []*schema.Column{HallsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "halls_cinemas_halls",
+				Columns:    []*schema.Column{HallsColumns[3]},
+				RefColumns: []*schema.Column{CinemasColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+		},
 	}
 	// MoviesColumns holds the columns for the "movies" table.
 	MoviesColumns = []*schema.Column{
@@ -434,6 +457,7 @@ var (
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		CacheOutboxesTable,
+		CinemasTable,
 		HallsTable,
 		MoviesTable,
 		OfflineScansTable,
@@ -451,6 +475,7 @@ var (
 )
 
 func init() {
+	HallsTable.ForeignKeys[0].RefTable = CinemasTable
 	OfflineScansTable.ForeignKeys[0].RefTable = TicketsTable
 	OrderSeatsTable.ForeignKeys[0].RefTable = OrdersTable
 	PaymentsTable.ForeignKeys[0].RefTable = OrdersTable

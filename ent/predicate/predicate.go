@@ -9,6 +9,9 @@ import (
 // CacheOutbox is the predicate function for cacheoutbox builders.
 type CacheOutbox func(*sql.Selector)
 
+// Cinema is the predicate function for cinema builders.
+type Cinema func(*sql.Selector)
+
 // Hall is the predicate function for hall builders.
 type Hall func(*sql.Selector)
 

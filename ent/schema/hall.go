@@ -16,6 +16,10 @@ func (Hall) Fields() []ent.Field {
 	return []ent.Field{
 		field.String("name").NotEmpty().MaxRuneLen(seatflow.MaxHallName),
 		field.Time("created_at").SchemaType(datetime6).Immutable(),
+		// Nullable in the table so that the migration can add it to existing halls; the
+		// migration then puts every hall without one into the default cinema
+		// (internal/database/cinema.go).
+		field.Int("cinema_id").Optional(),
 	}
 }
 
@@ -23,6 +27,7 @@ func (Hall) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("seats", Seat.Type),
 		edge.To("showtimes", Showtime.Type),
+		edge.From("cinema", Cinema.Type).Ref("halls").Field("cinema_id").Unique(),
 	}
 }
 

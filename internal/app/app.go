@@ -17,6 +17,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
+	"seatflow"
 	"seatflow/ent"
 	"seatflow/internal/auth"
 	"seatflow/internal/background"
@@ -234,7 +235,7 @@ func (a *App) openStores(ctx context.Context) error {
 	if err := a.Redis.Ping(pingCtx).Err(); err != nil {
 		return fmt.Errorf("reach redis: %w", err)
 	}
-	return database.Migrate(ctx, a.DB, a.SQL)
+	return database.Migrate(ctx, a.DB, a.SQL, database.DefaultCinema{Name: seatflow.DefaultCinemaName, TimeZone: a.Config.Timezone})
 }
 
 // Ready pings both stores.

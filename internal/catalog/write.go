@@ -12,6 +12,7 @@ import (
 
 	"seatflow"
 	"seatflow/ent"
+	"seatflow/ent/cinema"
 	"seatflow/ent/predicate"
 	"seatflow/ent/showtime"
 	"seatflow/internal/keys"
@@ -259,7 +260,16 @@ func (s *Service) CreateHall(ctx context.Context, in HallInput) (*seatflow.Hall,
 	}
 	var id int
 	err = s.write(ctx, func(tx *ent.Tx) ([]string, error) {
-		h, err := tx.Hall.Create().SetName(in.Name).SetCreatedAt(s.now()).Save(ctx)
+		create := tx.Hall.Create().SetName(in.Name).SetCreatedAt(s.now())
+		// The hall joins the default cinema (the oldest, the one the migration makes).
+		def, err := tx.Cinema.Query().Order(ent.Asc(cinema.FieldID)).FirstID(ctx)
+		switch {
+		case err == nil:
+			create.SetCinemaID(def)
+		case !ent.IsNotFound(err):
+			return nil, err
+		}
+		h, err := create.Save(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -73,8 +73,9 @@ var migrateMu sync.Mutex
 // when several instances start together on one database: on MySQL/MariaDB it runs under a
 // named lock (GET_LOCK) held on a connection of db, so the second instance waits and then
 // finds the schema up to date instead of failing on "table already exists". SQLite
-// (embedded mode, one process) needs no lock.
-func Migrate(ctx context.Context, client *ent.Client, db *sql.DB) error {
+// (embedded mode, one process) needs no lock. Halls of a database from before cinemas
+// existed join the default cinema (def, at most one: assignDefaultCinema).
+func Migrate(ctx context.Context, client *ent.Client, db *sql.DB, def ...DefaultCinema) error {
 	migrateMu.Lock()
 	defer migrateMu.Unlock()
 	_, traced := tracedMySQL.Load(db)
@@ -88,7 +89,11 @@ func Migrate(ctx context.Context, client *ent.Client, db *sql.DB) error {
 	if err := client.Schema.Create(ctx, schema.WithDropIndex(true)); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	return nil
+	var d DefaultCinema
+	if len(def) > 0 {
+		d = def[0]
+	}
+	return assignDefaultCinema(ctx, client, d)
 }
 
 // lockMigration takes the database's migration lock on a connection of its own (a named

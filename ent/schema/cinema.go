@@ -1,0 +1,40 @@
+package schema
+
+import (
+	"fmt"
+	"time"
+
+	"entgo.io/ent"
+	"entgo.io/ent/schema/edge"
+	"entgo.io/ent/schema/field"
+
+	"seatflow"
+)
+
+// Cinema is one cinema of the chain: its halls, and the time zone its days are counted in.
+type Cinema struct{ ent.Schema }
+
+func (Cinema) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("name").NotEmpty().MaxRuneLen(seatflow.MaxCinemaName),
+		field.String("time_zone").NotEmpty().MaxLen(64).Validate(validZone),
+		field.String("address").Default("").MaxRuneLen(seatflow.MaxCinemaAddress),
+		field.Time("created_at").SchemaType(datetime6).Immutable().Default(time.Now),
+	}
+}
+
+func (Cinema) Edges() []ent.Edge {
+	return []ent.Edge{edge.To("halls", Hall.Type)}
+}
+
+// validZone accepts an IANA time zone name only (time.LoadLocation also takes "Local",
+// which depends on the server's machine).
+func validZone(name string) error {
+	if name == "Local" {
+		return fmt.Errorf("time zone %q is not an IANA name", name)
+	}
+	if _, err := time.LoadLocation(name); err != nil {
+		return fmt.Errorf("time zone %q: %w", name, err)
+	}
+	return nil
+}
