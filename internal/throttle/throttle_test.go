@@ -5,15 +5,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-redis/redis_rate/v10"
-
+	"seatflow/internal/rdb"
 	"seatflow/internal/tooling/testenv"
 )
 
 func newBudget(t *testing.T, capacity, restore int) *Budget {
 	t.Helper()
 	r := testenv.NewRedis(t)
-	return &Budget{Limiter: redis_rate.NewLimiter(r.Client), KeyPrefix: r.Keys.CostBudget(), Capacity: capacity, Restore: restore}
+	return &Budget{Limiter: rdb.NewLimiter(r.Client), KeyPrefix: r.Keys.CostBudget(), Capacity: capacity, Restore: restore}
 }
 
 func TestSpendUntilEmpty(t *testing.T) {
@@ -53,7 +52,7 @@ func TestRefundAndConcurrentInstances(t *testing.T) {
 	// budget plus one lease each.
 	var instances []*Budget
 	for range 3 {
-		instances = append(instances, &Budget{Limiter: redis_rate.NewLimiter(r.Client), KeyPrefix: r.Keys.CostBudget(),
+		instances = append(instances, &Budget{Limiter: rdb.NewLimiter(r.Client), KeyPrefix: r.Keys.CostBudget(),
 			Capacity: 2000, Restore: 1})
 	}
 	var mu sync.Mutex
@@ -128,5 +127,22 @@ func TestOff(t *testing.T) {
 	}
 	if ok, _, _ := (&Budget{}).Spend(context.Background(), "x", 1<<30); !ok {
 		t.Fatal("a zero budget refused")
+	}
+}
+
+// TestKeysUnderPrefix: the budgets' counters live under the deployment's prefix, not under
+// redis_rate's own "rate:" in front of it.
+func TestKeysUnderPrefix(t *testing.T) {
+	r := testenv.NewRedis(t)
+	b := &Budget{Limiter: rdb.NewLimiter(r.Client), KeyPrefix: r.Keys.CostBudget(), Capacity: 1000, Restore: 10}
+	if ok, _, err := b.Spend(context.Background(), "addr:k", 7); err != nil || !ok {
+		t.Fatalf("spend = %v, %v", ok, err)
+	}
+	n, err := r.Client.Exists(context.Background(), r.Keys.CostBudget()+"addr:k").Result()
+	if err != nil || n != 1 {
+		t.Errorf("budget key %q exists = %d, %v; want 1", r.Keys.CostBudget()+"addr:k", n, err)
+	}
+	if out := testenv.KeysOutside(t, r.Client, r.Keys.Prefix); len(out) > 0 {
+		t.Errorf("keys outside the prefix %q: %q", r.Keys.Prefix, out)
 	}
 }
