@@ -4,6 +4,10 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/redis/go-redis/v9"
 
 	"seatflow/internal/rdb"
 	"seatflow/internal/tooling/testenv"
@@ -144,5 +148,35 @@ func TestKeysUnderPrefix(t *testing.T) {
 	}
 	if out := testenv.KeysOutside(t, r.Client, r.Keys.Prefix); len(out) > 0 {
 		t.Errorf("keys outside the prefix %q: %q", r.Keys.Prefix, out)
+	}
+}
+
+// TestRedisUnreachable: with the budget's Redis gone (a closed port), spends are charged to
+// the instance's local bucket and say so in the metric; the budget still limits.
+func TestRedisUnreachable(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { c.Close() })
+	b := &Budget{Limiter: rdb.NewLimiter(c), KeyPrefix: "sft-down:cost:", Capacity: 100, Restore: 1}
+	at := time.Now()
+	b.Now = func() time.Time { return at } // no refill during the test
+	before := testutil.ToFloat64(metricFallback)
+	ctx := context.Background()
+	served := 0
+	for i := 0; i < 20; i++ {
+		ok, st, err := b.Spend(ctx, "addr:down", 7)
+		if err != nil {
+			t.Fatalf("spend %d: %v, want the local bucket charged", i, err)
+		}
+		if ok {
+			served++
+		} else if st.RetryAfter <= 0 {
+			t.Fatalf("refused without a wait: %+v", st)
+		}
+	}
+	if served != 14 {
+		t.Errorf("served %d of 20 spends of 7 from a budget of 100, want 14", served)
+	}
+	if got := testutil.ToFloat64(metricFallback) - before; got != 20 {
+		t.Errorf("seatflow_budget_fallback_total grew by %v, want 20", got)
 	}
 }
