@@ -155,7 +155,8 @@ func TestKeysUnderPrefix(t *testing.T) {
 // the instance's local bucket and say so in the metric; the budget still limits.
 func TestRedisUnreachable(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-	t.Cleanup(func() { c.Close() })
+	// go-redis' pool retries a failed dial after a 1 s sleep; let it see the pool closed.
+	t.Cleanup(func() { c.Close(); time.Sleep(1500 * time.Millisecond) })
 	b := &Budget{Limiter: rdb.NewLimiter(c), KeyPrefix: "sft-down:cost:", Capacity: 100, Restore: 1}
 	at := time.Now()
 	b.Now = func() time.Time { return at } // no refill during the test
