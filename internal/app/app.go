@@ -136,7 +136,7 @@ func (a *App) wire() error {
 			return fmt.Errorf("SEATFLOW_PERSISTED_QUERIES: %w", err)
 		}
 	}
-	a.Budget = &throttle.Budget{Limiter: redis_rate.NewLimiter(a.CacheRedis), KeyPrefix: a.Keys.CostBudget(),
+	a.Budget = &throttle.Budget{Limiter: rdb.NewLimiter(a.CacheRedis), KeyPrefix: a.Keys.CostBudget(),
 		Capacity: a.Config.CostBudget, Restore: a.Config.CostRestore}
 	a.Cache = cache.New(a.CacheRedis, a.Keys, cacheCfg)
 	a.Outbox = &cache.Outbox{DB: a.DB, Cache: a.Cache, Now: a.Now}

@@ -22,6 +22,7 @@ import (
 	"seatflow/internal/database"
 	"seatflow/internal/keys"
 	"seatflow/internal/payments"
+	"seatflow/internal/rdb"
 	"seatflow/internal/seats"
 )
 
@@ -113,7 +114,7 @@ func New(d Deps, c Config) *Service {
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
-	return &Service{Deps: d, Config: c, limiter: redis_rate.NewLimiter(d.RDB)}
+	return &Service{Deps: d, Config: c, limiter: rdb.NewLimiter(d.RDB)}
 }
 
 var errNotFound = seatflow.Errorf(seatflow.ENOTFOUND, "order not found")

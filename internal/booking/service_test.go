@@ -16,6 +16,7 @@ import (
 	"seatflow/ent/seatoccupancy"
 	"seatflow/internal/booking"
 	"seatflow/internal/nodeid"
+	"seatflow/internal/tooling/testenv"
 )
 
 func TestHoldSeats(t *testing.T) {
@@ -125,6 +126,10 @@ func TestHoldSeatsErrors(t *testing.T) {
 		}
 		_, err := svc.HoldSeats(ctx, "rl", in(e.show, "r3", e.seat("B", 9), e.seat("B", 10)))
 		wantCode(t, err, seatflow.ERATELIMITED)
+		// The counter is under the deployment's prefix, not under redis_rate's "rate:".
+		if out := testenv.KeysOutside(t, e.rdb, e.store.Keys.Prefix); len(out) > 0 {
+			t.Errorf("keys outside the prefix %q: %q", e.store.Keys.Prefix, out)
+		}
 	})
 	t.Run("InProgress", func(t *testing.T) {
 		// The marker exactly as markInFlight writes it while the first request runs.

@@ -10,12 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
-
 	"seatflow/graph"
 	"seatflow/internal/auth"
 	"seatflow/internal/catalog"
 	"seatflow/internal/nodeid"
+	"seatflow/internal/rdb"
 	"seatflow/internal/seatrender"
 	"seatflow/internal/seats"
 	"seatflow/internal/throttle"
@@ -70,7 +69,7 @@ func newAPI(t *testing.T, change func(*Options)) *testAPI {
 		Catalog:    cat,
 		Redis:      red.Client,
 		APQPrefix:  red.Keys.APQ(),
-		Budget:     &throttle.Budget{Limiter: redis_rate.NewLimiter(red.Client), KeyPrefix: red.Keys.CostBudget()},
+		Budget:     &throttle.Budget{Limiter: rdb.NewLimiter(red.Client), KeyPrefix: red.Keys.CostBudget()},
 		SeatMaps:   seatrender.NewMemo(),
 		Websockets: &wstransport.Registry{},
 		Log:        slog.New(slog.NewTextHandler(t.Output(), nil)),

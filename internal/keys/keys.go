@@ -82,7 +82,7 @@ func (k Keys) ReconcileLock() string { return k.Prefix + ":lock:reconcile" }
 func (k Keys) ShowLock(showID int) string { return k.show(showID) + ":lock" }
 
 // UserRate is the counter of a user's requests of kind ("hold", "order") for
-// go-redis/redis_rate, which puts its own "rate:" in front.
+// go-redis/redis_rate through rdb.NewLimiter, so the key in Redis is exactly this one.
 func (k Keys) UserRate(kind, userID string) string { return k.Prefix + ":rate:" + kind + ":" + userID }
 
 // Idempotency marks a holdSeats request in flight for (user, idempotency key).

@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"seatflow/internal/rdb"
 )
@@ -39,6 +41,51 @@ type Budget struct {
 
 	mu     sync.Mutex
 	leases *simplelru.LRU[string, *lease]
+	local  *simplelru.LRU[string, *bucket] // the fallback buckets, while Redis is away
+}
+
+// metricFallback counts the spends charged to this instance's local bucket because Redis
+// could not be reached: reads keep being served, each instance budgets on its own.
+var metricFallback = promauto.NewCounter(prometheus.CounterOpts{
+	Name: "seatflow_budget_fallback_total",
+	Help: "Query-cost spends charged to the instance's local bucket because the budget's Redis was unreachable.",
+})
+
+// bucket is a client's budget on this instance alone: Capacity points, refilled at
+// Restore a second.
+type bucket struct {
+	points float64
+	at     time.Time
+}
+
+// spendLocal takes cost from client's local bucket (Redis unreachable): the same budget,
+// kept per instance, so a client spread over N instances may spend N budgets until Redis
+// is back.
+func (b *Budget) spendLocal(client string, cost int, st Status, now time.Time) (bool, Status) {
+	metricFallback.Inc()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.local == nil {
+		b.local, _ = simplelru.NewLRU[string, *bucket](leasedClients, nil)
+	}
+	bk, ok := b.local.Get(client)
+	if !ok {
+		bk = &bucket{points: float64(b.Capacity), at: now}
+		b.local.Add(client, bk)
+	}
+	bk.points = min(float64(b.Capacity), bk.points+now.Sub(bk.at).Seconds()*float64(b.Restore))
+	bk.at = now
+	if bk.points < float64(cost) {
+		st = st.Available(int(bk.points))
+		wait := time.Second
+		if b.Restore > 0 {
+			wait = time.Duration((float64(cost) - bk.points) / float64(b.Restore) * float64(time.Second))
+		}
+		st.RetryAfter = max(wait, time.Millisecond)
+		return false, st
+	}
+	bk.points -= float64(cost)
+	return true, st.Available(int(bk.points))
 }
 
 // lease is the slice of a client's budget this instance may spend without asking Redis.
@@ -76,7 +123,9 @@ func (b *Budget) now() time.Time {
 }
 
 // Spend takes cost points from client's budget and reports whether it could; a refusal
-// carries how long to wait. Redis failing is SERVICE_UNAVAILABLE.
+// carries how long to wait. When Redis cannot be reached the client's local bucket on this
+// instance is charged instead (seatflow_budget_fallback_total); only a request whose own
+// context ended fails.
 func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Status, error) {
 	if b == nil {
 		return true, Status{}, nil
@@ -112,7 +161,13 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 		want = need
 	}
 	if err != nil {
-		return false, st, rdb.Classify("query cost budget", err)
+		if ctx.Err() != nil {
+			return false, st, rdb.Classify("query cost budget", err)
+		}
+		// Redis unreachable: the reads the caches or MySQL can serve are never refused
+		// for want of a budget; this instance budgets the client alone until it is back.
+		ok, st := b.spendLocal(client, cost, st, now)
+		return ok, st, nil
 	}
 	st = st.Available(res.Remaining + leftover)
 	if res.Allowed == 0 {

@@ -4,16 +4,19 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
-	"github.com/go-redis/redis_rate/v10"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/redis/go-redis/v9"
 
+	"seatflow/internal/rdb"
 	"seatflow/internal/tooling/testenv"
 )
 
 func newBudget(t *testing.T, capacity, restore int) *Budget {
 	t.Helper()
 	r := testenv.NewRedis(t)
-	return &Budget{Limiter: redis_rate.NewLimiter(r.Client), KeyPrefix: r.Keys.CostBudget(), Capacity: capacity, Restore: restore}
+	return &Budget{Limiter: rdb.NewLimiter(r.Client), KeyPrefix: r.Keys.CostBudget(), Capacity: capacity, Restore: restore}
 }
 
 func TestSpendUntilEmpty(t *testing.T) {
@@ -53,7 +56,7 @@ func TestRefundAndConcurrentInstances(t *testing.T) {
 	// budget plus one lease each.
 	var instances []*Budget
 	for range 3 {
-		instances = append(instances, &Budget{Limiter: redis_rate.NewLimiter(r.Client), KeyPrefix: r.Keys.CostBudget(),
+		instances = append(instances, &Budget{Limiter: rdb.NewLimiter(r.Client), KeyPrefix: r.Keys.CostBudget(),
 			Capacity: 2000, Restore: 1})
 	}
 	var mu sync.Mutex
@@ -128,5 +131,53 @@ func TestOff(t *testing.T) {
 	}
 	if ok, _, _ := (&Budget{}).Spend(context.Background(), "x", 1<<30); !ok {
 		t.Fatal("a zero budget refused")
+	}
+}
+
+// TestKeysUnderPrefix: the budgets' counters live under the deployment's prefix, not under
+// redis_rate's own "rate:" in front of it.
+func TestKeysUnderPrefix(t *testing.T) {
+	r := testenv.NewRedis(t)
+	b := &Budget{Limiter: rdb.NewLimiter(r.Client), KeyPrefix: r.Keys.CostBudget(), Capacity: 1000, Restore: 10}
+	if ok, _, err := b.Spend(context.Background(), "addr:k", 7); err != nil || !ok {
+		t.Fatalf("spend = %v, %v", ok, err)
+	}
+	n, err := r.Client.Exists(context.Background(), r.Keys.CostBudget()+"addr:k").Result()
+	if err != nil || n != 1 {
+		t.Errorf("budget key %q exists = %d, %v; want 1", r.Keys.CostBudget()+"addr:k", n, err)
+	}
+	if out := testenv.KeysOutside(t, r.Client, r.Keys.Prefix); len(out) > 0 {
+		t.Errorf("keys outside the prefix %q: %q", r.Keys.Prefix, out)
+	}
+}
+
+// TestRedisUnreachable: with the budget's Redis gone (a closed port), spends are charged to
+// the instance's local bucket and say so in the metric; the budget still limits.
+func TestRedisUnreachable(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	// go-redis' pool retries a failed dial after a 1 s sleep; let it see the pool closed.
+	t.Cleanup(func() { c.Close(); time.Sleep(1500 * time.Millisecond) })
+	b := &Budget{Limiter: rdb.NewLimiter(c), KeyPrefix: "sft-down:cost:", Capacity: 100, Restore: 1}
+	at := time.Now()
+	b.Now = func() time.Time { return at } // no refill during the test
+	before := testutil.ToFloat64(metricFallback)
+	ctx := context.Background()
+	served := 0
+	for i := 0; i < 20; i++ {
+		ok, st, err := b.Spend(ctx, "addr:down", 7)
+		if err != nil {
+			t.Fatalf("spend %d: %v, want the local bucket charged", i, err)
+		}
+		if ok {
+			served++
+		} else if st.RetryAfter <= 0 {
+			t.Fatalf("refused without a wait: %+v", st)
+		}
+	}
+	if served != 14 {
+		t.Errorf("served %d of 20 spends of 7 from a budget of 100, want 14", served)
+	}
+	if got := testutil.ToFloat64(metricFallback) - before; got != 20 {
+		t.Errorf("seatflow_budget_fallback_total grew by %v, want 20", got)
 	}
 }

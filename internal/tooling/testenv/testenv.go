@@ -183,6 +183,35 @@ func DeletePrefix(c redis.UniversalClient, prefix string) {
 	}
 }
 
+// KeysOutside lists the keys in Redis that name prefix but do not start with it: keys a
+// library or a hand-built name put outside the deployment's prefix (two deployments
+// sharing a Redis would collide on them, and DeletePrefix cannot find them).
+func KeysOutside(tb testing.TB, c redis.UniversalClient, prefix string) []string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out []string
+	scan := func(ctx context.Context, n redis.UniversalClient) error {
+		iter := n.Scan(ctx, 0, "*"+prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			if !strings.HasPrefix(iter.Val(), prefix+":") {
+				out = append(out, iter.Val())
+			}
+		}
+		return iter.Err()
+	}
+	var err error
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return scan(ctx, n) })
+	} else {
+		err = scan(ctx, c)
+	}
+	if err != nil {
+		tb.Fatalf("scan redis: %v", err)
+	}
+	return out
+}
+
 // CreateDatabase creates an empty database on the test MySQL server, outside any test
 // (the benchmarks use it); DropDatabase removes it and DatabaseDSN names it.
 func CreateDatabase(ctx context.Context, name string) error {
