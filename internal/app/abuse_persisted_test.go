@@ -160,9 +160,12 @@ func TestCacheRedisSeparate(t *testing.T) {
 	}
 	a.must("", `query($id: ID!) { showtime(id: $id) { movie { title } } }`, map[string]any{"id": show}, nil)
 	ctx := context.Background()
-	// redis_rate puts its keys under "rate:".
+	// The budgets' keys are under the prefix too (rdb.NewLimiter takes redis_rate's "rate:" off).
 	inCache, _ := cacheRedis.Keys(ctx, a.Keys.Prefix+"*").Result()
-	budgets, _ := cacheRedis.Keys(ctx, "rate:"+a.Keys.CostBudget()+"*").Result()
+	budgets, _ := cacheRedis.Keys(ctx, a.Keys.CostBudget()+"*").Result()
+	if outside, _ := cacheRedis.Keys(ctx, "*"+a.Keys.Prefix+"*").Result(); len(outside) != len(inCache) {
+		t.Fatalf("cache Redis holds %v with the prefix inside a key, %v under it", outside, inCache)
+	}
 	inMain, _ := a.Redis.Keys(ctx, a.Keys.Prefix+"*").Result()
 	has := func(keys []string, part string) bool {
 		for _, k := range keys {
