@@ -126,7 +126,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, serverBin string)
 	return nil
 }
 
-// write draws dir/soak.png and rewrites the soak section of dir/RELIABILITY.md.
+// write draws soak.png in dir and rewrites the soak section of the RELIABILITY.md there (-out; by default docs/RELIABILITY.md).
 func write(dir string, res *Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

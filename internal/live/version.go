@@ -1,0 +1,64 @@
+package live
+
+import (
+	"context"
+	"time"
+)
+
+// The hub's heartbeat, and the seat-map version it can vouch for because of it.
+
+// beat publishes a heartbeat every beatEvery until ctx ends.
+func (h *Hub) beat(ctx context.Context, channel string) {
+	t := time.NewTicker(beatEvery)
+	defer t.Stop()
+	for {
+		attempt := time.Now().UnixNano()
+		err := h.rdb.Publish(ctx, channel, "").Err()
+		switch {
+		case err == nil:
+			h.failingSince.Store(0)
+		case ctx.Err() == nil:
+			h.beatFailed.Store(time.Now().UnixNano())
+			h.failingSince.CompareAndSwap(0, attempt)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Version returns showID's seat-map version as this hub knows it, and whether it can
+// vouch for it: only while the show has a watcher whose stream is in step (every delta
+// since its snapshot, none missed, not waiting for a resync) and a heartbeat was heard on
+// the pub/sub connection within beatStale (and none failed to go out since), so a
+// dropped connection is not taken for a quiet show. Watchers in step all stand at the
+// newest delta received.
+func (h *Hub) Version(showID int) (int, bool) {
+	if last := h.lastBeat.Load(); time.Since(time.Unix(0, last)) > beatStale || h.beatFailed.Load() > last {
+		return 0, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.shows[h.keys.Events(showID)]
+	if s == nil || !s.isReady {
+		return 0, false
+	}
+	for w := range s.watchers {
+		if !w.resyncing && !w.closed && w.last > 0 {
+			return w.last, true
+		}
+	}
+	return 0, false
+}
+
+// CurrentVersion is the version a read of showID's seat map must not fall below: the
+// hub's when it can vouch for it (no round trip to Redis), raised to any newer version
+// this instance's own writes produced; otherwise the version in Redis now.
+func (h *Hub) CurrentVersion(ctx context.Context, showID int) (int, error) {
+	if v, ok := h.Version(showID); ok {
+		return max(v, h.store.Seen(showID)), nil
+	}
+	return h.store.Version(ctx, showID)
+}
