@@ -284,6 +284,13 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 		if err := insertOccupancy(ctx, tx, o, seatIDs); err != nil {
 			return err
 		}
+		// Counted in MySQL too, as a hold is: Redis may have lost the customer's count.
+		var le *limitExceeded
+		if err := s.checkLimit(ctx, tx, o.UserID, st, len(seatIDs)); errors.As(err, &le) {
+			return errOverLimit
+		} else if err != nil {
+			return err
+		}
 		if err := s.issueIn(ctx, tx, o.ID, o.ShowtimeID, seatIDs); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package database
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -100,6 +101,18 @@ func (t *spanTx) Exec(ctx context.Context, query string, args, v any) error {
 
 func (t *spanTx) Query(ctx context.Context, query string, args, v any) error {
 	return t.Tx.Query(trace.ContextWithSpan(ctx, t.span), query, args, v)
+}
+
+// QueryContext runs a statement of the project's own SQL in the transaction (ent's
+// sql/execquery, e.g. booking's locking count of a user's seats).
+func (t *spanTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	q, ok := t.Tx.(interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	})
+	if !ok {
+		return nil, errors.New("database: this driver's transactions run no statements of their own")
+	}
+	return q.QueryContext(trace.ContextWithSpan(ctx, t.span), query, args...)
 }
 
 func (t *spanTx) Commit() error {
