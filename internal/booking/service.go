@@ -7,6 +7,7 @@ package booking
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -139,7 +140,18 @@ func (s *Service) queue() *ExpiryQueue {
 }
 
 func (s *Service) withTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
-	tx, err := s.DB.Tx(ctx)
+	return s.inTx(ctx, nil, fn)
+}
+
+// inTx is withTx with the transaction's options (nil: the database's defaults).
+func (s *Service) inTx(ctx context.Context, opts *sql.TxOptions, fn func(tx *ent.Tx) error) error {
+	var tx *ent.Tx
+	var err error
+	if opts == nil {
+		tx, err = s.DB.Tx(ctx)
+	} else {
+		tx, err = s.DB.BeginTx(ctx, opts)
+	}
 	if err != nil {
 		return fmt.Errorf("begin: %w", database.Classify(err))
 	}
