@@ -160,6 +160,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{OrdersColumns[1], OrdersColumns[9]},
 			},
+			{
+				Name:    "order_user_id_showtime_id",
+				Unique:  false,
+				Columns: []*schema.Column{OrdersColumns[1], OrdersColumns[2]},
+			},
 		},
 	}
 	// OrderSeatsColumns holds the columns for the "order_seats" table.

@@ -148,7 +148,7 @@ func (a *App) wire() error {
 		CloseAfter: a.Config.SalesCloseAfter, Log: a.Log}
 	a.Booking = booking.New(booking.Deps{DB: a.DB, Seats: a.Seats, Layouts: a.Layouts, Hashes: a.Sales, RDB: a.Redis,
 		Keys: a.Keys, Catalog: a.Catalog, Provider: a.Payments},
-		booking.Config{Now: a.Now, HoldTTL: a.Config.HoldTTL, LateWindow: a.Config.LateWindow,
+		booking.Config{Now: a.Now, HoldTTL: a.Config.HoldTTL, LateWindow: a.Config.LateWindow, SingleWriter: a.Config.Embedded(),
 			SalesCloseAfter: a.Config.SalesCloseAfter,
 			HoldRate:        perMinute(a.Config.HoldsPerMinute), OrderRate: perMinute(a.Config.OrderChangesPerMinute), Log: a.Log})
 	a.Sales.Orders = a.Booking

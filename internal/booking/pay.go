@@ -249,7 +249,9 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 	ctx, cancel := detach(ctx) // a re-hold applied in Redis must reach MySQL or be released
 	defer cancel()
 	held := false
-	err = s.withTx(ctx, func(tx *ent.Tx) error {
+	// Not run again on a deadlock: the seats are taken in Redis inside it (the provider
+	// delivers the payment again).
+	err = s.inTx(ctx, s.limitTx(), func(tx *ent.Tx) error {
 		if err := p.claimIn(ctx, tx); err != nil {
 			return err
 		}
@@ -282,6 +284,13 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 			return err
 		}
 		if err := insertOccupancy(ctx, tx, o, seatIDs); err != nil {
+			return err
+		}
+		// Counted in MySQL too, as a hold is: Redis may have lost the customer's count.
+		var le *limitExceeded
+		if err := s.checkLimit(ctx, tx, o.UserID, st, len(seatIDs)); errors.As(err, &le) {
+			return errOverLimit
+		} else if err != nil {
 			return err
 		}
 		if err := s.issueIn(ctx, tx, o.ID, o.ShowtimeID, seatIDs); err != nil {
