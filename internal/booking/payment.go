@@ -25,7 +25,9 @@ var errRefunding = errors.New("the payment is being refunded")
 
 // StartPayment starts paying one of the user's PENDING_PAYMENT orders with the provider,
 // or returns the payment already started for it: the same order gives the same payment
-// (the provider's idempotency key is derived from the order). It does not extend the hold.
+// (the provider's idempotency key is derived from the order) while that one has taken no
+// money; after a payment the order could not keep (a MISMATCH, refunded) it starts a new
+// one under a key of its own. It does not extend the hold.
 // Someone else's order is NOT_FOUND; a paid or cancelled one INVALID_STATE; an expired
 // one ORDER_EXPIRED.
 func (s *Service) StartPayment(ctx context.Context, userID string, orderID int) (*seatflow.PaymentSession, error) {
@@ -55,7 +57,7 @@ func (s *Service) StartPayment(ctx context.Context, userID string, orderID int) 
 	} else if err := s.salesClosed(st); err != nil {
 		return nil, err
 	}
-	ps, err := s.orderPayments(ctx, s.DB, o.ID)
+	ps, err := s.orderPayments(ctx, o.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +137,7 @@ func (s *Service) Payment(ctx context.Context, orderID int) (*seatflow.Payment, 
 	if err != nil {
 		return nil, fmt.Errorf("load order: %w", database.Classify(err))
 	}
-	ps, err := s.orderPayments(ctx, s.DB, orderID)
+	ps, err := s.orderPayments(ctx, orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +151,7 @@ func (s *Service) Payment(ctx context.Context, orderID int) (*seatflow.Payment, 
 // that paid it and any other, each with its refund. The caller has checked that the order
 // may be seen.
 func (s *Service) Payments(ctx context.Context, orderID int) ([]*seatflow.Payment, error) {
-	ps, err := s.orderPayments(ctx, s.DB, orderID)
+	ps, err := s.orderPayments(ctx, orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -166,8 +168,8 @@ func paymentOf(p *ent.Payment) *seatflow.Payment {
 }
 
 // orderPayments loads every payment record of an order, oldest first.
-func (s *Service) orderPayments(ctx context.Context, db *ent.Client, orderID int) ([]*ent.Payment, error) {
-	ps, err := db.Payment.Query().Where(payment.OrderID(orderID)).Order(ent.Asc(payment.FieldID)).All(ctx)
+func (s *Service) orderPayments(ctx context.Context, orderID int) ([]*ent.Payment, error) {
+	ps, err := s.DB.Payment.Query().Where(payment.OrderID(orderID)).Order(ent.Asc(payment.FieldID)).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load payments: %w", database.Classify(err))
 	}

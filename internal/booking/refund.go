@@ -81,7 +81,7 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 // settled with (applied), else its latest that took money; nil when none took money. The
 // order's other payments that took money are refunded already (each when it arrived).
 func (s *Service) heldPayment(ctx context.Context, o *ent.Order) (*ent.Payment, error) {
-	ps, err := s.orderPayments(ctx, s.DB, o.ID)
+	ps, err := s.orderPayments(ctx, o.ID)
 	if err != nil {
 		return nil, err
 	}
