@@ -3429,8 +3429,9 @@ type OrderMutation struct {
 	occupancy        map[int]struct{}
 	removedoccupancy map[int]struct{}
 	clearedoccupancy bool
-	payment          *int
-	clearedpayment   bool
+	payments         map[int]struct{}
+	removedpayments  map[int]struct{}
+	clearedpayments  bool
 	done             bool
 	oldValue         func(context.Context) (*Order, error)
 	predicates       []predicate.Order
@@ -4140,43 +4141,58 @@ func (m *OrderMutation) ResetOccupancy() {
 	m.removedoccupancy = nil
 }
 
-// SetPaymentID sets the "payment" edge to the Payment entity by id.
-func (m *OrderMutation) SetPaymentID(id int) {
-	m.payment = &id
+// AddPaymentIDs adds the "payments" edge to the Payment entity by ids.
+func (m *OrderMutation) AddPaymentIDs(ids ...int) {
+	if m.payments == nil {
+		m.payments = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.payments[ids[i]] = struct{}{}
+	}
 }
 
-// ClearPayment clears the "payment" edge to the Payment entity.
-func (m *OrderMutation) ClearPayment() {
-	m.clearedpayment = true
+// ClearPayments clears the "payments" edge to the Payment entity.
+func (m *OrderMutation) ClearPayments() {
+	m.clearedpayments = true
 }
 
-// PaymentCleared reports if the "payment" edge to the Payment entity was cleared.
-func (m *OrderMutation) PaymentCleared() bool {
-	return m.clearedpayment
+// PaymentsCleared reports if the "payments" edge to the Payment entity was cleared.
+func (m *OrderMutation) PaymentsCleared() bool {
+	return m.clearedpayments
 }
 
-// PaymentID returns the "payment" edge ID in the mutation.
-func (m *OrderMutation) PaymentID() (id int, exists bool) {
-	if m.payment != nil {
-		return *m.payment, true
+// RemovePaymentIDs removes the "payments" edge to the Payment entity by IDs.
+func (m *OrderMutation) RemovePaymentIDs(ids ...int) {
+	if m.removedpayments == nil {
+		m.removedpayments = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.payments, ids[i])
+		m.removedpayments[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedPayments returns the removed IDs of the "payments" edge to the Payment entity.
+func (m *OrderMutation) RemovedPaymentsIDs() (ids []int) {
+	for id := range m.removedpayments {
+		ids = append(ids, id)
 	}
 	return
 }
 
-// PaymentIDs returns the "payment" edge IDs in the mutation.
-// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
-// PaymentID instead. It exists only for internal usage by the builders.
-func (m *OrderMutation) PaymentIDs() (ids []int) {
-	if id := m.payment; id != nil {
-		ids = append(ids, *id)
+// PaymentsIDs returns the "payments" edge IDs in the mutation.
+func (m *OrderMutation) PaymentsIDs() (ids []int) {
+	for id := range m.payments {
+		ids = append(ids, id)
 	}
 	return
 }
 
-// ResetPayment resets all changes to the "payment" edge.
-func (m *OrderMutation) ResetPayment() {
-	m.payment = nil
-	m.clearedpayment = false
+// ResetPayments resets all changes to the "payments" edge.
+func (m *OrderMutation) ResetPayments() {
+	m.payments = nil
+	m.clearedpayments = false
+	m.removedpayments = nil
 }
 
 // Where appends a list predicates to the OrderMutation builder.
@@ -4548,8 +4564,8 @@ func (m *OrderMutation) AddedEdges() []string {
 	if m.occupancy != nil {
 		edges = append(edges, order.EdgeOccupancy)
 	}
-	if m.payment != nil {
-		edges = append(edges, order.EdgePayment)
+	if m.payments != nil {
+		edges = append(edges, order.EdgePayments)
 	}
 	return edges
 }
@@ -4570,10 +4586,12 @@ func (m *OrderMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
-	case order.EdgePayment:
-		if id := m.payment; id != nil {
-			return []ent.Value{*id}
+	case order.EdgePayments:
+		ids := make([]ent.Value, 0, len(m.payments))
+		for id := range m.payments {
+			ids = append(ids, id)
 		}
+		return ids
 	}
 	return nil
 }
@@ -4586,6 +4604,9 @@ func (m *OrderMutation) RemovedEdges() []string {
 	}
 	if m.removedoccupancy != nil {
 		edges = append(edges, order.EdgeOccupancy)
+	}
+	if m.removedpayments != nil {
+		edges = append(edges, order.EdgePayments)
 	}
 	return edges
 }
@@ -4606,6 +4627,12 @@ func (m *OrderMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case order.EdgePayments:
+		ids := make([]ent.Value, 0, len(m.removedpayments))
+		for id := range m.removedpayments {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
@@ -4619,8 +4646,8 @@ func (m *OrderMutation) ClearedEdges() []string {
 	if m.clearedoccupancy {
 		edges = append(edges, order.EdgeOccupancy)
 	}
-	if m.clearedpayment {
-		edges = append(edges, order.EdgePayment)
+	if m.clearedpayments {
+		edges = append(edges, order.EdgePayments)
 	}
 	return edges
 }
@@ -4633,8 +4660,8 @@ func (m *OrderMutation) EdgeCleared(name string) bool {
 		return m.clearedseats
 	case order.EdgeOccupancy:
 		return m.clearedoccupancy
-	case order.EdgePayment:
-		return m.clearedpayment
+	case order.EdgePayments:
+		return m.clearedpayments
 	}
 	return false
 }
@@ -4643,9 +4670,6 @@ func (m *OrderMutation) EdgeCleared(name string) bool {
 // if that edge is not defined in the schema.
 func (m *OrderMutation) ClearEdge(name string) error {
 	switch name {
-	case order.EdgePayment:
-		m.ClearPayment()
-		return nil
 	}
 	return fmt.Errorf("unknown Order unique edge %s", name)
 }
@@ -4660,8 +4684,8 @@ func (m *OrderMutation) ResetEdge(name string) error {
 	case order.EdgeOccupancy:
 		m.ResetOccupancy()
 		return nil
-	case order.EdgePayment:
-		m.ResetPayment()
+	case order.EdgePayments:
+		m.ResetPayments()
 		return nil
 	}
 	return fmt.Errorf("unknown Order edge %s", name)

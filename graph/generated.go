@@ -117,6 +117,7 @@ type ComplexityRoot struct {
 		ID             func(childComplexity int) int
 		PaidAt         func(childComplexity int) int
 		Payment        func(childComplexity int) int
+		Payments       func(childComplexity int) int
 		RefundRequired func(childComplexity int) int
 		Seats          func(childComplexity int) int
 		Showtime       func(childComplexity int) int
@@ -132,6 +133,9 @@ type ComplexityRoot struct {
 	}
 
 	Payment struct {
+		AmountCents  func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		Currency     func(childComplexity int) int
 		Provider     func(childComplexity int) int
 		Reference    func(childComplexity int) int
 		RefundStatus func(childComplexity int) int
@@ -296,6 +300,7 @@ type OrderResolver interface {
 	Seats(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Seat, error)
 
 	Payment(ctx context.Context, obj *seatflow.Order) (*seatflow.Payment, error)
+	Payments(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Payment, error)
 	Tickets(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Ticket, error)
 }
 type QueryResolver interface {
@@ -743,6 +748,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Payment(childComplexity), true
+	case "Order.payments":
+		if e.ComplexityRoot.Order.Payments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Payments(childComplexity), true
 	case "Order.refundRequired":
 		if e.ComplexityRoot.Order.RefundRequired == nil {
 			break
@@ -799,6 +810,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "Payment.amountCents":
+		if e.ComplexityRoot.Payment.AmountCents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.AmountCents(childComplexity), true
+	case "Payment.createdAt":
+		if e.ComplexityRoot.Payment.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.CreatedAt(childComplexity), true
+	case "Payment.currency":
+		if e.ComplexityRoot.Payment.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.Currency(childComplexity), true
 	case "Payment.provider":
 		if e.ComplexityRoot.Payment.Provider == nil {
 			break
@@ -2116,8 +2145,17 @@ type Order implements Node {
   createdAt: Time!
   """True when a payment arrived after the seats went to someone else: the money must go back."""
   refundRequired: Boolean!
-  """The order's payment as its provider reported it; null until one is started."""
+  """
+  The payment that paid the order (or, for a late payment refunded because its seats were
+  gone, that payment); otherwise its latest payment; null until one is started.
+  """
   payment: Payment
+  """
+  Every payment the order received or started, oldest first: the one that paid it and any
+  other (another amount than the order's, a second payment of an order already paid, one
+  that arrived after the order ended), each of those refunded through the provider.
+  """
+  payments: [Payment!]!
   """Its tickets, one per seat, while it is PAID; empty for any other status."""
   tickets: [Ticket!]!
 }
@@ -2204,7 +2242,7 @@ type TicketKey {
   signing: Boolean!
 }
 
-"""An order's payment with its provider, and its refund."""
+"""One payment of an order with its provider, and its refund."""
 type Payment {
   """The provider that took it: stripe or test."""
   provider: String!
@@ -2214,6 +2252,12 @@ type Payment {
   reference: String
   """The refund of the payment; null when none was decided."""
   refundStatus: RefundStatus
+  """What the provider received (or, before that, what was asked), in cents of currency."""
+  amountCents: Int!
+  """ISO 4217 currency code of the amount, upper case."""
+  currency: String!
+  """When the payment was first recorded: started, or received."""
+  createdAt: Time!
 }
 
 """What a client needs to complete an order's payment with the provider."""
@@ -2376,6 +2420,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_refundRequired(ctx, field)
 	case "payment":
 		return ec.fieldContext_Order_payment(ctx, field)
+	case "payments":
+		return ec.fieldContext_Order_payments(ctx, field)
 	case "tickets":
 		return ec.fieldContext_Order_tickets(ctx, field)
 	}
@@ -2406,6 +2452,12 @@ func (ec *executionContext) childFields_Payment(ctx context.Context, field graph
 		return ec.fieldContext_Payment_reference(ctx, field)
 	case "refundStatus":
 		return ec.fieldContext_Payment_refundStatus(ctx, field)
+	case "amountCents":
+		return ec.fieldContext_Payment_amountCents(ctx, field)
+	case "currency":
+		return ec.fieldContext_Payment_currency(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Payment_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Payment", field.Name)
 }
@@ -5048,6 +5100,38 @@ func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Order_payments(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_payments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Order().Payments(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Payment) graphql.Marshaler {
+			return ec.marshalNPayment2ᚕᚖseatflowᚐPaymentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_payments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Payment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Order_tickets(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5262,6 +5346,75 @@ func (ec *executionContext) _Payment_refundStatus(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_Payment_refundStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Payment", field, false, false, "RefundStatus")
+}
+
+func (ec *executionContext) _Payment_amountCents(ctx context.Context, field graphql.CollectedField, obj *seatflow.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_amountCents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountCents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_amountCents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Payment_currency(ctx context.Context, field graphql.CollectedField, obj *seatflow.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Payment_createdAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "Time")
 }
 
 func (ec *executionContext) _PaymentSession_provider(ctx context.Context, field graphql.CollectedField, obj *seatflow.PaymentSession) (ret graphql.Marshaler) {
@@ -9814,6 +9967,12 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Order_payment(ctx, field, obj)
 				})
+		case "payments":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Order_payments(ctx, field, obj)
+				})
 		case "tickets":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -9914,6 +10073,21 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 		case "refundStatus":
 			out.Values[i] = ec._Payment_refundStatus(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "amountCents":
+			out.Values[i] = ec._Payment_amountCents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._Payment_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Payment_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -11487,6 +11661,30 @@ func (ec *executionContext) marshalNPageInfo2ᚖseatflowᚋgraphᚋmodelᚐPageI
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPayment2ᚕᚖseatflowᚐPaymentᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.Payment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPayment2ᚖseatflowᚐPayment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPayment2ᚖseatflowᚐPayment(ctx context.Context, sel ast.SelectionSet, v *seatflow.Payment) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Payment!")
+		return graphql.Null
+	}
+	return ec._Payment(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPaymentSession2ᚖseatflowᚐPaymentSession(ctx context.Context, sel ast.SelectionSet, v *seatflow.PaymentSession) graphql.Marshaler {

@@ -198,6 +198,11 @@ func (r *orderResolver) Payment(ctx context.Context, obj *seatflow.Order) (*seat
 	return r.Booking.Payment(ctx, obj.ID)
 }
 
+// Payments is the resolver for the payments field.
+func (r *orderResolver) Payments(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Payment, error) {
+	return r.Booking.Payments(ctx, obj.ID)
+}
+
 // Tickets is the resolver for the tickets field.
 func (r *orderResolver) Tickets(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Ticket, error) {
 	show, err := found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))

@@ -208,7 +208,7 @@ var (
 		{Name: "refund_reason", Type: field.TypeString, Size: 255, Default: ""},
 		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
-		{Name: "order_id", Type: field.TypeInt, Unique: true},
+		{Name: "order_id", Type: field.TypeInt},
 	}
 	// PaymentsTable holds the schema information for the "payments" table.
 	PaymentsTable = &schema.Table{
@@ -217,13 +217,18 @@ var (
 		PrimaryKey: []*schema.Column{PaymentsColumns[0]},
 		ForeignKeys: []*schema.ForeignKey{
 			{
-				Symbol:     "payments_orders_payment",
+				Symbol:     "payments_orders_payments",
 				Columns:    []*schema.Column{PaymentsColumns[12]},
 				RefColumns: []*schema.Column{OrdersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 		},
 		Indexes: []*schema.Index{
+			{
+				Name:    "payment_order_id_provider_reference",
+				Unique:  true,
+				Columns: []*schema.Column{PaymentsColumns[12], PaymentsColumns[1], PaymentsColumns[2]},
+			},
 			{
 				Name:    "payment_provider_reference",
 				Unique:  false,

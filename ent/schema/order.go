@@ -34,7 +34,7 @@ func (Order) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("seats", OrderSeat.Type),
 		edge.To("occupancy", SeatOccupancy.Type),
-		edge.To("payment", Payment.Type).Unique(),
+		edge.To("payments", Payment.Type),
 	}
 }
 

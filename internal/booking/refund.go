@@ -28,11 +28,11 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 	} else if err != nil {
 		return nil, fmt.Errorf("refund order: %w", database.Classify(err))
 	}
-	p, err := s.paymentRow(ctx, o.ID)
+	p, err := s.heldPayment(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	if p == nil || !p.Status.Settled() {
+	if p == nil {
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order has no received payment to refund")
 	}
 	if p.RefundStatus == nil {
@@ -73,8 +73,27 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 			s.releaseEnded(ctx, o)
 		}
 	}
-	s.trySendRefund(ctx, o.ID)
+	s.trySendRefund(ctx, p.ID)
 	return s.reload(context.WithoutCancel(ctx), o.ID)
+}
+
+// heldPayment is the payment staff's refund of an order is about: the one the order was
+// settled with (applied), else its latest that took money; nil when none took money. The
+// order's other payments that took money are refunded already (each when it arrived).
+func (s *Service) heldPayment(ctx context.Context, o *ent.Order) (*ent.Payment, error) {
+	ps, err := s.orderPayments(ctx, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	if p := applied(o, ps); p != nil && p.Status.Settled() {
+		return p, nil
+	}
+	for i := len(ps) - 1; i >= 0; i-- {
+		if ps[i].Status.Settled() {
+			return ps[i], nil
+		}
+	}
+	return nil, nil
 }
 
 // RefundCancelledShowtime makes the refund of a paid order of a cancelled showtime due and
@@ -90,8 +109,11 @@ func (s *Service) RefundCancelledShowtime(ctx context.Context, orderID int) (boo
 	if err != nil {
 		return false, fmt.Errorf("refund order: %w", err)
 	}
-	p, err := s.paymentRow(ctx, o.ID)
-	if err != nil || p == nil || o.Status != seatflow.OrderPaid || p.RefundStatus != nil || st.Status != seatflow.ShowtimeCancelled {
+	if o.Status != seatflow.OrderPaid || st.Status != seatflow.ShowtimeCancelled {
+		return false, nil
+	}
+	p, err := s.heldPayment(ctx, o)
+	if err != nil || p == nil || p.RefundStatus != nil {
 		return false, err
 	}
 	err = s.withTx(ctx, func(tx *ent.Tx) error { return s.requireRefund(ctx, tx, p, "the showtime was cancelled") })
@@ -100,7 +122,7 @@ func (s *Service) RefundCancelledShowtime(ctx context.Context, orderID int) (boo
 	} else if err != nil {
 		return false, fmt.Errorf("refund order: %w", database.Classify(err))
 	}
-	return s.SendRefund(ctx, o.ID)
+	return s.SendRefund(ctx, p.ID)
 }
 
 // requireRefund makes a payment's refund due, unless one was decided meanwhile (errChanged).
@@ -115,31 +137,39 @@ func (s *Service) requireRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 	return nil
 }
 
-// SendRefund sends an order's refund to the provider when it is due (REQUIRED, or FAILED
-// fewer than seatflow.MaxRefundAttempts times) and records the provider's answer. It reports
-// whether the provider took the refund. After a failure the refund stays due and the
-// next call repeats the same request (same idempotency key); after the provider reported
-// a refund failed, the next one is a new request. The reconciler calls it.
-func (s *Service) SendRefund(ctx context.Context, orderID int) (bool, error) {
+// SendRefund sends the refund of a payment (any of an order's payments: the one that paid
+// it, or another one it could not take) to the provider when it is due (REQUIRED, or
+// FAILED fewer than seatflow.MaxRefundAttempts times) and records the provider's answer.
+// It reports whether the provider took the refund. After a failure the refund stays due
+// and the next call repeats the same request (same idempotency key); after the provider
+// reported a refund failed, the next one is a new request. The reconciler calls it.
+func (s *Service) SendRefund(ctx context.Context, paymentID int) (bool, error) {
 	if s.Provider == nil {
 		return false, errNoProvider
 	}
-	p, err := s.paymentRow(ctx, orderID)
-	if err != nil || p == nil || p.RefundStatus == nil || !p.RefundStatus.Due() || p.RefundAttempts >= seatflow.MaxRefundAttempts {
-		return false, err
+	p, err := s.DB.Payment.Get(ctx, paymentID)
+	if err != nil {
+		return false, fmt.Errorf("load payment: %w", database.Classify(err))
+	}
+	if p.RefundStatus == nil || !p.RefundStatus.Due() || p.RefundAttempts >= seatflow.MaxRefundAttempts {
+		return false, nil
 	}
 	if p.Provider != s.Provider.Name() {
-		return false, fmt.Errorf("refund of order %d: its payment was taken by provider %q, this instance runs %q",
-			orderID, p.Provider, s.Provider.Name())
+		return false, fmt.Errorf("refund of payment %d of order %d: it was taken by provider %q, this instance runs %q",
+			p.ID, p.OrderID, p.Provider, s.Provider.Name())
 	}
-	o, err := s.DB.Order.Get(ctx, orderID)
+	o, err := s.DB.Order.Get(ctx, p.OrderID)
 	if err != nil {
 		return false, fmt.Errorf("refund order: %w", database.Classify(err))
 	}
-	r, err := s.Provider.Refund(ctx, payments.RefundRequest{Reference: p.Reference, OrderID: nodeid.Encode(nodeid.Order, o.ID),
-		IdempotencyKey: fmt.Sprintf("%s-refund-%d", orderKey(o), p.RefundAttempts), Reason: p.RefundReason})
+	key, err := s.paymentKey(ctx, o, p)
 	if err != nil {
-		return false, fmt.Errorf("send refund of order %d: %w", orderID, err)
+		return false, err
+	}
+	r, err := s.Provider.Refund(ctx, payments.RefundRequest{Reference: p.Reference, OrderID: nodeid.Encode(nodeid.Order, o.ID),
+		IdempotencyKey: fmt.Sprintf("%s-refund-%d", key, p.RefundAttempts), Reason: p.RefundReason})
+	if err != nil {
+		return false, fmt.Errorf("send refund of payment %d of order %d: %w", p.ID, o.ID, err)
 	}
 	// Only over the state it was sent from: a webhook may have said more meanwhile.
 	u := s.DB.Payment.Update().Where(payment.ID(p.ID), payment.RefundStatusEQ(*p.RefundStatus), payment.RefundAttempts(p.RefundAttempts)).
@@ -151,16 +181,30 @@ func (s *Service) SendRefund(ctx context.Context, orderID int) (bool, error) {
 		u.AddRefundAttempts(1)
 	}
 	if _, err := u.Save(context.WithoutCancel(ctx)); err != nil { // the provider has it: record it
-		return true, fmt.Errorf("record refund of order %d: %w", orderID, database.Classify(err))
+		return true, fmt.Errorf("record refund of payment %d of order %d: %w", p.ID, o.ID, database.Classify(err))
 	}
 	return true, nil
 }
 
+// paymentKey names one payment of an order in the provider's idempotency keys: the
+// order's first payment by the order's key (as when an order had one payment, so a refund
+// sent before keeps its key), any later one by the order's key and its own id.
+func (s *Service) paymentKey(ctx context.Context, o *ent.Order, p *ent.Payment) (string, error) {
+	earlier, err := s.DB.Payment.Query().Where(payment.OrderID(o.ID), payment.IDLT(p.ID)).Exist(ctx)
+	if err != nil {
+		return "", fmt.Errorf("load payments: %w", database.Classify(err))
+	}
+	if !earlier {
+		return orderKey(o), nil
+	}
+	return fmt.Sprintf("%s-payment-%d", orderKey(o), p.ID), nil
+}
+
 // trySendRefund sends a refund just made due; what fails is logged and left to the
 // reconciler, which sends due refunds again.
-func (s *Service) trySendRefund(ctx context.Context, orderID int) {
-	if _, err := s.SendRefund(context.WithoutCancel(ctx), orderID); err != nil {
-		s.Log.WarnContext(ctx, "payments: refund not sent yet; the reconciler will send it", "order", orderID, "err", err)
+func (s *Service) trySendRefund(ctx context.Context, paymentID int) {
+	if _, err := s.SendRefund(context.WithoutCancel(ctx), paymentID); err != nil {
+		s.Log.WarnContext(ctx, "payments: refund not sent yet; the reconciler will send it", "payment", paymentID, "err", err)
 	}
 }
 
