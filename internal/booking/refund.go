@@ -28,10 +28,11 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 	} else if err != nil {
 		return nil, fmt.Errorf("refund order: %w", database.Classify(err))
 	}
-	p, err := s.heldPayment(ctx, o)
+	ps, err := s.orderPayments(ctx, o.ID)
 	if err != nil {
 		return nil, err
 	}
+	p := heldPayment(o, ps)
 	if p == nil {
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order has no received payment to refund")
 	}
@@ -62,7 +63,7 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 				}
 				cancelled = true
 			}
-			return s.requireRefund(ctx, tx, p, "refunded by staff")
+			return s.requireRefund(ctx, tx, p, staffRefundReason)
 		})
 		if errors.Is(err, errChanged) {
 			return nil, errChangedMeanwhile()
@@ -72,29 +73,33 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 		if cancelled {
 			s.releaseEnded(ctx, o)
 		}
+		required := seatflow.RefundRequired
+		p.RefundStatus, p.RefundReason = &required, staffRefundReason // as the transaction wrote it
 	}
-	s.trySendRefund(ctx, p.ID)
+	if _, err := s.sendRefund(context.WithoutCancel(ctx), o, p, p.ID != ps[0].ID); err != nil {
+		s.Log.WarnContext(ctx, "payments: refund not sent yet; the reconciler will send it", "payment", p.ID, "err", err)
+	}
 	return s.reload(context.WithoutCancel(ctx), o.ID)
 }
 
-// heldPayment is the payment staff's refund of an order is about: the one the order was
-// settled with (applied), else its latest that took money; nil when none took money. The
-// order's other payments that took money are refunded already (each when it arrived).
-func (s *Service) heldPayment(ctx context.Context, o *ent.Order) (*ent.Payment, error) {
-	ps, err := s.orderPayments(ctx, o.ID)
-	if err != nil {
-		return nil, err
-	}
+// heldPayment is the payment, of an order's payments ps (oldest first), that staff's
+// refund of the order is about: the one the order was settled with (applied), else its
+// latest that took money; nil when none took money. The order's other payments that took
+// money are refunded already (each when it arrived).
+func heldPayment(o *ent.Order, ps []*ent.Payment) *ent.Payment {
 	if p := applied(o, ps); p != nil && p.Status.Settled() {
-		return p, nil
+		return p
 	}
 	for i := len(ps) - 1; i >= 0; i-- {
 		if ps[i].Status.Settled() {
-			return ps[i], nil
+			return ps[i]
 		}
 	}
-	return nil, nil
+	return nil
 }
+
+// staffRefundReason is the refund reason of staff's refundOrder.
+const staffRefundReason = "refunded by staff"
 
 // RefundCancelledShowtime makes the refund of a paid order of a cancelled showtime due and
 // sends it. It reports false when there is nothing to do: the order is not paid, its
@@ -112,9 +117,13 @@ func (s *Service) RefundCancelledShowtime(ctx context.Context, orderID int) (boo
 	if o.Status != seatflow.OrderPaid || st.Status != seatflow.ShowtimeCancelled {
 		return false, nil
 	}
-	p, err := s.heldPayment(ctx, o)
-	if err != nil || p == nil || p.RefundStatus != nil {
+	ps, err := s.orderPayments(ctx, o.ID)
+	if err != nil {
 		return false, err
+	}
+	p := heldPayment(o, ps)
+	if p == nil || p.RefundStatus != nil {
+		return false, nil
 	}
 	err = s.withTx(ctx, func(tx *ent.Tx) error { return s.requireRefund(ctx, tx, p, "the showtime was cancelled") })
 	if errors.Is(err, errChanged) {
@@ -151,20 +160,41 @@ func (s *Service) SendRefund(ctx context.Context, paymentID int) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("load payment: %w", database.Classify(err))
 	}
-	if p.RefundStatus == nil || !p.RefundStatus.Due() || p.RefundAttempts >= seatflow.MaxRefundAttempts {
+	if !refundDue(p) {
+		return false, nil
+	}
+	o, err := s.DB.Order.Get(ctx, p.OrderID)
+	if err != nil {
+		return false, fmt.Errorf("refund order: %w", database.Classify(err))
+	}
+	earlier, err := s.DB.Payment.Query().Where(payment.OrderID(o.ID), payment.IDLT(p.ID)).Exist(ctx)
+	if err != nil {
+		return false, fmt.Errorf("load payments: %w", database.Classify(err))
+	}
+	return s.sendRefund(ctx, o, p, earlier)
+}
+
+// refundDue reports whether p's refund still has to be sent (REQUIRED, or FAILED fewer
+// than seatflow.MaxRefundAttempts times).
+func refundDue(p *ent.Payment) bool {
+	return p.RefundStatus != nil && p.RefundStatus.Due() && p.RefundAttempts < seatflow.MaxRefundAttempts
+}
+
+// sendRefund is SendRefund for a caller that has read the order and the payment (as they
+// are in MySQL) and knows whether the order has an earlier payment: staff's refund sends
+// its refund without reading them again, which under a slow database is what keeps
+// refundOrder within its deadline.
+func (s *Service) sendRefund(ctx context.Context, o *ent.Order, p *ent.Payment, earlier bool) (bool, error) {
+	if !refundDue(p) {
 		return false, nil
 	}
 	if p.Provider != s.Provider.Name() {
 		return false, fmt.Errorf("refund of payment %d of order %d: it was taken by provider %q, this instance runs %q",
 			p.ID, p.OrderID, p.Provider, s.Provider.Name())
 	}
-	o, err := s.DB.Order.Get(ctx, p.OrderID)
-	if err != nil {
-		return false, fmt.Errorf("refund order: %w", database.Classify(err))
-	}
-	key, err := s.paymentKey(ctx, o, p)
-	if err != nil {
-		return false, err
+	key := orderKey(o)
+	if earlier { // the order's first payment keeps the order's key, as when an order had one payment
+		key = fmt.Sprintf("%s-payment-%d", key, p.ID)
 	}
 	r, err := s.Provider.Refund(ctx, payments.RefundRequest{Reference: p.Reference, OrderID: nodeid.Encode(nodeid.Order, o.ID),
 		IdempotencyKey: fmt.Sprintf("%s-refund-%d", key, p.RefundAttempts), Reason: p.RefundReason})
@@ -184,20 +214,6 @@ func (s *Service) SendRefund(ctx context.Context, paymentID int) (bool, error) {
 		return true, fmt.Errorf("record refund of payment %d of order %d: %w", p.ID, o.ID, database.Classify(err))
 	}
 	return true, nil
-}
-
-// paymentKey names one payment of an order in the provider's idempotency keys: the
-// order's first payment by the order's key (as when an order had one payment, so a refund
-// sent before keeps its key), any later one by the order's key and its own id.
-func (s *Service) paymentKey(ctx context.Context, o *ent.Order, p *ent.Payment) (string, error) {
-	earlier, err := s.DB.Payment.Query().Where(payment.OrderID(o.ID), payment.IDLT(p.ID)).Exist(ctx)
-	if err != nil {
-		return "", fmt.Errorf("load payments: %w", database.Classify(err))
-	}
-	if !earlier {
-		return orderKey(o), nil
-	}
-	return fmt.Sprintf("%s-payment-%d", orderKey(o), p.ID), nil
 }
 
 // trySendRefund sends a refund just made due; what fails is logged and left to the
