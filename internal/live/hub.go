@@ -27,8 +27,8 @@ import (
 
 // Reasons a SNAPSHOT is sent (the "reason" label of the snapshots metric).
 const (
-	ReasonInitial   = "initial"   // first event of every subscription
-	ReasonGap       = "gap"       // a delta's version skipped one: something was missed
+	ReasonInitial = "initial" // first event of every subscription
+	ReasonGap     = "gap"     // a delta's version skipped one: something was missed
 	// ReasonSlow is no longer sent: a watcher that cannot keep up has its changes merged
 	// into its next DELTA (seatflow_live_slow_subscribers_total counts it). The label is
 	// kept so the metric's series stay.
