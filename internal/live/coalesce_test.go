@@ -125,3 +125,41 @@ func TestCoalescedDeltas(t *testing.T) {
 	stop()
 	testenv.NoGoroutineLeft(t, before)
 }
+
+// TestSnapshotNewerThanTheDeltas: a watcher's snapshot can be read before the delta of a
+// change reaches the hub; the show moves on to it, and the watchers already there get the
+// seats it changed as a DELTA at once, not at the next change.
+func TestSnapshotNewerThanTheDeltas(t *testing.T) {
+	f := newFixture(t, 1, 6)
+	h, _ := f.startHub(t, f.rdb, Options{Tick: 50 * time.Millisecond})
+	ch, err := h.Watch(t.Context(), showID, f.hall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := next(t, ch)
+	// A change whose delta has not come yet: the seat sold and the version moved, nothing
+	// published (the delta that follows would be ignored as already known).
+	ctx := t.Context()
+	if err := f.rdb.HSet(ctx, f.red.Keys.Seats(showID), "4", "2|tok").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.rdb.Incr(ctx, f.red.Keys.Version(showID)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	late, err := h.Watch(t.Context(), showID, f.hall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, late); ev.Kind != seatflow.EventSnapshot || ev.Version != snap.Version+1 {
+		t.Fatalf("the second watcher: %s v%d, want SNAPSHOT v%d", ev.Kind, ev.Version, snap.Version+1)
+	}
+	ev := next(t, ch)
+	if ev.Kind != seatflow.EventDelta || ev.FromVersion != snap.Version || ev.Version != snap.Version+1 ||
+		len(ev.Seats) != 1 || ev.Seats[0].Seat.ID != 4 || ev.Seats[0].Status != seatflow.SeatSold {
+		t.Fatalf("the first watcher: %s v%d→v%d %+v, want DELTA v%d→v%d selling seat 4", ev.Kind, ev.FromVersion, ev.Version,
+			ev.Seats, snap.Version, snap.Version+1)
+	}
+	if ev.Available != snap.Available-1 {
+		t.Errorf("available: %d, want %d", ev.Available, snap.Available-1)
+	}
+}

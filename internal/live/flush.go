@@ -6,8 +6,8 @@ import (
 	"seatflow"
 )
 
-// Coalescing: a show writes to its watchers at most once per tick. A change that finds
-// the show quiet (its last write a tick ago or more) is written at once; the changes that
+// Coalescing: a show writes DELTAs to its watchers at most once per tick. A change that
+// finds the show quiet (its last DELTA written a tick ago or more) is written at once; the changes that
 // come within the tick after a write wait for the next one, which gives each watcher one
 // DELTA with the latest state of every seat changed since its last event. A watcher whose
 // sink is full is skipped, never queued change by change: its changes keep merging into
@@ -48,27 +48,31 @@ func (h *Hub) flushAfter(s *show, d time.Duration) {
 // its version. Watchers at the same version share one event (and its rendering). The
 // watchers that could not take theirs are offered it again after a pause.
 func (h *Hub) flush(s *show) {
-	s.lastFlush = time.Now()
 	events := map[int]*seatflow.SeatMapEvent{}
+	wrote := false
 	for w := range s.watchers {
-		h.flushWatcher(s, w, events)
+		wrote = h.flushWatcher(s, w, events) || wrote
+	}
+	if wrote {
+		s.lastFlush = time.Now()
 	}
 	if len(s.behind) > 0 && s.timer == nil {
 		h.flushAfter(s, max(h.tick, slowPoll))
 	}
 }
 
-// flushWatcher puts the watcher's DELTA in its sink, if it has one due and room for it.
-func (h *Hub) flushWatcher(s *show, w *watcher, events map[int]*seatflow.SeatMapEvent) {
+// flushWatcher puts the watcher's DELTA in its sink, if it has one due and room for it,
+// and reports whether it did.
+func (h *Hub) flushWatcher(s *show, w *watcher, events map[int]*seatflow.SeatMapEvent) bool {
 	if w.closed || w.resyncing || s.state == nil || w.last >= s.stateVersion {
 		delete(s.behind, w)
-		return
+		return false
 	}
 	if w.last < s.since {
 		// Its version is older than what the show knows changes from (its snapshot was
 		// read before the show's): only a newer snapshot can bring it up to date.
 		h.startResync(w, ReasonGap)
-		return
+		return false
 	}
 	ev := events[w.last]
 	if ev == nil {
@@ -80,11 +84,12 @@ func (h *Hub) flushWatcher(s *show, w *watcher, events map[int]*seatflow.SeatMap
 			s.behind[w] = struct{}{}
 			slowSubscribers.Inc()
 		}
-		return
+		return false
 	}
 	delete(s.behind, w)
 	w.last = ev.Version
 	deltasDelivered.Inc()
+	return true
 }
 
 // stopFlushing cancels the show's due write: it has no watcher left.

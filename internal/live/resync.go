@@ -102,6 +102,7 @@ func (h *Hub) settle(w *watcher, ev *seatflow.SeatMapEvent, reason string) {
 		return
 	}
 	s := w.show
+	was, wasKnown := s.stateVersion, s.state != nil
 	known := s.learn(ev)
 	if w.sink.Full() { // it was drained and only the hub puts; were it full, read again
 		w.resyncing = false
@@ -118,7 +119,9 @@ func (h *Hub) settle(w *watcher, ev *seatflow.SeatMapEvent, reason string) {
 		h.startResync(w, again)
 	case !known: // the deltas kept while the statuses were unknown skip a version
 		h.lost(s)
-	case w.last < s.stateVersion:
+	case w.last < s.stateVersion || wasKnown && s.stateVersion > was:
+		// The snapshot may be newer than the deltas received (the show moved on to it):
+		// the other watchers get the seats it changed.
 		h.schedule(s)
 	}
 }
