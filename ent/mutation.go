@@ -9463,6 +9463,8 @@ type ShowtimeMutation struct {
 	allow_seat_gaps   *bool
 	prices            *map[seatflow.SeatKind]int
 	currency          *string
+	seat_epoch        *int
+	addseat_epoch     *int
 	created_at        *time.Time
 	updated_at        *time.Time
 	clearedFields     map[string]struct{}
@@ -9917,6 +9919,62 @@ func (m *ShowtimeMutation) ResetCurrency() {
 	m.currency = nil
 }
 
+// SetSeatEpoch sets the "seat_epoch" field.
+func (m *ShowtimeMutation) SetSeatEpoch(i int) {
+	m.seat_epoch = &i
+	m.addseat_epoch = nil
+}
+
+// SeatEpoch returns the value of the "seat_epoch" field in the mutation.
+func (m *ShowtimeMutation) SeatEpoch() (r int, exists bool) {
+	v := m.seat_epoch
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeatEpoch returns the old "seat_epoch" field's value of the Showtime entity.
+// If the Showtime object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShowtimeMutation) OldSeatEpoch(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeatEpoch is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeatEpoch requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeatEpoch: %w", err)
+	}
+	return oldValue.SeatEpoch, nil
+}
+
+// AddSeatEpoch adds i to the "seat_epoch" field.
+func (m *ShowtimeMutation) AddSeatEpoch(i int) {
+	if m.addseat_epoch != nil {
+		*m.addseat_epoch += i
+	} else {
+		m.addseat_epoch = &i
+	}
+}
+
+// AddedSeatEpoch returns the value that was added to the "seat_epoch" field in this mutation.
+func (m *ShowtimeMutation) AddedSeatEpoch() (r int, exists bool) {
+	v := m.addseat_epoch
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeatEpoch resets all changes to the "seat_epoch" field.
+func (m *ShowtimeMutation) ResetSeatEpoch() {
+	m.seat_epoch = nil
+	m.addseat_epoch = nil
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *ShowtimeMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -10077,7 +10135,7 @@ func (m *ShowtimeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ShowtimeMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.movie != nil {
 		fields = append(fields, showtime.FieldMovieID)
 	}
@@ -10104,6 +10162,9 @@ func (m *ShowtimeMutation) Fields() []string {
 	}
 	if m.currency != nil {
 		fields = append(fields, showtime.FieldCurrency)
+	}
+	if m.seat_epoch != nil {
+		fields = append(fields, showtime.FieldSeatEpoch)
 	}
 	if m.created_at != nil {
 		fields = append(fields, showtime.FieldCreatedAt)
@@ -10137,6 +10198,8 @@ func (m *ShowtimeMutation) Field(name string) (ent.Value, bool) {
 		return m.Prices()
 	case showtime.FieldCurrency:
 		return m.Currency()
+	case showtime.FieldSeatEpoch:
+		return m.SeatEpoch()
 	case showtime.FieldCreatedAt:
 		return m.CreatedAt()
 	case showtime.FieldUpdatedAt:
@@ -10168,6 +10231,8 @@ func (m *ShowtimeMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldPrices(ctx)
 	case showtime.FieldCurrency:
 		return m.OldCurrency(ctx)
+	case showtime.FieldSeatEpoch:
+		return m.OldSeatEpoch(ctx)
 	case showtime.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case showtime.FieldUpdatedAt:
@@ -10244,6 +10309,13 @@ func (m *ShowtimeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCurrency(v)
 		return nil
+	case showtime.FieldSeatEpoch:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeatEpoch(v)
+		return nil
 	case showtime.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -10269,6 +10341,9 @@ func (m *ShowtimeMutation) AddedFields() []string {
 	if m.addpurchase_limit != nil {
 		fields = append(fields, showtime.FieldPurchaseLimit)
 	}
+	if m.addseat_epoch != nil {
+		fields = append(fields, showtime.FieldSeatEpoch)
+	}
 	return fields
 }
 
@@ -10279,6 +10354,8 @@ func (m *ShowtimeMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case showtime.FieldPurchaseLimit:
 		return m.AddedPurchaseLimit()
+	case showtime.FieldSeatEpoch:
+		return m.AddedSeatEpoch()
 	}
 	return nil, false
 }
@@ -10294,6 +10371,13 @@ func (m *ShowtimeMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddPurchaseLimit(v)
+		return nil
+	case showtime.FieldSeatEpoch:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeatEpoch(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Showtime numeric field %s", name)
@@ -10348,6 +10432,9 @@ func (m *ShowtimeMutation) ResetField(name string) error {
 		return nil
 	case showtime.FieldCurrency:
 		m.ResetCurrency()
+		return nil
+	case showtime.FieldSeatEpoch:
+		m.ResetSeatEpoch()
 		return nil
 	case showtime.FieldCreatedAt:
 		m.ResetCreatedAt()

@@ -1749,7 +1749,10 @@ type Mutation {
 type Subscription {
   """
   A showtime's seat map, live: first a SNAPSHOT of every seat, then DELTA events with only
-  the changed seats, in version order (a slow client gets a new SNAPSHOT).
+  the changed seats, in version order. A DELTA may span several versions (changes close
+  together, or a slow client's, are merged): it carries the latest state of each seat
+  changed since its fromVersion. A new SNAPSHOT comes whenever a change may have been
+  missed.
   """
   seatMap("""The showtime to watch.""" showtimeId: ID!): SeatMapEvent!
   """

@@ -367,6 +367,7 @@ var (
 		{Name: "allow_seat_gaps", Type: field.TypeBool, Default: false},
 		{Name: "prices", Type: field.TypeJSON},
 		{Name: "currency", Type: field.TypeString, Size: 3, Default: "USD"},
+		{Name: "seat_epoch", Type: field.TypeInt, Default: 0},
 		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "hall_id", Type: field.TypeInt},
@@ -380,13 +381,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "showtimes_halls_showtimes",
-				Columns:    []*schema.Column{ShowtimesColumns[10]},
+				Columns:    []*schema.Column{ShowtimesColumns[11]},
 				RefColumns: []*schema.Column{HallsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "showtimes_movies_showtimes",
-				Columns:    []*schema.Column{ShowtimesColumns[11]},
+				Columns:    []*schema.Column{ShowtimesColumns[12]},
 				RefColumns: []*schema.Column{MoviesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -400,7 +401,7 @@ var (
 			{
 				Name:    "showtime_movie_id_starts_at",
 				Unique:  false,
-				Columns: []*schema.Column{ShowtimesColumns[11], ShowtimesColumns[1]},
+				Columns: []*schema.Column{ShowtimesColumns[12], ShowtimesColumns[1]},
 			},
 			{
 				Name:    "showtime_status",

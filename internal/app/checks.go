@@ -113,6 +113,7 @@ var settingChecks = map[string]check{
 		return err
 	}),
 	"LOADER_WAIT": durationBetween(0, time.Second),
+	"LIVE_TICK":   durationBetween(0, 5*time.Second),
 	// 0 turns the reconciler off (tests, benchmarks); a period under a second would keep
 	// one instance reconciling without pause.
 	"RECONCILE_EVERY": duration(func(d time.Duration) error {

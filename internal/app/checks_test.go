@@ -65,6 +65,7 @@ var badValues = map[string][]badValue{
 	"WS_COMPRESSION":           notBoolean,
 	"SEAT_MAP_MEMO":            notBoolean,
 	"LOADER_WAIT":              {{"5s", "want 0s to 1s"}, {"-1ms", "want 0s to 1s"}},
+	"LIVE_TICK":                {{"10s", "want 0s to 5s"}, {"-1ms", "want 0s to 5s"}, {"fast", "invalid"}},
 	"RECONCILE_EVERY":          {{"10ms", "want 0 (off) or at least 1s"}, {"-30s", "want 0 (off)"}},
 	"HOLDS_PER_MINUTE":         {{"-1", "at least 0"}},
 	"ORDER_CHANGES_PER_MINUTE": {{"-1", "at least 0"}},

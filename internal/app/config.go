@@ -42,7 +42,10 @@ type Config struct {
 	// ResponseCacheBytes bounds the rendered responses of catalog-only queries (0 = off).
 	ResponseCacheBytes int
 	// SeatMapMemo keeps rendered seat maps per showtime version (off: every read renders).
-	SeatMapMemo    bool
+	SeatMapMemo bool
+	// LiveTick bounds how often a busy showtime writes to its live watchers (0: one DELTA
+	// per change).
+	LiveTick       time.Duration
 	ReconcileEvery time.Duration
 	MySQLMaxConns  int
 	HoldsPerMinute int
@@ -171,6 +174,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	boolean(&c.WebsocketCompression, "WS_COMPRESSION", false, "negotiate permessage-deflate on websockets (less bandwidth, more CPU and memory per message)")
 	boolean(&c.SeatMapMemo, "SEAT_MAP_MEMO", true, "reuse a rendered seat map while its version is current (false: render every read; for measurements)")
 	dur(&c.LoaderWait, "LOADER_WAIT", 2*time.Millisecond, "dataloader batch window")
+	dur(&c.LiveTick, "LIVE_TICK", 100*time.Millisecond, "at most one seat-map DELTA per watcher per tick, with every change since its last (a change on a quiet showtime goes at once; 0 = one DELTA per change)")
 	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")
 	num(&c.HoldsPerMinute, "HOLDS_PER_MINUTE", 20, "holdSeats requests per user per minute (0 = no limit)")
 	num(&c.OrderChangesPerMinute, "ORDER_CHANGES_PER_MINUTE", 60, "payOrder/cancelOrder/extendHold requests per user per minute (0 = no limit)")
