@@ -142,9 +142,9 @@ func (a *App) wire() error {
 	}
 	limiter := rdb.NewLimiter(a.CacheRedis)
 	a.Budget = &throttle.Budget{Limiter: limiter, KeyPrefix: a.Keys.CostBudget(),
-		Capacity: a.Config.CostBudget, Restore: a.Config.CostRestore, Now: a.Now}
+		Capacity: a.Config.CostBudget, Restore: a.Config.CostRestore}
 	a.CrowdBudget = &throttle.Budget{Limiter: limiter, KeyPrefix: a.Keys.CostBudget(),
-		Capacity: a.Config.CrowdCostBudget, Restore: a.Config.CrowdCostRestore, Now: a.Now}
+		Capacity: a.Config.CrowdCostBudget, Restore: a.Config.CrowdCostRestore}
 	a.Guests = &guests.Service{Auth: a.Auth, Limiter: limiter, Keys: a.Keys,
 		Rate: perMinute(a.Config.GuestSessionsPerMinute), TTL: a.Config.GuestSessionTTL, CostBudget: a.Config.CostBudget}
 	a.Cache = cache.New(a.CacheRedis, a.Keys, cacheCfg)

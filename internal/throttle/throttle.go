@@ -156,7 +156,9 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 			b.mu.Unlock()
 			return true, st, nil
 		}
-		held = l.points // counted in: the new lease takes only what it lacks
+		// Taken in hand and counted in: the new lease takes only what it lacks, and a
+		// spend of the same client at the same time does not count them again.
+		held, l.points = l.points, 0
 	}
 	b.mu.Unlock()
 
@@ -171,6 +173,7 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 		res, err = b.Limiter.AllowN(ctx, key, limit, want)
 	}
 	if err != nil {
+		b.keep(client, held, 0, now, false)
 		if ctx.Err() != nil {
 			return false, st, rdb.Classify("query cost budget", err)
 		}
@@ -182,15 +185,34 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 	remaining := res.Remaining
 	if res.Allowed == 0 && want > 0 { // refused: Remaining is 0, the wait says what is there
 		remaining = b.shortOf(want, res.RetryAfter)
+		held = b.keep(client, held, remaining, now, false)
 		st = st.Available(remaining + held)
 		st.RetryAfter = max(res.RetryAfter, time.Millisecond)
 		return false, st, nil
 	}
-	points := held + want - cost
-	b.mu.Lock()
-	b.leases.Add(client, &lease{points: points, available: remaining, until: now.Add(leaseLife)})
-	b.mu.Unlock()
+	points := b.keep(client, held+want-cost, remaining, now, true)
 	return true, st.Available(remaining + points), nil
+}
+
+// keep puts points back into client's lease (beside what spends of the same client at the
+// same time put there) and returns what the lease holds; renewed, the lease lives another
+// leaseLife and tells remaining as what Redis holds besides it.
+func (b *Budget) keep(client string, points, remaining int, now time.Time, renewed bool) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l, ok := b.leases.Get(client)
+	if !ok {
+		if points == 0 && !renewed {
+			return 0
+		}
+		l = &lease{available: remaining}
+		b.leases.Add(client, l)
+	}
+	l.points += points
+	if renewed {
+		l.available, l.until = remaining, now.Add(leaseLife)
+	}
+	return l.points
 }
 
 // shortOf is what a bucket that refused n points holds: redis_rate answers a refusal
