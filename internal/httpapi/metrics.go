@@ -141,7 +141,7 @@ func codeLabel(code string) string {
 var clientOperations = []string{
 	"DemoBest", "DemoCancel", "DemoExtend", "DemoGuestSession", "DemoHold", "DemoMyOrders", "DemoPay", "DemoSeatMap", "DemoShowtime", "DemoShowtimes",
 	"DemoTickets", "DoorCheckIn", "DoorCount", "DoorShowtimes",
-	"Best", "Day", "Hold", "SeatMap",
+	"Best", "Day", "GuestSession", "Hold", "SeatMap",
 }
 
 // operationLabels are the labels known at start, so that no client can choose them (nor
