@@ -59,6 +59,12 @@ type ComplexityRoot struct {
 		Ticket           func(childComplexity int) int
 	}
 
+	GuestSession struct {
+		CostBudget func(childComplexity int) int
+		ExpiresAt  func(childComplexity int) int
+		Token      func(childComplexity int) int
+	}
+
 	Hall struct {
 		ID    func(childComplexity int) int
 		Name  func(childComplexity int) int
@@ -97,6 +103,7 @@ type ComplexityRoot struct {
 		CreateMovie        func(childComplexity int, input catalog.MovieInput) int
 		CreateShowtime     func(childComplexity int, input catalog.ShowtimeInput) int
 		ExtendHold         func(childComplexity int, orderID int) int
+		GuestSession       func(childComplexity int) int
 		HoldSeats          func(childComplexity int, input booking.HoldSeatsInput) int
 		OpenSales          func(childComplexity int, showtimeID int) int
 		PayOrder           func(childComplexity int, orderID int, paymentRef string) int
@@ -281,6 +288,7 @@ type MutationResolver interface {
 	StartPayment(ctx context.Context, orderID int) (*seatflow.PaymentSession, error)
 	PayOrder(ctx context.Context, orderID int, paymentRef string) (*seatflow.Order, error)
 	CancelOrder(ctx context.Context, orderID int) (*seatflow.Order, error)
+	GuestSession(ctx context.Context) (*seatflow.GuestSession, error)
 	CreateMovie(ctx context.Context, input catalog.MovieInput) (*seatflow.Movie, error)
 	UpdateMovie(ctx context.Context, id int, input catalog.MovieInput) (*seatflow.Movie, error)
 	SetMovieStatus(ctx context.Context, id int, status seatflow.MovieStatus) (*seatflow.Movie, error)
@@ -400,6 +408,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CheckInResult.Ticket(childComplexity), true
+
+	case "GuestSession.costBudget":
+		if e.ComplexityRoot.GuestSession.CostBudget == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuestSession.CostBudget(childComplexity), true
+	case "GuestSession.expiresAt":
+		if e.ComplexityRoot.GuestSession.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuestSession.ExpiresAt(childComplexity), true
+	case "GuestSession.token":
+		if e.ComplexityRoot.GuestSession.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuestSession.Token(childComplexity), true
 
 	case "Hall.id":
 		if e.ComplexityRoot.Hall.ID == nil {
@@ -600,6 +627,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ExtendHold(childComplexity, args["orderId"].(int)), true
+	case "Mutation.guestSession":
+		if e.ComplexityRoot.Mutation.GuestSession == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.GuestSession(childComplexity), true
 	case "Mutation.holdSeats":
 		if e.ComplexityRoot.Mutation.HoldSeats == nil {
 			break
@@ -1688,6 +1721,16 @@ type Mutation {
   ): Order!
   """Cancels one of the caller's PENDING_PAYMENT orders; its seats go back on sale at once."""
   cancelOrder("""One of the caller's orders.""" orderId: ID!): Order!
+  """
+  Starts a guest session, without signing in: a bearer token an anonymous browser sends like
+  any token (the Authorization header, the websocket's connection_init payload), so that its
+  query-cost budget and its websockets are its own, not shared with everyone behind its
+  address (a cinema's Wi-Fi, a mobile carrier's NAT). A guest reads and watches; it holds no
+  seats and sees no orders (UNAUTHENTICATED: those need a user's token). Each address starts
+  at most SEATFLOW_GUEST_SESSIONS_PER_MINUTE sessions; past that RATE_LIMITED with
+  retryAfterMs. When the token expires, start another.
+  """
+  guestSession: GuestSession!
   """Admin: adds a movie, LISTED."""
   createMovie("""The movie's details.""" input: MovieInput!): Movie!
   """Admin: replaces a movie's details."""
@@ -2263,6 +2306,16 @@ type Payment {
   createdAt: Time!
 }
 
+"""An anonymous browser's session: a token of its own, with budgets of its own."""
+type GuestSession {
+  """The bearer token: send it as Authorization: Bearer <token>, on HTTP and in connection_init."""
+  token: String!
+  """When the token expires: start a new session then."""
+  expiresAt: Time!
+  """The query-cost points the session may spend at once (extensions.cost.throttleStatus tells what is left); 0 when there is no budget."""
+  costBudget: Int!
+}
+
 """What a client needs to complete an order's payment with the provider."""
 type PaymentSession {
   """The provider that confirms the payment: stripe or test."""
@@ -2339,6 +2392,18 @@ func (ec *executionContext) childFields_CheckInResult(ctx context.Context, field
 		return ec.fieldContext_CheckInResult_firstCheckedInAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CheckInResult", field.Name)
+}
+
+func (ec *executionContext) childFields_GuestSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "token":
+		return ec.fieldContext_GuestSession_token(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_GuestSession_expiresAt(ctx, field)
+	case "costBudget":
+		return ec.fieldContext_GuestSession_costBudget(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GuestSession", field.Name)
 }
 
 func (ec *executionContext) childFields_Hall(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3595,6 +3660,75 @@ func (ec *executionContext) fieldContext_CheckInResult_firstCheckedInAt(_ contex
 	return graphql.NewScalarFieldContext("CheckInResult", field, false, false, "Time")
 }
 
+func (ec *executionContext) _GuestSession_token(ctx context.Context, field graphql.CollectedField, obj *seatflow.GuestSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuestSession_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuestSession_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuestSession", field, false, false, "String")
+}
+
+func (ec *executionContext) _GuestSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.GuestSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuestSession_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuestSession_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuestSession", field, false, false, "Time")
+}
+
+func (ec *executionContext) _GuestSession_costBudget(ctx context.Context, field graphql.CollectedField, obj *seatflow.GuestSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuestSession_costBudget(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CostBudget, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuestSession_costBudget(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuestSession", field, false, false, "Int")
+}
+
 func (ec *executionContext) _Hall_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Hall) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4259,6 +4393,38 @@ func (ec *executionContext) fieldContext_Mutation_cancelOrder(ctx context.Contex
 	if fc.Args, err = ec.field_Mutation_cancelOrder_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_guestSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_guestSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().GuestSession(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.GuestSession) graphql.Marshaler {
+			return ec.marshalNGuestSession2ᚖseatflowᚐGuestSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_guestSession(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GuestSession(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -9541,6 +9707,49 @@ func (ec *executionContext) _CheckInResult(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var guestSessionImplementors = []string{"GuestSession"}
+
+func (ec *executionContext) _GuestSession(ctx context.Context, sel ast.SelectionSet, obj *seatflow.GuestSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, guestSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GuestSession")
+		case "token":
+			out.Values[i] = ec._GuestSession_token(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._GuestSession_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "costBudget":
+			out.Values[i] = ec._GuestSession_costBudget(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var hallImplementors = []string{"Hall", "Node"}
 
 func (ec *executionContext) _Hall(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Hall) graphql.Marshaler {
@@ -9789,6 +9998,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "cancelOrder":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_cancelOrder(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "guestSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_guestSession(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -11394,6 +11610,14 @@ func (ec *executionContext) marshalNDate2string(ctx context.Context, sel ast.Sel
 		graphql.AddInvalidNullFromMarshaler(ctx, "Date!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNGuestSession2ᚖseatflowᚐGuestSession(ctx context.Context, sel ast.SelectionSet, v *seatflow.GuestSession) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "GuestSession!")
+		return graphql.Null
+	}
+	return ec._GuestSession(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNHall2ᚖseatflowᚐHall(ctx context.Context, sel ast.SelectionSet, v *seatflow.Hall) graphql.Marshaler {

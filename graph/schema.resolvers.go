@@ -76,6 +76,11 @@ func (r *mutationResolver) CancelOrder(ctx context.Context, orderID int) (*seatf
 	return r.Booking.CancelOrder(ctx, u.ID, orderID)
 }
 
+// GuestSession is the resolver for the guestSession field.
+func (r *mutationResolver) GuestSession(ctx context.Context) (*seatflow.GuestSession, error) {
+	return r.Guests.Start(ctx)
+}
+
 // CreateMovie is the resolver for the createMovie field.
 func (r *mutationResolver) CreateMovie(ctx context.Context, input catalog.MovieInput) (*seatflow.Movie, error) {
 	if _, err := auth.RequireAdmin(ctx); err != nil {

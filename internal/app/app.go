@@ -25,6 +25,7 @@ import (
 	"seatflow/internal/cache"
 	"seatflow/internal/catalog"
 	"seatflow/internal/database"
+	"seatflow/internal/guests"
 	"seatflow/internal/httpapi"
 	"seatflow/internal/keys"
 	"seatflow/internal/live"
@@ -51,8 +52,11 @@ type App struct {
 	// CacheRedis holds what may be evicted: catalog caches, persisted queries, cost
 	// budgets. The seat Redis unless SEATFLOW_CACHE_REDIS_URL names another.
 	CacheRedis redis.UniversalClient
-	// Budget is every client's query-cost budget.
-	Budget *throttle.Budget
+	// Budget is every client's query-cost budget; CrowdBudget the one every guest session
+	// of an address shares besides its own.
+	Budget, CrowdBudget *throttle.Budget
+	// Guests starts guest sessions.
+	Guests *guests.Service
 	// PersistedQueries is the manifest of registered documents (sha256 → document).
 	PersistedQueries map[string]string
 	Keys             keys.Keys
@@ -136,8 +140,13 @@ func (a *App) wire() error {
 			return fmt.Errorf("SEATFLOW_PERSISTED_QUERIES: %w", err)
 		}
 	}
-	a.Budget = &throttle.Budget{Limiter: rdb.NewLimiter(a.CacheRedis), KeyPrefix: a.Keys.CostBudget(),
+	limiter := rdb.NewLimiter(a.CacheRedis)
+	a.Budget = &throttle.Budget{Limiter: limiter, KeyPrefix: a.Keys.CostBudget(),
 		Capacity: a.Config.CostBudget, Restore: a.Config.CostRestore}
+	a.CrowdBudget = &throttle.Budget{Limiter: limiter, KeyPrefix: a.Keys.CostBudget(),
+		Capacity: a.Config.CrowdCostBudget, Restore: a.Config.CrowdCostRestore}
+	a.Guests = &guests.Service{Auth: a.Auth, Limiter: limiter, Keys: a.Keys,
+		Rate: perMinute(a.Config.GuestSessionsPerMinute), TTL: a.Config.GuestSessionTTL, CostBudget: a.Config.CostBudget}
 	a.Cache = cache.New(a.CacheRedis, a.Keys, cacheCfg)
 	a.Outbox = &cache.Outbox{DB: a.DB, Cache: a.Cache, Now: a.Now}
 	a.Catalog = &catalog.Service{DB: a.DB, Cache: a.Cache, Inval: a.Outbox, Now: a.Now, Location: loc, Log: a.Log}
@@ -162,7 +171,7 @@ func (a *App) wire() error {
 		a.SeatMaps = seatrender.NewMemo()
 	}
 	a.Websockets = &wstransport.Registry{MaxConns: a.Config.WSMaxConns, MaxConnsPerClient: a.Config.WSMaxConnsPerClient,
-		ClientAddr: a.ClientAddr()}
+		MaxConnsPerSession: a.Config.WSMaxConnsPerSession, ClientAddr: a.ClientAddr()}
 	return nil
 }
 
