@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"entgo.io/ent/dialect/sql"
+
 	"seatflow"
 	"seatflow/ent"
 	"seatflow/ent/cinema"
@@ -207,66 +209,60 @@ func (s *Service) loadCinemaHalls(ctx context.Context, cinemaIDs []int) (map[int
 	return out, nil
 }
 
-// loadDays loads each cinema-day's list with one query over the span of the requested
-// days: a day is counted in its cinema's time zone, so it lasts 23 or 25 hours when the
-// clocks change. An unknown cinema's days are empty.
+// A day in any time zone lies between these offsets of its UTC day (zones run from UTC−12
+// to UTC+14, and a day changing its clocks lasts up to 25 hours): loadDays reads that span
+// and keeps each showtime on its cinema's local day.
+const (
+	zoneAhead  = 15 * time.Hour
+	zoneBehind = 13 * time.Hour
+)
+
+// loadDays loads each cinema-day's list with one statement over the span of the requested
+// days, the showtimes read with their cinema's time zone: a day is counted in its cinema's
+// zone, so it lasts 23 or 25 hours when the clocks change. An unknown cinema's days are
+// empty.
 func (s *Service) loadDays(ctx context.Context, days []CinemaDay) (map[CinemaDay]*[]int, error) {
 	out := make(map[CinemaDay]*[]int, len(days))
 	var ids []int
-	for _, d := range days {
-		out[d] = &[]int{}
-		ids = append(ids, d.CinemaID)
-	}
-	rows, err := s.DB.Cinema.Query().Where(cinema.IDIn(ids...)).All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load cinemas of days: %w", database.Classify(err))
-	}
-	cinemas := make(map[int]*seatflow.Cinema, len(rows))
-	for _, c := range rows {
-		cinemas[c.ID] = toCinema(c)
-	}
 	var from, to time.Time
 	for _, d := range days {
-		c := cinemas[d.CinemaID]
-		if c == nil {
-			continue
+		out[d] = &[]int{}
+		if !slices.Contains(ids, d.CinemaID) {
+			ids = append(ids, d.CinemaID)
 		}
-		start, err := time.ParseInLocation(time.DateOnly, d.Day, c.Location())
+		start, err := time.Parse(time.DateOnly, d.Day)
 		if err != nil {
 			return nil, seatflow.Errorf(seatflow.EINVALID, "%q is not a date in the form YYYY-MM-DD", d.Day)
 		}
-		if from.IsZero() || start.Before(from) {
-			from = start
+		if first := start.Add(-zoneAhead); from.IsZero() || first.Before(from) {
+			from = first
 		}
-		if end := start.AddDate(0, 0, 1); end.After(to) {
+		if end := start.AddDate(0, 0, 1).Add(zoneBehind); end.After(to) {
 			to = end
 		}
 	}
-	if from.IsZero() {
-		return out, nil
+	var rows []struct {
+		ID       int       `json:"id"`
+		StartsAt time.Time `json:"starts_at"`
+		CinemaID int       `json:"cinema_id"`
+		TimeZone string    `json:"time_zone"`
 	}
-	halls, err := s.DB.Hall.Query().Where(hall.CinemaIDIn(ids...)).Select(hall.FieldID, hall.FieldCinemaID).All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load halls of days: %w", database.Classify(err))
-	}
-	cinemaOf := make(map[int]*seatflow.Cinema, len(halls))
-	hallIDs := make([]int, len(halls))
-	for i, h := range halls {
-		cinemaOf[h.ID], hallIDs[i] = cinemas[h.CinemaID], h.ID
-	}
-	if len(hallIDs) == 0 {
-		return out, nil
-	}
-	shows, err := s.DB.Showtime.Query().
-		Where(showtime.HallIDIn(hallIDs...), showtime.StartsAtGTE(from.UTC()), showtime.StartsAtLT(to.UTC()),
-			showtime.StatusNEQ(seatflow.ShowtimeCancelled)).
+	err := s.DB.Showtime.Query().
+		Where(showtime.StartsAtGTE(from), showtime.StartsAtLT(to), showtime.StatusNEQ(seatflow.ShowtimeCancelled)).
 		Order(ent.Asc(showtime.FieldStartsAt), ent.Asc(showtime.FieldID)).
-		Select(showtime.FieldID, showtime.FieldStartsAt, showtime.FieldHallID).All(ctx)
+		Modify(func(sel *sql.Selector) {
+			h, c := sql.Table(hall.Table), sql.Table(cinema.Table)
+			sel.Join(h).On(sel.C(showtime.FieldHallID), h.C(hall.FieldID)).
+				Join(c).On(h.C(hall.FieldCinemaID), c.C(cinema.FieldID)).
+				Where(sql.InInts(c.C(cinema.FieldID), ids...)).
+				Select(sel.C(showtime.FieldID), sel.C(showtime.FieldStartsAt),
+					sql.As(c.C(cinema.FieldID), "cinema_id"), c.C(cinema.FieldTimeZone))
+		}).Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("load showtimes by day: %w", database.Classify(err))
 	}
-	for _, st := range shows {
-		c := cinemaOf[st.HallID]
+	for _, st := range rows {
+		c := seatflow.Cinema{ID: st.CinemaID, TimeZone: st.TimeZone}
 		if l, ok := out[CinemaDay{CinemaID: c.ID, Day: c.DayOf(st.StartsAt)}]; ok {
 			*l = append(*l, st.ID)
 		}
