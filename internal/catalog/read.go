@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"entgo.io/ent/dialect/sql"
@@ -32,12 +33,60 @@ func (s *Service) Movies(ctx context.Context, ids []int) ([]*seatflow.Movie, err
 
 // Halls returns the halls with ids (with their seats), in order; nil where missing.
 func (s *Service) Halls(ctx context.Context, ids []int) ([]*seatflow.Hall, error) {
-	return getMany(ctx, s, ids, keys.Hall, s.loadHalls)
+	halls, err := getMany(ctx, s, ids, keys.Hall, s.loadHalls)
+	if err != nil {
+		return nil, err
+	}
+	return reloadWithoutCinema(ctx, halls, func(h *seatflow.Hall) (int, int) { return h.ID, h.CinemaID }, s.loadHalls)
 }
 
 // Showtimes returns the showtimes with ids, in order; nil where missing.
 func (s *Service) Showtimes(ctx context.Context, ids []int) ([]*seatflow.Showtime, error) {
-	return getMany(ctx, s, ids, keys.Showtime, s.loadShowtimes)
+	shows, err := getMany(ctx, s, ids, keys.Showtime, s.loadShowtimes)
+	if err != nil {
+		return nil, err
+	}
+	return reloadWithoutCinema(ctx, shows, func(st *seatflow.Showtime) (int, int) { return st.ID, st.CinemaID }, s.loadShowtimes)
+}
+
+// reloadWithoutCinema reads again from the database the entries cached without their
+// cinema: written before cinemas existed (by an instance of the previous version, while an
+// upgrade rolls out), they would name no cinema until they expire. of gives an entry's id
+// and cinema id. The decoded values are shared, so a new slice is returned.
+func reloadWithoutCinema[V any](ctx context.Context, vs []*V, of func(*V) (id, cinemaID int),
+	load func(context.Context, []int) (map[int]*V, error)) ([]*V, error) {
+	var stale []int
+	for _, v := range vs {
+		if v == nil {
+			continue
+		}
+		if id, cinemaID := of(v); cinemaID == 0 {
+			stale = append(stale, id)
+		}
+	}
+	if len(stale) == 0 {
+		return vs, nil
+	}
+	fresh, err := load(ctx, stale)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*V, len(vs))
+	for i, v := range vs {
+		out[i] = v
+		if v != nil {
+			if id, cinemaID := of(v); cinemaID == 0 {
+				out[i] = fresh[id]
+			}
+		}
+	}
+	return out, nil
+}
+
+// withoutCinema reports whether an entry of vs was cached without its cinema
+// (reloadWithoutCinema reads those again).
+func withoutCinema[V any](vs []*V, cinemaOf func(*V) int) bool {
+	return slices.ContainsFunc(vs, func(v *V) bool { return v != nil && cinemaOf(v) == 0 })
 }
 
 // LocalMovies returns the movies with ids when all of them are in the cache's in-process
@@ -49,12 +98,14 @@ func (s *Service) LocalMovies(ctx context.Context, ids []int) ([]*seatflow.Movie
 
 // LocalHalls is LocalMovies for halls.
 func (s *Service) LocalHalls(ctx context.Context, ids []int) ([]*seatflow.Hall, bool) {
-	return local[int, seatflow.Hall](ctx, s, ids, keys.Hall)
+	halls, ok := local[int, seatflow.Hall](ctx, s, ids, keys.Hall)
+	return halls, ok && !withoutCinema(halls, func(h *seatflow.Hall) int { return h.CinemaID })
 }
 
 // LocalShowtimes is LocalMovies for showtimes.
 func (s *Service) LocalShowtimes(ctx context.Context, ids []int) ([]*seatflow.Showtime, bool) {
-	return local[int, seatflow.Showtime](ctx, s, ids, keys.Showtime)
+	shows, ok := local[int, seatflow.Showtime](ctx, s, ids, keys.Showtime)
+	return shows, ok && !withoutCinema(shows, func(st *seatflow.Showtime) int { return st.CinemaID })
 }
 
 // LocalShowtimeIDsOfMovies is LocalMovies for the movies' showtime lists.
