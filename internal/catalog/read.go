@@ -34,8 +34,8 @@ func (s *Service) Movies(ctx context.Context, ids []int) ([]*seatflow.Movie, err
 // Halls returns the halls with ids (with their seats), in order; nil where missing.
 func (s *Service) Halls(ctx context.Context, ids []int) ([]*seatflow.Hall, error) {
 	halls, err := getMany(ctx, s, ids, keys.Hall, s.loadHalls)
-	if err != nil {
-		return nil, err
+	if err != nil || s.Cache == nil { // without a cache they come from the database as they are
+		return halls, err
 	}
 	return reloadWithoutCinema(ctx, halls, func(h *seatflow.Hall) (int, int) { return h.ID, h.CinemaID }, s.loadHalls)
 }
@@ -43,8 +43,8 @@ func (s *Service) Halls(ctx context.Context, ids []int) ([]*seatflow.Hall, error
 // Showtimes returns the showtimes with ids, in order; nil where missing.
 func (s *Service) Showtimes(ctx context.Context, ids []int) ([]*seatflow.Showtime, error) {
 	shows, err := getMany(ctx, s, ids, keys.Showtime, s.loadShowtimes)
-	if err != nil {
-		return nil, err
+	if err != nil || s.Cache == nil { // without a cache they come from the database as they are
+		return shows, err
 	}
 	return reloadWithoutCinema(ctx, shows, func(st *seatflow.Showtime) (int, int) { return st.ID, st.CinemaID }, s.loadShowtimes)
 }
