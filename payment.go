@@ -63,7 +63,10 @@ const MaxRefundAttempts = 5
 // Due reports whether a refund in status s still has to be sent to the provider.
 func (s RefundStatus) Due() bool { return s == RefundRequired || s == RefundFailed }
 
-// Payment is an order's payment as its provider reported it, with its refund if any.
+// Payment is one payment of an order as its provider reported it, with its refund if any.
+// An order keeps every payment it receives: the one that pays it, and any other (another
+// amount than the order's, a second payment of an order already paid, one that arrived
+// after the order ended), which is refunded.
 type Payment struct {
 	OrderID  int           `json:"-"`
 	Provider string        `json:"provider"`
@@ -74,6 +77,8 @@ type Payment struct {
 	AmountCents  int           `json:"amountCents"`
 	Currency     string        `json:"currency"`
 	RefundStatus *RefundStatus `json:"refundStatus"`
+	// CreatedAt is when SeatFlow first recorded the payment (started, or received).
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // PaymentSession is what a client needs to complete an order's payment with the provider.

@@ -22,7 +22,7 @@ export default [
         exceptions: {
           suffixes: ['Connection', 'Edge'],
           types: ['PageInfo', 'Price', 'SeatMapEvent', 'Payment', 'PaymentSession', 'ReconcileReport',
-            'CheckInResult', 'RevokedTicket', 'CheckInCount', 'TicketKey'],
+            'CheckInResult', 'RevokedTicket', 'CheckInCount', 'TicketKey', 'GuestSession'],
         },
       }],
     },

@@ -3429,8 +3429,9 @@ type OrderMutation struct {
 	occupancy        map[int]struct{}
 	removedoccupancy map[int]struct{}
 	clearedoccupancy bool
-	payment          *int
-	clearedpayment   bool
+	payments         map[int]struct{}
+	removedpayments  map[int]struct{}
+	clearedpayments  bool
 	done             bool
 	oldValue         func(context.Context) (*Order, error)
 	predicates       []predicate.Order
@@ -4140,43 +4141,58 @@ func (m *OrderMutation) ResetOccupancy() {
 	m.removedoccupancy = nil
 }
 
-// SetPaymentID sets the "payment" edge to the Payment entity by id.
-func (m *OrderMutation) SetPaymentID(id int) {
-	m.payment = &id
+// AddPaymentIDs adds the "payments" edge to the Payment entity by ids.
+func (m *OrderMutation) AddPaymentIDs(ids ...int) {
+	if m.payments == nil {
+		m.payments = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.payments[ids[i]] = struct{}{}
+	}
 }
 
-// ClearPayment clears the "payment" edge to the Payment entity.
-func (m *OrderMutation) ClearPayment() {
-	m.clearedpayment = true
+// ClearPayments clears the "payments" edge to the Payment entity.
+func (m *OrderMutation) ClearPayments() {
+	m.clearedpayments = true
 }
 
-// PaymentCleared reports if the "payment" edge to the Payment entity was cleared.
-func (m *OrderMutation) PaymentCleared() bool {
-	return m.clearedpayment
+// PaymentsCleared reports if the "payments" edge to the Payment entity was cleared.
+func (m *OrderMutation) PaymentsCleared() bool {
+	return m.clearedpayments
 }
 
-// PaymentID returns the "payment" edge ID in the mutation.
-func (m *OrderMutation) PaymentID() (id int, exists bool) {
-	if m.payment != nil {
-		return *m.payment, true
+// RemovePaymentIDs removes the "payments" edge to the Payment entity by IDs.
+func (m *OrderMutation) RemovePaymentIDs(ids ...int) {
+	if m.removedpayments == nil {
+		m.removedpayments = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.payments, ids[i])
+		m.removedpayments[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedPayments returns the removed IDs of the "payments" edge to the Payment entity.
+func (m *OrderMutation) RemovedPaymentsIDs() (ids []int) {
+	for id := range m.removedpayments {
+		ids = append(ids, id)
 	}
 	return
 }
 
-// PaymentIDs returns the "payment" edge IDs in the mutation.
-// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
-// PaymentID instead. It exists only for internal usage by the builders.
-func (m *OrderMutation) PaymentIDs() (ids []int) {
-	if id := m.payment; id != nil {
-		ids = append(ids, *id)
+// PaymentsIDs returns the "payments" edge IDs in the mutation.
+func (m *OrderMutation) PaymentsIDs() (ids []int) {
+	for id := range m.payments {
+		ids = append(ids, id)
 	}
 	return
 }
 
-// ResetPayment resets all changes to the "payment" edge.
-func (m *OrderMutation) ResetPayment() {
-	m.payment = nil
-	m.clearedpayment = false
+// ResetPayments resets all changes to the "payments" edge.
+func (m *OrderMutation) ResetPayments() {
+	m.payments = nil
+	m.clearedpayments = false
+	m.removedpayments = nil
 }
 
 // Where appends a list predicates to the OrderMutation builder.
@@ -4548,8 +4564,8 @@ func (m *OrderMutation) AddedEdges() []string {
 	if m.occupancy != nil {
 		edges = append(edges, order.EdgeOccupancy)
 	}
-	if m.payment != nil {
-		edges = append(edges, order.EdgePayment)
+	if m.payments != nil {
+		edges = append(edges, order.EdgePayments)
 	}
 	return edges
 }
@@ -4570,10 +4586,12 @@ func (m *OrderMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
-	case order.EdgePayment:
-		if id := m.payment; id != nil {
-			return []ent.Value{*id}
+	case order.EdgePayments:
+		ids := make([]ent.Value, 0, len(m.payments))
+		for id := range m.payments {
+			ids = append(ids, id)
 		}
+		return ids
 	}
 	return nil
 }
@@ -4586,6 +4604,9 @@ func (m *OrderMutation) RemovedEdges() []string {
 	}
 	if m.removedoccupancy != nil {
 		edges = append(edges, order.EdgeOccupancy)
+	}
+	if m.removedpayments != nil {
+		edges = append(edges, order.EdgePayments)
 	}
 	return edges
 }
@@ -4606,6 +4627,12 @@ func (m *OrderMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case order.EdgePayments:
+		ids := make([]ent.Value, 0, len(m.removedpayments))
+		for id := range m.removedpayments {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
@@ -4619,8 +4646,8 @@ func (m *OrderMutation) ClearedEdges() []string {
 	if m.clearedoccupancy {
 		edges = append(edges, order.EdgeOccupancy)
 	}
-	if m.clearedpayment {
-		edges = append(edges, order.EdgePayment)
+	if m.clearedpayments {
+		edges = append(edges, order.EdgePayments)
 	}
 	return edges
 }
@@ -4633,8 +4660,8 @@ func (m *OrderMutation) EdgeCleared(name string) bool {
 		return m.clearedseats
 	case order.EdgeOccupancy:
 		return m.clearedoccupancy
-	case order.EdgePayment:
-		return m.clearedpayment
+	case order.EdgePayments:
+		return m.clearedpayments
 	}
 	return false
 }
@@ -4643,9 +4670,6 @@ func (m *OrderMutation) EdgeCleared(name string) bool {
 // if that edge is not defined in the schema.
 func (m *OrderMutation) ClearEdge(name string) error {
 	switch name {
-	case order.EdgePayment:
-		m.ClearPayment()
-		return nil
 	}
 	return fmt.Errorf("unknown Order unique edge %s", name)
 }
@@ -4660,8 +4684,8 @@ func (m *OrderMutation) ResetEdge(name string) error {
 	case order.EdgeOccupancy:
 		m.ResetOccupancy()
 		return nil
-	case order.EdgePayment:
-		m.ResetPayment()
+	case order.EdgePayments:
+		m.ResetPayments()
 		return nil
 	}
 	return fmt.Errorf("unknown Order edge %s", name)
@@ -9439,6 +9463,8 @@ type ShowtimeMutation struct {
 	allow_seat_gaps   *bool
 	prices            *map[seatflow.SeatKind]int
 	currency          *string
+	seat_epoch        *int
+	addseat_epoch     *int
 	created_at        *time.Time
 	updated_at        *time.Time
 	clearedFields     map[string]struct{}
@@ -9893,6 +9919,62 @@ func (m *ShowtimeMutation) ResetCurrency() {
 	m.currency = nil
 }
 
+// SetSeatEpoch sets the "seat_epoch" field.
+func (m *ShowtimeMutation) SetSeatEpoch(i int) {
+	m.seat_epoch = &i
+	m.addseat_epoch = nil
+}
+
+// SeatEpoch returns the value of the "seat_epoch" field in the mutation.
+func (m *ShowtimeMutation) SeatEpoch() (r int, exists bool) {
+	v := m.seat_epoch
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeatEpoch returns the old "seat_epoch" field's value of the Showtime entity.
+// If the Showtime object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShowtimeMutation) OldSeatEpoch(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeatEpoch is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeatEpoch requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeatEpoch: %w", err)
+	}
+	return oldValue.SeatEpoch, nil
+}
+
+// AddSeatEpoch adds i to the "seat_epoch" field.
+func (m *ShowtimeMutation) AddSeatEpoch(i int) {
+	if m.addseat_epoch != nil {
+		*m.addseat_epoch += i
+	} else {
+		m.addseat_epoch = &i
+	}
+}
+
+// AddedSeatEpoch returns the value that was added to the "seat_epoch" field in this mutation.
+func (m *ShowtimeMutation) AddedSeatEpoch() (r int, exists bool) {
+	v := m.addseat_epoch
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeatEpoch resets all changes to the "seat_epoch" field.
+func (m *ShowtimeMutation) ResetSeatEpoch() {
+	m.seat_epoch = nil
+	m.addseat_epoch = nil
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *ShowtimeMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -10053,7 +10135,7 @@ func (m *ShowtimeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ShowtimeMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m.movie != nil {
 		fields = append(fields, showtime.FieldMovieID)
 	}
@@ -10080,6 +10162,9 @@ func (m *ShowtimeMutation) Fields() []string {
 	}
 	if m.currency != nil {
 		fields = append(fields, showtime.FieldCurrency)
+	}
+	if m.seat_epoch != nil {
+		fields = append(fields, showtime.FieldSeatEpoch)
 	}
 	if m.created_at != nil {
 		fields = append(fields, showtime.FieldCreatedAt)
@@ -10113,6 +10198,8 @@ func (m *ShowtimeMutation) Field(name string) (ent.Value, bool) {
 		return m.Prices()
 	case showtime.FieldCurrency:
 		return m.Currency()
+	case showtime.FieldSeatEpoch:
+		return m.SeatEpoch()
 	case showtime.FieldCreatedAt:
 		return m.CreatedAt()
 	case showtime.FieldUpdatedAt:
@@ -10144,6 +10231,8 @@ func (m *ShowtimeMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldPrices(ctx)
 	case showtime.FieldCurrency:
 		return m.OldCurrency(ctx)
+	case showtime.FieldSeatEpoch:
+		return m.OldSeatEpoch(ctx)
 	case showtime.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case showtime.FieldUpdatedAt:
@@ -10220,6 +10309,13 @@ func (m *ShowtimeMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetCurrency(v)
 		return nil
+	case showtime.FieldSeatEpoch:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeatEpoch(v)
+		return nil
 	case showtime.FieldCreatedAt:
 		v, ok := value.(time.Time)
 		if !ok {
@@ -10245,6 +10341,9 @@ func (m *ShowtimeMutation) AddedFields() []string {
 	if m.addpurchase_limit != nil {
 		fields = append(fields, showtime.FieldPurchaseLimit)
 	}
+	if m.addseat_epoch != nil {
+		fields = append(fields, showtime.FieldSeatEpoch)
+	}
 	return fields
 }
 
@@ -10255,6 +10354,8 @@ func (m *ShowtimeMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case showtime.FieldPurchaseLimit:
 		return m.AddedPurchaseLimit()
+	case showtime.FieldSeatEpoch:
+		return m.AddedSeatEpoch()
 	}
 	return nil, false
 }
@@ -10270,6 +10371,13 @@ func (m *ShowtimeMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddPurchaseLimit(v)
+		return nil
+	case showtime.FieldSeatEpoch:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeatEpoch(v)
 		return nil
 	}
 	return fmt.Errorf("unknown Showtime numeric field %s", name)
@@ -10324,6 +10432,9 @@ func (m *ShowtimeMutation) ResetField(name string) error {
 		return nil
 	case showtime.FieldCurrency:
 		m.ResetCurrency()
+		return nil
+	case showtime.FieldSeatEpoch:
+		m.ResetSeatEpoch()
 		return nil
 	case showtime.FieldCreatedAt:
 		m.ResetCreatedAt()

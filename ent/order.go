@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"seatflow"
 	"seatflow/ent/order"
-	"seatflow/ent/payment"
 	"strings"
 	"time"
 
@@ -55,8 +54,8 @@ type OrderEdges struct {
 	Seats []*OrderSeat `json:"seats,omitempty"`
 	// Occupancy holds the value of the occupancy edge.
 	Occupancy []*SeatOccupancy `json:"occupancy,omitempty"`
-	// Payment holds the value of the payment edge.
-	Payment *Payment `json:"payment,omitempty"`
+	// Payments holds the value of the payments edge.
+	Payments []*Payment `json:"payments,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
 	loadedTypes [3]bool
@@ -80,15 +79,13 @@ func (e OrderEdges) OccupancyOrErr() ([]*SeatOccupancy, error) {
 	return nil, &NotLoadedError{edge: "occupancy"}
 }
 
-// PaymentOrErr returns the Payment value or an error if the edge
-// was not loaded in eager-loading, or loaded but was not found.
-func (e OrderEdges) PaymentOrErr() (*Payment, error) {
-	if e.Payment != nil {
-		return e.Payment, nil
-	} else if e.loadedTypes[2] {
-		return nil, &NotFoundError{label: payment.Label}
+// PaymentsOrErr returns the Payments value or an error if the edge
+// was not loaded in eager-loading.
+func (e OrderEdges) PaymentsOrErr() ([]*Payment, error) {
+	if e.loadedTypes[2] {
+		return e.Payments, nil
 	}
-	return nil, &NotLoadedError{edge: "payment"}
+	return nil, &NotLoadedError{edge: "payments"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -221,9 +218,9 @@ func (_m *Order) QueryOccupancy() *SeatOccupancyQuery {
 	return NewOrderClient(_m.config).QueryOccupancy(_m)
 }
 
-// QueryPayment queries the "payment" edge of the Order entity.
-func (_m *Order) QueryPayment() *PaymentQuery {
-	return NewOrderClient(_m.config).QueryPayment(_m)
+// QueryPayments queries the "payments" edge of the Order entity.
+func (_m *Order) QueryPayments() *PaymentQuery {
+	return NewOrderClient(_m.config).QueryPayments(_m)
 }
 
 // Update returns a builder for updating this Order.

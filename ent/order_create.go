@@ -168,23 +168,19 @@ func (_c *OrderCreate) AddOccupancy(v ...*SeatOccupancy) *OrderCreate {
 	return _c.AddOccupancyIDs(ids...)
 }
 
-// SetPaymentID sets the "payment" edge to the Payment entity by ID.
-func (_c *OrderCreate) SetPaymentID(id int) *OrderCreate {
-	_c.mutation.SetPaymentID(id)
+// AddPaymentIDs adds the "payments" edge to the Payment entity by IDs.
+func (_c *OrderCreate) AddPaymentIDs(ids ...int) *OrderCreate {
+	_c.mutation.AddPaymentIDs(ids...)
 	return _c
 }
 
-// SetNillablePaymentID sets the "payment" edge to the Payment entity by ID if the given value is not nil.
-func (_c *OrderCreate) SetNillablePaymentID(id *int) *OrderCreate {
-	if id != nil {
-		_c = _c.SetPaymentID(*id)
+// AddPayments adds the "payments" edges to the Payment entity.
+func (_c *OrderCreate) AddPayments(v ...*Payment) *OrderCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
 	}
-	return _c
-}
-
-// SetPayment sets the "payment" edge to the Payment entity.
-func (_c *OrderCreate) SetPayment(v *Payment) *OrderCreate {
-	return _c.SetPaymentID(v.ID)
+	return _c.AddPaymentIDs(ids...)
 }
 
 // Mutation returns the OrderMutation object of the builder.
@@ -410,12 +406,12 @@ func (_c *OrderCreate) createSpec() (*Order, *sqlgraph.CreateSpec) {
 		}
 		_spec.Edges = append(_spec.Edges, edge)
 	}
-	if nodes := _c.mutation.PaymentIDs(); len(nodes) > 0 {
+	if nodes := _c.mutation.PaymentsIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2O,
+			Rel:     sqlgraph.O2M,
 			Inverse: false,
-			Table:   order.PaymentTable,
-			Columns: []string{order.PaymentColumn},
+			Table:   order.PaymentsTable,
+			Columns: []string{order.PaymentsColumn},
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt),

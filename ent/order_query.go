@@ -28,7 +28,7 @@ type OrderQuery struct {
 	predicates    []predicate.Order
 	withSeats     *OrderSeatQuery
 	withOccupancy *SeatOccupancyQuery
-	withPayment   *PaymentQuery
+	withPayments  *PaymentQuery
 	modifiers     []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
@@ -110,8 +110,8 @@ func (_q *OrderQuery) QueryOccupancy() *SeatOccupancyQuery {
 	return query
 }
 
-// QueryPayment chains the current query on the "payment" edge.
-func (_q *OrderQuery) QueryPayment() *PaymentQuery {
+// QueryPayments chains the current query on the "payments" edge.
+func (_q *OrderQuery) QueryPayments() *PaymentQuery {
 	query := (&PaymentClient{config: _q.config}).Query()
 	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
 		if err := _q.prepareQuery(ctx); err != nil {
@@ -124,7 +124,7 @@ func (_q *OrderQuery) QueryPayment() *PaymentQuery {
 		step := sqlgraph.NewStep(
 			sqlgraph.From(order.Table, order.FieldID, selector),
 			sqlgraph.To(payment.Table, payment.FieldID),
-			sqlgraph.Edge(sqlgraph.O2O, false, order.PaymentTable, order.PaymentColumn),
+			sqlgraph.Edge(sqlgraph.O2M, false, order.PaymentsTable, order.PaymentsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -326,7 +326,7 @@ func (_q *OrderQuery) Clone() *OrderQuery {
 		predicates:    append([]predicate.Order{}, _q.predicates...),
 		withSeats:     _q.withSeats.Clone(),
 		withOccupancy: _q.withOccupancy.Clone(),
-		withPayment:   _q.withPayment.Clone(),
+		withPayments:  _q.withPayments.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -356,14 +356,14 @@ func (_q *OrderQuery) WithOccupancy(opts ...func(*SeatOccupancyQuery)) *OrderQue
 	return _q
 }
 
-// WithPayment tells the query-builder to eager-load the nodes that are connected to
-// the "payment" edge. The optional arguments are used to configure the query builder of the edge.
-func (_q *OrderQuery) WithPayment(opts ...func(*PaymentQuery)) *OrderQuery {
+// WithPayments tells the query-builder to eager-load the nodes that are connected to
+// the "payments" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *OrderQuery) WithPayments(opts ...func(*PaymentQuery)) *OrderQuery {
 	query := (&PaymentClient{config: _q.config}).Query()
 	for _, opt := range opts {
 		opt(query)
 	}
-	_q.withPayment = query
+	_q.withPayments = query
 	return _q
 }
 
@@ -448,7 +448,7 @@ func (_q *OrderQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Order,
 		loadedTypes = [3]bool{
 			_q.withSeats != nil,
 			_q.withOccupancy != nil,
-			_q.withPayment != nil,
+			_q.withPayments != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -486,9 +486,10 @@ func (_q *OrderQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Order,
 			return nil, err
 		}
 	}
-	if query := _q.withPayment; query != nil {
-		if err := _q.loadPayment(ctx, query, nodes, nil,
-			func(n *Order, e *Payment) { n.Edges.Payment = e }); err != nil {
+	if query := _q.withPayments; query != nil {
+		if err := _q.loadPayments(ctx, query, nodes,
+			func(n *Order) { n.Edges.Payments = []*Payment{} },
+			func(n *Order, e *Payment) { n.Edges.Payments = append(n.Edges.Payments, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -555,18 +556,21 @@ func (_q *OrderQuery) loadOccupancy(ctx context.Context, query *SeatOccupancyQue
 	}
 	return nil
 }
-func (_q *OrderQuery) loadPayment(ctx context.Context, query *PaymentQuery, nodes []*Order, init func(*Order), assign func(*Order, *Payment)) error {
+func (_q *OrderQuery) loadPayments(ctx context.Context, query *PaymentQuery, nodes []*Order, init func(*Order), assign func(*Order, *Payment)) error {
 	fks := make([]driver.Value, 0, len(nodes))
 	nodeids := make(map[int]*Order)
 	for i := range nodes {
 		fks = append(fks, nodes[i].ID)
 		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
 	}
 	if len(query.ctx.Fields) > 0 {
 		query.ctx.AppendFieldOnce(payment.FieldOrderID)
 	}
 	query.Where(predicate.Payment(func(s *sql.Selector) {
-		s.Where(sql.InValues(s.C(order.PaymentColumn), fks...))
+		s.Where(sql.InValues(s.C(order.PaymentsColumn), fks...))
 	}))
 	neighbors, err := query.All(ctx)
 	if err != nil {

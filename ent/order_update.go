@@ -243,23 +243,19 @@ func (_u *OrderUpdate) AddOccupancy(v ...*SeatOccupancy) *OrderUpdate {
 	return _u.AddOccupancyIDs(ids...)
 }
 
-// SetPaymentID sets the "payment" edge to the Payment entity by ID.
-func (_u *OrderUpdate) SetPaymentID(id int) *OrderUpdate {
-	_u.mutation.SetPaymentID(id)
+// AddPaymentIDs adds the "payments" edge to the Payment entity by IDs.
+func (_u *OrderUpdate) AddPaymentIDs(ids ...int) *OrderUpdate {
+	_u.mutation.AddPaymentIDs(ids...)
 	return _u
 }
 
-// SetNillablePaymentID sets the "payment" edge to the Payment entity by ID if the given value is not nil.
-func (_u *OrderUpdate) SetNillablePaymentID(id *int) *OrderUpdate {
-	if id != nil {
-		_u = _u.SetPaymentID(*id)
+// AddPayments adds the "payments" edges to the Payment entity.
+func (_u *OrderUpdate) AddPayments(v ...*Payment) *OrderUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
 	}
-	return _u
-}
-
-// SetPayment sets the "payment" edge to the Payment entity.
-func (_u *OrderUpdate) SetPayment(v *Payment) *OrderUpdate {
-	return _u.SetPaymentID(v.ID)
+	return _u.AddPaymentIDs(ids...)
 }
 
 // Mutation returns the OrderMutation object of the builder.
@@ -309,10 +305,25 @@ func (_u *OrderUpdate) RemoveOccupancy(v ...*SeatOccupancy) *OrderUpdate {
 	return _u.RemoveOccupancyIDs(ids...)
 }
 
-// ClearPayment clears the "payment" edge to the Payment entity.
-func (_u *OrderUpdate) ClearPayment() *OrderUpdate {
-	_u.mutation.ClearPayment()
+// ClearPayments clears all "payments" edges to the Payment entity.
+func (_u *OrderUpdate) ClearPayments() *OrderUpdate {
+	_u.mutation.ClearPayments()
 	return _u
+}
+
+// RemovePaymentIDs removes the "payments" edge to Payment entities by IDs.
+func (_u *OrderUpdate) RemovePaymentIDs(ids ...int) *OrderUpdate {
+	_u.mutation.RemovePaymentIDs(ids...)
+	return _u
+}
+
+// RemovePayments removes "payments" edges to Payment entities.
+func (_u *OrderUpdate) RemovePayments(v ...*Payment) *OrderUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemovePaymentIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -535,12 +546,12 @@ func (_u *OrderUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
-	if _u.mutation.PaymentCleared() {
+	if _u.mutation.PaymentsCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2O,
+			Rel:     sqlgraph.O2M,
 			Inverse: false,
-			Table:   order.PaymentTable,
-			Columns: []string{order.PaymentColumn},
+			Table:   order.PaymentsTable,
+			Columns: []string{order.PaymentsColumn},
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt),
@@ -548,12 +559,28 @@ func (_u *OrderUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
 	}
-	if nodes := _u.mutation.PaymentIDs(); len(nodes) > 0 {
+	if nodes := _u.mutation.RemovedPaymentsIDs(); len(nodes) > 0 && !_u.mutation.PaymentsCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2O,
+			Rel:     sqlgraph.O2M,
 			Inverse: false,
-			Table:   order.PaymentTable,
-			Columns: []string{order.PaymentColumn},
+			Table:   order.PaymentsTable,
+			Columns: []string{order.PaymentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.PaymentsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   order.PaymentsTable,
+			Columns: []string{order.PaymentsColumn},
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt),
@@ -796,23 +823,19 @@ func (_u *OrderUpdateOne) AddOccupancy(v ...*SeatOccupancy) *OrderUpdateOne {
 	return _u.AddOccupancyIDs(ids...)
 }
 
-// SetPaymentID sets the "payment" edge to the Payment entity by ID.
-func (_u *OrderUpdateOne) SetPaymentID(id int) *OrderUpdateOne {
-	_u.mutation.SetPaymentID(id)
+// AddPaymentIDs adds the "payments" edge to the Payment entity by IDs.
+func (_u *OrderUpdateOne) AddPaymentIDs(ids ...int) *OrderUpdateOne {
+	_u.mutation.AddPaymentIDs(ids...)
 	return _u
 }
 
-// SetNillablePaymentID sets the "payment" edge to the Payment entity by ID if the given value is not nil.
-func (_u *OrderUpdateOne) SetNillablePaymentID(id *int) *OrderUpdateOne {
-	if id != nil {
-		_u = _u.SetPaymentID(*id)
+// AddPayments adds the "payments" edges to the Payment entity.
+func (_u *OrderUpdateOne) AddPayments(v ...*Payment) *OrderUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
 	}
-	return _u
-}
-
-// SetPayment sets the "payment" edge to the Payment entity.
-func (_u *OrderUpdateOne) SetPayment(v *Payment) *OrderUpdateOne {
-	return _u.SetPaymentID(v.ID)
+	return _u.AddPaymentIDs(ids...)
 }
 
 // Mutation returns the OrderMutation object of the builder.
@@ -862,10 +885,25 @@ func (_u *OrderUpdateOne) RemoveOccupancy(v ...*SeatOccupancy) *OrderUpdateOne {
 	return _u.RemoveOccupancyIDs(ids...)
 }
 
-// ClearPayment clears the "payment" edge to the Payment entity.
-func (_u *OrderUpdateOne) ClearPayment() *OrderUpdateOne {
-	_u.mutation.ClearPayment()
+// ClearPayments clears all "payments" edges to the Payment entity.
+func (_u *OrderUpdateOne) ClearPayments() *OrderUpdateOne {
+	_u.mutation.ClearPayments()
 	return _u
+}
+
+// RemovePaymentIDs removes the "payments" edge to Payment entities by IDs.
+func (_u *OrderUpdateOne) RemovePaymentIDs(ids ...int) *OrderUpdateOne {
+	_u.mutation.RemovePaymentIDs(ids...)
+	return _u
+}
+
+// RemovePayments removes "payments" edges to Payment entities.
+func (_u *OrderUpdateOne) RemovePayments(v ...*Payment) *OrderUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemovePaymentIDs(ids...)
 }
 
 // Where appends a list predicates to the OrderUpdate builder.
@@ -1118,12 +1156,12 @@ func (_u *OrderUpdateOne) sqlSave(ctx context.Context) (_node *Order, err error)
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
-	if _u.mutation.PaymentCleared() {
+	if _u.mutation.PaymentsCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2O,
+			Rel:     sqlgraph.O2M,
 			Inverse: false,
-			Table:   order.PaymentTable,
-			Columns: []string{order.PaymentColumn},
+			Table:   order.PaymentsTable,
+			Columns: []string{order.PaymentsColumn},
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt),
@@ -1131,12 +1169,28 @@ func (_u *OrderUpdateOne) sqlSave(ctx context.Context) (_node *Order, err error)
 		}
 		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
 	}
-	if nodes := _u.mutation.PaymentIDs(); len(nodes) > 0 {
+	if nodes := _u.mutation.RemovedPaymentsIDs(); len(nodes) > 0 && !_u.mutation.PaymentsCleared() {
 		edge := &sqlgraph.EdgeSpec{
-			Rel:     sqlgraph.O2O,
+			Rel:     sqlgraph.O2M,
 			Inverse: false,
-			Table:   order.PaymentTable,
-			Columns: []string{order.PaymentColumn},
+			Table:   order.PaymentsTable,
+			Columns: []string{order.PaymentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.PaymentsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   order.PaymentsTable,
+			Columns: []string{order.PaymentsColumn},
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(payment.FieldID, field.TypeInt),

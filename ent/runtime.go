@@ -420,6 +420,12 @@ func init() {
 	showtime.DefaultCurrency = showtimeDescCurrency.Default.(string)
 	// showtime.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
 	showtime.CurrencyValidator = showtimeDescCurrency.Validators[0].(func(string) error)
+	// showtimeDescSeatEpoch is the schema descriptor for seat_epoch field.
+	showtimeDescSeatEpoch := showtimeFields[9].Descriptor()
+	// showtime.DefaultSeatEpoch holds the default value on creation for the seat_epoch field.
+	showtime.DefaultSeatEpoch = showtimeDescSeatEpoch.Default.(int)
+	// showtime.SeatEpochValidator is a validator for the "seat_epoch" field. It is called by the builders before save.
+	showtime.SeatEpochValidator = showtimeDescSeatEpoch.Validators[0].(func(int) error)
 	ticketFields := schema.Ticket{}.Fields()
 	_ = ticketFields
 	// ticketDescCheckInNonce is the schema descriptor for check_in_nonce field.

@@ -39,6 +39,8 @@ type Showtime struct {
 	Prices map[seatflow.SeatKind]int `json:"prices,omitempty"`
 	// Currency holds the value of the "currency" field.
 	Currency string `json:"currency,omitempty"`
+	// SeatEpoch holds the value of the "seat_epoch" field.
+	SeatEpoch int `json:"seat_epoch,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -91,7 +93,7 @@ func (*Showtime) scanValues(columns []string) ([]any, error) {
 			values[i] = new([]byte)
 		case showtime.FieldAllowSeatGaps:
 			values[i] = new(sql.NullBool)
-		case showtime.FieldID, showtime.FieldMovieID, showtime.FieldHallID, showtime.FieldPurchaseLimit:
+		case showtime.FieldID, showtime.FieldMovieID, showtime.FieldHallID, showtime.FieldPurchaseLimit, showtime.FieldSeatEpoch:
 			values[i] = new(sql.NullInt64)
 		case showtime.FieldStatus, showtime.FieldCurrency:
 			values[i] = new(sql.NullString)
@@ -173,6 +175,12 @@ func (_m *Showtime) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field currency", values[i])
 			} else if value.Valid {
 				_m.Currency = value.String
+			}
+		case showtime.FieldSeatEpoch:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field seat_epoch", values[i])
+			} else if value.Valid {
+				_m.SeatEpoch = int(value.Int64)
 			}
 		case showtime.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
@@ -258,6 +266,9 @@ func (_m *Showtime) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("currency=")
 	builder.WriteString(_m.Currency)
+	builder.WriteString(", ")
+	builder.WriteString("seat_epoch=")
+	builder.WriteString(fmt.Sprintf("%v", _m.SeatEpoch))
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

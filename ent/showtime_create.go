@@ -111,6 +111,20 @@ func (_c *ShowtimeCreate) SetNillableCurrency(v *string) *ShowtimeCreate {
 	return _c
 }
 
+// SetSeatEpoch sets the "seat_epoch" field.
+func (_c *ShowtimeCreate) SetSeatEpoch(v int) *ShowtimeCreate {
+	_c.mutation.SetSeatEpoch(v)
+	return _c
+}
+
+// SetNillableSeatEpoch sets the "seat_epoch" field if the given value is not nil.
+func (_c *ShowtimeCreate) SetNillableSeatEpoch(v *int) *ShowtimeCreate {
+	if v != nil {
+		_c.SetSeatEpoch(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *ShowtimeCreate) SetCreatedAt(v time.Time) *ShowtimeCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -184,6 +198,10 @@ func (_c *ShowtimeCreate) defaults() {
 		v := showtime.DefaultCurrency
 		_c.mutation.SetCurrency(v)
 	}
+	if _, ok := _c.mutation.SeatEpoch(); !ok {
+		v := showtime.DefaultSeatEpoch
+		_c.mutation.SetSeatEpoch(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -228,6 +246,14 @@ func (_c *ShowtimeCreate) check() error {
 	if v, ok := _c.mutation.Currency(); ok {
 		if err := showtime.CurrencyValidator(v); err != nil {
 			return &ValidationError{Name: "currency", err: fmt.Errorf(`ent: validator failed for field "Showtime.currency": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.SeatEpoch(); !ok {
+		return &ValidationError{Name: "seat_epoch", err: errors.New(`ent: missing required field "Showtime.seat_epoch"`)}
+	}
+	if v, ok := _c.mutation.SeatEpoch(); ok {
+		if err := showtime.SeatEpochValidator(v); err != nil {
+			return &ValidationError{Name: "seat_epoch", err: fmt.Errorf(`ent: validator failed for field "Showtime.seat_epoch": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
@@ -296,6 +322,10 @@ func (_c *ShowtimeCreate) createSpec() (*Showtime, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Currency(); ok {
 		_spec.SetField(showtime.FieldCurrency, field.TypeString, value)
 		_node.Currency = value
+	}
+	if value, ok := _c.mutation.SeatEpoch(); ok {
+		_spec.SetField(showtime.FieldSeatEpoch, field.TypeInt, value)
+		_node.SeatEpoch = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(showtime.FieldCreatedAt, field.TypeTime, value)
@@ -505,6 +535,24 @@ func (u *ShowtimeUpsert) UpdateCurrency() *ShowtimeUpsert {
 	return u
 }
 
+// SetSeatEpoch sets the "seat_epoch" field.
+func (u *ShowtimeUpsert) SetSeatEpoch(v int) *ShowtimeUpsert {
+	u.Set(showtime.FieldSeatEpoch, v)
+	return u
+}
+
+// UpdateSeatEpoch sets the "seat_epoch" field to the value that was provided on create.
+func (u *ShowtimeUpsert) UpdateSeatEpoch() *ShowtimeUpsert {
+	u.SetExcluded(showtime.FieldSeatEpoch)
+	return u
+}
+
+// AddSeatEpoch adds v to the "seat_epoch" field.
+func (u *ShowtimeUpsert) AddSeatEpoch(v int) *ShowtimeUpsert {
+	u.Add(showtime.FieldSeatEpoch, v)
+	return u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (u *ShowtimeUpsert) SetUpdatedAt(v time.Time) *ShowtimeUpsert {
 	u.Set(showtime.FieldUpdatedAt, v)
@@ -692,6 +740,27 @@ func (u *ShowtimeUpsertOne) SetCurrency(v string) *ShowtimeUpsertOne {
 func (u *ShowtimeUpsertOne) UpdateCurrency() *ShowtimeUpsertOne {
 	return u.Update(func(s *ShowtimeUpsert) {
 		s.UpdateCurrency()
+	})
+}
+
+// SetSeatEpoch sets the "seat_epoch" field.
+func (u *ShowtimeUpsertOne) SetSeatEpoch(v int) *ShowtimeUpsertOne {
+	return u.Update(func(s *ShowtimeUpsert) {
+		s.SetSeatEpoch(v)
+	})
+}
+
+// AddSeatEpoch adds v to the "seat_epoch" field.
+func (u *ShowtimeUpsertOne) AddSeatEpoch(v int) *ShowtimeUpsertOne {
+	return u.Update(func(s *ShowtimeUpsert) {
+		s.AddSeatEpoch(v)
+	})
+}
+
+// UpdateSeatEpoch sets the "seat_epoch" field to the value that was provided on create.
+func (u *ShowtimeUpsertOne) UpdateSeatEpoch() *ShowtimeUpsertOne {
+	return u.Update(func(s *ShowtimeUpsert) {
+		s.UpdateSeatEpoch()
 	})
 }
 
@@ -1050,6 +1119,27 @@ func (u *ShowtimeUpsertBulk) SetCurrency(v string) *ShowtimeUpsertBulk {
 func (u *ShowtimeUpsertBulk) UpdateCurrency() *ShowtimeUpsertBulk {
 	return u.Update(func(s *ShowtimeUpsert) {
 		s.UpdateCurrency()
+	})
+}
+
+// SetSeatEpoch sets the "seat_epoch" field.
+func (u *ShowtimeUpsertBulk) SetSeatEpoch(v int) *ShowtimeUpsertBulk {
+	return u.Update(func(s *ShowtimeUpsert) {
+		s.SetSeatEpoch(v)
+	})
+}
+
+// AddSeatEpoch adds v to the "seat_epoch" field.
+func (u *ShowtimeUpsertBulk) AddSeatEpoch(v int) *ShowtimeUpsertBulk {
+	return u.Update(func(s *ShowtimeUpsert) {
+		s.AddSeatEpoch(v)
+	})
+}
+
+// UpdateSeatEpoch sets the "seat_epoch" field to the value that was provided on create.
+func (u *ShowtimeUpsertBulk) UpdateSeatEpoch() *ShowtimeUpsertBulk {
+	return u.Update(func(s *ShowtimeUpsert) {
+		s.UpdateSeatEpoch()
 	})
 }
 

@@ -157,6 +157,27 @@ func (_u *ShowtimeUpdate) SetNillableCurrency(v *string) *ShowtimeUpdate {
 	return _u
 }
 
+// SetSeatEpoch sets the "seat_epoch" field.
+func (_u *ShowtimeUpdate) SetSeatEpoch(v int) *ShowtimeUpdate {
+	_u.mutation.ResetSeatEpoch()
+	_u.mutation.SetSeatEpoch(v)
+	return _u
+}
+
+// SetNillableSeatEpoch sets the "seat_epoch" field if the given value is not nil.
+func (_u *ShowtimeUpdate) SetNillableSeatEpoch(v *int) *ShowtimeUpdate {
+	if v != nil {
+		_u.SetSeatEpoch(*v)
+	}
+	return _u
+}
+
+// AddSeatEpoch adds value to the "seat_epoch" field.
+func (_u *ShowtimeUpdate) AddSeatEpoch(v int) *ShowtimeUpdate {
+	_u.mutation.AddSeatEpoch(v)
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *ShowtimeUpdate) SetUpdatedAt(v time.Time) *ShowtimeUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -242,6 +263,11 @@ func (_u *ShowtimeUpdate) check() error {
 			return &ValidationError{Name: "currency", err: fmt.Errorf(`ent: validator failed for field "Showtime.currency": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.SeatEpoch(); ok {
+		if err := showtime.SeatEpochValidator(v); err != nil {
+			return &ValidationError{Name: "seat_epoch", err: fmt.Errorf(`ent: validator failed for field "Showtime.seat_epoch": %w`, err)}
+		}
+	}
 	if _u.mutation.MovieCleared() && len(_u.mutation.MovieIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Showtime.movie"`)
 	}
@@ -292,6 +318,12 @@ func (_u *ShowtimeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Currency(); ok {
 		_spec.SetField(showtime.FieldCurrency, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.SeatEpoch(); ok {
+		_spec.SetField(showtime.FieldSeatEpoch, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedSeatEpoch(); ok {
+		_spec.AddField(showtime.FieldSeatEpoch, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(showtime.FieldUpdatedAt, field.TypeTime, value)
@@ -501,6 +533,27 @@ func (_u *ShowtimeUpdateOne) SetNillableCurrency(v *string) *ShowtimeUpdateOne {
 	return _u
 }
 
+// SetSeatEpoch sets the "seat_epoch" field.
+func (_u *ShowtimeUpdateOne) SetSeatEpoch(v int) *ShowtimeUpdateOne {
+	_u.mutation.ResetSeatEpoch()
+	_u.mutation.SetSeatEpoch(v)
+	return _u
+}
+
+// SetNillableSeatEpoch sets the "seat_epoch" field if the given value is not nil.
+func (_u *ShowtimeUpdateOne) SetNillableSeatEpoch(v *int) *ShowtimeUpdateOne {
+	if v != nil {
+		_u.SetSeatEpoch(*v)
+	}
+	return _u
+}
+
+// AddSeatEpoch adds value to the "seat_epoch" field.
+func (_u *ShowtimeUpdateOne) AddSeatEpoch(v int) *ShowtimeUpdateOne {
+	_u.mutation.AddSeatEpoch(v)
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *ShowtimeUpdateOne) SetUpdatedAt(v time.Time) *ShowtimeUpdateOne {
 	_u.mutation.SetUpdatedAt(v)
@@ -599,6 +652,11 @@ func (_u *ShowtimeUpdateOne) check() error {
 			return &ValidationError{Name: "currency", err: fmt.Errorf(`ent: validator failed for field "Showtime.currency": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.SeatEpoch(); ok {
+		if err := showtime.SeatEpochValidator(v); err != nil {
+			return &ValidationError{Name: "seat_epoch", err: fmt.Errorf(`ent: validator failed for field "Showtime.seat_epoch": %w`, err)}
+		}
+	}
 	if _u.mutation.MovieCleared() && len(_u.mutation.MovieIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "Showtime.movie"`)
 	}
@@ -666,6 +724,12 @@ func (_u *ShowtimeUpdateOne) sqlSave(ctx context.Context) (_node *Showtime, err 
 	}
 	if value, ok := _u.mutation.Currency(); ok {
 		_spec.SetField(showtime.FieldCurrency, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.SeatEpoch(); ok {
+		_spec.SetField(showtime.FieldSeatEpoch, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedSeatEpoch(); ok {
+		_spec.AddField(showtime.FieldSeatEpoch, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(showtime.FieldUpdatedAt, field.TypeTime, value)

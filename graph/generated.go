@@ -70,6 +70,12 @@ type ComplexityRoot struct {
 		TimeZone  func(childComplexity int) int
 	}
 
+	GuestSession struct {
+		CostBudget func(childComplexity int) int
+		ExpiresAt  func(childComplexity int) int
+		Token      func(childComplexity int) int
+	}
+
 	Hall struct {
 		Cinema func(childComplexity int) int
 		ID     func(childComplexity int) int
@@ -110,6 +116,7 @@ type ComplexityRoot struct {
 		CreateMovie        func(childComplexity int, input catalog.MovieInput) int
 		CreateShowtime     func(childComplexity int, input catalog.ShowtimeInput) int
 		ExtendHold         func(childComplexity int, orderID int) int
+		GuestSession       func(childComplexity int) int
 		HoldSeats          func(childComplexity int, input booking.HoldSeatsInput) int
 		OpenSales          func(childComplexity int, showtimeID int) int
 		PayOrder           func(childComplexity int, orderID int, paymentRef string) int
@@ -131,6 +138,7 @@ type ComplexityRoot struct {
 		ID             func(childComplexity int) int
 		PaidAt         func(childComplexity int) int
 		Payment        func(childComplexity int) int
+		Payments       func(childComplexity int) int
 		RefundRequired func(childComplexity int) int
 		Seats          func(childComplexity int) int
 		Showtime       func(childComplexity int) int
@@ -146,6 +154,9 @@ type ComplexityRoot struct {
 	}
 
 	Payment struct {
+		AmountCents  func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		Currency     func(childComplexity int) int
 		Provider     func(childComplexity int) int
 		Reference    func(childComplexity int) int
 		RefundStatus func(childComplexity int) int
@@ -302,6 +313,7 @@ type MutationResolver interface {
 	StartPayment(ctx context.Context, orderID int) (*seatflow.PaymentSession, error)
 	PayOrder(ctx context.Context, orderID int, paymentRef string) (*seatflow.Order, error)
 	CancelOrder(ctx context.Context, orderID int) (*seatflow.Order, error)
+	GuestSession(ctx context.Context) (*seatflow.GuestSession, error)
 	CreateMovie(ctx context.Context, input catalog.MovieInput) (*seatflow.Movie, error)
 	UpdateMovie(ctx context.Context, id int, input catalog.MovieInput) (*seatflow.Movie, error)
 	SetMovieStatus(ctx context.Context, id int, status seatflow.MovieStatus) (*seatflow.Movie, error)
@@ -323,6 +335,7 @@ type OrderResolver interface {
 	Seats(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Seat, error)
 
 	Payment(ctx context.Context, obj *seatflow.Order) (*seatflow.Payment, error)
+	Payments(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Payment, error)
 	Tickets(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Ticket, error)
 }
 type QueryResolver interface {
@@ -469,6 +482,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cinema.TimeZone(childComplexity), true
+
+	case "GuestSession.costBudget":
+		if e.ComplexityRoot.GuestSession.CostBudget == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuestSession.CostBudget(childComplexity), true
+	case "GuestSession.expiresAt":
+		if e.ComplexityRoot.GuestSession.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuestSession.ExpiresAt(childComplexity), true
+	case "GuestSession.token":
+		if e.ComplexityRoot.GuestSession.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GuestSession.Token(childComplexity), true
 
 	case "Hall.cinema":
 		if e.ComplexityRoot.Hall.Cinema == nil {
@@ -686,6 +718,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ExtendHold(childComplexity, args["orderId"].(int)), true
+	case "Mutation.guestSession":
+		if e.ComplexityRoot.Mutation.GuestSession == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.GuestSession(childComplexity), true
 	case "Mutation.holdSeats":
 		if e.ComplexityRoot.Mutation.HoldSeats == nil {
 			break
@@ -845,6 +883,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Payment(childComplexity), true
+	case "Order.payments":
+		if e.ComplexityRoot.Order.Payments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Payments(childComplexity), true
 	case "Order.refundRequired":
 		if e.ComplexityRoot.Order.RefundRequired == nil {
 			break
@@ -901,6 +945,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
+	case "Payment.amountCents":
+		if e.ComplexityRoot.Payment.AmountCents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.AmountCents(childComplexity), true
+	case "Payment.createdAt":
+		if e.ComplexityRoot.Payment.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.CreatedAt(childComplexity), true
+	case "Payment.currency":
+		if e.ComplexityRoot.Payment.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Payment.Currency(childComplexity), true
 	case "Payment.provider":
 		if e.ComplexityRoot.Payment.Provider == nil {
 			break
@@ -1800,6 +1862,16 @@ type Mutation {
   ): Order!
   """Cancels one of the caller's PENDING_PAYMENT orders; its seats go back on sale at once."""
   cancelOrder("""One of the caller's orders.""" orderId: ID!): Order!
+  """
+  Starts a guest session, without signing in: a bearer token an anonymous browser sends like
+  any token (the Authorization header, the websocket's connection_init payload), so that its
+  query-cost budget and its websockets are its own, not shared with everyone behind its
+  address (a cinema's Wi-Fi, a mobile carrier's NAT). A guest reads and watches; it holds no
+  seats and sees no orders (UNAUTHENTICATED: those need a user's token). Each address starts
+  at most SEATFLOW_GUEST_SESSIONS_PER_MINUTE sessions; past that RATE_LIMITED with
+  retryAfterMs. When the token expires, start another.
+  """
+  guestSession: GuestSession!
   """Admin: adds a movie, LISTED."""
   createMovie("""The movie's details.""" input: MovieInput!): Movie!
   """Admin: replaces a movie's details."""
@@ -1868,7 +1940,10 @@ type Mutation {
 type Subscription {
   """
   A showtime's seat map, live: first a SNAPSHOT of every seat, then DELTA events with only
-  the changed seats, in version order (a slow client gets a new SNAPSHOT).
+  the changed seats, in version order. A DELTA may span several versions (changes close
+  together, or a slow client's, are merged): it carries the latest state of each seat
+  changed since its fromVersion. A new SNAPSHOT comes whenever a change may have been
+  missed.
   """
   seatMap("""The showtime to watch.""" showtimeId: ID!): SeatMapEvent!
   """
@@ -2320,8 +2395,17 @@ type Order implements Node {
   createdAt: Time!
   """True when a payment arrived after the seats went to someone else: the money must go back."""
   refundRequired: Boolean!
-  """The order's payment as its provider reported it; null until one is started."""
+  """
+  The payment that paid the order (or, for a late payment refunded because its seats were
+  gone, that payment); otherwise its latest payment; null until one is started.
+  """
   payment: Payment
+  """
+  Every payment the order received or started, oldest first: the one that paid it and any
+  other (another amount than the order's, a second payment of an order already paid, one
+  that arrived after the order ended), each of those refunded through the provider.
+  """
+  payments: [Payment!]!
   """Its tickets, one per seat, while it is PAID; empty for any other status."""
   tickets: [Ticket!]!
 }
@@ -2408,7 +2492,7 @@ type TicketKey {
   signing: Boolean!
 }
 
-"""An order's payment with its provider, and its refund."""
+"""One payment of an order with its provider, and its refund."""
 type Payment {
   """The provider that took it: stripe or test."""
   provider: String!
@@ -2418,6 +2502,22 @@ type Payment {
   reference: String
   """The refund of the payment; null when none was decided."""
   refundStatus: RefundStatus
+  """What the provider received (or, before that, what was asked), in cents of currency."""
+  amountCents: Int!
+  """ISO 4217 currency code of the amount, upper case."""
+  currency: String!
+  """When the payment was first recorded: started, or received."""
+  createdAt: Time!
+}
+
+"""An anonymous browser's session: a token of its own, with budgets of its own."""
+type GuestSession {
+  """The bearer token: send it as Authorization: Bearer <token>, on HTTP and in connection_init."""
+  token: String!
+  """When the token expires: start a new session then."""
+  expiresAt: Time!
+  """The query-cost points the session may spend at once (extensions.cost.throttleStatus tells what is left); 0 when there is no budget."""
+  costBudget: Int!
 }
 
 """What a client needs to complete an order's payment with the provider."""
@@ -2516,6 +2616,18 @@ func (ec *executionContext) childFields_Cinema(ctx context.Context, field graphq
 	return nil, fmt.Errorf("no field named %q was found under type Cinema", field.Name)
 }
 
+func (ec *executionContext) childFields_GuestSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "token":
+		return ec.fieldContext_GuestSession_token(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_GuestSession_expiresAt(ctx, field)
+	case "costBudget":
+		return ec.fieldContext_GuestSession_costBudget(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GuestSession", field.Name)
+}
+
 func (ec *executionContext) childFields_Hall(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2600,6 +2712,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_refundRequired(ctx, field)
 	case "payment":
 		return ec.fieldContext_Order_payment(ctx, field)
+	case "payments":
+		return ec.fieldContext_Order_payments(ctx, field)
 	case "tickets":
 		return ec.fieldContext_Order_tickets(ctx, field)
 	}
@@ -2630,6 +2744,12 @@ func (ec *executionContext) childFields_Payment(ctx context.Context, field graph
 		return ec.fieldContext_Payment_reference(ctx, field)
 	case "refundStatus":
 		return ec.fieldContext_Payment_refundStatus(ctx, field)
+	case "amountCents":
+		return ec.fieldContext_Payment_amountCents(ctx, field)
+	case "currency":
+		return ec.fieldContext_Payment_currency(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Payment_createdAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Payment", field.Name)
 }
@@ -4024,6 +4144,75 @@ func (ec *executionContext) fieldContext_Cinema_showtimes(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _GuestSession_token(ctx context.Context, field graphql.CollectedField, obj *seatflow.GuestSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuestSession_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuestSession_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuestSession", field, false, false, "String")
+}
+
+func (ec *executionContext) _GuestSession_expiresAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.GuestSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuestSession_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuestSession_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuestSession", field, false, false, "Time")
+}
+
+func (ec *executionContext) _GuestSession_costBudget(ctx context.Context, field graphql.CollectedField, obj *seatflow.GuestSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GuestSession_costBudget(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CostBudget, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GuestSession_costBudget(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GuestSession", field, false, false, "Int")
+}
+
 func (ec *executionContext) _Hall_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Hall) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4720,6 +4909,38 @@ func (ec *executionContext) fieldContext_Mutation_cancelOrder(ctx context.Contex
 	if fc.Args, err = ec.field_Mutation_cancelOrder_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_guestSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_guestSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Mutation().GuestSession(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.GuestSession) graphql.Marshaler {
+			return ec.marshalNGuestSession2ᚖseatflowᚐGuestSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_guestSession(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GuestSession(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -5652,6 +5873,38 @@ func (ec *executionContext) fieldContext_Order_payment(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Order_payments(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_payments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Order().Payments(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Payment) graphql.Marshaler {
+			return ec.marshalNPayment2ᚕᚖseatflowᚐPaymentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_payments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Payment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Order_tickets(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5866,6 +6119,75 @@ func (ec *executionContext) _Payment_refundStatus(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_Payment_refundStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Payment", field, false, false, "RefundStatus")
+}
+
+func (ec *executionContext) _Payment_amountCents(ctx context.Context, field graphql.CollectedField, obj *seatflow.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_amountCents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountCents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_amountCents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Payment_currency(ctx context.Context, field graphql.CollectedField, obj *seatflow.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "String")
+}
+
+func (ec *executionContext) _Payment_createdAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.Payment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Payment_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Payment_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Payment", field, false, false, "Time")
 }
 
 func (ec *executionContext) _PaymentSession_provider(ctx context.Context, field graphql.CollectedField, obj *seatflow.PaymentSession) (ret graphql.Marshaler) {
@@ -10250,6 +10572,49 @@ func (ec *executionContext) _Cinema(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var guestSessionImplementors = []string{"GuestSession"}
+
+func (ec *executionContext) _GuestSession(ctx context.Context, sel ast.SelectionSet, obj *seatflow.GuestSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, guestSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GuestSession")
+		case "token":
+			out.Values[i] = ec._GuestSession_token(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._GuestSession_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "costBudget":
+			out.Values[i] = ec._GuestSession_costBudget(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var hallImplementors = []string{"Hall", "Node"}
 
 func (ec *executionContext) _Hall(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Hall) graphql.Marshaler {
@@ -10508,6 +10873,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "guestSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_guestSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createMovie":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createMovie(ctx, field)
@@ -10699,6 +11071,12 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Order_payment(ctx, field, obj)
 				})
+		case "payments":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Order_payments(ctx, field, obj)
+				})
 		case "tickets":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -10799,6 +11177,21 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 		case "refundStatus":
 			out.Values[i] = ec._Payment_refundStatus(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "amountCents":
+			out.Values[i] = ec._Payment_amountCents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._Payment_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._Payment_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -12157,6 +12550,14 @@ func (ec *executionContext) marshalNDate2string(ctx context.Context, sel ast.Sel
 	return res
 }
 
+func (ec *executionContext) marshalNGuestSession2ᚖseatflowᚐGuestSession(ctx context.Context, sel ast.SelectionSet, v *seatflow.GuestSession) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "GuestSession!")
+		return graphql.Null
+	}
+	return ec._GuestSession(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNHall2ᚕᚖseatflowᚐHallᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.Hall) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -12441,6 +12842,30 @@ func (ec *executionContext) marshalNPageInfo2ᚖseatflowᚋgraphᚋmodelᚐPageI
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPayment2ᚕᚖseatflowᚐPaymentᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.Payment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPayment2ᚖseatflowᚐPayment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPayment2ᚖseatflowᚐPayment(ctx context.Context, sel ast.SelectionSet, v *seatflow.Payment) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Payment!")
+		return graphql.Null
+	}
+	return ec._Payment(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPaymentSession2ᚖseatflowᚐPaymentSession(ctx context.Context, sel ast.SelectionSet, v *seatflow.PaymentSession) graphql.Marshaler {

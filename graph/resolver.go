@@ -6,6 +6,7 @@ import (
 	"seatflow"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
+	"seatflow/internal/guests"
 	"seatflow/internal/live"
 	"seatflow/internal/reconcile"
 	"seatflow/internal/sales"
@@ -22,6 +23,7 @@ type Resolver struct {
 	Live    *live.Hub
 	Rec     *reconcile.Reconciler
 	Tickets *tickets.Service
+	Guests  *guests.Service
 }
 
 // ptrs returns pointers to the elements of vs (gqlgen wants []*T for lists of objects).

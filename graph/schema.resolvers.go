@@ -91,6 +91,11 @@ func (r *mutationResolver) CancelOrder(ctx context.Context, orderID int) (*seatf
 	return r.Booking.CancelOrder(ctx, u.ID, orderID)
 }
 
+// GuestSession is the resolver for the guestSession field.
+func (r *mutationResolver) GuestSession(ctx context.Context) (*seatflow.GuestSession, error) {
+	return r.Guests.Start(ctx)
+}
+
 // CreateMovie is the resolver for the createMovie field.
 func (r *mutationResolver) CreateMovie(ctx context.Context, input catalog.MovieInput) (*seatflow.Movie, error) {
 	if _, err := auth.RequireAdmin(ctx); err != nil {
@@ -227,6 +232,11 @@ func (r *orderResolver) Seats(ctx context.Context, obj *seatflow.Order) ([]*seat
 // Payment is the resolver for the payment field.
 func (r *orderResolver) Payment(ctx context.Context, obj *seatflow.Order) (*seatflow.Payment, error) {
 	return r.Booking.Payment(ctx, obj.ID)
+}
+
+// Payments is the resolver for the payments field.
+func (r *orderResolver) Payments(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Payment, error) {
+	return r.Booking.Payments(ctx, obj.ID)
 }
 
 // Tickets is the resolver for the tickets field.

@@ -39,6 +39,7 @@ export SEATFLOW_PAYMENT_PROVIDER="${SEATFLOW_PAYMENT_PROVIDER:-test}"
 # Every load-test client comes from one address: per-address limits off.
 export SEATFLOW_COST_RESTORE="${SEATFLOW_COST_RESTORE:-1000000000}"
 export SEATFLOW_WS_MAX_CONNS_PER_CLIENT="${SEATFLOW_WS_MAX_CONNS_PER_CLIENT:-0}"
+export SEATFLOW_WS_MAX_CONNS_PER_SESSION="${SEATFLOW_WS_MAX_CONNS_PER_SESSION:-0}"
 
 log() { echo "cluster-up: $*"; }
 die() { echo "cluster-up: ERROR: $*" >&2; exit 1; }

@@ -28,8 +28,8 @@ export function heldIn(event, seatIds) {
 /**
  * followSeatMap keeps a client's seat map from a seatMap subscription, as a front end
  * must (the rule of SeatMapEvent.fromVersion in the schema): a SNAPSHOT replaces the map
- * whatever its version (the server's versions may start again lower after its Redis came
- * back empty), a DELTA whose fromVersion is the map's version updates the seats it lists
+ * whatever its version (it is the server's whole map; a DELTA may span several versions,
+ * merged changes), a DELTA whose fromVersion is the map's version updates the seats it lists
  * (one at or below the map's version is ignored; any other means a change was missed, and
  * it subscribes again), and when the server ends the subscription (an
  * error carrying extensions.code, or complete) it subscribes again after retryMs; the

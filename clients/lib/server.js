@@ -34,6 +34,16 @@ export function token(name, role = 'customer') {
   }).trim();
 }
 
+/**
+ * guestSession starts a guest session, as a front end does for a visitor who has not signed
+ * in, and returns its bearer token: reads and websockets sent with it have a budget of
+ * their own instead of their address'.
+ */
+export async function guestSession() {
+  const data = await must('mutation GuestSession { guestSession { token expiresAt } }', {});
+  return data.guestSession.token;
+}
+
 /** gql posts one GraphQL request with fetch and returns the status and the parsed body. */
 export async function gql(query, variables, { bearer, headers = {} } = {}) {
   const res = await fetch(httpURL, {

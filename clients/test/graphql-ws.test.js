@@ -1,12 +1,12 @@
 // graphql-ws (the graphql-transport-ws protocol) against the real server: the seat map's
-// SNAPSHOT, the DELTA of a hold made over HTTP, the bearer token of connection_init, and
-// 4403 for a bad token.
+// SNAPSHOT, the DELTA of a hold made over HTTP, the bearer token of connection_init (a
+// user's, a guest session's), and 4403 for a bad token.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { SEAT_MAP, checkSnapshot, heldIn } from '../lib/seatmap.js';
-import { SHOWTIME, bestSeats, holdSeats, showtimeFor, token, withTimeout, wsURL } from '../lib/server.js';
+import { SHOWTIME, bestSeats, gql, guestSession, holdSeats, showtimeFor, token, withTimeout, wsURL } from '../lib/server.js';
 
 function client(connectionParams, on) {
   // No retries: a refused connection must show as it is, not be tried again.
@@ -52,6 +52,29 @@ test('connection_init with a bearer token: operations run as that user', async (
   } finally {
     await ws.dispose();
   }
+});
+
+test('a guest session watches the seat map with its own token, and holds no seats', async () => {
+  const showtimeId = await showtimeFor(SHOWTIME.graphqlWs);
+  const seatIds = await bestSeats(showtimeId, 1);
+  const guest = await guestSession();
+  const ws = client({ Authorization: `Bearer ${guest}` });
+  const events = ws.iterate({ query: SEAT_MAP, variables: { id: showtimeId } });
+  try {
+    const first = await withTimeout(events.next(), 10_000, 'the SNAPSHOT');
+    assert.equal(first.value.errors, undefined);
+    checkSnapshot(first.value.data.seatMap, showtimeId, seatIds);
+    const held = await withTimeout(ws.iterate({
+      query: 'mutation($in: HoldSeatsInput!) { holdSeats(input: $in) { id } }',
+      variables: { in: { showtimeId, seatIds, idempotencyKey: 'guest-hold' } },
+    }).next(), 10_000, 'holdSeats as a guest');
+    assert.equal(held.value.errors?.[0]?.extensions?.code, 'UNAUTHENTICATED');
+  } finally {
+    await events.return();
+    await ws.dispose();
+  }
+  const { body } = await gql('{ myOrders { id } }', {}, { bearer: guest });
+  assert.equal(body.errors?.[0]?.extensions?.code, 'UNAUTHENTICATED');
 });
 
 test('a bad token in connection_init closes the socket with 4403', async () => {

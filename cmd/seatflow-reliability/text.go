@@ -208,10 +208,12 @@ const footer = `## What the suite found and what changed
   the map is one version or more behind, and says which version it is. Scenario 6 reports
   such answers and fails on any stale one later than a second after the cut.
 - Redis losing a showtime's seats while other holds, payments or cancels are between
-  Redis and MySQL loses their purchase-limit counts too (the rebuild counts from MySQL):
-  a customer may then go over the limit by those seats. The reconciler recounts and
-  reports users over the limit for a person. Scenario 9 injects its loss while no other
-  change of the workload is in flight.
+  Redis and MySQL loses their purchase-limit counts too (the rebuild counts from MySQL),
+  so the hold script may let a customer's next hold through; the purchase limit still
+  holds, because every hold's transaction (and a late payment's) counts the customer's
+  seats again in MySQL with a locking read and refuses what passes the limit
+  (internal/booking/limit.go). The reconciler recounts the Redis side. Scenario 9 injects
+  the loss while no other change of the workload is in flight.
 - ` + "`go test`" + ` skips scenario 7 when the failover cluster is not up (` + "`make test`" + ` and
   ` + "`make faults`" + ` start it); ` + "`make faults`" + ` fails instead.
 `

@@ -160,6 +160,11 @@ var (
 				Unique:  false,
 				Columns: []*schema.Column{OrdersColumns[1], OrdersColumns[9]},
 			},
+			{
+				Name:    "order_user_id_showtime_id",
+				Unique:  false,
+				Columns: []*schema.Column{OrdersColumns[1], OrdersColumns[2]},
+			},
 		},
 	}
 	// OrderSeatsColumns holds the columns for the "order_seats" table.
@@ -203,7 +208,7 @@ var (
 		{Name: "refund_reason", Type: field.TypeString, Size: 255, Default: ""},
 		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
-		{Name: "order_id", Type: field.TypeInt, Unique: true},
+		{Name: "order_id", Type: field.TypeInt},
 	}
 	// PaymentsTable holds the schema information for the "payments" table.
 	PaymentsTable = &schema.Table{
@@ -212,13 +217,18 @@ var (
 		PrimaryKey: []*schema.Column{PaymentsColumns[0]},
 		ForeignKeys: []*schema.ForeignKey{
 			{
-				Symbol:     "payments_orders_payment",
+				Symbol:     "payments_orders_payments",
 				Columns:    []*schema.Column{PaymentsColumns[12]},
 				RefColumns: []*schema.Column{OrdersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 		},
 		Indexes: []*schema.Index{
+			{
+				Name:    "payment_order_id_provider_reference",
+				Unique:  true,
+				Columns: []*schema.Column{PaymentsColumns[12], PaymentsColumns[1], PaymentsColumns[2]},
+			},
 			{
 				Name:    "payment_provider_reference",
 				Unique:  false,
@@ -357,6 +367,7 @@ var (
 		{Name: "allow_seat_gaps", Type: field.TypeBool, Default: false},
 		{Name: "prices", Type: field.TypeJSON},
 		{Name: "currency", Type: field.TypeString, Size: 3, Default: "USD"},
+		{Name: "seat_epoch", Type: field.TypeInt, Default: 0},
 		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "hall_id", Type: field.TypeInt},
@@ -370,13 +381,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "showtimes_halls_showtimes",
-				Columns:    []*schema.Column{ShowtimesColumns[10]},
+				Columns:    []*schema.Column{ShowtimesColumns[11]},
 				RefColumns: []*schema.Column{HallsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "showtimes_movies_showtimes",
-				Columns:    []*schema.Column{ShowtimesColumns[11]},
+				Columns:    []*schema.Column{ShowtimesColumns[12]},
 				RefColumns: []*schema.Column{MoviesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -390,7 +401,7 @@ var (
 			{
 				Name:    "showtime_movie_id_starts_at",
 				Unique:  false,
-				Columns: []*schema.Column{ShowtimesColumns[11], ShowtimesColumns[1]},
+				Columns: []*schema.Column{ShowtimesColumns[12], ShowtimesColumns[1]},
 			},
 			{
 				Name:    "showtime_status",

@@ -43,8 +43,8 @@ const (
 	EdgeSeats = "seats"
 	// EdgeOccupancy holds the string denoting the occupancy edge name in mutations.
 	EdgeOccupancy = "occupancy"
-	// EdgePayment holds the string denoting the payment edge name in mutations.
-	EdgePayment = "payment"
+	// EdgePayments holds the string denoting the payments edge name in mutations.
+	EdgePayments = "payments"
 	// Table holds the table name of the order in the database.
 	Table = "orders"
 	// SeatsTable is the table that holds the seats relation/edge.
@@ -61,13 +61,13 @@ const (
 	OccupancyInverseTable = "seat_occupancies"
 	// OccupancyColumn is the table column denoting the occupancy relation/edge.
 	OccupancyColumn = "order_id"
-	// PaymentTable is the table that holds the payment relation/edge.
-	PaymentTable = "payments"
-	// PaymentInverseTable is the table name for the Payment entity.
+	// PaymentsTable is the table that holds the payments relation/edge.
+	PaymentsTable = "payments"
+	// PaymentsInverseTable is the table name for the Payment entity.
 	// It exists in this package in order to avoid circular dependency with the "payment" package.
-	PaymentInverseTable = "payments"
-	// PaymentColumn is the table column denoting the payment relation/edge.
-	PaymentColumn = "order_id"
+	PaymentsInverseTable = "payments"
+	// PaymentsColumn is the table column denoting the payments relation/edge.
+	PaymentsColumn = "order_id"
 )
 
 // Columns holds all SQL columns for order fields.
@@ -224,10 +224,17 @@ func ByOccupancy(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
 	}
 }
 
-// ByPaymentField orders the results by payment field.
-func ByPaymentField(field string, opts ...sql.OrderTermOption) OrderOption {
+// ByPaymentsCount orders the results by payments count.
+func ByPaymentsCount(opts ...sql.OrderTermOption) OrderOption {
 	return func(s *sql.Selector) {
-		sqlgraph.OrderByNeighborTerms(s, newPaymentStep(), sql.OrderByField(field, opts...))
+		sqlgraph.OrderByNeighborsCount(s, newPaymentsStep(), opts...)
+	}
+}
+
+// ByPayments orders the results by payments terms.
+func ByPayments(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newPaymentsStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
 func newSeatsStep() *sqlgraph.Step {
@@ -244,10 +251,10 @@ func newOccupancyStep() *sqlgraph.Step {
 		sqlgraph.Edge(sqlgraph.O2M, false, OccupancyTable, OccupancyColumn),
 	)
 }
-func newPaymentStep() *sqlgraph.Step {
+func newPaymentsStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
-		sqlgraph.To(PaymentInverseTable, FieldID),
-		sqlgraph.Edge(sqlgraph.O2O, false, PaymentTable, PaymentColumn),
+		sqlgraph.To(PaymentsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, PaymentsTable, PaymentsColumn),
 	)
 }

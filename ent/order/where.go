@@ -742,21 +742,21 @@ func HasOccupancyWith(preds ...predicate.SeatOccupancy) predicate.Order {
 	})
 }
 
-// HasPayment applies the HasEdge predicate on the "payment" edge.
-func HasPayment() predicate.Order {
+// HasPayments applies the HasEdge predicate on the "payments" edge.
+func HasPayments() predicate.Order {
 	return predicate.Order(func(s *sql.Selector) {
 		step := sqlgraph.NewStep(
 			sqlgraph.From(Table, FieldID),
-			sqlgraph.Edge(sqlgraph.O2O, false, PaymentTable, PaymentColumn),
+			sqlgraph.Edge(sqlgraph.O2M, false, PaymentsTable, PaymentsColumn),
 		)
 		sqlgraph.HasNeighbors(s, step)
 	})
 }
 
-// HasPaymentWith applies the HasEdge predicate on the "payment" edge with a given conditions (other predicates).
-func HasPaymentWith(preds ...predicate.Payment) predicate.Order {
+// HasPaymentsWith applies the HasEdge predicate on the "payments" edge with a given conditions (other predicates).
+func HasPaymentsWith(preds ...predicate.Payment) predicate.Order {
 	return predicate.Order(func(s *sql.Selector) {
-		step := newPaymentStep()
+		step := newPaymentsStep()
 		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
 			for _, p := range preds {
 				p(s)

@@ -34,7 +34,7 @@ func (Order) Edges() []ent.Edge {
 	return []ent.Edge{
 		edge.To("seats", OrderSeat.Type),
 		edge.To("occupancy", SeatOccupancy.Type),
-		edge.To("payment", Payment.Type).Unique(),
+		edge.To("payments", Payment.Type),
 	}
 }
 
@@ -44,6 +44,8 @@ func (Order) Indexes() []ent.Index {
 		index.Fields("status", "expires_at"),
 		index.Fields("showtime_id", "status"),
 		index.Fields("user_id", "created_at"),
+		// The purchase limit's count in a hold's transaction (internal/booking/limit.go).
+		index.Fields("user_id", "showtime_id"),
 	}
 }
 

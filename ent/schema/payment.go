@@ -9,13 +9,15 @@ import (
 	"seatflow"
 )
 
-// Payment is an order's payment with its provider (one per order) and its refund. Only
-// package booking writes it, in the same transaction as the order change it goes with.
+// Payment is one payment of an order with its provider, and its refund. An order keeps
+// every payment it receives: the one that pays it, and any other (a mismatched amount, a
+// second payment of an order already paid), each refunded on its own. Only package booking
+// writes it, in the same transaction as the order change it goes with.
 type Payment struct{ ent.Schema }
 
 func (Payment) Fields() []ent.Field {
 	return []ent.Field{
-		field.Int("order_id").Unique(),
+		field.Int("order_id"),
 		field.String("provider").NotEmpty().MaxLen(16),
 		// reference is the provider's payment id: Stripe's PaymentIntent id, or the test
 		// provider's paymentRef (not unique: test clients may reuse one).
@@ -37,12 +39,15 @@ func (Payment) Fields() []ent.Field {
 
 func (Payment) Edges() []ent.Edge {
 	return []ent.Edge{
-		edge.From("order", Order.Type).Ref("payment").Field("order_id").Unique().Required(),
+		edge.From("order", Order.Type).Ref("payments").Field("order_id").Unique().Required(),
 	}
 }
 
 func (Payment) Indexes() []ent.Index {
 	return []ent.Index{
+		// One record per payment of an order: a second event about the same payment (a
+		// concurrent one included) finds the record instead of making another.
+		index.Fields("order_id", "provider", "reference").Unique(),
 		index.Fields("provider", "reference"),
 		index.Fields("refund_status", "updated_at"),
 	}

@@ -24,6 +24,10 @@ func (Showtime) Fields() []ent.Field {
 		// prices maps a seat kind (STANDARD, PREMIUM, ACCESSIBLE) to its price in cents.
 		field.JSON("prices", map[seatflow.SeatKind]int{}),
 		field.String("currency").Default("USD").MaxLen(3),
+		// seat_epoch counts the builds of the showtime's seat hash: the versions of the
+		// n-th build start above seats.EpochBase(n), so they never go back below a version
+		// an earlier build issued (docs/DESIGN.md "Live seat map").
+		field.Int("seat_epoch").Default(0).NonNegative(),
 		field.Time("created_at").SchemaType(datetime6).Immutable(),
 		field.Time("updated_at").SchemaType(datetime6),
 	}

@@ -33,6 +33,8 @@ const (
 	FieldPrices = "prices"
 	// FieldCurrency holds the string denoting the currency field in the database.
 	FieldCurrency = "currency"
+	// FieldSeatEpoch holds the string denoting the seat_epoch field in the database.
+	FieldSeatEpoch = "seat_epoch"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -71,6 +73,7 @@ var Columns = []string{
 	FieldAllowSeatGaps,
 	FieldPrices,
 	FieldCurrency,
+	FieldSeatEpoch,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }
@@ -96,6 +99,10 @@ var (
 	DefaultCurrency string
 	// CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
 	CurrencyValidator func(string) error
+	// DefaultSeatEpoch holds the default value on creation for the "seat_epoch" field.
+	DefaultSeatEpoch int
+	// SeatEpochValidator is a validator for the "seat_epoch" field. It is called by the builders before save.
+	SeatEpochValidator func(int) error
 )
 
 const DefaultStatus seatflow.ShowtimeStatus = "SCHEDULED"
@@ -156,6 +163,11 @@ func ByAllowSeatGaps(opts ...sql.OrderTermOption) OrderOption {
 // ByCurrency orders the results by the currency field.
 func ByCurrency(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCurrency, opts...).ToFunc()
+}
+
+// BySeatEpoch orders the results by the seat_epoch field.
+func BySeatEpoch(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldSeatEpoch, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -91,6 +91,11 @@ func Currency(v string) predicate.Showtime {
 	return predicate.Showtime(sql.FieldEQ(FieldCurrency, v))
 }
 
+// SeatEpoch applies equality check predicate on the "seat_epoch" field. It's identical to SeatEpochEQ.
+func SeatEpoch(v int) predicate.Showtime {
+	return predicate.Showtime(sql.FieldEQ(FieldSeatEpoch, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Showtime {
 	return predicate.Showtime(sql.FieldEQ(FieldCreatedAt, v))
@@ -364,6 +369,46 @@ func CurrencyEqualFold(v string) predicate.Showtime {
 // CurrencyContainsFold applies the ContainsFold predicate on the "currency" field.
 func CurrencyContainsFold(v string) predicate.Showtime {
 	return predicate.Showtime(sql.FieldContainsFold(FieldCurrency, v))
+}
+
+// SeatEpochEQ applies the EQ predicate on the "seat_epoch" field.
+func SeatEpochEQ(v int) predicate.Showtime {
+	return predicate.Showtime(sql.FieldEQ(FieldSeatEpoch, v))
+}
+
+// SeatEpochNEQ applies the NEQ predicate on the "seat_epoch" field.
+func SeatEpochNEQ(v int) predicate.Showtime {
+	return predicate.Showtime(sql.FieldNEQ(FieldSeatEpoch, v))
+}
+
+// SeatEpochIn applies the In predicate on the "seat_epoch" field.
+func SeatEpochIn(vs ...int) predicate.Showtime {
+	return predicate.Showtime(sql.FieldIn(FieldSeatEpoch, vs...))
+}
+
+// SeatEpochNotIn applies the NotIn predicate on the "seat_epoch" field.
+func SeatEpochNotIn(vs ...int) predicate.Showtime {
+	return predicate.Showtime(sql.FieldNotIn(FieldSeatEpoch, vs...))
+}
+
+// SeatEpochGT applies the GT predicate on the "seat_epoch" field.
+func SeatEpochGT(v int) predicate.Showtime {
+	return predicate.Showtime(sql.FieldGT(FieldSeatEpoch, v))
+}
+
+// SeatEpochGTE applies the GTE predicate on the "seat_epoch" field.
+func SeatEpochGTE(v int) predicate.Showtime {
+	return predicate.Showtime(sql.FieldGTE(FieldSeatEpoch, v))
+}
+
+// SeatEpochLT applies the LT predicate on the "seat_epoch" field.
+func SeatEpochLT(v int) predicate.Showtime {
+	return predicate.Showtime(sql.FieldLT(FieldSeatEpoch, v))
+}
+
+// SeatEpochLTE applies the LTE predicate on the "seat_epoch" field.
+func SeatEpochLTE(v int) predicate.Showtime {
+	return predicate.Showtime(sql.FieldLTE(FieldSeatEpoch, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -25,6 +25,7 @@ import (
 	"seatflow/internal/cache"
 	"seatflow/internal/catalog"
 	"seatflow/internal/database"
+	"seatflow/internal/guests"
 	"seatflow/internal/httpapi"
 	"seatflow/internal/keys"
 	"seatflow/internal/live"
@@ -51,8 +52,11 @@ type App struct {
 	// CacheRedis holds what may be evicted: catalog caches, persisted queries, cost
 	// budgets. The seat Redis unless SEATFLOW_CACHE_REDIS_URL names another.
 	CacheRedis redis.UniversalClient
-	// Budget is every client's query-cost budget.
-	Budget *throttle.Budget
+	// Budget is every client's query-cost budget; CrowdBudget the one every guest session
+	// of an address shares besides its own.
+	Budget, CrowdBudget *throttle.Budget
+	// Guests starts guest sessions.
+	Guests *guests.Service
 	// PersistedQueries is the manifest of registered documents (sha256 → document).
 	PersistedQueries map[string]string
 	Keys             keys.Keys
@@ -137,8 +141,13 @@ func (a *App) wire() error {
 			return fmt.Errorf("SEATFLOW_PERSISTED_QUERIES: %w", err)
 		}
 	}
-	a.Budget = &throttle.Budget{Limiter: rdb.NewLimiter(a.CacheRedis), KeyPrefix: a.Keys.CostBudget(),
+	limiter := rdb.NewLimiter(a.CacheRedis)
+	a.Budget = &throttle.Budget{Limiter: limiter, KeyPrefix: a.Keys.CostBudget(),
 		Capacity: a.Config.CostBudget, Restore: a.Config.CostRestore}
+	a.CrowdBudget = &throttle.Budget{Limiter: limiter, KeyPrefix: a.Keys.CostBudget(),
+		Capacity: a.Config.CrowdCostBudget, Restore: a.Config.CrowdCostRestore}
+	a.Guests = &guests.Service{Auth: a.Auth, Limiter: limiter, Keys: a.Keys,
+		Rate: perMinute(a.Config.GuestSessionsPerMinute), TTL: a.Config.GuestSessionTTL, CostBudget: a.Config.CostBudget}
 	a.Cache = cache.New(a.CacheRedis, a.Keys, cacheCfg)
 	a.Outbox = &cache.Outbox{DB: a.DB, Cache: a.Cache, Now: a.Now}
 	a.Catalog = &catalog.Service{DB: a.DB, Cache: a.Cache, Inval: a.Outbox, Now: a.Now, Log: a.Log}
@@ -149,21 +158,21 @@ func (a *App) wire() error {
 		CloseAfter: a.Config.SalesCloseAfter, Log: a.Log}
 	a.Booking = booking.New(booking.Deps{DB: a.DB, Seats: a.Seats, Layouts: a.Layouts, Hashes: a.Sales, RDB: a.Redis,
 		Keys: a.Keys, Catalog: a.Catalog, Provider: a.Payments},
-		booking.Config{Now: a.Now, HoldTTL: a.Config.HoldTTL, LateWindow: a.Config.LateWindow,
+		booking.Config{Now: a.Now, HoldTTL: a.Config.HoldTTL, LateWindow: a.Config.LateWindow, SingleWriter: a.Config.Embedded(),
 			SalesCloseAfter: a.Config.SalesCloseAfter,
 			HoldRate:        perMinute(a.Config.HoldsPerMinute), OrderRate: perMinute(a.Config.OrderChangesPerMinute), Log: a.Log})
 	a.Sales.Orders = a.Booking
 	if err := a.wireTickets(); err != nil {
 		return err
 	}
-	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Log: a.Log})
+	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Tick: a.Config.LiveTick, Log: a.Log})
 	a.Rec = &reconcile.Reconciler{DB: a.DB, Seats: a.Seats, Orders: a.Booking, Sales: a.Sales, RDB: a.Redis,
 		Keys: a.Keys, Config: reconcile.Config{Now: a.Now, Log: a.Log, EmptyAtStart: a.Config.Embedded()}}
 	if a.Config.SeatMapMemo {
 		a.SeatMaps = seatrender.NewMemo()
 	}
 	a.Websockets = &wstransport.Registry{MaxConns: a.Config.WSMaxConns, MaxConnsPerClient: a.Config.WSMaxConnsPerClient,
-		ClientAddr: a.ClientAddr()}
+		MaxConnsPerSession: a.Config.WSMaxConnsPerSession, ClientAddr: a.ClientAddr()}
 	return nil
 }
 

@@ -65,6 +65,7 @@ var settingChecks = map[string]check{
 	}),
 	"HOLD_TTL":            durationAtLeast(time.Minute),
 	"MAX_TOKEN_LIFETIME":  durationAtLeast(time.Minute),
+	"GUEST_SESSION_TTL":   durationAtLeast(time.Minute),
 	"SALES_CLOSE_AFTER":   durationBetween(time.Minute, 24*time.Hour),
 	"WS_MAX_OPERATIONS":   intAtLeast(1),
 	"WS_MAX_QUEUED_BYTES": intAtLeast(minWSQueuedBytes),
@@ -84,26 +85,30 @@ var settingChecks = map[string]check{
 		}
 		return nil
 	}),
-	"COMPLEXITY_LIMIT":         intAtLeast(1),
-	"COST_BUDGET":              intAtLeast(0),
-	"COST_RESTORE":             intAtLeast(0),
-	"MAX_INFLIGHT_COST":        intAtLeast(0),
-	"MAX_DEPTH":                intAtLeast(1),
-	"MAX_TOKENS":               intAtLeast(1),
-	"MAX_FIELDS":               intAtLeast(0),
-	"MAX_ALIASES":              intAtLeast(0),
-	"MAX_ERRORS":               intAtLeast(0),
-	"MAX_RESPONSE_BYTES":       intAtLeast(0),
-	"MAX_BODY_BYTES":           intAtLeast(1024),
-	"MAX_URL_BYTES":            intAtLeast(0),
-	"MAX_PERSISTED_BYTES":      intAtLeast(0),
-	"WS_MAX_CONNS":             intAtLeast(0),
-	"WS_MAX_CONNS_PER_CLIENT":  intAtLeast(0),
-	"HOLDS_PER_MINUTE":         intAtLeast(0),
-	"ORDER_CHANGES_PER_MINUTE": intAtLeast(0),
-	"LOCAL_CACHE_BYTES":        intAtLeast(512 << 10), // freecache's smallest size: less is silently raised
-	"RESPONSE_CACHE_BYTES":     intAtLeast(0),
-	"MYSQL_MAX_CONNS":          intAtLeast(1),
+	"COMPLEXITY_LIMIT":          intAtLeast(1),
+	"COST_BUDGET":               intAtLeast(0),
+	"COST_RESTORE":              intAtLeast(0),
+	"MAX_INFLIGHT_COST":         intAtLeast(0),
+	"MAX_DEPTH":                 intAtLeast(1),
+	"MAX_TOKENS":                intAtLeast(1),
+	"MAX_FIELDS":                intAtLeast(0),
+	"MAX_ALIASES":               intAtLeast(0),
+	"MAX_ERRORS":                intAtLeast(0),
+	"MAX_RESPONSE_BYTES":        intAtLeast(0),
+	"MAX_BODY_BYTES":            intAtLeast(1024),
+	"MAX_URL_BYTES":             intAtLeast(0),
+	"MAX_PERSISTED_BYTES":       intAtLeast(0),
+	"WS_MAX_CONNS":              intAtLeast(0),
+	"WS_MAX_CONNS_PER_CLIENT":   intAtLeast(0),
+	"WS_MAX_CONNS_PER_SESSION":  intAtLeast(0),
+	"CROWD_COST_BUDGET":         intAtLeast(0),
+	"CROWD_COST_RESTORE":        intAtLeast(0),
+	"GUEST_SESSIONS_PER_MINUTE": intAtLeast(0),
+	"HOLDS_PER_MINUTE":          intAtLeast(0),
+	"ORDER_CHANGES_PER_MINUTE":  intAtLeast(0),
+	"LOCAL_CACHE_BYTES":         intAtLeast(512 << 10), // freecache's smallest size: less is silently raised
+	"RESPONSE_CACHE_BYTES":      intAtLeast(0),
+	"MYSQL_MAX_CONNS":           intAtLeast(1),
 	"PERSISTED_QUERIES": optional(func(s string) error {
 		_, err := httpapi.LoadManifest(s)
 		return err
@@ -113,6 +118,7 @@ var settingChecks = map[string]check{
 		return err
 	}),
 	"LOADER_WAIT": durationBetween(0, time.Second),
+	"LIVE_TICK":   durationBetween(0, 5*time.Second),
 	// 0 turns the reconciler off (tests, benchmarks); a period under a second would keep
 	// one instance reconciling without pause.
 	"RECONCILE_EVERY": duration(func(d time.Duration) error {

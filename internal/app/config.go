@@ -12,6 +12,7 @@ import (
 	"seatflow/internal/auth"
 	"seatflow/internal/booking"
 	"seatflow/internal/database"
+	"seatflow/internal/guests"
 	"seatflow/internal/httpapi"
 	"seatflow/internal/wstransport"
 )
@@ -42,7 +43,10 @@ type Config struct {
 	// ResponseCacheBytes bounds the rendered responses of catalog-only queries (0 = off).
 	ResponseCacheBytes int
 	// SeatMapMemo keeps rendered seat maps per showtime version (off: every read renders).
-	SeatMapMemo    bool
+	SeatMapMemo bool
+	// LiveTick bounds how often a busy showtime writes to its live watchers (0: one DELTA
+	// per change).
+	LiveTick       time.Duration
 	ReconcileEvery time.Duration
 	MySQLMaxConns  int
 	HoldsPerMinute int
@@ -50,7 +54,18 @@ type Config struct {
 	OrderChangesPerMinute int
 
 	// Abuse limits (docs: Production checklist), besides those of Settings.
-	CostBudget, CostRestore         int    // points per client: at once, back per second (0 = off)
+	CostBudget, CostRestore int // points per client: at once, back per second (0 = off)
+	// CrowdCostBudget and CrowdCostRestore are the budget every guest session of one
+	// address shares besides its own: the backstop behind the sessions (0 = off).
+	CrowdCostBudget, CrowdCostRestore int
+	// GuestSessionsPerMinute bounds the guest sessions one address starts (0 = no limit);
+	// GuestSessionTTL is how long one lives.
+	GuestSessionsPerMinute int
+	GuestSessionTTL        time.Duration
+	// WSMaxConnsPerSession caps the websockets of one user, guest session or tokenless
+	// address (counted at connection_init); WSMaxConnsPerClient, per address, is the
+	// backstop for a crowd behind one address.
+	WSMaxConnsPerSession            int
 	PersistedQueries                string // manifest file
 	TrustedProxies                  string
 	WSMaxConns, WSMaxConnsPerClient int
@@ -146,8 +161,12 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.AllowedOrigins, "ALLOWED_ORIGINS", "", "comma-separated browser origins allowed (CORS, websocket); empty = same origin only, * in embedded mode")
 	boolean(&c.Introspection, "INTROSPECTION", true, "allow GraphQL introspection")
 	num(&c.ComplexityLimit, "COMPLEXITY_LIMIT", 20000, "maximum cost of one query in points (an object 1, a list its size times an element)")
-	num(&c.CostBudget, "COST_BUDGET", 50000, "query-cost points a client (user, or address when anonymous) may spend at once; 0 = no budget")
+	num(&c.CostBudget, "COST_BUDGET", 50000, "query-cost points a client (user, guest session, or address when anonymous without one) may spend at once; 0 = no budget")
 	num(&c.CostRestore, "COST_RESTORE", 1000, "query-cost points given back to a client per second")
+	num(&c.CrowdCostBudget, "CROWD_COST_BUDGET", 2_000_000, "query-cost points every guest session of one address may spend at once together, besides each session's own budget (the backstop for a crowd behind one address); 0 = none")
+	num(&c.CrowdCostRestore, "CROWD_COST_RESTORE", 50_000, "query-cost points given back to an address' guest sessions together per second")
+	num(&c.GuestSessionsPerMinute, "GUEST_SESSIONS_PER_MINUTE", 1200, "guest sessions (mutation guestSession) one address may start per minute (0 = no limit)")
+	dur(&c.GuestSessionTTL, "GUEST_SESSION_TTL", guests.DefaultTTL, "lifetime of a guest session's token (at most SEATFLOW_MAX_TOKEN_LIFETIME)")
 	num(&c.MaxFields, "MAX_FIELDS", 1000, "most field selections in one document (checked before validation)")
 	num(&c.MaxAliases, "MAX_ALIASES", 100, "most aliases in one document")
 	num(&c.MaxErrors, "MAX_ERRORS", 20, "most errors listed in one answer")
@@ -159,7 +178,8 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.PersistedQueries, "PERSISTED_QUERIES", "", "persisted-query manifest (Apollo's JSON format, or sha256 → document)")
 	str(&c.TrustedProxies, "TRUSTED_PROXIES", "", "comma-separated proxy networks whose X-Forwarded-For is believed (e.g. 10.0.0.0/8)")
 	num(&c.WSMaxConns, "WS_MAX_CONNS", 50000, "most open websockets of the instance (0 = no cap)")
-	num(&c.WSMaxConnsPerClient, "WS_MAX_CONNS_PER_CLIENT", 100, "most open websockets of one client address (0 = no cap)")
+	num(&c.WSMaxConnsPerClient, "WS_MAX_CONNS_PER_CLIENT", 5000, "most open websockets of one client address, every session behind it together: the backstop for a crowd (0 = no cap)")
+	num(&c.WSMaxConnsPerSession, "WS_MAX_CONNS_PER_SESSION", 100, "most open websockets of one user, guest session, or address without a token, counted at connection_init (0 = no cap)")
 	num(&c.WebsocketMaxOperations, "WS_MAX_OPERATIONS", wstransport.DefaultMaxOperations, "most operations (queries, mutations, subscriptions) in flight on one websocket; one more is refused RATE_LIMITED")
 	num(&c.WebsocketMaxQueuedBytes, "WS_MAX_QUEUED_BYTES", wstransport.DefaultMaxQueuedBytes, "most bytes waiting to be sent on one websocket (answers, events, keep-alives, pongs); past it the client is not reading and is closed with 1008")
 	str(&c.CacheRedisURL, "CACHE_REDIS_URL", "", "Redis of the catalog caches, persisted queries and cost budgets (may evict); empty = the seat Redis")
@@ -172,6 +192,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	boolean(&c.WebsocketCompression, "WS_COMPRESSION", false, "negotiate permessage-deflate on websockets (less bandwidth, more CPU and memory per message)")
 	boolean(&c.SeatMapMemo, "SEAT_MAP_MEMO", true, "reuse a rendered seat map while its version is current (false: render every read; for measurements)")
 	dur(&c.LoaderWait, "LOADER_WAIT", 2*time.Millisecond, "dataloader batch window")
+	dur(&c.LiveTick, "LIVE_TICK", 100*time.Millisecond, "at most one seat-map DELTA per watcher per tick, with every change since its last (a change on a quiet showtime goes at once; 0 = one DELTA per change)")
 	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")
 	num(&c.HoldsPerMinute, "HOLDS_PER_MINUTE", 20, "holdSeats requests per user per minute (0 = no limit)")
 	num(&c.OrderChangesPerMinute, "ORDER_CHANGES_PER_MINUTE", 60, "payOrder/cancelOrder/extendHold requests per user per minute (0 = no limit)")
@@ -216,6 +237,10 @@ func (c *Config) validate() error {
 		return errors.New("SEATFLOW_COST_BUDGET must be at least SEATFLOW_COMPLEXITY_LIMIT (or 0, no budget): a query within the limit must be affordable")
 	case c.CostBudget > 0 && c.CostRestore <= 0:
 		return errors.New("SEATFLOW_COST_RESTORE must be positive when SEATFLOW_COST_BUDGET is on")
+	case c.CrowdCostBudget > 0 && c.CrowdCostBudget < c.ComplexityLimit:
+		return errors.New("SEATFLOW_CROWD_COST_BUDGET must be at least SEATFLOW_COMPLEXITY_LIMIT (or 0, none): a query within the limit must be affordable")
+	case c.CrowdCostBudget > 0 && c.CrowdCostRestore <= 0:
+		return errors.New("SEATFLOW_CROWD_COST_RESTORE must be positive when SEATFLOW_CROWD_COST_BUDGET is on")
 	case c.PersistedOnly && c.PersistedQueries == "":
 		return errors.New("SEATFLOW_PERSISTED_ONLY needs SEATFLOW_PERSISTED_QUERIES, the manifest of the documents that may run")
 	case !c.Embedded() && c.signsTickets && c.TicketKeySecret == "":

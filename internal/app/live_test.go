@@ -22,9 +22,10 @@ type wsClient struct {
 }
 
 type seatEvent struct {
-	Kind    string
-	Version int
-	Seats   []struct {
+	Kind        string
+	FromVersion int
+	Version     int
+	Seats       []struct {
 		Seat   struct{ ID string }
 		Status string
 	}
@@ -79,7 +80,7 @@ func (c *wsClient) subscribe(show string) {
 		typ = "start"
 	}
 	c.send(map[string]any{"id": "1", "type": typ, "payload": map[string]any{
-		"query":     `subscription($id: ID!) { seatMap(showtimeId: $id) { kind version seats { seat { id } status } } }`,
+		"query":     `subscription($id: ID!) { seatMap(showtimeId: $id) { kind fromVersion version seats { seat { id } status } } }`,
 		"variables": map[string]any{"id": show},
 	}})
 }

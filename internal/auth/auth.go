@@ -1,5 +1,8 @@
 // Package auth turns bearer tokens (HS256 JWT: subject = user id, claim role) into a
-// request identity, and answers who may do what. It never talks to a store.
+// request identity, and answers who may do what. A guest session's token (role guest,
+// subject a random session id) identifies an anonymous browser for its budgets and is no
+// user: everything that needs a user refuses it as it refuses no token. It never talks to
+// a store.
 package auth
 
 import (
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
 
 	"seatflow"
 )
@@ -24,7 +28,14 @@ const (
 	RoleAdmin    = "admin"
 )
 
-// Roles are every role a token may carry, as usage messages list them: a new role is
+// RoleGuest is the role of a guest session's token: an anonymous browser, never a user.
+const RoleGuest = "guest"
+
+// guestIDPrefix begins every guest session id, so a log or a budget key tells it from a
+// user id at a glance.
+const guestIDPrefix = "guest-"
+
+// Roles are every role a user's token may carry, as usage messages list them: a new role is
 // one line here (and the checks that grant it something).
 var Roles = []string{RoleCustomer, RoleStaff, RoleAdmin}
 
@@ -45,6 +56,13 @@ type User struct {
 	Role string
 	// ExpiresAt is when the token the user signed in with stops being valid: a connection
 	// that outlives it (a websocket) must end then.
+	ExpiresAt time.Time
+}
+
+// Guest is the guest session of a request, taken from its token: an anonymous browser
+// with budgets of its own.
+type Guest struct {
+	ID        string
 	ExpiresAt time.Time
 }
 
@@ -112,8 +130,38 @@ func (a *Authenticator) Issue(subject, role string, ttl time.Duration) (string, 
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(a.Secret)
 }
 
-// Verify parses a token and returns its user; every defect is UNAUTHENTICATED.
+// IssueGuest signs the token of a new guest session, valid for ttl: its subject is a
+// random session id.
+func (a *Authenticator) IssueGuest(ttl time.Duration) (string, Guest, error) {
+	if ttl > a.maxLifetime() {
+		return "", Guest{}, seatflow.Errorf(seatflow.EINVALID, "a token lives at most %s (SEATFLOW_MAX_TOKEN_LIFETIME); %s is longer",
+			a.maxLifetime(), ttl)
+	}
+	now := a.now()
+	g := Guest{ID: guestIDPrefix + uuid.NewString(), ExpiresAt: now.Add(ttl).Truncate(time.Second)}
+	claims := Claims{Role: RoleGuest, RegisteredClaims: jwt.RegisteredClaims{
+		Subject:   g.ID,
+		IssuedAt:  jwt.NewNumericDate(now),
+		NotBefore: jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(g.ExpiresAt),
+	}}
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(a.Secret)
+	return tok, g, err
+}
+
+// Verify parses a user's token and returns its user; every defect is UNAUTHENTICATED, and
+// so is a guest session's token (VerifyAny reads both).
 func (a *Authenticator) Verify(token string) (*User, error) {
+	u, g, err := a.VerifyAny(token)
+	if err == nil && g != nil {
+		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: a guest session is not a user")
+	}
+	return u, err
+}
+
+// VerifyAny parses a token and returns its user or its guest session (one of them); every
+// defect is UNAUTHENTICATED.
+func (a *Authenticator) VerifyAny(token string) (*User, *Guest, error) {
 	var claims Claims
 	key := func(t *jwt.Token) (any, error) {
 		if _, ok := t.Header["crit"]; ok {
@@ -127,18 +175,21 @@ func (a *Authenticator) Verify(token string) (*User, error) {
 		jwt.WithExpirationRequired(),
 	)
 	if err != nil {
-		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: %s", reason(err))
+		return nil, nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: %s", reason(err))
 	}
 	if a.lifetime(&claims) > a.maxLifetime() {
-		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: it lives longer than %s, the most a token may", a.maxLifetime())
+		return nil, nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: it lives longer than %s, the most a token may", a.maxLifetime())
 	}
 	if err := seatflow.CheckUserID(claims.Subject); err != nil {
-		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: its subject is not a valid user id: %v", err)
+		return nil, nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: its subject is not a valid user id: %v", err)
 	}
-	if !ValidRole(claims.Role) {
-		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: unknown role")
+	switch {
+	case claims.Role == RoleGuest && strings.HasPrefix(claims.Subject, guestIDPrefix):
+		return nil, &Guest{ID: claims.Subject, ExpiresAt: claims.ExpiresAt.Time}, nil
+	case !ValidRole(claims.Role):
+		return nil, nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: unknown role")
 	}
-	return &User{ID: claims.Subject, Role: claims.Role, ExpiresAt: claims.ExpiresAt.Time}, nil
+	return &User{ID: claims.Subject, Role: claims.Role, ExpiresAt: claims.ExpiresAt.Time}, nil, nil
 }
 
 // lifetime is how long a verified token lives: from its iat to its exp, counted from now
@@ -196,8 +247,9 @@ type ctxKey struct{}
 // token is remembered rather than rejected at once so that public reads still work and
 // an operation that needs a user reports UNAUTHENTICATED.
 type identity struct {
-	user *User
-	err  error
+	user  *User
+	guest *Guest
+	err   error
 }
 
 // WithToken returns ctx carrying the identity of a bearer token ("" = anonymous).
@@ -205,8 +257,8 @@ func (a *Authenticator) WithToken(ctx context.Context, token string) context.Con
 	if token == "" {
 		return ctx
 	}
-	u, err := a.Verify(token)
-	return context.WithValue(ctx, ctxKey{}, identity{user: u, err: err})
+	u, g, err := a.VerifyAny(token)
+	return context.WithValue(ctx, ctxKey{}, identity{user: u, guest: g, err: err})
 }
 
 // Middleware reads "Authorization: Bearer <token>" into the request context.
@@ -235,11 +287,49 @@ func TokenError(ctx context.Context) error {
 	return id.err
 }
 
-// RequireUser returns the caller, or UNAUTHENTICATED when there is no valid token.
+type addrKey struct{}
+
+// WithClientAddr returns ctx carrying the caller's client address (the transport names
+// it, trusted proxies applied): what per-address limits count by.
+func WithClientAddr(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, addrKey{}, addr)
+}
+
+// ClientAddr is the caller's client address WithClientAddr gave ctx; "" when none.
+func ClientAddr(ctx context.Context) string {
+	addr, _ := ctx.Value(addrKey{}).(string)
+	return addr
+}
+
+// GuestOf returns the guest session of ctx's valid guest token, or nil (no token, a
+// user's token, a rejected token).
+func GuestOf(ctx context.Context) *Guest {
+	id, _ := ctx.Value(ctxKey{}).(identity)
+	return id.guest
+}
+
+// Expiry is when ctx's valid token, a user's or a guest session's, expires; zero without
+// one.
+func Expiry(ctx context.Context) time.Time {
+	id, _ := ctx.Value(ctxKey{}).(identity)
+	switch {
+	case id.user != nil:
+		return id.user.ExpiresAt
+	case id.guest != nil:
+		return id.guest.ExpiresAt
+	}
+	return time.Time{}
+}
+
+// RequireUser returns the caller, or UNAUTHENTICATED when there is no valid user's token:
+// a guest session is refused as no token is.
 func RequireUser(ctx context.Context) (*User, error) {
 	id, _ := ctx.Value(ctxKey{}).(identity)
 	if id.err != nil {
 		return nil, id.err
+	}
+	if id.guest != nil {
+		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "sign in: this operation needs a user's bearer token; a guest session only browses and watches")
 	}
 	if id.user == nil {
 		return nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "sign in: this operation needs a bearer token")

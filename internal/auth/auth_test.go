@@ -443,3 +443,57 @@ func TestStaffRole(t *testing.T) {
 		t.Errorf("verify role usher: %v, want UNAUTHENTICATED", err)
 	}
 }
+
+// TestGuestSession: a guest session's token carries a random session id and expires like
+// any token; it is no user (RequireUser and the staff and admin checks refuse it as they
+// refuse no token), and a forged, expired or home-made guest token is rejected.
+func TestGuestSession(t *testing.T) {
+	a, clock := newAuthenticator()
+	tok, g, err := a.IssueGuest(24 * time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, g2, err := a.IssueGuest(24 * time.Hour)
+	if err != nil || g2.ID == g.ID || other == tok {
+		t.Fatalf("two guest sessions share an id: %q %q (%v)", g.ID, g2.ID, err)
+	}
+	if !strings.HasPrefix(g.ID, "guest-") || !g.ExpiresAt.Equal(start.Add(24*time.Hour)) {
+		t.Fatalf("guest %+v", g)
+	}
+	ctx := a.WithToken(context.Background(), tok)
+	if got := auth.GuestOf(ctx); got == nil || got.ID != g.ID || auth.TokenError(ctx) != nil {
+		t.Fatalf("GuestOf = %+v, token error %v", got, auth.TokenError(ctx))
+	}
+	if !auth.Expiry(ctx).Equal(g.ExpiresAt) {
+		t.Fatalf("Expiry = %v", auth.Expiry(ctx))
+	}
+	for name, check := range map[string]func(context.Context) (*auth.User, error){
+		"RequireUser": auth.RequireUser, "RequireStaff": auth.RequireStaff, "RequireAdmin": auth.RequireAdmin} {
+		if u, err := check(ctx); u != nil || seatflow.ErrorCode(err) != seatflow.EUNAUTHENTICATED {
+			t.Errorf("%s(guest) = %v, %v; want UNAUTHENTICATED", name, u, err)
+		}
+	}
+	if _, err := a.Verify(tok); seatflow.ErrorCode(err) != seatflow.EUNAUTHENTICATED {
+		t.Errorf("Verify(guest token) = %v: a guest is not a user", err)
+	}
+	bad := map[string]string{
+		"Forged": sign(t, jwt.SigningMethodHS256, []byte("not-the-secret"), jwt.MapClaims{"sub": g.ID, "role": auth.RoleGuest,
+			"exp": start.Add(time.Hour).Unix()}),
+		// The role without a session id of the server's making.
+		"NotASessionID": sign(t, jwt.SigningMethodHS256, secret, jwt.MapClaims{"sub": "alice", "role": auth.RoleGuest,
+			"exp": start.Add(time.Hour).Unix()}),
+	}
+	for name, tok := range bad {
+		ctx := a.WithToken(context.Background(), tok)
+		if auth.GuestOf(ctx) != nil || seatflow.ErrorCode(auth.TokenError(ctx)) != seatflow.EUNAUTHENTICATED {
+			t.Errorf("%s guest token: guest %+v, error %v; want it rejected", name, auth.GuestOf(ctx), auth.TokenError(ctx))
+		}
+	}
+	clock.Advance(24*time.Hour + time.Second)
+	if ctx := a.WithToken(context.Background(), tok); auth.GuestOf(ctx) != nil || !strings.Contains(auth.TokenError(ctx).Error(), "expired") {
+		t.Errorf("expired guest token: %v", auth.TokenError(ctx))
+	}
+	if _, _, err := a.IssueGuest(auth.DefaultMaxLifetime + time.Hour); seatflow.ErrorCode(err) != seatflow.EINVALID {
+		t.Errorf("a guest session past the longest lifetime: %v", err)
+	}
+}

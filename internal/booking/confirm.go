@@ -25,8 +25,9 @@ var errReplay = errors.New("payment event already applied")
 //
 //   - payment succeeded: the order is paid through the pay path (late payment included) when
 //     the amount and currency are the order's. A payment the order cannot take (its amount
-//     differs: MISMATCH; the order was cancelled; the showtime was cancelled) is recorded
-//     and refunded, the order and its seats unchanged.
+//     differs: MISMATCH; the order was paid by another payment, or cancelled; the showtime
+//     was cancelled) is recorded beside the order's other payments and refunded through the
+//     provider, the order and its seats unchanged. An order keeps every payment it receives.
 //   - payment failed or canceled: recorded; the hold is unchanged.
 //   - refund updated: the payment's refund status follows the provider's.
 //
@@ -101,53 +102,46 @@ func (s *Service) paymentSucceeded(ctx context.Context, ev seatflow.PaymentEvent
 		s.Log.ErrorContext(ctx, "payments: the provider confirmed an amount other than the order's; flagged and refunded, not paid",
 			"order", o.ID, "reference", ev.Reference, "paid", p.amountCents, "paidCurrency", p.currency,
 			"due", o.AmountCents, "currency", o.Currency)
-		return s.settleUnpaid(ctx, o, p, ev, seatflow.PaymentMismatch, "the amount or currency paid differs from the order's")
+		return s.settleUnpaid(ctx, o, p, seatflow.PaymentMismatch, "the amount or currency paid differs from the order's")
 	}
 	_, err = s.pay(ctx, o.ID, p)
 	var r *refusal
 	switch {
 	case err == nil, errors.Is(err, errSeatsGone): // paid, or recorded with its refund due
 		return nil
-	case errors.Is(err, errAlreadyPaid):
-		return s.recordOnly(ctx, ev)
+	case errors.Is(err, errAlreadyPaid), errors.Is(err, errRefunding):
+		return s.recordOnly(ctx, ev) // the order already reflects this payment
 	case errors.As(err, &r) && r.tracked: // this payment's refund is already recorded
 		return s.recordOnly(ctx, ev)
 	case errors.As(err, &r):
-		return s.settleUnpaid(ctx, o, p, ev, seatflow.PaymentSucceeded, r.err.Message)
-	case errors.Is(err, errSecondPayment):
-		s.secondPayment(o, ev)
-		return s.recordOnly(ctx, ev)
+		// The order cannot take it (paid by another payment, cancelled, its showtime
+		// cancelled): kept beside the order's other payments and refunded.
+		return s.settleUnpaid(ctx, o, p, seatflow.PaymentSucceeded, r.err.Message)
 	}
 	return err
 }
 
 // settleUnpaid records a payment the order cannot take, with its refund due, and sends the
-// refund: the money goes back and the order and its seats stay as they are.
-func (s *Service) settleUnpaid(ctx context.Context, o *ent.Order, p settlement, ev seatflow.PaymentEvent, status seatflow.PaymentStatus, reason string) error {
+// refund: the money goes back and the order and its seats stay as they are. The payment
+// is a record of its own beside the order's others (the one that paid it, or earlier ones
+// refunded too).
+func (s *Service) settleUnpaid(ctx context.Context, o *ent.Order, p settlement, status seatflow.PaymentStatus, reason string) error {
+	var id int
 	err := s.withTx(ctx, func(tx *ent.Tx) error {
 		if err := p.claimIn(ctx, tx); err != nil {
 			return err
 		}
-		return s.recordPayment(ctx, tx, o.ID, p, status, reason)
+		var err error
+		id, err = s.recordPayment(ctx, tx, o.ID, p, status, reason)
+		return err
 	})
-	if errors.Is(err, errSecondPayment) {
-		s.secondPayment(o, ev)
-		return s.recordOnly(ctx, ev)
+	if errors.Is(err, errReplay) {
+		return err
 	} else if err != nil {
-		if errors.Is(err, errReplay) {
-			return err
-		}
 		return fmt.Errorf("record unpaid payment: %w", database.Classify(err))
 	}
-	s.trySendRefund(ctx, o.ID)
+	s.trySendRefund(ctx, id)
 	return nil
-}
-
-// secondPayment logs a payment for an order whose record already holds another settled
-// payment: one payment record per order, so this one is left to a person to refund.
-func (s *Service) secondPayment(o *ent.Order, ev seatflow.PaymentEvent) {
-	s.Log.Error("payments: a second payment for an order that already has one; refund it by hand",
-		"order", o.ID, "provider", ev.Provider, "reference", ev.Reference, "amount", ev.AmountCents, "currency", ev.Currency)
 }
 
 // paymentNotTaken records a declined or cancelled payment. It never overwrites a payment
@@ -167,7 +161,9 @@ func (s *Service) paymentNotTaken(ctx context.Context, ev seatflow.PaymentEvent)
 		if err := s.claim(ev)(ctx, tx); err != nil {
 			return err
 		}
-		cur, err := tx.Payment.Query().Where(payment.OrderID(o.ID)).Only(ctx)
+		// The record of this very payment: an order may have several.
+		cur, err := tx.Payment.Query().Where(payment.OrderID(o.ID), payment.Provider(ev.Provider),
+			payment.Reference(ev.Reference)).Only(ctx)
 		switch {
 		case ent.IsNotFound(err): // started elsewhere, or its record was lost: keep what the provider said
 			now := s.Now()
@@ -176,8 +172,8 @@ func (s *Service) paymentNotTaken(ctx context.Context, ev seatflow.PaymentEvent)
 				SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx)
 		case err != nil:
 			return err
-		case cur.Status.Settled() || cur.Reference != ev.Reference:
-			return nil // money was taken, or it is about an older payment: nothing to change
+		case cur.Status.Settled():
+			return nil // money was taken: a late word about an earlier attempt changes nothing
 		}
 		return tx.Payment.UpdateOneID(cur.ID).SetStatus(status).SetUpdatedAt(s.Now()).Exec(ctx)
 	})

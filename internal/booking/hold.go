@@ -147,7 +147,7 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 
 	now := s.Now()
 	var created *ent.Order
-	err = s.withTx(ctx, func(tx *ent.Tx) error {
+	err = s.retryDeadlock(ctx, func(tx *ent.Tx) error {
 		var err error
 		created, err = tx.Order.Create().SetUserID(userID).SetShowtimeID(st.ID).SetHoldToken(token).
 			SetIdempotencyKey(in.IdempotencyKey).SetStatus(seatflow.OrderPending).SetAmountCents(amount).
@@ -166,13 +166,19 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 			}
 			return err
 		}
-		return nil
+		return s.checkLimit(ctx, tx, userID, st, len(in.SeatIDs))
 	})
 	if err != nil {
 		// Give the seats back at once, even if the request was cancelled or its deadline
 		// passed meanwhile.
 		rctx, cancel := cleanupContext(ctx)
 		s.release(rctx, st.ID, token, userID, in.SeatIDs)
+		var le *limitExceeded
+		if errors.As(err, &le) {
+			s.correctCount(rctx, st.ID, userID, le)
+			cancel()
+			return nil, le.err
+		}
 		cancel()
 		if ent.IsConstraintError(err) { // the same key committed by a request whose marker expired
 			if o, _ := s.byIdempotencyKey(ctx, userID, in.IdempotencyKey); o != nil {

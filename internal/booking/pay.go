@@ -116,6 +116,9 @@ func (s *Service) PayOrder(ctx context.Context, userID string, orderID int, paym
 		// seats to the reconciler's paid-seat repair.
 		return s.confirmPaid(ctx, o.ID)
 	}
+	if errors.Is(err, errRefunding) {
+		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "this payment is being refunded")
+	}
 	return paid, err
 }
 
@@ -154,7 +157,11 @@ func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow
 			return s.refundLate(ctx, o, p, lateSalesClosed)
 		}
 		if o.Status == seatflow.OrderExpired || !o.ExpiresAt.After(now) {
-			return s.payLate(ctx, o, st, p)
+			paid, err := s.payLate(ctx, o, st, p)
+			if errors.Is(err, errChanged) {
+				continue
+			}
+			return paid, err
 		}
 		// Read before the commit: after it, the seats are confirmed without waiting for MySQL.
 		seatIDs, err := s.seatIDs(ctx, o.ID)
@@ -176,7 +183,8 @@ func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow
 			if err := s.issueIn(ctx, tx, o.ID, o.ShowtimeID, seatIDs); err != nil {
 				return err
 			}
-			return s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, "")
+			_, err = s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, "")
+			return err
 		})
 		if errors.Is(err, errChanged) {
 			continue
@@ -249,14 +257,28 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 	ctx, cancel := detach(ctx) // a re-hold applied in Redis must reach MySQL or be released
 	defer cancel()
 	held := false
-	err = s.withTx(ctx, func(tx *ent.Tx) error {
+	// Not run again on a deadlock: the seats are taken in Redis inside it (the provider
+	// delivers the payment again).
+	err = s.inTx(ctx, s.limitTx(), func(tx *ent.Tx) error {
 		if err := p.claimIn(ctx, tx); err != nil {
 			return err
+		}
+		// First the order, which locks its row: another payment of the same order (another
+		// PaymentIntent confirmed at the same moment) waits here until this one commits or
+		// rolls back, then finds the order changed instead of taking its seats away and
+		// giving up on it. Not if a concurrent late payment already gave up on it.
+		n, err := tx.Order.Update().Where(order.ID(o.ID), order.HoldToken(o.HoldToken),
+			order.StatusIn(seatflow.OrderPending, seatflow.OrderExpired), order.RefundRequired(false)).
+			SetStatus(seatflow.OrderPaid).SetHoldToken(token).SetPaidAt(s.Now()).SetPaymentRef(p.reference).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("mark paid: %w", err)
+		} else if n == 0 {
+			return errChanged
 		}
 		// No gap rule: the customer had these seats and has paid for them. The limit holds:
 		// the customer may have held others since, and a still-held seat of this order
 		// (the take-over) is counted already.
-		err := s.Seats.Hold(ctx, seats.HoldRequest{ShowtimeID: o.ShowtimeID, Layout: layout, SeatIDs: seatIDs,
+		err = s.Seats.Hold(ctx, seats.HoldRequest{ShowtimeID: o.ShowtimeID, Layout: layout, SeatIDs: seatIDs,
 			Token: token, UserID: o.UserID, Limit: st.PurchaseLimit, AllowGaps: true, TakeOver: o.HoldToken})
 		switch seatflow.ErrorCode(err) {
 		case "":
@@ -268,15 +290,6 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 			return err
 		}
 		held = true
-		// Not if a concurrent late payment of the same order already gave up on it.
-		n, err := tx.Order.Update().Where(order.ID(o.ID), order.HoldToken(o.HoldToken),
-			order.StatusIn(seatflow.OrderPending, seatflow.OrderExpired), order.RefundRequired(false)).
-			SetStatus(seatflow.OrderPaid).SetHoldToken(token).SetPaidAt(s.Now()).SetPaymentRef(p.reference).Save(ctx)
-		if err != nil {
-			return fmt.Errorf("mark paid: %w", err)
-		} else if n == 0 {
-			return errChanged
-		}
 		// Expiry deleted the occupancy; a still-pending order keeps its rows: rewrite them.
 		if err := deleteOccupancy(ctx, tx, o.ID); err != nil {
 			return err
@@ -284,10 +297,18 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 		if err := insertOccupancy(ctx, tx, o, seatIDs); err != nil {
 			return err
 		}
+		// Counted in MySQL too, as a hold is: Redis may have lost the customer's count.
+		var le *limitExceeded
+		if err := s.checkLimit(ctx, tx, o.UserID, st, len(seatIDs)); errors.As(err, &le) {
+			return errOverLimit
+		} else if err != nil {
+			return err
+		}
 		if err := s.issueIn(ctx, tx, o.ID, o.ShowtimeID, seatIDs); err != nil {
 			return err
 		}
-		return s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, "")
+		_, err = s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, "")
+		return err
 	})
 	if err != nil {
 		if held {
@@ -298,8 +319,8 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 			return s.refundLate(ctx, o, p, lateSeatsGone)
 		case errors.Is(err, errOverLimit):
 			return s.refundLate(ctx, o, p, lateOverLimit)
-		case errors.Is(err, errChanged):
-			return nil, errChangedMeanwhile()
+		case errors.Is(err, errChanged): // paid or given up on meanwhile: pay decides again
+			return nil, errChanged
 		}
 		return nil, fmt.Errorf("pay order late: %w", database.Classify(err))
 	}
@@ -313,6 +334,7 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 // refund sent (the reconciler sends it if this does not).
 func (s *Service) refundLate(ctx context.Context, o *ent.Order, p settlement, why lateRefund) (*seatflow.Order, error) {
 	ended := false
+	var paymentID int
 	err := s.withTx(ctx, func(tx *ent.Tx) error {
 		if err := p.claimIn(ctx, tx); err != nil {
 			return err
@@ -331,19 +353,29 @@ func (s *Service) refundLate(ctx context.Context, o *ent.Order, p settlement, wh
 		} else if n == 0 {
 			return errChanged
 		}
-		return s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, why.reason)
+		paymentID, err = s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, why.reason)
+		return err
 	})
-	if errors.Is(err, errChanged) { // paid, or given up on, by a concurrent retry of the same payment
-		if paid, err := s.reload(ctx, o.ID); err == nil && paid.Status == seatflow.OrderPaid {
-			return paid, nil
+	if errors.Is(err, errChanged) {
+		// Paid, or given up on, by a concurrent payment of the same order: this one if it
+		// was a retry of it; another one's outcome refuses this payment, which the caller
+		// then records beside it and refunds (a confirmation) or shows (payOrder).
+		now, err := s.DB.Order.Get(context.WithoutCancel(ctx), o.ID)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("mark refund required: %w", database.Classify(err))
+		case now.Status == seatflow.OrderPaid && now.PaymentRef == p.reference:
+			return s.reload(ctx, o.ID)
+		case now.Status == seatflow.OrderPaid:
+			return nil, refuse(seatflow.EINVALIDSTATE, "the order is already paid")
 		}
-		return nil, why.err()
+		return nil, &refusal{err: why.err(), tracked: now.RefundRequired && now.PaymentRef == p.reference}
 	} else if err != nil {
 		return nil, fmt.Errorf("mark refund required: %w", database.Classify(err))
 	}
 	if ended {
 		s.releaseEnded(ctx, o)
 	}
-	s.trySendRefund(ctx, o.ID)
+	s.trySendRefund(ctx, paymentID)
 	return nil, fmt.Errorf("%w: %w", errSeatsGone, why.err())
 }

@@ -7,6 +7,7 @@ import (
 
 	"seatflow"
 	"seatflow/ent"
+	"seatflow/ent/order"
 	"seatflow/ent/payment"
 	"seatflow/internal/database"
 	"seatflow/internal/nodeid"
@@ -18,13 +19,15 @@ const maxRefundReason = 255
 
 var errNoProvider = errors.New("booking: no payment provider configured")
 
-// errSecondPayment: the order's payment record holds another payment that took money; the
-// new one is not recorded over it (a person refunds it, see Service.settleUnpaid).
-var errSecondPayment = errors.New("the order already holds another settled payment")
+// errRefunding: the payment is recorded with its refund decided; it cannot pay the order
+// (the money is going back).
+var errRefunding = errors.New("the payment is being refunded")
 
 // StartPayment starts paying one of the user's PENDING_PAYMENT orders with the provider,
 // or returns the payment already started for it: the same order gives the same payment
-// (the provider's idempotency key is derived from the order). It does not extend the hold.
+// (the provider's idempotency key is derived from the order) while that one has taken no
+// money; after a payment the order could not keep (a MISMATCH, refunded) it starts a new
+// one under a key of its own. It does not extend the hold.
 // Someone else's order is NOT_FOUND; a paid or cancelled one INVALID_STATE; an expired
 // one ORDER_EXPIRED.
 func (s *Service) StartPayment(ctx context.Context, userID string, orderID int) (*seatflow.PaymentSession, error) {
@@ -54,50 +57,44 @@ func (s *Service) StartPayment(ctx context.Context, userID string, orderID int) 
 	} else if err := s.salesClosed(st); err != nil {
 		return nil, err
 	}
-	cur, err := s.paymentRow(ctx, o.ID)
+	ps, err := s.orderPayments(ctx, o.ID)
 	if err != nil {
 		return nil, err
 	}
-	if cur != nil {
+	var open *ent.Payment // the latest payment of this provider that has not taken money
+	for _, p := range ps {
 		switch {
-		case cur.Status.Settled(): // the order is being updated, or the payment was flagged
+		case p.Status == seatflow.PaymentSucceeded && p.RefundStatus == nil: // the order is being updated
 			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order's payment was already received")
-		case cur.Provider != s.Provider.Name(): // the configuration changed: replaced below
-		case cur.Status == seatflow.PaymentCanceled:
-			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order's payment was cancelled; hold the seats again")
-		default: // pending, or declined and open to another try
-			return s.resume(ctx, o, cur.Reference)
+		case p.Provider == s.Provider.Name() && !p.Status.Settled():
+			open = p
 		}
 	}
+	switch {
+	case open != nil && open.Status == seatflow.PaymentCanceled:
+		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order's payment was cancelled; hold the seats again")
+	case open != nil: // pending, or declined and open to another try
+		return s.resume(ctx, o, open.Reference)
+	}
+	// None yet, or every one so far took money the order cannot keep (its refund is
+	// decided) or was started with another provider: a new payment, under a key of its own
+	// (the provider would answer the first key with the first payment).
+	key := orderKey(o) + "-payment"
+	if len(ps) > 0 {
+		key += fmt.Sprintf("-%d", len(ps))
+	}
 	in, err := s.Provider.StartPayment(ctx, payments.IntentRequest{OrderID: nodeid.Encode(nodeid.Order, o.ID),
-		AmountCents: o.AmountCents, Currency: o.Currency, IdempotencyKey: orderKey(o) + "-payment"})
+		AmountCents: o.AmountCents, Currency: o.Currency, IdempotencyKey: key})
 	if err != nil {
 		return nil, fmt.Errorf("start payment of order %d: %w", o.ID, err)
 	}
 	now := s.Now()
-	if cur == nil {
-		err = s.DB.Payment.Create().SetOrderID(o.ID).SetProvider(s.Provider.Name()).SetReference(in.Reference).
-			SetStatus(seatflow.PaymentPending).SetAmountCents(o.AmountCents).SetCurrency(o.Currency).
-			SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx)
-		if ent.IsConstraintError(err) { // a concurrent start of the same order recorded its payment first
-			if cur, err = s.paymentRow(ctx, o.ID); err != nil {
-				return nil, err
-			}
-			return s.resume(ctx, o, cur.Reference)
-		}
-	} else {
-		// Started with another provider and not paid: this one replaces it, unless that
-		// payment was taken meanwhile.
-		var n int
-		n, err = s.DB.Payment.Update().Where(payment.ID(cur.ID), payment.Provider(cur.Provider), payment.Reference(cur.Reference),
-			payment.StatusNotIn(seatflow.PaymentSucceeded, seatflow.PaymentMismatch)).
-			SetProvider(s.Provider.Name()).SetReference(in.Reference).SetStatus(seatflow.PaymentPending).
-			SetAmountCents(o.AmountCents).SetCurrency(o.Currency).SetUpdatedAt(now).Save(ctx)
-		if err == nil && n == 0 {
-			return nil, errChangedMeanwhile()
-		}
-	}
-	if err != nil {
+	err = s.DB.Payment.Create().SetOrderID(o.ID).SetProvider(s.Provider.Name()).SetReference(in.Reference).
+		SetStatus(seatflow.PaymentPending).SetAmountCents(o.AmountCents).SetCurrency(o.Currency).
+		SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx)
+	if ent.IsConstraintError(err) { // a concurrent start of the same order recorded this payment first
+		return session(s.Provider.Name(), o, in), nil
+	} else if err != nil {
 		return nil, fmt.Errorf("record payment: %w", database.Classify(err))
 	}
 	return session(s.Provider.Name(), o, in), nil
@@ -131,38 +128,79 @@ func orderKey(o *ent.Order) string {
 	return fmt.Sprintf("seatflow-order-%d-%d", o.ID, o.CreatedAt.UnixMilli())
 }
 
-// Payment returns an order's payment, nil when none was started. The caller has checked
-// that the order may be seen (it was loaded for the user or an admin).
+// Payment returns the payment of an order that paid it (or, for a late payment refunded
+// because its seats were gone, that payment); otherwise its latest payment; nil when none
+// was started. The caller has checked that the order may be seen (it was loaded for the
+// user or an admin).
 func (s *Service) Payment(ctx context.Context, orderID int) (*seatflow.Payment, error) {
-	p, err := s.paymentRow(ctx, orderID)
-	if err != nil || p == nil {
+	o, err := s.DB.Order.Query().Where(order.ID(orderID)).Select(order.FieldPaymentRef).Only(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load order: %w", database.Classify(err))
+	}
+	ps, err := s.orderPayments(ctx, orderID)
+	if err != nil {
 		return nil, err
 	}
+	if p := applied(o, ps); p != nil {
+		return paymentOf(p), nil
+	}
+	return nil, nil
+}
+
+// Payments returns every payment an order received or started, oldest first: the one
+// that paid it and any other, each with its refund. The caller has checked that the order
+// may be seen.
+func (s *Service) Payments(ctx context.Context, orderID int) ([]*seatflow.Payment, error) {
+	ps, err := s.orderPayments(ctx, orderID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*seatflow.Payment, len(ps))
+	for i, p := range ps {
+		out[i] = paymentOf(p)
+	}
+	return out, nil
+}
+
+func paymentOf(p *ent.Payment) *seatflow.Payment {
 	return &seatflow.Payment{OrderID: p.OrderID, Provider: p.Provider, Status: p.Status, Reference: p.Reference,
-		AmountCents: p.AmountCents, Currency: p.Currency, RefundStatus: p.RefundStatus}, nil
+		AmountCents: p.AmountCents, Currency: p.Currency, RefundStatus: p.RefundStatus, CreatedAt: p.CreatedAt}
 }
 
-// paymentRow loads an order's payment record, nil when there is none.
-func (s *Service) paymentRow(ctx context.Context, orderID int) (*ent.Payment, error) {
-	p, err := s.DB.Payment.Query().Where(payment.OrderID(orderID)).Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("load payment: %w", database.Classify(err))
+// orderPayments loads every payment record of an order, oldest first.
+func (s *Service) orderPayments(ctx context.Context, orderID int) ([]*ent.Payment, error) {
+	ps, err := s.DB.Payment.Query().Where(payment.OrderID(orderID)).Order(ent.Asc(payment.FieldID)).All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load payments: %w", database.Classify(err))
 	}
-	return p, nil
+	return ps, nil
 }
 
-// recordPayment writes what a settlement did to the order's payment record, inside the
-// transaction that changes the order: status, and the refund now due when refundReason is
-// set. It never writes over another payment that took money (errSecondPayment).
-func (s *Service) recordPayment(ctx context.Context, tx *ent.Tx, orderID int, p settlement, status seatflow.PaymentStatus, refundReason string) error {
-	cur, err := tx.Payment.Query().Where(payment.OrderID(orderID)).Only(ctx)
+// applied picks, of an order's payments (oldest first), the one the order was settled
+// with: the latest that took money under the order's payment reference (the one that paid
+// it, or the late payment refunded for it); else the latest payment; nil for none.
+func applied(o *ent.Order, ps []*ent.Payment) *ent.Payment {
+	for i := len(ps) - 1; i >= 0 && o.PaymentRef != ""; i-- {
+		if ps[i].Reference == o.PaymentRef && ps[i].Status.Settled() {
+			return ps[i]
+		}
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps[len(ps)-1]
+}
+
+// recordPayment writes what a settlement did to the record of that payment (the order's
+// record with the settlement's provider and reference, made when there is none), inside
+// the transaction that changes the order: status, and the refund now due when
+// refundReason is set. It returns the record's id. A record that took money keeps its
+// status (events arrive out of order, and money taken stays taken); one whose refund is
+// decided cannot pay the order (errRefunding).
+func (s *Service) recordPayment(ctx context.Context, tx *ent.Tx, orderID int, p settlement, status seatflow.PaymentStatus, refundReason string) (int, error) {
+	cur, err := tx.Payment.Query().Where(payment.OrderID(orderID), payment.Provider(p.provider), payment.Reference(p.reference)).Only(ctx)
 	if err != nil && !ent.IsNotFound(err) {
-		return fmt.Errorf("load payment: %w", err)
-	}
-	if cur != nil && cur.Status.Settled() && cur.Reference != p.reference {
-		return errSecondPayment
+		return 0, fmt.Errorf("load payment: %w", err)
 	}
 	now := s.Now()
 	if len(refundReason) > maxRefundReason {
@@ -174,18 +212,24 @@ func (s *Service) recordPayment(ctx context.Context, tx *ent.Tx, orderID int, p 
 		if refundReason != "" {
 			c.SetRefundStatus(seatflow.RefundRequired).SetRefundReason(refundReason)
 		}
-		if err := c.Exec(ctx); err != nil {
-			return fmt.Errorf("record payment: %w", err)
+		created, err := c.Save(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("record payment: %w", err)
 		}
-		return nil
+		return created.ID, nil
 	}
-	u := tx.Payment.UpdateOneID(cur.ID).SetProvider(p.provider).SetReference(p.reference).SetStatus(status).
-		SetAmountCents(p.amountCents).SetCurrency(p.currency).SetUpdatedAt(now)
+	if refundReason == "" && cur.RefundStatus != nil {
+		return 0, errRefunding
+	}
+	u := tx.Payment.UpdateOneID(cur.ID).SetUpdatedAt(now)
+	if !cur.Status.Settled() {
+		u.SetStatus(status).SetAmountCents(p.amountCents).SetCurrency(p.currency)
+	}
 	if refundReason != "" && cur.RefundStatus == nil {
 		u.SetRefundStatus(seatflow.RefundRequired).SetRefundReason(refundReason)
 	}
 	if err := u.Exec(ctx); err != nil {
-		return fmt.Errorf("record payment: %w", err)
+		return 0, fmt.Errorf("record payment: %w", err)
 	}
-	return nil
+	return cur.ID, nil
 }

@@ -28,11 +28,12 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 	} else if err != nil {
 		return nil, fmt.Errorf("refund order: %w", database.Classify(err))
 	}
-	p, err := s.paymentRow(ctx, o.ID)
+	ps, err := s.orderPayments(ctx, o.ID)
 	if err != nil {
 		return nil, err
 	}
-	if p == nil || !p.Status.Settled() {
+	p := heldPayment(o, ps)
+	if p == nil {
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order has no received payment to refund")
 	}
 	if p.RefundStatus == nil {
@@ -62,7 +63,7 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 				}
 				cancelled = true
 			}
-			return s.requireRefund(ctx, tx, p, "refunded by staff")
+			return s.requireRefund(ctx, tx, p, staffRefundReason)
 		})
 		if errors.Is(err, errChanged) {
 			return nil, errChangedMeanwhile()
@@ -72,10 +73,33 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 		if cancelled {
 			s.releaseEnded(ctx, o)
 		}
+		required := seatflow.RefundRequired
+		p.RefundStatus, p.RefundReason = &required, staffRefundReason // as the transaction wrote it
 	}
-	s.trySendRefund(ctx, o.ID)
+	if _, err := s.sendRefund(context.WithoutCancel(ctx), o, p, p.ID != ps[0].ID); err != nil {
+		s.Log.WarnContext(ctx, "payments: refund not sent yet; the reconciler will send it", "payment", p.ID, "err", err)
+	}
 	return s.reload(context.WithoutCancel(ctx), o.ID)
 }
+
+// heldPayment is the payment, of an order's payments ps (oldest first), that staff's
+// refund of the order is about: the one the order was settled with (applied), else its
+// latest that took money; nil when none took money. The order's other payments that took
+// money are refunded already (each when it arrived).
+func heldPayment(o *ent.Order, ps []*ent.Payment) *ent.Payment {
+	if p := applied(o, ps); p != nil && p.Status.Settled() {
+		return p
+	}
+	for i := len(ps) - 1; i >= 0; i-- {
+		if ps[i].Status.Settled() {
+			return ps[i]
+		}
+	}
+	return nil
+}
+
+// staffRefundReason is the refund reason of staff's refundOrder.
+const staffRefundReason = "refunded by staff"
 
 // RefundCancelledShowtime makes the refund of a paid order of a cancelled showtime due and
 // sends it. It reports false when there is nothing to do: the order is not paid, its
@@ -90,9 +114,16 @@ func (s *Service) RefundCancelledShowtime(ctx context.Context, orderID int) (boo
 	if err != nil {
 		return false, fmt.Errorf("refund order: %w", err)
 	}
-	p, err := s.paymentRow(ctx, o.ID)
-	if err != nil || p == nil || o.Status != seatflow.OrderPaid || p.RefundStatus != nil || st.Status != seatflow.ShowtimeCancelled {
+	if o.Status != seatflow.OrderPaid || st.Status != seatflow.ShowtimeCancelled {
+		return false, nil
+	}
+	ps, err := s.orderPayments(ctx, o.ID)
+	if err != nil {
 		return false, err
+	}
+	p := heldPayment(o, ps)
+	if p == nil || p.RefundStatus != nil {
+		return false, nil
 	}
 	err = s.withTx(ctx, func(tx *ent.Tx) error { return s.requireRefund(ctx, tx, p, "the showtime was cancelled") })
 	if errors.Is(err, errChanged) {
@@ -100,7 +131,7 @@ func (s *Service) RefundCancelledShowtime(ctx context.Context, orderID int) (boo
 	} else if err != nil {
 		return false, fmt.Errorf("refund order: %w", database.Classify(err))
 	}
-	return s.SendRefund(ctx, o.ID)
+	return s.SendRefund(ctx, p.ID)
 }
 
 // requireRefund makes a payment's refund due, unless one was decided meanwhile (errChanged).
@@ -115,31 +146,60 @@ func (s *Service) requireRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 	return nil
 }
 
-// SendRefund sends an order's refund to the provider when it is due (REQUIRED, or FAILED
-// fewer than seatflow.MaxRefundAttempts times) and records the provider's answer. It reports
-// whether the provider took the refund. After a failure the refund stays due and the
-// next call repeats the same request (same idempotency key); after the provider reported
-// a refund failed, the next one is a new request. The reconciler calls it.
-func (s *Service) SendRefund(ctx context.Context, orderID int) (bool, error) {
+// SendRefund sends the refund of a payment (any of an order's payments: the one that paid
+// it, or another one it could not take) to the provider when it is due (REQUIRED, or
+// FAILED fewer than seatflow.MaxRefundAttempts times) and records the provider's answer.
+// It reports whether the provider took the refund. After a failure the refund stays due
+// and the next call repeats the same request (same idempotency key); after the provider
+// reported a refund failed, the next one is a new request. The reconciler calls it.
+func (s *Service) SendRefund(ctx context.Context, paymentID int) (bool, error) {
 	if s.Provider == nil {
 		return false, errNoProvider
 	}
-	p, err := s.paymentRow(ctx, orderID)
-	if err != nil || p == nil || p.RefundStatus == nil || !p.RefundStatus.Due() || p.RefundAttempts >= seatflow.MaxRefundAttempts {
-		return false, err
+	p, err := s.DB.Payment.Get(ctx, paymentID)
+	if err != nil {
+		return false, fmt.Errorf("load payment: %w", database.Classify(err))
 	}
-	if p.Provider != s.Provider.Name() {
-		return false, fmt.Errorf("refund of order %d: its payment was taken by provider %q, this instance runs %q",
-			orderID, p.Provider, s.Provider.Name())
+	if !refundDue(p) {
+		return false, nil
 	}
-	o, err := s.DB.Order.Get(ctx, orderID)
+	o, err := s.DB.Order.Get(ctx, p.OrderID)
 	if err != nil {
 		return false, fmt.Errorf("refund order: %w", database.Classify(err))
 	}
-	r, err := s.Provider.Refund(ctx, payments.RefundRequest{Reference: p.Reference, OrderID: nodeid.Encode(nodeid.Order, o.ID),
-		IdempotencyKey: fmt.Sprintf("%s-refund-%d", orderKey(o), p.RefundAttempts), Reason: p.RefundReason})
+	earlier, err := s.DB.Payment.Query().Where(payment.OrderID(o.ID), payment.IDLT(p.ID)).Exist(ctx)
 	if err != nil {
-		return false, fmt.Errorf("send refund of order %d: %w", orderID, err)
+		return false, fmt.Errorf("load payments: %w", database.Classify(err))
+	}
+	return s.sendRefund(ctx, o, p, earlier)
+}
+
+// refundDue reports whether p's refund still has to be sent (REQUIRED, or FAILED fewer
+// than seatflow.MaxRefundAttempts times).
+func refundDue(p *ent.Payment) bool {
+	return p.RefundStatus != nil && p.RefundStatus.Due() && p.RefundAttempts < seatflow.MaxRefundAttempts
+}
+
+// sendRefund is SendRefund for a caller that has read the order and the payment (as they
+// are in MySQL) and knows whether the order has an earlier payment: staff's refund sends
+// its refund without reading them again, which under a slow database is what keeps
+// refundOrder within its deadline.
+func (s *Service) sendRefund(ctx context.Context, o *ent.Order, p *ent.Payment, earlier bool) (bool, error) {
+	if !refundDue(p) {
+		return false, nil
+	}
+	if p.Provider != s.Provider.Name() {
+		return false, fmt.Errorf("refund of payment %d of order %d: it was taken by provider %q, this instance runs %q",
+			p.ID, p.OrderID, p.Provider, s.Provider.Name())
+	}
+	key := orderKey(o)
+	if earlier { // the order's first payment keeps the order's key, as when an order had one payment
+		key = fmt.Sprintf("%s-payment-%d", key, p.ID)
+	}
+	r, err := s.Provider.Refund(ctx, payments.RefundRequest{Reference: p.Reference, OrderID: nodeid.Encode(nodeid.Order, o.ID),
+		IdempotencyKey: fmt.Sprintf("%s-refund-%d", key, p.RefundAttempts), Reason: p.RefundReason})
+	if err != nil {
+		return false, fmt.Errorf("send refund of payment %d of order %d: %w", p.ID, o.ID, err)
 	}
 	// Only over the state it was sent from: a webhook may have said more meanwhile.
 	u := s.DB.Payment.Update().Where(payment.ID(p.ID), payment.RefundStatusEQ(*p.RefundStatus), payment.RefundAttempts(p.RefundAttempts)).
@@ -151,16 +211,16 @@ func (s *Service) SendRefund(ctx context.Context, orderID int) (bool, error) {
 		u.AddRefundAttempts(1)
 	}
 	if _, err := u.Save(context.WithoutCancel(ctx)); err != nil { // the provider has it: record it
-		return true, fmt.Errorf("record refund of order %d: %w", orderID, database.Classify(err))
+		return true, fmt.Errorf("record refund of payment %d of order %d: %w", p.ID, o.ID, database.Classify(err))
 	}
 	return true, nil
 }
 
 // trySendRefund sends a refund just made due; what fails is logged and left to the
 // reconciler, which sends due refunds again.
-func (s *Service) trySendRefund(ctx context.Context, orderID int) {
-	if _, err := s.SendRefund(context.WithoutCancel(ctx), orderID); err != nil {
-		s.Log.WarnContext(ctx, "payments: refund not sent yet; the reconciler will send it", "order", orderID, "err", err)
+func (s *Service) trySendRefund(ctx context.Context, paymentID int) {
+	if _, err := s.SendRefund(context.WithoutCancel(ctx), paymentID); err != nil {
+		s.Log.WarnContext(ctx, "payments: refund not sent yet; the reconciler will send it", "payment", paymentID, "err", err)
 	}
 }
 

@@ -7,6 +7,7 @@ package booking
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -82,13 +83,18 @@ type Config struct {
 	// in Redis; a zero rate is no limit.
 	HoldRate  redis_rate.Limit
 	OrderRate redis_rate.Limit
+	// SingleWriter says the database runs one transaction at a time (the embedded
+	// SQLite): the purchase limit's count in a hold's transaction then needs no row lock
+	// (limit.go).
+	SingleWriter bool
 	// Log receives what a customer's request cannot report (a refund the provider did not
 	// take yet, a payment a person must look at); slog.Default() by default.
 	Log *slog.Logger
 }
 
 // Service creates and changes orders. Seats change only through Seats; every state change
-// of an order is a conditional update, so concurrent requests need no row locks. Build
+// of an order is a conditional update, so concurrent requests need no row locks; the one
+// locking read is the purchase limit's count in a hold's transaction (limit.go). Build
 // one with New.
 type Service struct {
 	Deps
@@ -134,7 +140,18 @@ func (s *Service) queue() *ExpiryQueue {
 }
 
 func (s *Service) withTx(ctx context.Context, fn func(tx *ent.Tx) error) error {
-	tx, err := s.DB.Tx(ctx)
+	return s.inTx(ctx, nil, fn)
+}
+
+// inTx is withTx with the transaction's options (nil: the database's defaults).
+func (s *Service) inTx(ctx context.Context, opts *sql.TxOptions, fn func(tx *ent.Tx) error) error {
+	var tx *ent.Tx
+	var err error
+	if opts == nil {
+		tx, err = s.DB.Tx(ctx)
+	} else {
+		tx, err = s.DB.BeginTx(ctx, opts)
+	}
 	if err != nil {
 		return fmt.Errorf("begin: %w", database.Classify(err))
 	}

@@ -45,6 +45,13 @@ func Classify(err error) error {
 	return err
 }
 
+// Deadlock reports whether MySQL ended err's transaction as a deadlock: nothing of it was
+// written, and running it again may succeed.
+func Deadlock(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == errDeadlock
+}
+
 func unavailable(err error) bool {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {

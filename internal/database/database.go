@@ -74,12 +74,15 @@ var migrateMu sync.Mutex
 // named lock (GET_LOCK) held on a connection of db, so the second instance waits and then
 // finds the schema up to date instead of failing on "table already exists". SQLite
 // (embedded mode, one process) needs no lock. Halls of a database from before cinemas
-// existed join the default cinema (def, at most one: assignDefaultCinema).
+// existed join the default cinema (def, at most one: assignDefaultCinema), and the index
+// of one payment per order goes (dropOnePaymentPerOrder).
 func Migrate(ctx context.Context, client *ent.Client, db *sql.DB, def ...DefaultCinema) error {
 	migrateMu.Lock()
 	defer migrateMu.Unlock()
 	_, traced := tracedMySQL.Load(db)
-	if _, ok := db.Driver().(*mysql.MySQLDriver); ok || traced {
+	_, isMySQL := db.Driver().(*mysql.MySQLDriver)
+	isMySQL = isMySQL || traced
+	if isMySQL {
 		release, err := lockMigration(ctx, db, MigrationLockWait)
 		if err != nil {
 			return err
@@ -88,6 +91,9 @@ func Migrate(ctx context.Context, client *ent.Client, db *sql.DB, def ...Default
 	}
 	if err := client.Schema.Create(ctx, schema.WithDropIndex(true)); err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := dropOnePaymentPerOrder(ctx, db, isMySQL); err != nil {
+		return err
 	}
 	var d DefaultCinema
 	if len(def) > 0 {

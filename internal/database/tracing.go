@@ -3,6 +3,7 @@ package database
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -58,13 +59,29 @@ func traced(d dialect.Driver) dialect.Driver { return txDriver{d} }
 
 // Tx begins a transaction inside a new db.tx span, ended at commit or rollback.
 func (d txDriver) Tx(ctx context.Context) (dialect.Tx, error) {
+	return d.begin(ctx, d.Driver.Tx)
+}
+
+// BeginTx is Tx with options (ent's Client.BeginTx): e.g. booking's holds run in READ
+// COMMITTED on MySQL.
+func (d txDriver) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.Tx, error) {
+	b, ok := d.Driver.(interface {
+		BeginTx(context.Context, *sql.TxOptions) (dialect.Tx, error)
+	})
+	if !ok {
+		return nil, errors.New("database: this driver begins no transaction with options")
+	}
+	return d.begin(ctx, func(ctx context.Context) (dialect.Tx, error) { return b.BeginTx(ctx, opts) })
+}
+
+func (d txDriver) begin(ctx context.Context, beginTx func(context.Context) (dialect.Tx, error)) (dialect.Tx, error) {
 	start := time.Now()
 	span := trace.SpanFromContext(context.Background()) // no-op
 	if telemetry.Enabled() {
 		ctx, span = telemetry.Tracer().Start(ctx, "db.tx", trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithAttributes(semconv.DBSystemNameKey.String(d.Dialect())))
 	}
-	tx, err := d.Driver.Tx(ctx)
+	tx, err := beginTx(ctx)
 	if err != nil {
 		telemetry.End(span, err)
 		txSeconds.WithLabelValues("error").Observe(time.Since(start).Seconds())
@@ -100,6 +117,18 @@ func (t *spanTx) Exec(ctx context.Context, query string, args, v any) error {
 
 func (t *spanTx) Query(ctx context.Context, query string, args, v any) error {
 	return t.Tx.Query(trace.ContextWithSpan(ctx, t.span), query, args, v)
+}
+
+// QueryContext runs a statement of the project's own SQL in the transaction (ent's
+// sql/execquery, e.g. booking's locking count of a user's seats).
+func (t *spanTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	q, ok := t.Tx.(interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	})
+	if !ok {
+		return nil, errors.New("database: this driver's transactions run no statements of their own")
+	}
+	return q.QueryContext(trace.ContextWithSpan(ctx, t.span), query, args...)
 }
 
 func (t *spanTx) Commit() error {

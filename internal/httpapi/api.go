@@ -78,8 +78,12 @@ type API struct {
 	// Redis and APQPrefix hold the automatic persisted queries.
 	Redis     redis.UniversalClient
 	APQPrefix string
-	// Budget is every client's query-cost budget.
+	// Budget is every client's query-cost budget: a user's, a guest session's, an
+	// anonymous address'.
 	Budget *throttle.Budget
+	// CrowdBudget is the budget of every guest session of one address together: the
+	// backstop behind the sessions' own (nil: none).
+	CrowdBudget *throttle.Budget
 	// SeatMaps keeps rendered seat maps per showtime and version.
 	SeatMaps *seatrender.Memo
 	// SeatMapWatches starts seat-map subscriptions delivered straight into websocket

@@ -166,13 +166,17 @@ func mul(a, b int) int {
 
 // costLimit prices every operation before it runs: it refuses one over the limit
 // (COMPLEXITY_LIMIT_EXCEEDED), charges the client's budget (RATE_LIMITED, HTTP 429 with
-// Retry-After, when it is empty), and reports the cost in extensions.cost: what was asked
-// (requestedQueryCost), what the answer really held (actualQueryCost: one point per object
-// returned, and at least a point per id looked up) and the budget (throttleStatus). The
-// difference is given back.
+// Retry-After, when it is empty) and, for a guest session, its address' crowd budget too
+// (the backstop behind every session of one address), and reports the cost in
+// extensions.cost: what was asked (requestedQueryCost), what the answer really held
+// (actualQueryCost: one point per object returned, and at least a point per id looked up)
+// and the budget (throttleStatus: never more than the budget, nor than the address'
+// backstop leaves the session). The difference is given back.
 type costLimit struct {
 	Limit  int
 	Budget *throttle.Budget
+	// Crowd is the per-address budget of guest sessions; nil or off: none.
+	Crowd  *throttle.Budget
 	schema *ast.Schema
 }
 
@@ -187,7 +191,19 @@ type opCost struct {
 	requested int
 	least     int // what is charged whatever the answer holds (lookups by id)
 	status    throttle.Status
+	crowd     *throttle.Status // the address' backstop, for a guest session
 	charged   bool
+}
+
+// view is the budget as the client sees it: its own, and no more than the backstop of
+// its address leaves it.
+func (o *opCost) view() throttle.Status {
+	st := o.status
+	if o.crowd != nil {
+		st = st.Available(min(st.CurrentlyAvailable, o.crowd.CurrentlyAvailable))
+		st.RetryAfter = max(st.RetryAfter, o.crowd.RetryAfter)
+	}
+	return st
 }
 
 const costStats = "cost"
@@ -217,13 +233,26 @@ func (c *costLimit) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 		return nil
 	}
 	ok, status, err := c.Budget.Spend(ctx, st.client, cost)
-	oc.Stats.SetExtension(costStats, &opCost{requested: cost, least: lookups, status: status, charged: ok && err == nil})
+	spent := &opCost{requested: cost, least: lookups, status: status}
+	whose := "query cost budget exhausted"
+	if ok && err == nil && st.crowd != "" && c.Crowd.On() {
+		var crowd throttle.Status
+		ok, crowd, err = c.Crowd.Spend(ctx, st.crowd, cost)
+		spent.crowd = &crowd
+		if !ok || err != nil { // the session's points go back: the query does not run
+			spent.status = status.Available(status.CurrentlyAvailable + c.Budget.Refund(st.client, cost))
+			whose = "query cost budget of this address exhausted (every guest session behind it shares it)"
+		}
+	}
+	spent.charged = ok && err == nil
+	oc.Stats.SetExtension(costStats, spent)
 	if err != nil {
 		return &gqlerror.Error{Message: seatflow.ErrorMessage(err), Extensions: map[string]any{"code": seatflow.ErrorCode(err)}}
 	}
 	if !ok {
-		return &gqlerror.Error{Message: fmt.Sprintf("query cost budget exhausted: this query costs %d points, %d are available, %d come back per second; try again in %s",
-			cost, status.CurrentlyAvailable, int(status.RestoreRate), status.RetryAfter.Round(100_000_000)),
+		status := spent.view()
+		return &gqlerror.Error{Message: fmt.Sprintf("%s: this query costs %d points, %d are available, %d come back per second; try again in %s",
+			whose, cost, status.CurrentlyAvailable, int(status.RestoreRate), status.RetryAfter.Round(100_000_000)),
 			Extensions: map[string]any{"code": seatflow.ERATELIMITED, "retryAfterMs": status.RetryAfter.Milliseconds(),
 				"cost": costExtension(cost, 0, status)}}
 	}
@@ -244,12 +273,17 @@ func (c *costLimit) InterceptResponse(ctx context.Context, next graphql.Response
 		return resp
 	}
 	actual := min(max(objectsIn(resp.Data), spent.least, 1), spent.requested)
-	c.Budget.Refund(st.client, spent.requested-actual)
-	status := spent.status.Available(spent.status.CurrentlyAvailable + spent.requested - actual)
+	// Only what a budget kept is reported back: a point given back and dropped is not
+	// the client's.
+	spent.status = spent.status.Available(spent.status.CurrentlyAvailable + c.Budget.Refund(st.client, spent.requested-actual))
+	if spent.crowd != nil {
+		crowd := spent.crowd.Available(spent.crowd.CurrentlyAvailable + c.Crowd.Refund(st.crowd, spent.requested-actual))
+		spent.crowd = &crowd
+	}
 	if resp.Extensions == nil {
 		resp.Extensions = map[string]any{}
 	}
-	cost := costExtension(spent.requested, actual, status)
+	cost := costExtension(spent.requested, actual, spent.view())
 	if respcache.Shared(ctx) { // the same bytes go to every client: no client's budget in them
 		cost.status = nil
 	}
@@ -296,21 +330,36 @@ var openBrace = []byte{'{'}
 
 type stateKey struct{}
 
-// requestState is what the extensions of one HTTP request share: the client its cost is
-// charged to, and a persisted query to keep once it passed every check.
+// requestState is what the extensions of one HTTP request (or of one websocket, once its
+// connection_init named the caller) share: the client its cost is charged to, the crowd
+// budget of its address for a guest session, the address, and a persisted query to keep
+// once it passed every check.
 type requestState struct {
 	client   string
+	crowd    string
+	addr     string
 	register string
 }
 
 // withState gives a request the state its extensions share, for the client the request
-// comes from: the signed-in user, else its address.
+// comes from, and its context the client's address (auth.ClientAddr).
 func withState(r *http.Request, addr func(*http.Request) string) *http.Request {
-	client := "addr:" + addr(r)
-	if u, err := auth.RequireUser(r.Context()); err == nil {
-		client = "user:" + strconv.Quote(u.ID)
+	ctx := auth.WithClientAddr(r.Context(), addr(r))
+	return r.WithContext(withClient(ctx))
+}
+
+// withClient gives ctx the state of the caller its identity names (auth.ClientAddr's
+// address): the signed-in user; a guest session, with its address' crowd budget; else
+// the address.
+func withClient(ctx context.Context) context.Context {
+	addr := auth.ClientAddr(ctx)
+	st := &requestState{client: "addr:" + addr, addr: addr}
+	if u, err := auth.RequireUser(ctx); err == nil {
+		st.client = "user:" + strconv.Quote(u.ID)
+	} else if g := auth.GuestOf(ctx); g != nil {
+		st.client, st.crowd = "guest:"+strconv.Quote(g.ID), "crowd:"+addr
 	}
-	return r.WithContext(context.WithValue(r.Context(), stateKey{}, &requestState{client: client}))
+	return context.WithValue(ctx, stateKey{}, st)
 }
 
 func stateOf(ctx context.Context) *requestState {

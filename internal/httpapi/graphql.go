@@ -30,19 +30,24 @@ func (a *API) GraphQL() *handler.Server {
 		MaxQueuedBytes: a.WebsocketMaxQueuedBytes,
 		Log:            a.Log,
 		Now:            a.Auth.Now,
-		UpgradeExpiry: func(ctx context.Context) time.Time {
-			if u, err := auth.RequireUser(ctx); err == nil { // the header's token (a bad one was refused before)
-				return u.ExpiresAt
-			}
-			return time.Time{}
-		},
+		// The header's token (a bad one was refused before): a user's or a guest session's.
+		UpgradeExpiry: auth.Expiry,
+		// connection_init's token names the caller from then on: its operations are charged
+		// to that user or guest session, not to the address of the upgrade.
 		Auth: func(ctx context.Context, token string) (context.Context, time.Time, error) {
 			ctx = a.Auth.WithToken(ctx, token)
-			u, err := auth.RequireUser(ctx)
-			if err != nil {
+			if err := auth.TokenError(ctx); err != nil {
 				return ctx, time.Time{}, err
 			}
-			return ctx, u.ExpiresAt, nil
+			return withClient(ctx), auth.Expiry(ctx), nil
+		},
+		// The budget a socket is charged to is also what the registry's per-session cap
+		// counts by.
+		Session: func(ctx context.Context) string {
+			if st := stateOf(ctx); st != nil {
+				return st.client
+			}
+			return ""
 		},
 	}))
 	srv.AddTransport(transport.Options{})
@@ -65,7 +70,7 @@ func (a *API) GraphQL() *handler.Server {
 	srv.Use(&documentLimits{MaxFields: a.MaxFields, MaxAliases: a.MaxAliases, MaxTokens: a.MaxTokens})
 	srv.Use(depthLimit{Max: a.MaxDepth})
 	srv.Use(oneMutation{})
-	srv.Use(&costLimit{Limit: a.ComplexityLimit, Budget: a.Budget})
+	srv.Use(&costLimit{Limit: a.ComplexityLimit, Budget: a.Budget, Crowd: a.CrowdBudget})
 	srv.Use(keepPersisted{persisted})
 	srv.Use(operationMetrics{labels: newOperationLabels(a.PersistedQueries)})
 	if a.Responses != nil {

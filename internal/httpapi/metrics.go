@@ -139,9 +139,9 @@ func codeLabel(code string) string {
 // /demo/door pages (internal/demo/page) and the client suite's library (clients/lib); the playground's
 // sample is anonymous. TestClientOperations keeps the list equal to their sources.
 var clientOperations = []string{
-	"DemoBest", "DemoCancel", "DemoExtend", "DemoHold", "DemoMyOrders", "DemoPay", "DemoSeatMap", "DemoShowtime", "DemoShowtimes",
+	"DemoBest", "DemoCancel", "DemoExtend", "DemoGuestSession", "DemoHold", "DemoMyOrders", "DemoPay", "DemoSeatMap", "DemoShowtime", "DemoShowtimes",
 	"DemoTickets", "DoorCheckIn", "DoorCount", "DoorShowtimes",
-	"Best", "Day", "Hold", "SeatMap",
+	"Best", "Day", "GuestSession", "Hold", "SeatMap",
 }
 
 // operationLabels are the labels known at start, so that no client can choose them (nor

@@ -96,6 +96,10 @@ func (k Keys) ShowLock(showID int) string { return k.show(showID) + ":lock" }
 // go-redis/redis_rate through rdb.NewLimiter, so the key in Redis is exactly this one.
 func (k Keys) UserRate(kind, userID string) string { return k.Prefix + ":rate:" + kind + ":" + userID }
 
+// GuestSessionRate is the counter of the guest sessions started from a client address,
+// for go-redis/redis_rate through rdb.NewLimiter.
+func (k Keys) GuestSessionRate(addr string) string { return k.Prefix + ":guest-rate:" + addr }
+
 // Idempotency marks a holdSeats request in flight for (user, idempotency key).
 func (k Keys) Idempotency(userID, key string) string {
 	return k.Prefix + ":idem:" + strconv.Quote(userID) + ":" + key

@@ -129,6 +129,7 @@ func allKeys(k keys.Keys) []string {
 	out := []string{
 		k.Cache("movie:7"), k.CacheLock("movie:7"), k.CacheInvalidations(), k.OrdersExpiry(),
 		k.ReconcileLock(), k.UserRate("hold", "alice"), k.Bench("hset"), k.Idempotency("alice", "k1"), k.APQ(),
+		k.GuestSessionRate("203.0.113.7"),
 	}
 	for _, key := range showKeys(k, 42) {
 		out = append(out, key)
@@ -185,6 +186,7 @@ func TestNamesStay(t *testing.T) {
 		{keys.MovieIDs("LISTED"), "movies:ids:LISTED"},
 		{k.Cache(keys.Movie(7)), "sf:cache:{movie:7}"},
 		{k.UserRate("hold", "alice"), "sf:rate:hold:alice"},
+		{k.GuestSessionRate("203.0.113.7"), "sf:guest-rate:203.0.113.7"},
 	}
 	for _, c := range cases {
 		if c.got != c.want {

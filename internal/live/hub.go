@@ -1,8 +1,10 @@
 // Package live owns the live seat map of subscriptions: one Redis subscription per showtime
 // per instance, shared by every local watcher of that showtime, and the fan-out of SNAPSHOT
-// and DELTA events to each watcher through a bounded buffer. It never changes seat state and
-// never caches it: snapshots are read from Redis through package seats each time one is
-// sent, and a delta lives only until its watcher has taken it.
+// and DELTA events to each watcher through a bounded buffer. The changes of a showtime are
+// coalesced: each watcher gets at most one DELTA per tick, carrying the latest state of
+// every seat changed since its last event. It never changes seat state: snapshots are read
+// from Redis through package seats each time one is sent; between them the hub keeps the
+// statuses the deltas brought, only to build the coalesced DELTAs.
 package live
 
 import (
@@ -11,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,9 +27,12 @@ import (
 
 // Reasons a SNAPSHOT is sent (the "reason" label of the snapshots metric).
 const (
-	ReasonInitial   = "initial"   // first event of every subscription
-	ReasonGap       = "gap"       // a delta's version skipped one: something was missed
-	ReasonSlow      = "slow"      // the watcher's buffer overflowed and deltas were dropped
+	ReasonInitial = "initial" // first event of every subscription
+	ReasonGap     = "gap"     // a delta's version skipped one: something was missed
+	// ReasonSlow is no longer sent: a watcher that cannot keep up has its changes merged
+	// into its next DELTA (seatflow_live_slow_subscribers_total counts it). The label is
+	// kept so the metric's series stay.
+	ReasonSlow      = "slow"
 	ReasonReconnect = "reconnect" // the pub/sub connection dropped and was restored
 )
 
@@ -38,8 +42,14 @@ const (
 	confirmTimeout = 10 * time.Second
 	// retryDelay is the pause between attempts to read a resync snapshot.
 	retryDelay = time.Second
-	// slowPoll is how often a resync looks whether a slow client has caught up.
+	// slowPoll is how often a resync looks whether a slow client has caught up, and the
+	// shortest pause before a watcher that could not take its DELTA is offered the merged
+	// one.
 	slowPoll = 10 * time.Millisecond
+	// logCap bounds the deltas a show keeps while its statuses are unknown (waiting for a
+	// snapshot): the newest are kept, and a snapshot older than the first of them is read
+	// again.
+	logCap = 4096
 )
 
 // errNotRunning answers a watcher when the hub is not (or no longer) reading Redis.
@@ -71,9 +81,13 @@ var (
 
 // Options tunes a Hub.
 type Options struct {
-	// Buffer is how many deltas each watcher may have waiting before it is marked slow
-	// (its buffered deltas are dropped and it gets a fresh SNAPSHOT). Default 64.
+	// Buffer is how many events each watcher of Watch may have waiting; past it the
+	// watcher is slow and its further changes are merged into its next DELTA. Default 64.
 	Buffer int
+	// Tick bounds how often a busy showtime writes to its watchers: each gets at most one
+	// DELTA per tick, carrying every change since its last event. A change with none
+	// waiting is sent at once. 0 sends one DELTA per change.
+	Tick time.Duration
 	// Log receives the hub's errors; slog.Default() when nil.
 	Log *slog.Logger
 
@@ -87,6 +101,7 @@ type Hub struct {
 	keys   keys.Keys
 	store  *seats.Store
 	buffer int
+	tick   time.Duration
 	log    *slog.Logger
 
 	lastBeat atomic.Int64 // unix ns of the last heartbeat heard on the pub/sub connection
@@ -113,7 +128,8 @@ type Hub struct {
 	pending map[string]int
 }
 
-// show is one watched showtime: its Redis subscription and local watchers.
+// show is one watched showtime: its Redis subscription, local watchers, and the seats'
+// statuses its deltas brought (see show.go). Guarded by the hub's mu.
 type show struct {
 	id        int
 	channel   string
@@ -123,18 +139,27 @@ type show struct {
 	confirmed chan struct{} // closed at the first subscribe confirmation
 	isReady   bool
 
-	// The seats' statuses at stateVersion, from the newest snapshot and the deltas since,
-	// for the available count of each delta; nil when a delta was missed (until the
-	// next snapshot). Guarded by the hub's mu.
+	// The seats' statuses at stateVersion, from a snapshot and the deltas since; nil when
+	// a delta may have been missed, until the next snapshot (every watcher is resyncing
+	// then). changedAt[i] is the version of seat i's last change after since: a watcher at
+	// a version v ≥ since gets the seats changed after v as one DELTA.
 	state        []seatflow.SeatStatus
+	changedAt    []int
+	since        int
 	stateVersion int
 	available    int
+	// log keeps the deltas that come while state is nil, for the snapshot that ends it.
+	log []seats.Delta
+
+	// Coalescing (flush.go): when the show last wrote to its watchers, whether a write is
+	// due (timer), and the watchers that could not take their DELTA.
+	lastFlush time.Time
+	timer     *time.Timer
+	behind    map[*watcher]struct{}
 }
 
 // watcher is one subscription. Its sink is where its events go: the hub puts events in
 // it without ever blocking, and only under h.mu, so no goroutine per watcher is needed.
-// While a snapshot is being read for it (resyncing), deltas wait in pending, the newest
-// Buffer of them.
 type watcher struct {
 	show    *show
 	ctx     context.Context
@@ -146,7 +171,6 @@ type watcher struct {
 	resyncing bool
 	reason    string
 	again     string // a resync asked for while one was under way: done after it
-	pending   []*seatflow.SeatMapEvent
 	closed    bool
 }
 
@@ -159,7 +183,7 @@ func NewHub(rdb redis.UniversalClient, k keys.Keys, store *seats.Store, opts Opt
 		opts.Log = slog.Default()
 	}
 	return &Hub{
-		rdb: rdb, keys: k, store: store, buffer: opts.Buffer, log: opts.Log,
+		rdb: rdb, keys: k, store: store, buffer: opts.Buffer, tick: max(opts.Tick, 0), log: opts.Log,
 		lostAfter: cmp.Or(opts.lostAfter, redisLost),
 		started:   make(chan struct{}),
 		done:      make(chan struct{}),
@@ -196,6 +220,7 @@ func (h *Hub) Run(ctx context.Context) error {
 			for w := range s.watchers {
 				h.closeWatcher(w, errShuttingDown)
 			}
+			s.stopFlushing()
 		}
 		h.shows = map[string]*show{}
 		h.mu.Unlock()
@@ -276,13 +301,15 @@ func (h *Hub) confirm(channel string) {
 	}
 	// The connection was restored: deltas may have been lost. One snapshot serves every
 	// watcher of the show (a watcher already resyncing reads another after its own).
+	s.forget()
 	var ws []*watcher
 	for w := range s.watchers {
 		if w.resyncing {
 			h.startResync(w, ReasonReconnect)
 			continue
 		}
-		w.resyncing, w.reason, w.pending = true, ReasonReconnect, nil
+		w.resyncing, w.reason = true, ReasonReconnect
+		delete(s.behind, w)
 		ws = append(ws, w)
 	}
 	if len(ws) > 0 {
@@ -290,8 +317,8 @@ func (h *Hub) confirm(channel string) {
 	}
 }
 
-// deliver parses a published delta once and offers it to every watcher of its show
-// without ever blocking.
+// deliver parses a published delta once and takes it into its show; the show's watchers
+// get it (merged with the changes before it not yet sent) without the hub ever blocking.
 func (h *Hub) deliver(channel, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -304,107 +331,22 @@ func (h *Hub) deliver(channel, payload string) {
 		// cjson sends an empty change list as {}; anything unreadable is resolved by a
 		// fresh snapshot rather than guessed at.
 		h.log.Warn("live: unreadable seat-map delta", "channel", channel, "err", err)
-		for w := range s.watchers {
-			h.startResync(w, ReasonGap)
-		}
+		h.lost(s)
 		return
 	}
-	ev := s.deltaEvent(d)
+	switch s.take(d) {
+	case taken:
+		h.schedule(s)
+	case missed:
+		h.lost(s)
+	}
+}
+
+// lost resyncs every watcher of a show whose statuses are no longer known (a delta was
+// missed); h.mu is held.
+func (h *Hub) lost(s *show) {
+	s.forget()
 	for w := range s.watchers {
-		h.offer(w, ev)
-	}
-}
-
-// offer puts a delta in the watcher's channel if it is the next version; an older one is
-// dropped, a newer one (a gap) or a full channel (a slow client) starts a resync. h.mu is
-// held.
-func (h *Hub) offer(w *watcher, ev *seatflow.SeatMapEvent) {
-	if w.resyncing {
-		if len(w.pending) == h.buffer {
-			w.pending = append(w.pending[:0], w.pending[1:]...) // keep the newest
-		}
-		w.pending = append(w.pending, ev)
-		return
-	}
-	switch {
-	case ev.Version <= w.last:
-	case ev.Version > w.last+1:
 		h.startResync(w, ReasonGap)
-	case !w.sink.Put(ev): // the client is not keeping up
-		slowSubscribers.Inc()
-		h.startResync(w, ReasonSlow)
-	default:
-		w.last = ev.Version
-		deltasDelivered.Inc()
 	}
-}
-
-// deltaEvent turns a delta into the event clients see: the changed seats with their full
-// template and the seats free after it. The event is shared read-only by every watcher
-// of the show; h.mu is held.
-func (s *show) deltaEvent(d seats.Delta) *seatflow.SeatMapEvent {
-	ev := &seatflow.SeatMapEvent{Kind: seatflow.EventDelta, ShowtimeID: s.id, FromVersion: d.Version - 1, Version: d.Version,
-		Available: s.available, Seats: make([]seatflow.SeatState, 0, len(d.Changes))}
-	for _, c := range d.Changes {
-		id, err := strconv.Atoi(c.SeatID)
-		if err != nil {
-			continue
-		}
-		i, ok := s.index[id]
-		if !ok {
-			continue
-		}
-		seat := s.hall.Seats[i]
-		status := c.Status
-		switch {
-		case !seat.Sellable:
-			status = seatflow.SeatUnavailable
-		case status != seatflow.SeatAvailable && status != seatflow.SeatHeld && status != seatflow.SeatSold:
-			status = seatflow.SeatHeld // never offer a seat of unknown state as free
-		}
-		ev.Seats = append(ev.Seats, seatflow.SeatState{ShowtimeID: s.id, Seat: seat, Status: status})
-	}
-	s.track(ev)
-	return ev
-}
-
-// learn takes the seats' statuses from a snapshot newer than what the show knows; h.mu
-// is held.
-func (s *show) learn(ev *seatflow.SeatMapEvent) {
-	if s.state != nil && ev.Version <= s.stateVersion {
-		return
-	}
-	s.state = make([]seatflow.SeatStatus, len(s.hall.Seats))
-	for _, st := range ev.Seats {
-		if i, ok := s.index[st.Seat.ID]; ok {
-			s.state[i] = st.Status
-		}
-	}
-	s.stateVersion, s.available = ev.Version, ev.Available
-}
-
-// track applies the next delta to the statuses the show knows and sets its available
-// count. A delta past the next one means one was missed: the count is unknown until the
-// next snapshot (every watcher resyncs then, so none is given a wrong count); h.mu is held.
-// No watcher has received ev yet.
-func (s *show) track(ev *seatflow.SeatMapEvent) {
-	switch {
-	case s.state == nil || ev.Version <= s.stateVersion:
-	case ev.Version > s.stateVersion+1:
-		s.state = nil
-	default:
-		for _, st := range ev.Seats {
-			i := s.index[st.Seat.ID]
-			s.available += countFree(st.Status) - countFree(s.state[i])
-			s.state[i] = st.Status
-		}
-		s.stateVersion, ev.Available = ev.Version, s.available
-	}
-}
-
-func countFree(st seatflow.SeatStatus) int {
-	if st == seatflow.SeatAvailable {
-		return 1
-	}
-	return 0
 }

@@ -8,8 +8,8 @@ import (
 	"seatflow"
 )
 
-// resyncShow reads one snapshot of a show, retrying while Redis is unreachable, and puts
-// it in place of the waiting deltas of each of ws (watchers marked resyncing for it).
+// resyncShow reads one snapshot of a show, retrying while Redis is unreachable, and
+// gives it to each of ws (watchers marked resyncing for it).
 func (h *Hub) resyncShow(s *show, ws []*watcher) {
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), confirmTimeout)
@@ -49,13 +49,14 @@ func (h *Hub) startResync(w *watcher, reason string) {
 		}
 		return
 	}
-	w.resyncing, w.reason, w.pending = true, reason, nil
+	w.resyncing, w.reason = true, reason
+	delete(w.show.behind, w)
 	go h.resync(w)
 }
 
-// resync waits until the watcher's client has taken something from a full channel (a
-// slow client gets its snapshot when it catches up), reads the snapshot, retrying while
-// Redis is unreachable, and puts it in place of the deltas still waiting.
+// resync waits until the watcher's client has taken something from a full sink (a slow
+// client gets its snapshot when it catches up), reads the snapshot, retrying while Redis
+// is unreachable, and puts it in place of the events still waiting.
 func (h *Hub) resync(w *watcher) {
 	for w.sink.Full() {
 		if !h.pause(w, slowPoll) {
@@ -94,17 +95,15 @@ func (h *Hub) pause(w *watcher, d time.Duration) bool {
 	}
 }
 
-// settle puts a snapshot in the watcher's (empty) channel and then the deltas that came
-// while it was read, those newer than it; h.mu is held.
+// settle puts a snapshot in the watcher's (empty) sink; the changes after it follow as
+// the show's next DELTA. The show learns the snapshot's statuses first; h.mu is held.
 func (h *Hub) settle(w *watcher, ev *seatflow.SeatMapEvent, reason string) {
 	if w.closed {
 		return
 	}
-	// The deltas that came while no snapshot was known have no count yet: they follow it.
-	w.show.learn(ev)
-	for _, d := range w.pending {
-		w.show.track(d)
-	}
+	s := w.show
+	was, wasKnown := s.stateVersion, s.state != nil
+	known := s.learn(ev)
 	if w.sink.Full() { // it was drained and only the hub puts; were it full, read again
 		w.resyncing = false
 		h.startResync(w, reason)
@@ -114,15 +113,16 @@ func (h *Hub) settle(w *watcher, ev *seatflow.SeatMapEvent, reason string) {
 	w.sink.Put(ev)
 	w.last = ev.Version
 	w.resyncing = false
-	pending := w.pending
-	w.pending = nil
-	if again := w.again; again != "" {
+	switch again := w.again; {
+	case again != "":
 		w.again = ""
 		h.startResync(w, again)
-		return
-	}
-	for _, d := range pending {
-		h.offer(w, d)
+	case !known: // the deltas kept while the statuses were unknown skip a version
+		h.lost(s)
+	case w.last < s.stateVersion || wasKnown && s.stateVersion > was:
+		// The snapshot may be newer than the deltas received (the show moved on to it):
+		// the other watchers get the seats it changed.
+		h.schedule(s)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +33,7 @@ func TestSlowReaderDoesNotDelayOthers(t *testing.T) {
 
 	// The fast watcher reads each change as it happens (the next change waits for it, so a
 	// busy machine cannot make it fall behind) and gets every one as a DELTA, while the slow
-	// one reads nothing and overflows its buffer.
+	// one reads nothing and fills its buffer.
 	snap := next(t, fast)
 	type result struct {
 		m     map[int]seatflow.SeatStatus
@@ -64,19 +63,37 @@ func TestSlowReaderDoesNotDelayOthers(t *testing.T) {
 		t.Errorf("fast watcher map:\n got %v\nwant %v", r.m, want)
 	}
 
+	// The slow watcher took Buffer DELTAs, one per change; the rest were merged into one
+	// DELTA, never queued change by change, and its map is the real one.
 	snap = next(t, slow)
-	m, _, kinds := follow(t, slow, applyEvent(nil, snap), snap.Version, version)
+	m := applyEvent(nil, snap)
+	at := snap.Version
+	var merged []*seatflow.SeatMapEvent
+	for at < version {
+		ev := next(t, slow)
+		if ev.Kind != seatflow.EventDelta || ev.FromVersion != at || ev.Version <= at {
+			t.Fatalf("slow watcher at v%d: %s v%d→v%d, want the DELTA from v%d", at, ev.Kind, ev.FromVersion, ev.Version, at)
+		}
+		if ev.Version > ev.FromVersion+1 {
+			merged = append(merged, ev)
+		}
+		m, at = applyEvent(m, ev), ev.Version
+	}
 	if fmt.Sprint(m) != fmt.Sprint(want) {
 		t.Errorf("slow watcher map:\n got %v\nwant %v", m, want)
 	}
-	if !slices.Contains(kinds, seatflow.EventSnapshot) {
-		t.Errorf("slow watcher got %v, want a resync SNAPSHOT", kinds)
+	// Each change was one seat: the merged DELTA carries one seat per version it spans.
+	if len(merged) != 1 || merged[0].Version != version || len(merged[0].Seats) != merged[0].Version-merged[0].FromVersion {
+		for _, ev := range merged {
+			t.Logf("merged DELTA v%d→v%d with %d seats", ev.FromVersion, ev.Version, len(ev.Seats))
+		}
+		t.Errorf("slow watcher's merged DELTAs: got %d, want 1 to v%d with a seat per change it had not taken", len(merged), version)
 	}
 	if got := counterValue(slowSubscribers) - slowBefore; got != 1 {
 		t.Errorf("slow subscribers counted: got %v, want 1", got)
 	}
-	if got := counterValue(snapshotsSent.WithLabelValues(ReasonSlow)) - resyncsBefore; got < 1 {
-		t.Errorf("slow resync snapshots: got %v, want ≥ 1", got)
+	if got := counterValue(snapshotsSent.WithLabelValues(ReasonSlow)) - resyncsBefore; got != 0 {
+		t.Errorf("slow resync snapshots: got %v, want none (its changes are merged)", got)
 	}
 }
 

@@ -30,11 +30,11 @@ func (h *Hub) beat(ctx context.Context, channel string) {
 }
 
 // Version returns showID's seat-map version as this hub knows it, and whether it can
-// vouch for it: only while the show has a watcher whose stream is in step (every delta
-// since its snapshot, none missed, not waiting for a resync) and a heartbeat was heard on
-// the pub/sub connection within beatStale (and none failed to go out since), so a
-// dropped connection is not taken for a quiet show. Watchers in step all stand at the
-// newest delta received.
+// vouch for it: only while the show knows its seats' statuses (every delta since its
+// last snapshot, none missed, the pub/sub connection not restored since) and a heartbeat
+// was heard on the pub/sub connection within beatStale (and none failed to go out since),
+// so a dropped connection is not taken for a quiet show. A watcher may stand a tick
+// behind it (its changes are coalesced); the show's version is the newest delta received.
 func (h *Hub) Version(showID int) (int, bool) {
 	if last := h.lastBeat.Load(); time.Since(time.Unix(0, last)) > beatStale || h.beatFailed.Load() > last {
 		return 0, false
@@ -42,15 +42,10 @@ func (h *Hub) Version(showID int) (int, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := h.shows[h.keys.Events(showID)]
-	if s == nil || !s.isReady {
+	if s == nil || !s.isReady || s.state == nil || s.stateVersion == 0 {
 		return 0, false
 	}
-	for w := range s.watchers {
-		if !w.resyncing && !w.closed && w.last > 0 {
-			return w.last, true
-		}
-	}
-	return 0, false
+	return s.stateVersion, true
 }
 
 // CurrentVersion is the version a read of showID's seat map must not fall below: the

@@ -29,8 +29,9 @@ func (h *Hub) WatchWith(ctx context.Context, showID int, hall *seatflow.Hall, si
 	if err != nil {
 		return err
 	}
-	// Register first (deltas wait in pending), wait for Redis to confirm, then read the
-	// snapshot: a change made after the snapshot is then always among the pending deltas.
+	// Register first (the show keeps the deltas that come), wait for Redis to confirm, then
+	// read the snapshot: a change made after the snapshot always reaches the show after
+	// it, and the watcher then gets it as a DELTA.
 	w, err := h.join(ctx, showID, hall, sink, release)
 	if err != nil {
 		release()
@@ -69,7 +70,7 @@ func (h *Hub) join(ctx context.Context, showID int, hall *seatflow.Hall, sink Si
 	s := h.shows[channel]
 	if s == nil {
 		s = &show{id: showID, channel: channel, hall: hall, index: make(map[int]int, len(hall.Seats)),
-			watchers: map[*watcher]struct{}{}, confirmed: make(chan struct{})}
+			watchers: map[*watcher]struct{}{}, behind: map[*watcher]struct{}{}, confirmed: make(chan struct{})}
 		for i, seat := range hall.Seats {
 			s.index[seat.ID] = i
 		}
@@ -122,6 +123,7 @@ func (h *Hub) leave(w *watcher) {
 		return
 	}
 	delete(h.shows, s.channel)
+	s.stopFlushing()
 	showsWatched.Dec()
 	if h.ps != nil {
 		if err := h.ps.Unsubscribe(context.Background(), s.channel); err != nil {
@@ -135,6 +137,7 @@ func (h *Hub) leave(w *watcher) {
 func (h *Hub) closeWatcher(w *watcher, why error) {
 	w.closed = true
 	delete(w.show.watchers, w)
+	delete(w.show.behind, w)
 	activeSubscriptions.Dec()
 	// The slot goes back before the channel closes, so a client that sees the end may
 	// subscribe again at once.

@@ -29,10 +29,10 @@ type Sales interface {
 }
 
 // Orders is what the reconciler needs of package booking: expiring an order, and the two
-// ways a refund gets sent again.
+// ways a refund gets sent again (a payment's due refund, a cancelled showtime's order).
 type Orders interface {
 	Expire(ctx context.Context, orderID int) (bool, error)
-	SendRefund(ctx context.Context, orderID int) (bool, error)
+	SendRefund(ctx context.Context, paymentID int) (bool, error)
 	RefundCancelledShowtime(ctx context.Context, orderID int) (bool, error)
 }
 

@@ -14,34 +14,38 @@ import (
 )
 
 // retryRefunds sends the money that should go back and has not (after the seven seat
-// repairs). Paid orders of a cancelled showtime get their refund; refunds made due but
-// never sent (a crash after the commit, the provider unreachable) or reported failed by
-// the provider are sent again once RefundGrace old (a younger one is being sent by its
+// repairs). Paid orders of a cancelled showtime get their refund; refunds of payments
+// (every payment of an order: the one that paid it and any other it could not take) made
+// due but never sent (a crash after the commit, the provider unreachable) or reported
+// failed by the provider are sent again once RefundGrace old (a younger one is being sent by its
 // request). At most RefundBatch per run, each through booking. Last, it counts the refunds still unconfirmed, so the
 // report shows money not yet returned even when nothing could be done about it.
 func (x *run) retryRefunds(ctx context.Context) error {
 	owed, err := x.r.DB.Order.Query().
 		Where(order.StatusEQ(seatflow.OrderPaid), inCancelledShowtime(),
-			order.HasPaymentWith(payment.StatusEQ(seatflow.PaymentSucceeded), payment.RefundStatusIsNil())).
+			order.HasPaymentsWith(payment.StatusEQ(seatflow.PaymentSucceeded), payment.RefundStatusIsNil())).
 		Order(ent.Asc(order.FieldID)).Limit(x.left[kindRefunds]).Select(order.FieldID, order.FieldShowtimeID).All(ctx)
 	if err != nil {
 		return fmt.Errorf("orders of cancelled showtimes: %w", err)
 	}
 	for _, o := range owed {
-		x.send(ctx, o, x.r.Orders.RefundCancelledShowtime)
+		x.send(ctx, o.ID, o.ShowtimeID, x.r.Orders.RefundCancelledShowtime)
 	}
-	due, err := x.r.DB.Order.Query().
-		Where(order.HasPaymentWith(payment.RefundStatusIn(seatflow.RefundRequired, seatflow.RefundFailed),
-			payment.RefundAttemptsLT(seatflow.MaxRefundAttempts), payment.UpdatedAtLT(x.now.Add(-x.c.RefundGrace)))).
-		Order(ent.Asc(order.FieldID)).Limit(max(x.left[kindRefunds], 0)).Select(order.FieldID, order.FieldShowtimeID).All(ctx)
+	// Each payment's own refund: an order's extra payments (another amount, a second
+	// payment of a paid order) are refunded beside the one that paid it.
+	due, err := x.r.DB.Payment.Query().
+		Where(payment.RefundStatusIn(seatflow.RefundRequired, seatflow.RefundFailed),
+			payment.RefundAttemptsLT(seatflow.MaxRefundAttempts), payment.UpdatedAtLT(x.now.Add(-x.c.RefundGrace))).
+		Order(ent.Asc(payment.FieldID)).Limit(max(x.left[kindRefunds], 0)).
+		WithOrder(func(q *ent.OrderQuery) { q.Select(order.FieldShowtimeID) }).All(ctx)
 	if err != nil {
 		return fmt.Errorf("due refunds: %w", err)
 	}
-	for _, o := range due {
+	for _, p := range due {
 		if x.left[kindRefunds] <= 0 {
 			break
 		}
-		x.send(ctx, o, x.r.Orders.SendRefund)
+		x.send(ctx, p.ID, p.Edges.Order.ShowtimeID, x.r.Orders.SendRefund)
 	}
 	n, err := x.r.DB.Payment.Query().
 		Where(payment.RefundStatusIn(seatflow.RefundRequired, seatflow.RefundPending, seatflow.RefundFailed)).Count(ctx)
@@ -52,16 +56,17 @@ func (x *run) retryRefunds(ctx context.Context) error {
 	return nil
 }
 
-// send sends one order's refund through booking and counts it when the provider took it;
-// a failure is logged and left to the next run.
-func (x *run) send(ctx context.Context, o *ent.Order, sendRefund func(context.Context, int) (bool, error)) {
+// send sends one refund through booking (id: the order's, or the payment's, as
+// sendRefund takes it) and counts it when the provider took it; a failure is logged and
+// left to the next run.
+func (x *run) send(ctx context.Context, id, showID int, sendRefund func(context.Context, int) (bool, error)) {
 	x.left[kindRefunds]--
-	sent, err := sendRefund(ctx, o.ID)
+	sent, err := sendRefund(ctx, id)
 	if err != nil {
-		x.c.Log.Error("reconcile: refund not sent", "order", o.ID, "err", err)
+		x.c.Log.Error("reconcile: refund not sent", "id", id, "err", err)
 	}
 	if sent {
-		x.done(kindRefunds, 1, o.ShowtimeID)
+		x.done(kindRefunds, 1, showID)
 	}
 }
 

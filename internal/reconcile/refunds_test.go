@@ -50,3 +50,37 @@ func TestRefundNeverSent(t *testing.T) {
 		t.Fatalf("stored runs = %+v (%v), want the one that sent the refund", runs, err)
 	}
 }
+
+// TestExtraPaymentRefundNeverSent: a second payment of a paid order recorded with its
+// refund due by a process that died before sending it (the state set here as that crash
+// leaves it) is refunded by the first run after the grace; the payment that paid the
+// order is left alone.
+func TestExtraPaymentRefundNeverSent(t *testing.T) {
+	e := newEnv(t, 1, 4)
+	ctx := context.Background()
+	o := e.hold(t, "alice", e.seat("A", 1))
+	if _, err := e.svc.PayOrder(ctx, o.UserID, o.ID, "first"); err != nil {
+		t.Fatal(err)
+	}
+	now := e.clock.Now()
+	e.db.Payment.Create().SetOrderID(o.ID).SetProvider(seatflow.ProviderTest).SetReference("second").
+		SetStatus(seatflow.PaymentSucceeded).SetAmountCents(o.AmountCents).SetCurrency(o.Currency).
+		SetRefundStatus(seatflow.RefundRequired).SetRefundReason("the order is already paid").
+		SetCreatedAt(now).SetUpdatedAt(now).ExecX(ctx)
+
+	e.clock.Advance(2 * time.Minute)
+	if rep := e.runOnce(t); rep.RefundsRetried != 1 || rep.RefundsOutstanding != 0 {
+		t.Fatalf("after the grace: retried %d, outstanding %d; want 1, 0", rep.RefundsRetried, rep.RefundsOutstanding)
+	}
+	for _, p := range e.db.Payment.Query().Where(payment.OrderID(o.ID)).AllX(ctx) {
+		switch {
+		case p.Reference == "first" && p.RefundStatus != nil:
+			t.Errorf("the paying payment's refund is %s, want none", *p.RefundStatus)
+		case p.Reference == "second" && (p.RefundStatus == nil || *p.RefundStatus != seatflow.RefundSucceeded || p.RefundReference == ""):
+			t.Errorf("the extra payment's refund is %v %q, want SUCCEEDED with its reference", p.RefundStatus, p.RefundReference)
+		}
+	}
+	if p, err := e.svc.Payment(ctx, o.ID); err != nil || p.Reference != "first" {
+		t.Fatalf("the order's payment = %+v (%v), want the one that paid", p, err)
+	}
+}

@@ -100,13 +100,19 @@ func (s *Service) CloseSales(ctx context.Context, showID int) (*seatflow.Showtim
 
 // InitSeats builds a showtime's seat hash, if it has none, from the hall template and the
 // active orders. It holds the showtime's lock (shared with the reconciler's rebuild) so
-// two builders never interleave, and reports whether it built the hash.
+// two builders never interleave, and reports whether it built the hash. Each build is
+// counted in MySQL first (the showtime's seat_epoch), and its versions start above that
+// epoch's base: a hash rebuilt after Redis came back empty continues above every version
+// issued before (seats.EpochBase).
 func (s *Service) InitSeats(ctx context.Context, showID, hallID int) (bool, error) {
 	lock, err := s.LockShow(ctx, showID)
 	if err != nil {
 		return false, err
 	}
 	defer lock.Release(context.WithoutCancel(ctx))
+	if exists, err := s.Seats.Exists(ctx, showID); err != nil || exists {
+		return false, err
+	}
 	hall, err := s.Catalog.Hall(ctx, hallID)
 	if err != nil {
 		return false, err
@@ -115,7 +121,25 @@ func (s *Service) InitSeats(ctx context.Context, showID, hallID int) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	return s.Seats.Init(ctx, showID, hall, occ)
+	base, err := s.nextEpoch(ctx, showID)
+	if err != nil {
+		return false, err
+	}
+	return s.Seats.InitAbove(ctx, showID, hall, occ, base)
+}
+
+// nextEpoch counts one more build of the showtime's seat hash and returns the version
+// its versions start above.
+func (s *Service) nextEpoch(ctx context.Context, showID int) (int, error) {
+	st, err := s.DB.Showtime.UpdateOneID(showID).AddSeatEpoch(1).Save(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("count a seat hash build: %w", database.Classify(err))
+	}
+	base, err := seats.EpochBase(st.SeatEpoch)
+	if err != nil {
+		return 0, seatflow.Errorf(seatflow.EINTERNAL, "showtime %d: %v", showID, err)
+	}
+	return base, nil
 }
 
 // LockShow takes a showtime's seat lock, the one building its seat hash and the

@@ -58,8 +58,15 @@ func ids(seatIDs []int) []any {
 
 // Init builds the seat hash of a showtime from the hall's sellable seats overlaid with
 // occupancy, and sets the users' counts from it. It never overwrites an existing hash and
-// reports whether it created one.
+// reports whether it created one. Its version starts above the version key (if Redis
+// kept it); InitAbove is Init for a build that must also start above a base.
 func (s *Store) Init(ctx context.Context, showID int, hall *seatflow.Hall, occ []Occupancy) (bool, error) {
+	return s.InitAbove(ctx, showID, hall, occ, 0)
+}
+
+// InitAbove is Init with the hash's version starting above base (EpochBase) when Redis
+// lost the version key too: above every version an earlier build issued.
+func (s *Store) InitAbove(ctx context.Context, showID int, hall *seatflow.Hall, occ []Occupancy, base int) (bool, error) {
 	taken := make(map[int]Occupancy, len(occ))
 	counts := map[string]int{}
 	for _, o := range occ {
@@ -83,7 +90,7 @@ func (s *Store) Init(ctx context.Context, showID int, hall *seatflow.Hall, occ [
 		seatArgs = append(seatArgs, strconv.Itoa(seat.ID), v)
 		n++
 	}
-	args := append([]any{n}, seatArgs...)
+	args := append([]any{base, n}, seatArgs...)
 	users := make([]string, 0, len(counts))
 	for u := range counts {
 		users = append(users, u)

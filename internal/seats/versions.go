@@ -1,6 +1,7 @@
 package seats
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
@@ -43,4 +44,25 @@ func (s *Store) Seen(showID int) int {
 	}
 	v, _ := s.seen.byID.Get(showID)
 	return v
+}
+
+// Versions of successive builds of a showtime's seat hash. A build after Redis lost the
+// hash (and its version key) must continue above every version issued before, or a
+// watcher or a memo keyed by version would take the new map for an old one. The builds
+// are counted in MySQL (the showtime's seat_epoch, package sales): the n-th starts above
+// EpochBase(n) = n × 2^21. Versions are a GraphQL Int (32 bits, signed), so n is at most
+// MaxEpoch = 1023, and a build must make fewer than 2^21 (2,097,152) changes before the
+// next one for the bases to stay above it.
+const (
+	epochShift = 21
+	// MaxEpoch is the most builds of one showtime's seat hash.
+	MaxEpoch = (1<<31 - 1) >> epochShift
+)
+
+// EpochBase is the version above which the epoch-th build of a seat hash starts.
+func EpochBase(epoch int) (int, error) {
+	if epoch < 0 || epoch > MaxEpoch {
+		return 0, fmt.Errorf("seat hash build %d: at most %d builds of one showtime's seat hash fit its versions", epoch, MaxEpoch)
+	}
+	return epoch << epochShift, nil
 }

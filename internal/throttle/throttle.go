@@ -7,6 +7,7 @@ package throttle
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -126,6 +127,13 @@ func (b *Budget) now() time.Time {
 // carries how long to wait. When Redis cannot be reached the client's local bucket on this
 // instance is charged instead (seatflow_budget_fallback_total); only a request whose own
 // context ended fails.
+//
+// What a lease holds and the spend does not use is never thrown away: a lease that ran out
+// of time is renewed with what it still holds counted in (Redis is asked for the cost plus
+// a fresh lease minus what is held, or, when the points held cover both, only for the
+// budget's state), so a client coming back once a second pays what it spends, not a lease
+// a second. A refusal reports what the bucket really holds (the wait redis_rate gives back
+// is the shortfall), not zero.
 func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Status, error) {
 	if b == nil {
 		return true, Status{}, nil
@@ -140,27 +148,32 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 	if b.leases == nil {
 		b.leases, _ = simplelru.NewLRU[string, *lease](leasedClients, nil)
 	}
-	leftover := 0
-	if l, ok := b.leases.Get(client); ok && now.Before(l.until) {
-		if l.points >= cost {
+	held := 0
+	if l, ok := b.leases.Get(client); ok {
+		if now.Before(l.until) && l.points >= cost {
 			l.points -= cost
 			st = st.Available(l.available + l.points)
 			b.mu.Unlock()
 			return true, st, nil
 		}
-		leftover = l.points // kept: the new lease adds to it
+		// Taken in hand and counted in: the new lease takes only what it lacks, and a
+		// spend of the same client at the same time does not count them again.
+		held, l.points = l.points, 0
 	}
 	b.mu.Unlock()
 
 	limit := redis_rate.Limit{Rate: b.Restore, Burst: b.Capacity, Period: time.Second}
-	need := cost - leftover
-	want := max(need, b.leaseFor(cost))
-	res, err := b.Limiter.AllowN(ctx, b.KeyPrefix+client, limit, want)
-	if err == nil && res.Allowed == 0 && want > need {
-		res, err = b.Limiter.AllowN(ctx, b.KeyPrefix+client, limit, need)
-		want = need
+	key := b.KeyPrefix + client
+	// The spend and a fresh lease (which may be the spend itself) less what is held; 0 when
+	// the points held cover them: Redis only tells the bucket's state.
+	want := max(max(cost, b.leaseFor(cost))-held, 0)
+	res, err := b.Limiter.AllowN(ctx, key, limit, want)
+	if need := cost - held; err == nil && res.Allowed == 0 && want > 0 && want > need {
+		want = max(need, 0)
+		res, err = b.Limiter.AllowN(ctx, key, limit, want)
 	}
 	if err != nil {
+		b.keep(client, held, 0, now, false)
 		if ctx.Err() != nil {
 			return false, st, rdb.Classify("query cost budget", err)
 		}
@@ -169,17 +182,43 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 		ok, st := b.spendLocal(client, cost, st, now)
 		return ok, st, nil
 	}
-	st = st.Available(res.Remaining + leftover)
-	if res.Allowed == 0 {
+	remaining := res.Remaining
+	if res.Allowed == 0 && want > 0 { // refused: Remaining is 0, the wait says what is there
+		remaining = b.shortOf(want, res.RetryAfter)
+		held = b.keep(client, held, remaining, now, false)
+		st = st.Available(remaining + held)
 		st.RetryAfter = max(res.RetryAfter, time.Millisecond)
 		return false, st, nil
 	}
-	points := leftover + want - cost
+	points := b.keep(client, held+want-cost, remaining, now, true)
+	return true, st.Available(remaining + points), nil
+}
+
+// keep puts points back into client's lease (beside what spends of the same client at the
+// same time put there) and returns what the lease holds; renewed, the lease lives another
+// leaseLife and tells remaining as what Redis holds besides it.
+func (b *Budget) keep(client string, points, remaining int, now time.Time, renewed bool) int {
 	b.mu.Lock()
-	b.leases.Add(client, &lease{points: points, available: res.Remaining, until: now.Add(leaseLife)})
-	b.mu.Unlock()
-	st = st.Available(res.Remaining + points)
-	return true, st, nil
+	defer b.mu.Unlock()
+	l, ok := b.leases.Get(client)
+	if !ok {
+		if points == 0 && !renewed {
+			return 0
+		}
+		l = &lease{available: remaining}
+		b.leases.Add(client, l)
+	}
+	l.points += points
+	if renewed {
+		l.available, l.until = remaining, now.Add(leaseLife)
+	}
+	return l.points
+}
+
+// shortOf is what a bucket that refused n points holds: redis_rate answers a refusal
+// with no remaining count but with the wait until n fit, the shortfall at the restore rate.
+func (b *Budget) shortOf(n int, wait time.Duration) int {
+	return min(max(n-int(math.Ceil(wait.Seconds()*float64(b.Restore))), 0), b.Capacity)
 }
 
 // leaseFor is how many points to lease for queries of cost: enough for a few dozen such
@@ -190,17 +229,21 @@ func (b *Budget) leaseFor(cost int) int {
 }
 
 // Refund gives back points a query was charged but did not use (its actual cost was
-// lower than requested) to the client's lease on this instance.
-func (b *Budget) Refund(client string, points int) {
+// lower than requested) to the client's lease on this instance, and returns how many it
+// kept: a lease that ran out of time keeps them too, the next spend counts them in.
+func (b *Budget) Refund(client string, points int) int {
 	if !b.On() || points <= 0 {
-		return
+		return 0
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.leases == nil {
-		return
+		return 0
 	}
-	if l, ok := b.leases.Get(client); ok && b.now().Before(l.until) {
-		l.points += points
+	l, ok := b.leases.Get(client)
+	if !ok {
+		return 0
 	}
+	l.points += points
+	return points
 }

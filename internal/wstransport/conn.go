@@ -14,6 +14,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/gorilla/websocket"
 
+	"seatflow"
 	"seatflow/internal/live"
 	"seatflow/internal/telemetry"
 )
@@ -27,6 +28,7 @@ type conn struct {
 	exec    graphql.GraphExecutor
 	headers http.Header
 	client  string
+	session string // the session it is counted under once initialised (Registry.join); guarded by the registry's mu
 
 	ctx    context.Context // the caller's identity and subscription limit, once initialised
 	cancel context.CancelFunc
@@ -189,6 +191,9 @@ func (c *conn) initialise(payload json.RawMessage) bool {
 		}
 		ctx, expires = authed, exp
 	}
+	if c.t.cfg.Session != nil && !c.t.cfg.Registry.join(c, c.t.cfg.Session(ctx)) {
+		return c.refuseSession()
+	}
 	c.mu.Lock()
 	c.ctx, c.expires, c.initialised = ctx, expires, true
 	c.mu.Unlock()
@@ -207,6 +212,18 @@ func (c *conn) forbid(reason string) bool {
 		return false
 	}
 	c.shut(closeForbidden, reason)
+	return false
+}
+
+// refuseSession closes a connection over its session's cap with 1013 (try again later):
+// the legacy protocol is told why first, with the code.
+func (c *conn) refuseSession() bool {
+	if c.proto.legacy {
+		c.shutAfter(frame("connection_error", "", []byte(`{"message":"`+sessionCapReason+`","extensions":{"code":"`+seatflow.ERATELIMITED+`"}}`)),
+			closeTryAgain, sessionCapReason)
+		return false
+	}
+	c.shut(closeTryAgain, sessionCapReason)
 	return false
 }
 

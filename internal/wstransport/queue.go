@@ -23,7 +23,8 @@ func (o outgoing) size() int {
 }
 
 // maxQueued bounds the seat-map events waiting for one connection; past it the client
-// is slow and its subscriptions are resynced (live.Sink).
+// is slow and the hub merges its further changes into the DELTA it gets once it has room
+// (live.Sink).
 const maxQueued = 64
 
 // closeOverflow is the reason of the close of a connection whose queue went past its

@@ -26,8 +26,13 @@ const (
 // The zero Registry (no caps) is ready to use; Close stops its goroutines.
 type Registry struct {
 	// MaxConns and MaxConnsPerClient cap the open connections of the instance and of one
-	// client address (0 = no cap): a connection over a cap is refused with 503.
+	// client address (0 = no cap): a connection over a cap is refused before its upgrade
+	// (503, 429). The per-address cap is the backstop for a crowd behind one address.
 	MaxConns, MaxConnsPerClient int
+	// MaxConnsPerSession caps the open connections of one session (Config.Session: a
+	// user, a guest session, an address without a token), counted when connection_init
+	// names it (0 = no cap): one more is closed with 1013 (try again later).
+	MaxConnsPerSession int
 	// ClientAddr names the client of a request for the per-client cap (default: the
 	// remote address' host).
 	ClientAddr func(*http.Request) string
@@ -38,11 +43,12 @@ type Registry struct {
 	// (default 250 ms).
 	Tick time.Duration
 
-	mu       sync.Mutex
-	conns    map[*conn]struct{}
-	admitted int // connections admitted and not yet ended (upgrading or open)
-	byClient map[string]int
-	closed   bool
+	mu        sync.Mutex
+	conns     map[*conn]struct{}
+	admitted  int // connections admitted and not yet ended (upgrading or open)
+	byClient  map[string]int
+	bySession map[string]int
+	closed    bool
 
 	start sync.Once
 	ready chan *conn
@@ -78,6 +84,9 @@ var (
 	refusedInstanceCap  = &refusal{http.StatusServiceUnavailable, seatflow.EUNAVAILABLE, "the server has as many live connections as it takes; try again in a moment"}
 	refusedClientCap    = &refusal{http.StatusTooManyRequests, seatflow.ERATELIMITED, "too many live connections from this client; close one first"}
 )
+
+// sessionCapReason is the close reason of a connection over its session's cap.
+const sessionCapReason = "too many live connections of this session; close one first"
 
 // write answers the refused request: JSON with the error's code, Retry-After when a
 // retry may succeed.
@@ -141,6 +150,38 @@ func (r *Registry) release(client string) {
 	}
 }
 
+// join counts a connection whose connection_init named its session against the
+// session's cap; false when the session has as many as it may.
+func (r *Registry) join(c *conn, session string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if session == "" || session == c.session {
+		return true
+	}
+	if r.MaxConnsPerSession > 0 && r.bySession[session] >= r.MaxConnsPerSession {
+		connectionsRefused.WithLabelValues("session").Inc()
+		return false
+	}
+	r.quit(c)
+	if r.bySession == nil {
+		r.bySession = map[string]int{}
+	}
+	r.bySession[session]++
+	c.session = session
+	return true
+}
+
+// quit gives back c's place in its session's count; r.mu is held.
+func (r *Registry) quit(c *conn) {
+	if c.session == "" {
+		return
+	}
+	if r.bySession[c.session]--; r.bySession[c.session] <= 0 {
+		delete(r.bySession, c.session)
+	}
+	c.session = ""
+}
+
 // Start starts the writers and the ticker now (otherwise the first connection does).
 func (r *Registry) Start() { r.start.Do(r.run) }
 
@@ -165,6 +206,7 @@ func (r *Registry) remove(c *conn) {
 	}
 	delete(r.conns, c)
 	r.release(c.client)
+	r.quit(c)
 	connectionsOpen.Dec()
 }
 

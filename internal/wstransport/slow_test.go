@@ -129,6 +129,7 @@ type watcher struct {
 	version  int
 	bytes    int // payload bytes read
 	kinds    []seatflow.SeatMapEventKind
+	merged   int // DELTAs spanning more than one version
 	lastSize int // bytes of the last message read
 }
 
@@ -153,7 +154,7 @@ func (w *slowWorld) watch(t *testing.T) *watcher {
 		t.Fatalf("after connection_init: %q, want connection_ack", typ)
 	}
 	c.send(map[string]any{"type": "subscribe", "id": "1", "payload": map[string]any{
-		"query":     "subscription($id: ID!) { seatMap(showtimeId: $id) { kind version seats { seat { id } status } } }",
+		"query":     "subscription($id: ID!) { seatMap(showtimeId: $id) { kind fromVersion version seats { seat { id } status } } }",
 		"variables": map[string]any{"id": nodeid.Encode(nodeid.Showtime, w.show)}}})
 	c.next()
 	if c.kinds[0] != seatflow.EventSnapshot {
@@ -189,7 +190,7 @@ func (c *watcher) read() (string, json.RawMessage) {
 }
 
 // next reads the next seat-map event and applies it to the watcher's map, checking that
-// a DELTA follows the version before it.
+// a DELTA applies to the version before it (fromVersion) and moves it on.
 func (c *watcher) next() {
 	c.t.Helper()
 	typ, payload := c.read()
@@ -199,9 +200,10 @@ func (c *watcher) next() {
 	var p struct {
 		Data struct {
 			SeatMap struct {
-				Kind    seatflow.SeatMapEventKind
-				Version int
-				Seats   []struct {
+				Kind        seatflow.SeatMapEventKind
+				FromVersion int
+				Version     int
+				Seats       []struct {
 					Seat   struct{ ID string }
 					Status seatflow.SeatStatus
 				}
@@ -213,14 +215,17 @@ func (c *watcher) next() {
 		c.t.Fatalf("event %s: %v", payload, err)
 	}
 	ev := p.Data.SeatMap
-	if ev.Kind == seatflow.EventDelta && ev.Version != c.version+1 {
-		c.t.Fatalf("DELTA v%d after v%d: a change was skipped", ev.Version, c.version)
+	if ev.Kind == seatflow.EventDelta && (ev.FromVersion != c.version || ev.Version <= c.version) {
+		c.t.Fatalf("DELTA v%d→v%d after v%d: a change was skipped", ev.FromVersion, ev.Version, c.version)
 	}
 	if ev.Kind == seatflow.EventSnapshot {
 		c.m = map[string]seatflow.SeatStatus{}
 	}
 	for _, s := range ev.Seats {
 		c.m[s.Seat.ID] = s.Status
+	}
+	if ev.Kind == seatflow.EventDelta && ev.Version > ev.FromVersion+1 {
+		c.merged++
 	}
 	c.version = ev.Version
 	c.kinds = append(c.kinds, ev.Kind)
@@ -303,13 +308,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // TestWebsocketSlowWatcher: a watcher that stops reading while the seat map keeps
 // changing costs the server a bounded queue, not one message per change. If it reads
-// again within the write timeout, it is resynced with a SNAPSHOT and ends with the real
+// again within the write timeout, the changes it could not take come merged into one
+// DELTA (never queued change by change, no SNAPSHOT needed) and it ends with the real
 // map; if it does not, the server drops the connection and ends its watch.
 func TestWebsocketSlowWatcher(t *testing.T) {
 	const changes = 3000
 	slow := map[string]string{"reason": live.ReasonSlow}
 
-	t.Run("ReadsAgainAndIsResyncedWithASnapshot", func(t *testing.T) {
+	t.Run("ReadsAgainAndGetsItsChangesMerged", func(t *testing.T) {
 		w := newSlowWorld(t, time.Minute)
 		c := w.watch(t)
 		// One change read as it comes: the size of a DELTA on the wire.
@@ -318,6 +324,7 @@ func TestWebsocketSlowWatcher(t *testing.T) {
 		deltaSize := c.lastSize
 		slowBefore := metric(t, "seatflow_live_slow_subscribers_total", nil)
 		resyncsBefore := metric(t, "seatflow_live_snapshots_sent_total", slow)
+		overflowsBefore := metric(t, "seatflow_websocket_queue_overflows_total", nil)
 
 		// The client stops reading; the changes pile up until the transport refuses them.
 		w.change(t, changes)
@@ -336,21 +343,24 @@ func TestWebsocketSlowWatcher(t *testing.T) {
 		if c.version != wantVersion || fmt.Sprint(c.m) != fmt.Sprint(want) {
 			t.Errorf("watcher's map at v%d:\n got %v\nwant v%d %v", c.version, c.m, wantVersion, want)
 		}
-		snapshots := 0
 		for _, k := range afterPause {
 			if k == seatflow.EventSnapshot {
-				snapshots++
+				t.Errorf("after the pause: %v, want DELTAs only (its changes merged)", afterPause)
+				break
 			}
 		}
-		if snapshots == 0 {
-			t.Errorf("after the pause: %d events, none a SNAPSHOT; want the resync", len(afterPause))
+		if c.merged == 0 {
+			t.Errorf("after the pause: %d events, none a merged DELTA", len(afterPause))
 		}
-		if got := metric(t, "seatflow_live_snapshots_sent_total", slow) - resyncsBefore; got < 1 {
-			t.Errorf("slow resync snapshots sent: got %v, want ≥ 1", got)
+		if got := metric(t, "seatflow_live_snapshots_sent_total", slow) - resyncsBefore; got != 0 {
+			t.Errorf("slow resync snapshots sent: got %v, want none", got)
+		}
+		if got := metric(t, "seatflow_websocket_queue_overflows_total", nil) - overflowsBefore; got != 0 {
+			t.Errorf("queue overflows: got %v, want none (what waits for it is bounded)", got)
 		}
 		received, unbounded := c.bytes-read, changes*deltaSize
-		t.Logf("after the pause: %d events (%d SNAPSHOTs), %d bytes; every change as a DELTA would be %d bytes",
-			len(afterPause), snapshots, received, unbounded)
+		t.Logf("after the pause: %d events (%d merged DELTAs), %d bytes; every change as a DELTA would be %d bytes",
+			len(afterPause), c.merged, received, unbounded)
 		if unbounded < 4*afterPauseBudget {
 			t.Fatalf("the changes weigh %d bytes as DELTAs, want ≥ %d to show the bound", unbounded, 4*afterPauseBudget)
 		}

@@ -68,6 +68,10 @@ type Config struct {
 	// then. A connection without a token stays anonymous; one whose token Auth rejects
 	// (or any token when Auth is nil) is closed with 4403.
 	Auth func(ctx context.Context, token string) (context.Context, time.Time, error)
+	// Session names the session a connection's context belongs to once connection_init
+	// is answered (a user, a guest session, an address without a token): what the
+	// registry's MaxConnsPerSession counts by. Nil or "": not counted.
+	Session func(ctx context.Context) string
 	// UpgradeExpiry returns when the identity the upgrade request's context carries (a
 	// token of its Authorization header, read before the upgrade) expires; zero for none.
 	// The connection is closed with 4403 then, as for a token of connection_init, unless

@@ -1,6 +1,6 @@
 // SeatFlow live seat map, part 1 of 3: the API client. The page talks to the server only as
-// any front end could: POST /query, the seatMap subscription over graphql-transport-ws and,
-// in embedded mode, GET /demo/token. Plain JavaScript with no modules or build step (the
+// any front end could: POST /query (a guest session's token when nobody is signed in), the
+// seatMap subscription over graphql-transport-ws and, in embedded mode, GET /demo/token. Plain JavaScript with no modules or build step (the
 // CSP allows only same-origin script files): index.html loads api.js, view.js and app.js in
 // that order, and what they share hangs off one global, SeatFlow.
 'use strict';
@@ -112,6 +112,19 @@
     return null;
   }
 
+  // guestSession resolves to a guest session ({token, expiresAt (ms)}) for a page that is
+  // not signed in: its reads and its live socket then carry a budget of their own instead
+  // of sharing their address' (a cinema's Wi-Fi, a carrier's NAT); null when the server
+  // gives none (the page then reads without a token).
+  async function guestSession() {
+    try {
+      const { data } = await gql('mutation DemoGuestSession { guestSession { token expiresAt } }', {});
+      return { token: data.guestSession.token, expiresAt: Date.parse(data.guestSession.expiresAt) };
+    } catch (e) {
+      return null;
+    }
+  }
+
   // newKey returns 128 random bits in hex, for an idempotency key or a payment reference.
   function newKey() {
     const b = new Uint8Array(16);
@@ -119,5 +132,5 @@
     return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
   }
 
-  window.SeatFlow = { api: { gql, subscribe, jwtClaims, demoToken, newKey } };
+  window.SeatFlow = { api: { gql, subscribe, jwtClaims, demoToken, guestSession, newKey } };
 })();

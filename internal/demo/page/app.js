@@ -12,6 +12,7 @@
   const state = {
     token: null,
     user: null,
+    guest: null, // the guest session ({token, expiresAt}) the page reads and watches with when nobody is signed in
     showtime: null, // the showtime being shown (with hall seats, limits, prices)
     seats: new Map(), // seat id -> {seat, status, el}
     version: -1, // last seat-map version applied
@@ -30,8 +31,19 @@
     drawHall, applyEvent, render, setLive, withDeadline, setOrder, tick,
   } = window.SeatFlow.view(state, toggleSeat);
 
-  // gql posts one operation as the signed-in customer (see api.js).
-  const gql = (query, variables) => api.gql(query, variables, state.token);
+  // gql posts one operation as the signed-in customer, else as the page's guest session
+  // (see api.js).
+  const gql = async (query, variables) => api.gql(query, variables, await readToken());
+
+  // readToken is the token reads and the live socket carry: the customer's, else a guest
+  // session's, started when there is none or it is about to expire.
+  async function readToken() {
+    if (state.token) return state.token;
+    if (!state.guest || state.guest.expiresAt - Date.now() < 60000) {
+      state.guest = await api.guestSession();
+    }
+    return state.guest ? state.guest.token : null;
+  }
   const newKey = api.newKey;
 
   // ---------- token ----------
@@ -194,7 +206,7 @@
     }
     state.ws = api.subscribe(SUBSCRIPTION_Q, { id: showId }, {
       current: () => gen === state.wsGen,
-      token: () => state.token,
+      token: () => state.token || (state.guest ? state.guest.token : null),
       next: (payload) => {
         if (payload && payload.errors && payload.errors.length) {
           const e = payload.errors[0];

@@ -162,8 +162,8 @@ window.SeatFlow.view = (state, onSeat) => {
   }
 
   // applyEvent applies a seat-map event by the schema's rule: a SNAPSHOT replaces every
-  // state whatever its version (the server's versions may start again after its Redis came
-  // back empty); a DELTA whose fromVersion is the map's version updates the listed seats,
+  // state whatever its version (it is the server's whole map; a DELTA may span several
+  // versions, merged changes); a DELTA whose fromVersion is the map's version updates the listed seats,
   // one at or below the map's version is ignored. It returns false for any other DELTA: a
   // change was missed, and the caller subscribes again.
   function applyEvent(ev) {

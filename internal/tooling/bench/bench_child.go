@@ -41,7 +41,7 @@ func (b *benchEnv) startChildServer(ctx context.Context, extraEnv ...string) (*c
 		"SEATFLOW_REDIS_CLUSTER=", "SEATFLOW_REDIS_PREFIX="+b.Prefix, "SEATFLOW_JWT_SECRET="+b.Secret,
 		"SEATFLOW_TICKET_KEY_SECRET="+b.ticketSecret(),
 		"SEATFLOW_RECONCILE_EVERY=0", "SEATFLOW_LOG_LEVEL=error", "SEATFLOW_HOLDS_PER_MINUTE=0", "SEATFLOW_PAYMENT_PROVIDER=test",
-		"SEATFLOW_COST_RESTORE=1000000000", "SEATFLOW_WS_MAX_CONNS_PER_CLIENT=0") // every watcher comes from one address
+		"SEATFLOW_COST_RESTORE=1000000000", "SEATFLOW_WS_MAX_CONNS_PER_CLIENT=0", "SEATFLOW_WS_MAX_CONNS_PER_SESSION=0") // every watcher comes from one address
 	cmd.Env = append(cmd.Env, extraEnv...)
 	url := "http://" + addr
 	c, err := startChild(ctx, cmd, url, func() bool {

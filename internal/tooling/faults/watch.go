@@ -130,9 +130,10 @@ func (w *Watcher) run(ctx context.Context) {
 type seatMapEvent struct {
 	Data struct {
 		SeatMap struct {
-			Kind    string
-			Version int64
-			Seats   []struct {
+			Kind        string
+			FromVersion int64
+			Version     int64
+			Seats       []struct {
 				Seat   struct{ ID string }
 				Status string
 			}
@@ -174,7 +175,7 @@ func (w *Watcher) apply(in int, ev seatMapEvent) {
 		w.events = append(w.events, WatchEvent{At: time.Now(), Instance: in, Kind: "SNAPSHOT"})
 	case "DELTA":
 		w.deltas++
-		if sm.Version > w.version+1 {
+		if sm.Version > w.version && sm.FromVersion != w.version { // coalesced DELTAs span versions
 			w.gaps++
 		}
 	}

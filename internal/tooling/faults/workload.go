@@ -29,7 +29,7 @@ const (
 	qSeatMap  = `query FaultSeatMap($id: ID!) { seatMap(showtimeId: $id) { version seats { seat { id } status } } }`
 	qShowtime = `query FaultShowtime($id: ID!) { showtime(id: $id) { id startsAt status purchaseLimit prices { kind amountCents } movie { id title } hall { id name seats { id row number } } } }`
 	qMovies   = `query FaultMovies { movies(first: 10) { edges { node { id title } } } }`
-	qWatch    = `subscription FaultWatch($id: ID!) { seatMap(showtimeId: $id) { kind version seats { seat { id } status } } }`
+	qWatch    = `subscription FaultWatch($id: ID!) { seatMap(showtimeId: $id) { kind fromVersion version seats { seat { id } status } } }`
 )
 
 // mixEntry is one operation of the workload's mix: its share, and how it is sent.

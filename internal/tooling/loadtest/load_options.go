@@ -176,7 +176,7 @@ func (o *Options) serverEnv(i int, addr string) []string {
 		"SEATFLOW_LOG_LEVEL=warn",
 		"SEATFLOW_PAYMENT_PROVIDER=test", // the buyers pay with payOrder
 		// Every simulated client comes from one address: per-address limits off.
-		"SEATFLOW_COST_RESTORE=1000000000", "SEATFLOW_WS_MAX_CONNS_PER_CLIENT=0",
+		"SEATFLOW_COST_RESTORE=1000000000", "SEATFLOW_WS_MAX_CONNS_PER_CLIENT=0", "SEATFLOW_WS_MAX_CONNS_PER_SESSION=0",
 		"SEATFLOW_DEBUG_ADDR="+map[bool]string{true: fmt.Sprintf("127.0.0.1:%d", o.DebugPort+i), false: ""}[o.DebugPort > 0],
 		"SEATFLOW_METRICS_ADDR="+o.MetricsAddr(i),
 	)

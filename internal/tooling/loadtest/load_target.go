@@ -82,7 +82,7 @@ const (
 	qHold      = `mutation LoadHold($in: HoldSeatsInput!) { holdSeats(input: $in) { id status amountCents expiresAt seats { id } } }`
 	qPay       = `mutation LoadPay($id: ID!, $ref: String!) { payOrder(orderId: $id, paymentRef: $ref) { id status paidAt refundRequired seats { id } } }`
 	qCancel    = `mutation LoadCancel($id: ID!) { cancelOrder(orderId: $id) { id status } }`
-	qWatch     = `subscription LoadWatch($id: ID!) { seatMap(showtimeId: $id) { kind version seats { seat { id } status } } }`
+	qWatch     = `subscription LoadWatch($id: ID!) { seatMap(showtimeId: $id) { kind fromVersion version seats { seat { id } status } } }`
 )
 
 // gqlBody is the body of one request of the mix, named so the server's logs and metrics

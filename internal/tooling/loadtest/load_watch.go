@@ -45,8 +45,9 @@ func (l *loadRun) watcher(ctx context.Context, i int) {
 type watchEvent struct {
 	Data struct {
 		SeatMap struct {
-			Kind    string `json:"kind"`
-			Version int64  `json:"version"`
+			Kind        string `json:"kind"`
+			FromVersion int64  `json:"fromVersion"`
+			Version     int64  `json:"version"`
 		} `json:"seatMap"`
 	} `json:"data"`
 }
@@ -85,7 +86,7 @@ func (l *loadRun) watchOnce(ctx context.Context, addr, show string) (subscribed 
 			case last < 0:
 			case sm.Version <= last:
 				l.watch.regressions.Add(1)
-			case sm.Version > last+1:
+			case sm.FromVersion != last: // coalesced DELTAs span versions
 				l.watch.gaps.Add(1)
 			}
 			last = max(last, sm.Version)
