@@ -27,12 +27,13 @@ const (
 	MaxRowLabel = 8
 )
 
-// Hall is a screen room with its seat template, ordered by row then number. Halls never
+// Hall is a screen room of a cinema with its seat template, ordered by row then number. Halls never
 // change once created.
 type Hall struct {
-	ID    int    `json:"id"`
-	Name  string `json:"name"`
-	Seats []Seat `json:"seats"`
+	ID       int    `json:"id"`
+	Name     string `json:"name"`
+	CinemaID int    `json:"cinemaId"`
+	Seats    []Seat `json:"seats"`
 }
 
 // Seat is one seat of a hall; X and Y place it for drawing. An unsellable seat (broken,

@@ -34,11 +34,13 @@ func (s ShowtimeStatus) CanMoveTo(to ShowtimeStatus) bool {
 	return slices.Contains(showtimeMoves[s], to)
 }
 
-// Showtime is one screening of a movie in a hall.
+// Showtime is one screening of a movie in a hall; CinemaID is the hall's cinema, whose
+// time zone its day and local start are counted in.
 type Showtime struct {
 	ID            int            `json:"id"`
 	MovieID       int            `json:"movieId"`
 	HallID        int            `json:"hallId"`
+	CinemaID      int            `json:"cinemaId"`
 	StartsAt      time.Time      `json:"startsAt"`
 	EndsAt        time.Time      `json:"endsAt"`
 	Status        ShowtimeStatus `json:"status"`

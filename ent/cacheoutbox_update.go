@@ -19,8 +19,9 @@ import (
 // CacheOutboxUpdate is the builder for updating CacheOutbox entities.
 type CacheOutboxUpdate struct {
 	config
-	hooks    []Hook
-	mutation *CacheOutboxMutation
+	hooks     []Hook
+	mutation  *CacheOutboxMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the CacheOutboxUpdate builder.
@@ -93,6 +94,12 @@ func (_u *CacheOutboxUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *CacheOutboxUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *CacheOutboxUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *CacheOutboxUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	_spec := sqlgraph.NewUpdateSpec(cacheoutbox.Table, cacheoutbox.Columns, sqlgraph.NewFieldSpec(cacheoutbox.FieldID, field.TypeInt))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
@@ -116,6 +123,7 @@ func (_u *CacheOutboxUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	if _u.mutation.ProcessedAtCleared() {
 		_spec.ClearField(cacheoutbox.FieldProcessedAt, field.TypeTime)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{cacheoutbox.Label}
@@ -131,9 +139,10 @@ func (_u *CacheOutboxUpdate) sqlSave(ctx context.Context) (_node int, err error)
 // CacheOutboxUpdateOne is the builder for updating a single CacheOutbox entity.
 type CacheOutboxUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *CacheOutboxMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *CacheOutboxMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetKeys sets the "keys" field.
@@ -213,6 +222,12 @@ func (_u *CacheOutboxUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *CacheOutboxUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *CacheOutboxUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *CacheOutboxUpdateOne) sqlSave(ctx context.Context) (_node *CacheOutbox, err error) {
 	_spec := sqlgraph.NewUpdateSpec(cacheoutbox.Table, cacheoutbox.Columns, sqlgraph.NewFieldSpec(cacheoutbox.FieldID, field.TypeInt))
 	id, ok := _u.mutation.ID()
@@ -253,6 +268,7 @@ func (_u *CacheOutboxUpdateOne) sqlSave(ctx context.Context) (_node *CacheOutbox
 	if _u.mutation.ProcessedAtCleared() {
 		_spec.ClearField(cacheoutbox.FieldProcessedAt, field.TypeTime)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &CacheOutbox{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

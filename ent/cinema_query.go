@@ -25,6 +25,7 @@ type CinemaQuery struct {
 	inters     []Interceptor
 	predicates []predicate.Cinema
 	withHalls  *HallQuery
+	modifiers  []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -277,8 +278,9 @@ func (_q *CinemaQuery) Clone() *CinemaQuery {
 		predicates: append([]predicate.Cinema{}, _q.predicates...),
 		withHalls:  _q.withHalls.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -384,6 +386,9 @@ func (_q *CinemaQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Cinem
 		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
+	if len(_q.modifiers) > 0 {
+		_spec.Modifiers = _q.modifiers
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -436,6 +441,9 @@ func (_q *CinemaQuery) loadHalls(ctx context.Context, query *HallQuery, nodes []
 
 func (_q *CinemaQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
+	if len(_q.modifiers) > 0 {
+		_spec.Modifiers = _q.modifiers
+	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -498,6 +506,9 @@ func (_q *CinemaQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -513,6 +524,12 @@ func (_q *CinemaQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *CinemaQuery) Modify(modifiers ...func(s *sql.Selector)) *CinemaSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // CinemaGroupBy is the group-by builder for Cinema entities.
@@ -603,4 +620,10 @@ func (_s *CinemaSelect) sqlScan(ctx context.Context, root *CinemaQuery, v any) e
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *CinemaSelect) Modify(modifiers ...func(s *sql.Selector)) *CinemaSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -18,8 +18,9 @@ import (
 // CinemaUpdate is the builder for updating Cinema entities.
 type CinemaUpdate struct {
 	config
-	hooks    []Hook
-	mutation *CinemaMutation
+	hooks     []Hook
+	mutation  *CinemaMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the CinemaUpdate builder.
@@ -158,6 +159,12 @@ func (_u *CinemaUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *CinemaUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *CinemaUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *CinemaUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -224,6 +231,7 @@ func (_u *CinemaUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{cinema.Label}
@@ -239,9 +247,10 @@ func (_u *CinemaUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // CinemaUpdateOne is the builder for updating a single Cinema entity.
 type CinemaUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *CinemaMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *CinemaMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetName sets the "name" field.
@@ -387,6 +396,12 @@ func (_u *CinemaUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *CinemaUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *CinemaUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *CinemaUpdateOne) sqlSave(ctx context.Context) (_node *Cinema, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -470,6 +485,7 @@ func (_u *CinemaUpdateOne) sqlSave(ctx context.Context) (_node *Cinema, err erro
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Cinema{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -29,6 +29,7 @@ type HallQuery struct {
 	withSeats     *SeatQuery
 	withShowtimes *ShowtimeQuery
 	withCinema    *CinemaQuery
+	modifiers     []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -327,8 +328,9 @@ func (_q *HallQuery) Clone() *HallQuery {
 		withShowtimes: _q.withShowtimes.Clone(),
 		withCinema:    _q.withCinema.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -458,6 +460,9 @@ func (_q *HallQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Hall, e
 		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
+	if len(_q.modifiers) > 0 {
+		_spec.Modifiers = _q.modifiers
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -582,6 +587,9 @@ func (_q *HallQuery) loadCinema(ctx context.Context, query *CinemaQuery, nodes [
 
 func (_q *HallQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
+	if len(_q.modifiers) > 0 {
+		_spec.Modifiers = _q.modifiers
+	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -647,6 +655,9 @@ func (_q *HallQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -662,6 +673,12 @@ func (_q *HallQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *HallQuery) Modify(modifiers ...func(s *sql.Selector)) *HallSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // HallGroupBy is the group-by builder for Hall entities.
@@ -752,4 +769,10 @@ func (_s *HallSelect) sqlScan(ctx context.Context, root *HallQuery, v any) error
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *HallSelect) Modify(modifiers ...func(s *sql.Selector)) *HallSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

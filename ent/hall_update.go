@@ -20,8 +20,9 @@ import (
 // HallUpdate is the builder for updating Hall entities.
 type HallUpdate struct {
 	config
-	hooks    []Hook
-	mutation *HallMutation
+	hooks     []Hook
+	mutation  *HallMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the HallUpdate builder.
@@ -189,6 +190,12 @@ func (_u *HallUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *HallUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *HallUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *HallUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -323,6 +330,7 @@ func (_u *HallUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{hall.Label}
@@ -338,9 +346,10 @@ func (_u *HallUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // HallUpdateOne is the builder for updating a single Hall entity.
 type HallUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *HallMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *HallMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetName sets the "name" field.
@@ -515,6 +524,12 @@ func (_u *HallUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *HallUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *HallUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *HallUpdateOne) sqlSave(ctx context.Context) (_node *Hall, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -666,6 +681,7 @@ func (_u *HallUpdateOne) sqlSave(ctx context.Context) (_node *Hall, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Hall{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

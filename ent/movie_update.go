@@ -21,8 +21,9 @@ import (
 // MovieUpdate is the builder for updating Movie entities.
 type MovieUpdate struct {
 	config
-	hooks    []Hook
-	mutation *MovieMutation
+	hooks     []Hook
+	mutation  *MovieMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the MovieUpdate builder.
@@ -252,6 +253,12 @@ func (_u *MovieUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *MovieUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *MovieUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *MovieUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -344,6 +351,7 @@ func (_u *MovieUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{movie.Label}
@@ -359,9 +367,10 @@ func (_u *MovieUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // MovieUpdateOne is the builder for updating a single Movie entity.
 type MovieUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *MovieMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *MovieMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetTitle sets the "title" field.
@@ -598,6 +607,12 @@ func (_u *MovieUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *MovieUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *MovieUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *MovieUpdateOne) sqlSave(ctx context.Context) (_node *Movie, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -707,6 +722,7 @@ func (_u *MovieUpdateOne) sqlSave(ctx context.Context) (_node *Movie, err error)
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Movie{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -17,8 +17,9 @@ import (
 // OfflineScanUpdate is the builder for updating OfflineScan entities.
 type OfflineScanUpdate struct {
 	config
-	hooks    []Hook
-	mutation *OfflineScanMutation
+	hooks     []Hook
+	mutation  *OfflineScanMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the OfflineScanUpdate builder.
@@ -67,6 +68,12 @@ func (_u *OfflineScanUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *OfflineScanUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *OfflineScanUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *OfflineScanUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -79,6 +86,7 @@ func (_u *OfflineScanUpdate) sqlSave(ctx context.Context) (_node int, err error)
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{offlinescan.Label}
@@ -94,9 +102,10 @@ func (_u *OfflineScanUpdate) sqlSave(ctx context.Context) (_node int, err error)
 // OfflineScanUpdateOne is the builder for updating a single OfflineScan entity.
 type OfflineScanUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *OfflineScanMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *OfflineScanMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Mutation returns the OfflineScanMutation object of the builder.
@@ -152,6 +161,12 @@ func (_u *OfflineScanUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *OfflineScanUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *OfflineScanUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *OfflineScanUpdateOne) sqlSave(ctx context.Context) (_node *OfflineScan, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -181,6 +196,7 @@ func (_u *OfflineScanUpdateOne) sqlSave(ctx context.Context) (_node *OfflineScan
 			}
 		}
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &OfflineScan{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

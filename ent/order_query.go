@@ -29,6 +29,7 @@ type OrderQuery struct {
 	withSeats     *OrderSeatQuery
 	withOccupancy *SeatOccupancyQuery
 	withPayments  *PaymentQuery
+	modifiers     []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -327,8 +328,9 @@ func (_q *OrderQuery) Clone() *OrderQuery {
 		withOccupancy: _q.withOccupancy.Clone(),
 		withPayments:  _q.withPayments.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -458,6 +460,9 @@ func (_q *OrderQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Order,
 		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
+	if len(_q.modifiers) > 0 {
+		_spec.Modifiers = _q.modifiers
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -584,6 +589,9 @@ func (_q *OrderQuery) loadPayments(ctx context.Context, query *PaymentQuery, nod
 
 func (_q *OrderQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
+	if len(_q.modifiers) > 0 {
+		_spec.Modifiers = _q.modifiers
+	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -646,6 +654,9 @@ func (_q *OrderQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -661,6 +672,12 @@ func (_q *OrderQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *OrderQuery) Modify(modifiers ...func(s *sql.Selector)) *OrderSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // OrderGroupBy is the group-by builder for Order entities.
@@ -751,4 +768,10 @@ func (_s *OrderSelect) sqlScan(ctx context.Context, root *OrderQuery, v any) err
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *OrderSelect) Modify(modifiers ...func(s *sql.Selector)) *OrderSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

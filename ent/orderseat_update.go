@@ -18,8 +18,9 @@ import (
 // OrderSeatUpdate is the builder for updating OrderSeat entities.
 type OrderSeatUpdate struct {
 	config
-	hooks    []Hook
-	mutation *OrderSeatMutation
+	hooks     []Hook
+	mutation  *OrderSeatMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the OrderSeatUpdate builder.
@@ -114,6 +115,12 @@ func (_u *OrderSeatUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *OrderSeatUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *OrderSeatUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *OrderSeatUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -161,6 +168,7 @@ func (_u *OrderSeatUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{orderseat.Label}
@@ -176,9 +184,10 @@ func (_u *OrderSeatUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // OrderSeatUpdateOne is the builder for updating a single OrderSeat entity.
 type OrderSeatUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *OrderSeatMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *OrderSeatMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetOrderID sets the "order_id" field.
@@ -280,6 +289,12 @@ func (_u *OrderSeatUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *OrderSeatUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *OrderSeatUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *OrderSeatUpdateOne) sqlSave(ctx context.Context) (_node *OrderSeat, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -344,6 +359,7 @@ func (_u *OrderSeatUpdateOne) sqlSave(ctx context.Context) (_node *OrderSeat, er
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &OrderSeat{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -20,8 +20,9 @@ import (
 // PaymentUpdate is the builder for updating Payment entities.
 type PaymentUpdate struct {
 	config
-	hooks    []Hook
-	mutation *PaymentMutation
+	hooks     []Hook
+	mutation  *PaymentMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the PaymentUpdate builder.
@@ -300,6 +301,12 @@ func (_u *PaymentUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *PaymentUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *PaymentUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -380,6 +387,7 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{payment.Label}
@@ -395,9 +403,10 @@ func (_u *PaymentUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // PaymentUpdateOne is the builder for updating a single Payment entity.
 type PaymentUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *PaymentMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *PaymentMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetOrderID sets the "order_id" field.
@@ -683,6 +692,12 @@ func (_u *PaymentUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *PaymentUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *PaymentUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -780,6 +795,7 @@ func (_u *PaymentUpdateOne) sqlSave(ctx context.Context) (_node *Payment, err er
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Payment{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -17,8 +17,9 @@ import (
 // PaymentEventUpdate is the builder for updating PaymentEvent entities.
 type PaymentEventUpdate struct {
 	config
-	hooks    []Hook
-	mutation *PaymentEventMutation
+	hooks     []Hook
+	mutation  *PaymentEventMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the PaymentEventUpdate builder.
@@ -148,6 +149,12 @@ func (_u *PaymentEventUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *PaymentEventUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *PaymentEventUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *PaymentEventUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -178,6 +185,7 @@ func (_u *PaymentEventUpdate) sqlSave(ctx context.Context) (_node int, err error
 	if _u.mutation.OrderIDCleared() {
 		_spec.ClearField(paymentevent.FieldOrderID, field.TypeInt)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{paymentevent.Label}
@@ -193,9 +201,10 @@ func (_u *PaymentEventUpdate) sqlSave(ctx context.Context) (_node int, err error
 // PaymentEventUpdateOne is the builder for updating a single PaymentEvent entity.
 type PaymentEventUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *PaymentEventMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *PaymentEventMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetProvider sets the "provider" field.
@@ -332,6 +341,12 @@ func (_u *PaymentEventUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *PaymentEventUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *PaymentEventUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *PaymentEventUpdateOne) sqlSave(ctx context.Context) (_node *PaymentEvent, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -379,6 +394,7 @@ func (_u *PaymentEventUpdateOne) sqlSave(ctx context.Context) (_node *PaymentEve
 	if _u.mutation.OrderIDCleared() {
 		_spec.ClearField(paymentevent.FieldOrderID, field.TypeInt)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &PaymentEvent{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -19,8 +19,9 @@ import (
 // ReconcileRunUpdate is the builder for updating ReconcileRun entities.
 type ReconcileRunUpdate struct {
 	config
-	hooks    []Hook
-	mutation *ReconcileRunMutation
+	hooks     []Hook
+	mutation  *ReconcileRunMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the ReconcileRunUpdate builder.
@@ -296,6 +297,12 @@ func (_u *ReconcileRunUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ReconcileRunUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ReconcileRunUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ReconcileRunUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	_spec := sqlgraph.NewUpdateSpec(reconcilerun.Table, reconcilerun.Columns, sqlgraph.NewFieldSpec(reconcilerun.FieldID, field.TypeInt))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
@@ -376,6 +383,7 @@ func (_u *ReconcileRunUpdate) sqlSave(ctx context.Context) (_node int, err error
 	if _u.mutation.ShowtimesCleared() {
 		_spec.ClearField(reconcilerun.FieldShowtimes, field.TypeJSON)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{reconcilerun.Label}
@@ -391,9 +399,10 @@ func (_u *ReconcileRunUpdate) sqlSave(ctx context.Context) (_node int, err error
 // ReconcileRunUpdateOne is the builder for updating a single ReconcileRun entity.
 type ReconcileRunUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *ReconcileRunMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *ReconcileRunMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetStartedAt sets the "started_at" field.
@@ -676,6 +685,12 @@ func (_u *ReconcileRunUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ReconcileRunUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ReconcileRunUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ReconcileRunUpdateOne) sqlSave(ctx context.Context) (_node *ReconcileRun, err error) {
 	_spec := sqlgraph.NewUpdateSpec(reconcilerun.Table, reconcilerun.Columns, sqlgraph.NewFieldSpec(reconcilerun.FieldID, field.TypeInt))
 	id, ok := _u.mutation.ID()
@@ -773,6 +788,7 @@ func (_u *ReconcileRunUpdateOne) sqlSave(ctx context.Context) (_node *ReconcileR
 	if _u.mutation.ShowtimesCleared() {
 		_spec.ClearField(reconcilerun.FieldShowtimes, field.TypeJSON)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &ReconcileRun{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -19,8 +19,9 @@ import (
 // SeatUpdate is the builder for updating Seat entities.
 type SeatUpdate struct {
 	config
-	hooks    []Hook
-	mutation *SeatMutation
+	hooks     []Hook
+	mutation  *SeatMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the SeatUpdate builder.
@@ -214,6 +215,12 @@ func (_u *SeatUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SeatUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SeatUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SeatUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -282,6 +289,7 @@ func (_u *SeatUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{seat.Label}
@@ -297,9 +305,10 @@ func (_u *SeatUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // SeatUpdateOne is the builder for updating a single Seat entity.
 type SeatUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *SeatMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *SeatMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetHallID sets the "hall_id" field.
@@ -500,6 +509,12 @@ func (_u *SeatUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SeatUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SeatUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SeatUpdateOne) sqlSave(ctx context.Context) (_node *Seat, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -585,6 +600,7 @@ func (_u *SeatUpdateOne) sqlSave(ctx context.Context) (_node *Seat, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Seat{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -18,8 +18,9 @@ import (
 // SeatOccupancyUpdate is the builder for updating SeatOccupancy entities.
 type SeatOccupancyUpdate struct {
 	config
-	hooks    []Hook
-	mutation *SeatOccupancyMutation
+	hooks     []Hook
+	mutation  *SeatOccupancyMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the SeatOccupancyUpdate builder.
@@ -135,6 +136,12 @@ func (_u *SeatOccupancyUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SeatOccupancyUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SeatOccupancyUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SeatOccupancyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -188,6 +195,7 @@ func (_u *SeatOccupancyUpdate) sqlSave(ctx context.Context) (_node int, err erro
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{seatoccupancy.Label}
@@ -203,9 +211,10 @@ func (_u *SeatOccupancyUpdate) sqlSave(ctx context.Context) (_node int, err erro
 // SeatOccupancyUpdateOne is the builder for updating a single SeatOccupancy entity.
 type SeatOccupancyUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *SeatOccupancyMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *SeatOccupancyMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetShowtimeID sets the "showtime_id" field.
@@ -328,6 +337,12 @@ func (_u *SeatOccupancyUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *SeatOccupancyUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *SeatOccupancyUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *SeatOccupancyUpdateOne) sqlSave(ctx context.Context) (_node *SeatOccupancy, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -398,6 +413,7 @@ func (_u *SeatOccupancyUpdateOne) sqlSave(ctx context.Context) (_node *SeatOccup
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &SeatOccupancy{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -26,6 +26,7 @@ type ShowtimeQuery struct {
 	predicates []predicate.Showtime
 	withMovie  *MovieQuery
 	withHall   *HallQuery
+	modifiers  []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -301,8 +302,9 @@ func (_q *ShowtimeQuery) Clone() *ShowtimeQuery {
 		withMovie:  _q.withMovie.Clone(),
 		withHall:   _q.withHall.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -420,6 +422,9 @@ func (_q *ShowtimeQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Sho
 		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
+	if len(_q.modifiers) > 0 {
+		_spec.Modifiers = _q.modifiers
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -505,6 +510,9 @@ func (_q *ShowtimeQuery) loadHall(ctx context.Context, query *HallQuery, nodes [
 
 func (_q *ShowtimeQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
+	if len(_q.modifiers) > 0 {
+		_spec.Modifiers = _q.modifiers
+	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -573,6 +581,9 @@ func (_q *ShowtimeQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -588,6 +599,12 @@ func (_q *ShowtimeQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *ShowtimeQuery) Modify(modifiers ...func(s *sql.Selector)) *ShowtimeSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // ShowtimeGroupBy is the group-by builder for Showtime entities.
@@ -678,4 +695,10 @@ func (_s *ShowtimeSelect) sqlScan(ctx context.Context, root *ShowtimeQuery, v an
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *ShowtimeSelect) Modify(modifiers ...func(s *sql.Selector)) *ShowtimeSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

@@ -21,8 +21,9 @@ import (
 // ShowtimeUpdate is the builder for updating Showtime entities.
 type ShowtimeUpdate struct {
 	config
-	hooks    []Hook
-	mutation *ShowtimeMutation
+	hooks     []Hook
+	mutation  *ShowtimeMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the ShowtimeUpdate builder.
@@ -276,6 +277,12 @@ func (_u *ShowtimeUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ShowtimeUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ShowtimeUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ShowtimeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -379,6 +386,7 @@ func (_u *ShowtimeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{showtime.Label}
@@ -394,9 +402,10 @@ func (_u *ShowtimeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // ShowtimeUpdateOne is the builder for updating a single Showtime entity.
 type ShowtimeUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *ShowtimeMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *ShowtimeMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetMovieID sets the "movie_id" field.
@@ -657,6 +666,12 @@ func (_u *ShowtimeUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *ShowtimeUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *ShowtimeUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *ShowtimeUpdateOne) sqlSave(ctx context.Context) (_node *Showtime, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -777,6 +792,7 @@ func (_u *ShowtimeUpdateOne) sqlSave(ctx context.Context) (_node *Showtime, err 
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Showtime{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

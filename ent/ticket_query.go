@@ -27,6 +27,7 @@ type TicketQuery struct {
 	predicates       []predicate.Ticket
 	withKey          *TicketKeyQuery
 	withOfflineScans *OfflineScanQuery
+	modifiers        []func(*sql.Selector)
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -302,8 +303,9 @@ func (_q *TicketQuery) Clone() *TicketQuery {
 		withKey:          _q.withKey.Clone(),
 		withOfflineScans: _q.withOfflineScans.Clone(),
 		// clone intermediate query.
-		sql:  _q.sql.Clone(),
-		path: _q.path,
+		sql:       _q.sql.Clone(),
+		path:      _q.path,
+		modifiers: append([]func(*sql.Selector){}, _q.modifiers...),
 	}
 }
 
@@ -421,6 +423,9 @@ func (_q *TicketQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Ticke
 		node.Edges.loadedTypes = loadedTypes
 		return node.assignValues(columns, values)
 	}
+	if len(_q.modifiers) > 0 {
+		_spec.Modifiers = _q.modifiers
+	}
 	for i := range hooks {
 		hooks[i](ctx, _spec)
 	}
@@ -508,6 +513,9 @@ func (_q *TicketQuery) loadOfflineScans(ctx context.Context, query *OfflineScanQ
 
 func (_q *TicketQuery) sqlCount(ctx context.Context) (int, error) {
 	_spec := _q.querySpec()
+	if len(_q.modifiers) > 0 {
+		_spec.Modifiers = _q.modifiers
+	}
 	_spec.Node.Columns = _q.ctx.Fields
 	if len(_q.ctx.Fields) > 0 {
 		_spec.Unique = _q.ctx.Unique != nil && *_q.ctx.Unique
@@ -573,6 +581,9 @@ func (_q *TicketQuery) sqlQuery(ctx context.Context) *sql.Selector {
 	if _q.ctx.Unique != nil && *_q.ctx.Unique {
 		selector.Distinct()
 	}
+	for _, m := range _q.modifiers {
+		m(selector)
+	}
 	for _, p := range _q.predicates {
 		p(selector)
 	}
@@ -588,6 +599,12 @@ func (_q *TicketQuery) sqlQuery(ctx context.Context) *sql.Selector {
 		selector.Limit(*limit)
 	}
 	return selector
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_q *TicketQuery) Modify(modifiers ...func(s *sql.Selector)) *TicketSelect {
+	_q.modifiers = append(_q.modifiers, modifiers...)
+	return _q.Select()
 }
 
 // TicketGroupBy is the group-by builder for Ticket entities.
@@ -678,4 +695,10 @@ func (_s *TicketSelect) sqlScan(ctx context.Context, root *TicketQuery, v any) e
 	}
 	defer rows.Close()
 	return sql.ScanSlice(rows, v)
+}
+
+// Modify adds a query modifier for attaching custom logic to queries.
+func (_s *TicketSelect) Modify(modifiers ...func(s *sql.Selector)) *TicketSelect {
+	_s.modifiers = append(_s.modifiers, modifiers...)
+	return _s
 }

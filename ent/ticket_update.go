@@ -19,8 +19,9 @@ import (
 // TicketUpdate is the builder for updating Ticket entities.
 type TicketUpdate struct {
 	config
-	hooks    []Hook
-	mutation *TicketMutation
+	hooks     []Hook
+	mutation  *TicketMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the TicketUpdate builder.
@@ -221,6 +222,12 @@ func (_u *TicketUpdate) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *TicketUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *TicketUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *TicketUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -308,6 +315,7 @@ func (_u *TicketUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{ticket.Label}
@@ -323,9 +331,10 @@ func (_u *TicketUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // TicketUpdateOne is the builder for updating a single Ticket entity.
 type TicketUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *TicketMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *TicketMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // SetRevokedAt sets the "revoked_at" field.
@@ -533,6 +542,12 @@ func (_u *TicketUpdateOne) check() error {
 	return nil
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *TicketUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *TicketUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *TicketUpdateOne) sqlSave(ctx context.Context) (_node *Ticket, err error) {
 	if err := _u.check(); err != nil {
 		return _node, err
@@ -637,6 +652,7 @@ func (_u *TicketUpdateOne) sqlSave(ctx context.Context) (_node *Ticket, err erro
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &Ticket{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

@@ -18,8 +18,9 @@ import (
 // TicketKeyUpdate is the builder for updating TicketKey entities.
 type TicketKeyUpdate struct {
 	config
-	hooks    []Hook
-	mutation *TicketKeyMutation
+	hooks     []Hook
+	mutation  *TicketKeyMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // Where appends a list predicates to the TicketKeyUpdate builder.
@@ -96,6 +97,12 @@ func (_u *TicketKeyUpdate) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *TicketKeyUpdate) Modify(modifiers ...func(u *sql.UpdateBuilder)) *TicketKeyUpdate {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *TicketKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	_spec := sqlgraph.NewUpdateSpec(ticketkey.Table, ticketkey.Columns, sqlgraph.NewFieldSpec(ticketkey.FieldID, field.TypeInt))
 	if ps := _u.mutation.predicates; len(ps) > 0 {
@@ -150,6 +157,7 @@ func (_u *TicketKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
 			err = &NotFoundError{ticketkey.Label}
@@ -165,9 +173,10 @@ func (_u *TicketKeyUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 // TicketKeyUpdateOne is the builder for updating a single TicketKey entity.
 type TicketKeyUpdateOne struct {
 	config
-	fields   []string
-	hooks    []Hook
-	mutation *TicketKeyMutation
+	fields    []string
+	hooks     []Hook
+	mutation  *TicketKeyMutation
+	modifiers []func(*sql.UpdateBuilder)
 }
 
 // AddTicketIDs adds the "tickets" edge to the Ticket entity by IDs.
@@ -251,6 +260,12 @@ func (_u *TicketKeyUpdateOne) ExecX(ctx context.Context) {
 	}
 }
 
+// Modify adds a statement modifier for attaching custom logic to the UPDATE statement.
+func (_u *TicketKeyUpdateOne) Modify(modifiers ...func(u *sql.UpdateBuilder)) *TicketKeyUpdateOne {
+	_u.modifiers = append(_u.modifiers, modifiers...)
+	return _u
+}
+
 func (_u *TicketKeyUpdateOne) sqlSave(ctx context.Context) (_node *TicketKey, err error) {
 	_spec := sqlgraph.NewUpdateSpec(ticketkey.Table, ticketkey.Columns, sqlgraph.NewFieldSpec(ticketkey.FieldID, field.TypeInt))
 	id, ok := _u.mutation.ID()
@@ -322,6 +337,7 @@ func (_u *TicketKeyUpdateOne) sqlSave(ctx context.Context) (_node *TicketKey, er
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	_spec.AddModifiers(_u.modifiers...)
 	_node = &TicketKey{config: _u.config}
 	_spec.Assign = _node.assignValues
 	_spec.ScanValues = _node.scanValues

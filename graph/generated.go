@@ -33,6 +33,8 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Cinema() CinemaResolver
+	Hall() HallResolver
 	Movie() MovieResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
@@ -59,6 +61,15 @@ type ComplexityRoot struct {
 		Ticket           func(childComplexity int) int
 	}
 
+	Cinema struct {
+		Address   func(childComplexity int) int
+		Halls     func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Showtimes func(childComplexity int, date string, movieID *int) int
+		TimeZone  func(childComplexity int) int
+	}
+
 	GuestSession struct {
 		CostBudget func(childComplexity int) int
 		ExpiresAt  func(childComplexity int) int
@@ -66,9 +77,10 @@ type ComplexityRoot struct {
 	}
 
 	Hall struct {
-		ID    func(childComplexity int) int
-		Name  func(childComplexity int) int
-		Seats func(childComplexity int) int
+		Cinema func(childComplexity int) int
+		ID     func(childComplexity int) int
+		Name   func(childComplexity int) int
+		Seats  func(childComplexity int) int
 	}
 
 	Movie struct {
@@ -77,7 +89,7 @@ type ComplexityRoot struct {
 		ID              func(childComplexity int) int
 		PosterURL       func(childComplexity int) int
 		Rating          func(childComplexity int) int
-		Showtimes       func(childComplexity int, date *string) int
+		Showtimes       func(childComplexity int, date *string, cinemaID *int) int
 		Status          func(childComplexity int) int
 		Synopsis        func(childComplexity int) int
 		Title           func(childComplexity int) int
@@ -99,6 +111,7 @@ type ComplexityRoot struct {
 		CancelShowtime     func(childComplexity int, id int) int
 		CheckIn            func(childComplexity int, showtimeID int, code string, nonce *string) int
 		CloseSales         func(childComplexity int, showtimeID int) int
+		CreateCinema       func(childComplexity int, input catalog.CinemaInput) int
 		CreateHall         func(childComplexity int, input catalog.HallInput) int
 		CreateMovie        func(childComplexity int, input catalog.MovieInput) int
 		CreateShowtime     func(childComplexity int, input catalog.ShowtimeInput) int
@@ -112,6 +125,7 @@ type ComplexityRoot struct {
 		RunReconcile       func(childComplexity int) int
 		SetMovieStatus     func(childComplexity int, id int, status seatflow.MovieStatus) int
 		StartPayment       func(childComplexity int, orderID int) int
+		UpdateCinema       func(childComplexity int, id int, input catalog.CinemaInput) int
 		UpdateMovie        func(childComplexity int, id int, input catalog.MovieInput) int
 		UploadCheckIns     func(childComplexity int, showtimeID int, scans []*seatflow.OfflineScan) int
 	}
@@ -164,6 +178,8 @@ type ComplexityRoot struct {
 
 	Query struct {
 		BestSeats      func(childComplexity int, showtimeID int, count int) int
+		Cinema         func(childComplexity int, id int) int
+		Cinemas        func(childComplexity int) int
 		Movie          func(childComplexity int, id int) int
 		Movies         func(childComplexity int, first *int, after *string, last *int, before *string, status *seatflow.MovieStatus) int
 		MyOrders       func(childComplexity int) int
@@ -174,7 +190,7 @@ type ComplexityRoot struct {
 		RevokedTickets func(childComplexity int, showtimeID int, since *time.Time) int
 		SeatMap        func(childComplexity int, showtimeID int) int
 		Showtime       func(childComplexity int, id int) int
-		Showtimes      func(childComplexity int, date string, movieID *int) int
+		Showtimes      func(childComplexity int, date string, movieID *int, cinemaID *int) int
 		TicketKeys     func(childComplexity int) int
 	}
 
@@ -234,10 +250,12 @@ type ComplexityRoot struct {
 		AllowSeatGaps func(childComplexity int) int
 		CheckInCount  func(childComplexity int) int
 		CheckedIn     func(childComplexity int) int
+		Cinema        func(childComplexity int) int
 		Currency      func(childComplexity int) int
 		EndsAt        func(childComplexity int) int
 		Hall          func(childComplexity int) int
 		ID            func(childComplexity int) int
+		LocalStartsAt func(childComplexity int) int
 		Movie         func(childComplexity int) int
 		Prices        func(childComplexity int) int
 		PurchaseLimit func(childComplexity int) int
@@ -279,8 +297,15 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type CinemaResolver interface {
+	Halls(ctx context.Context, obj *seatflow.Cinema) ([]*seatflow.Hall, error)
+	Showtimes(ctx context.Context, obj *seatflow.Cinema, date string, movieID *int) ([]*seatflow.Showtime, error)
+}
+type HallResolver interface {
+	Cinema(ctx context.Context, obj *seatflow.Hall) (*seatflow.Cinema, error)
+}
 type MovieResolver interface {
-	Showtimes(ctx context.Context, obj *seatflow.Movie, date *string) ([]*seatflow.Showtime, error)
+	Showtimes(ctx context.Context, obj *seatflow.Movie, date *string, cinemaID *int) ([]*seatflow.Showtime, error)
 }
 type MutationResolver interface {
 	HoldSeats(ctx context.Context, input booking.HoldSeatsInput) (*seatflow.Order, error)
@@ -292,6 +317,8 @@ type MutationResolver interface {
 	CreateMovie(ctx context.Context, input catalog.MovieInput) (*seatflow.Movie, error)
 	UpdateMovie(ctx context.Context, id int, input catalog.MovieInput) (*seatflow.Movie, error)
 	SetMovieStatus(ctx context.Context, id int, status seatflow.MovieStatus) (*seatflow.Movie, error)
+	CreateCinema(ctx context.Context, input catalog.CinemaInput) (*seatflow.Cinema, error)
+	UpdateCinema(ctx context.Context, id int, input catalog.CinemaInput) (*seatflow.Cinema, error)
 	CreateHall(ctx context.Context, input catalog.HallInput) (*seatflow.Hall, error)
 	CreateShowtime(ctx context.Context, input catalog.ShowtimeInput) (*seatflow.Showtime, error)
 	RescheduleShowtime(ctx context.Context, id int, startsAt time.Time) (*seatflow.Showtime, error)
@@ -317,7 +344,9 @@ type QueryResolver interface {
 	Movies(ctx context.Context, first *int, after *string, last *int, before *string, status *seatflow.MovieStatus) (*model.MovieConnection, error)
 	Movie(ctx context.Context, id int) (*seatflow.Movie, error)
 	Showtime(ctx context.Context, id int) (*seatflow.Showtime, error)
-	Showtimes(ctx context.Context, date string, movieID *int) ([]*seatflow.Showtime, error)
+	Showtimes(ctx context.Context, date string, movieID *int, cinemaID *int) ([]*seatflow.Showtime, error)
+	Cinemas(ctx context.Context) ([]*seatflow.Cinema, error)
+	Cinema(ctx context.Context, id int) (*seatflow.Cinema, error)
 	SeatMap(ctx context.Context, showtimeID int) (*seatflow.SeatMap, error)
 	BestSeats(ctx context.Context, showtimeID int, count int) ([]*seatflow.Seat, error)
 	MyOrders(ctx context.Context) ([]*seatflow.Order, error)
@@ -329,6 +358,9 @@ type QueryResolver interface {
 type ShowtimeResolver interface {
 	Movie(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Movie, error)
 	Hall(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Hall, error)
+
+	LocalStartsAt(ctx context.Context, obj *seatflow.Showtime) (string, error)
+	Cinema(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Cinema, error)
 
 	SeatMap(ctx context.Context, obj *seatflow.Showtime) (*seatflow.SeatMap, error)
 	CheckedIn(ctx context.Context, obj *seatflow.Showtime) (int, error)
@@ -409,6 +441,48 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CheckInResult.Ticket(childComplexity), true
 
+	case "Cinema.address":
+		if e.ComplexityRoot.Cinema.Address == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cinema.Address(childComplexity), true
+	case "Cinema.halls":
+		if e.ComplexityRoot.Cinema.Halls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cinema.Halls(childComplexity), true
+	case "Cinema.id":
+		if e.ComplexityRoot.Cinema.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cinema.ID(childComplexity), true
+	case "Cinema.name":
+		if e.ComplexityRoot.Cinema.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cinema.Name(childComplexity), true
+	case "Cinema.showtimes":
+		if e.ComplexityRoot.Cinema.Showtimes == nil {
+			break
+		}
+
+		args, err := ec.field_Cinema_showtimes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Cinema.Showtimes(childComplexity, args["date"].(string), args["movieId"].(*int)), true
+	case "Cinema.timeZone":
+		if e.ComplexityRoot.Cinema.TimeZone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Cinema.TimeZone(childComplexity), true
+
 	case "GuestSession.costBudget":
 		if e.ComplexityRoot.GuestSession.CostBudget == nil {
 			break
@@ -428,6 +502,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.GuestSession.Token(childComplexity), true
 
+	case "Hall.cinema":
+		if e.ComplexityRoot.Hall.Cinema == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Hall.Cinema(childComplexity), true
 	case "Hall.id":
 		if e.ComplexityRoot.Hall.ID == nil {
 			break
@@ -487,7 +567,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Movie.Showtimes(childComplexity, args["date"].(*string)), true
+		return e.ComplexityRoot.Movie.Showtimes(childComplexity, args["date"].(*string), args["cinemaId"].(*int)), true
 	case "Movie.status":
 		if e.ComplexityRoot.Movie.Status == nil {
 			break
@@ -583,6 +663,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CloseSales(childComplexity, args["showtimeId"].(int)), true
+	case "Mutation.createCinema":
+		if e.ComplexityRoot.Mutation.CreateCinema == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createCinema_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateCinema(childComplexity, args["input"].(catalog.CinemaInput)), true
 	case "Mutation.createHall":
 		if e.ComplexityRoot.Mutation.CreateHall == nil {
 			break
@@ -716,6 +807,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.StartPayment(childComplexity, args["orderId"].(int)), true
+	case "Mutation.updateCinema":
+		if e.ComplexityRoot.Mutation.UpdateCinema == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateCinema_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateCinema(childComplexity, args["id"].(int), args["input"].(catalog.CinemaInput)), true
 	case "Mutation.updateMovie":
 		if e.ComplexityRoot.Mutation.UpdateMovie == nil {
 			break
@@ -941,6 +1043,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.BestSeats(childComplexity, args["showtimeId"].(int), args["count"].(int)), true
+	case "Query.cinema":
+		if e.ComplexityRoot.Query.Cinema == nil {
+			break
+		}
+
+		args, err := ec.field_Query_cinema_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Cinema(childComplexity, args["id"].(int)), true
+	case "Query.cinemas":
+		if e.ComplexityRoot.Query.Cinemas == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Cinemas(childComplexity), true
 
 	case "Query.movie":
 		if e.ComplexityRoot.Query.Movie == nil {
@@ -1057,7 +1176,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Showtimes(childComplexity, args["date"].(string), args["movieId"].(*int)), true
+		return e.ComplexityRoot.Query.Showtimes(childComplexity, args["date"].(string), args["movieId"].(*int), args["cinemaId"].(*int)), true
 	case "Query.ticketKeys":
 		if e.ComplexityRoot.Query.TicketKeys == nil {
 			break
@@ -1293,6 +1412,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Showtime.CheckedIn(childComplexity), true
+	case "Showtime.cinema":
+		if e.ComplexityRoot.Showtime.Cinema == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Showtime.Cinema(childComplexity), true
 	case "Showtime.currency":
 		if e.ComplexityRoot.Showtime.Currency == nil {
 			break
@@ -1317,6 +1442,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Showtime.ID(childComplexity), true
+	case "Showtime.localStartsAt":
+		if e.ComplexityRoot.Showtime.LocalStartsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Showtime.LocalStartsAt(childComplexity), true
 	case "Showtime.movie":
 		if e.ComplexityRoot.Showtime.Movie == nil {
 			break
@@ -1490,6 +1621,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalers := func() *graphql.InputUnmarshalerIndex {
 		return graphql.NewInputUnmarshalerIndex(
+			graphql.NewInputUnmarshaler("CinemaInput", ec.unmarshalInputCinemaInput),
 			graphql.NewInputUnmarshaler("HallInput", ec.unmarshalInputHallInput),
 			graphql.NewInputUnmarshaler("HallRowInput", ec.unmarshalInputHallRowInput),
 			graphql.NewInputUnmarshaler("HoldSeatsInput", ec.unmarshalInputHoldSeatsInput),
@@ -1603,7 +1735,7 @@ var sources = []*ast.Source{
 # (MULTIPLE_MUTATIONS), so a mutation's result is never lost to another's failure.
 
 """
-The field's value comes from the catalog (movies, halls, showtimes) through its cache and
+The field's value comes from the catalog (cinemas, movies, halls, showtimes) through its cache and
 nothing else. A query that selects only such fields may be answered from the server's
 response cache; seat state, orders and anything that depends on the caller never carry it.
 """
@@ -1612,7 +1744,7 @@ directive @catalog on FIELD_DEFINITION
 """An instant, as an RFC 3339 date-time in UTC, e.g. 2026-12-01T19:30:00Z."""
 scalar Time @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc3339")
 """
-A calendar day in the cinema's time zone, YYYY-MM-DD (RFC 3339 full-date), from 1970-01-01
+A calendar day in the time zone of the showtime's cinema, YYYY-MM-DD (RFC 3339 full-date), from 1970-01-01
 to 2100-12-31: another day is BAD_USER_INPUT.
 """
 scalar Date @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc3339#section-5.6")
@@ -1630,7 +1762,7 @@ interface Node {
 """What clients can read."""
 type Query {
   """
-  The object with this id: a Movie, Hall, Seat, Showtime, or one of the caller's orders or
+  The object with this id: a Cinema, Movie, Hall, Seat, Showtime, or one of the caller's orders or
   tickets (staff and admins: any ticket).
   """
   node("""An id the API returned.""" id: ID!): Node
@@ -1656,13 +1788,22 @@ type Query {
   movie("""The movie's id.""" id: ID!): Movie @catalog
   """A showtime, or null when none has this id."""
   showtime("""The showtime's id.""" id: ID!): Showtime @catalog
-  """Showtimes starting on the given day (cinema time zone), ordered by start time."""
+  """
+  Showtimes starting on the given day, ordered by start time: those of one cinema, or of
+  every cinema when cinemaId is omitted, each on that day in its own cinema's time zone.
+  """
   showtimes(
-    """The day, in the cinema's time zone."""
+    """The day, in the time zone of each showtime's cinema."""
     date: Date!
     """Only the showtimes of this movie."""
     movieId: ID
+    """Only the showtimes of this cinema (an unknown one is NOT_FOUND)."""
+    cinemaId: ID
   ): [Showtime!]! @catalog
+  """Every cinema, in the order they were added."""
+  cinemas: [Cinema!]! @catalog
+  """A cinema, or null when none has this id."""
+  cinema("""The cinema's id.""" id: ID!): Cinema @catalog
   """Live state of every seat of a showtime; never cached."""
   seatMap("""The showtime whose seats to show.""" showtimeId: ID!): SeatMap!
   """The best count adjacent free seats, as close to the centre of the hall as possible."""
@@ -1737,6 +1878,13 @@ type Mutation {
   updateMovie("""The movie to change.""" id: ID!, """Its new details.""" input: MovieInput!): Movie!
   """Admin: lists or delists a movie (a delisted movie gets no new showtimes)."""
   setMovieStatus("""The movie to change.""" id: ID!, """Its new status.""" status: MovieStatus!): Movie!
+  """Admin: adds a cinema."""
+  createCinema("""The cinema's name, time zone and address.""" input: CinemaInput!): Cinema!
+  """
+  Admin: replaces a cinema's details. A new time zone moves the days (and local start times)
+  its showtimes are listed on; their instants stay.
+  """
+  updateCinema("""The cinema to change.""" id: ID!, """Its new details.""" input: CinemaInput!): Cinema!
   """Admin: creates a hall; seats are numbered 1..n in each row."""
   createHall("""The hall's name and rows.""" input: HallInput!): Hall!
   """Admin: creates a SCHEDULED showtime; endsAt = startsAt + the movie's duration."""
@@ -1953,6 +2101,24 @@ input HallInput {
   name: String!
   """Its rows, front to back."""
   rows: [HallRowInput!]!
+  """
+  The cinema it belongs to (an unknown one is NOT_FOUND); when omitted, the default cinema
+  (the first one, which a database from before cinemas has its halls in).
+  """
+  cinemaId: ID
+}
+
+"""A cinema's details."""
+input CinemaInput {
+  """Its name, 1 to 100 characters."""
+  name: String!
+  """
+  Its time zone, an IANA name such as Europe/Paris (not Local): a Date of its showtimes is a
+  day in it.
+  """
+  timeZone: String!
+  """Its address, at most 300 characters (default empty)."""
+  address: String
 }
 
 """One row of seats numbered 1..seats; unsellable lists seat numbers that can never be sold."""
@@ -2019,8 +2185,37 @@ type Movie implements Node {
   posterUrl: String! @catalog
   """Whether it gets new showtimes."""
   status: MovieStatus! @catalog
-  """Showtimes of this movie, on one day when date is given, ordered by start time."""
-  showtimes("""Only the showtimes starting on this day (cinema time zone).""" date: Date): [Showtime!]! @catalog
+  """
+  Showtimes of this movie, ordered by start time: on one day when date is given (each in its
+  own cinema's time zone), in one cinema when cinemaId is given.
+  """
+  showtimes(
+    """Only the showtimes starting on this day (the time zone of each showtime's cinema)."""
+    date: Date
+    """Only the showtimes of this cinema (an unknown one is NOT_FOUND)."""
+    cinemaId: ID
+  ): [Showtime!]! @catalog
+}
+
+"""A cinema of the chain, with its halls; its showtimes' days are counted in its time zone."""
+type Cinema implements Node {
+  """The cinema's id."""
+  id: ID! @catalog
+  """Its name."""
+  name: String! @catalog
+  """Its time zone, an IANA name such as Europe/Paris."""
+  timeZone: String! @catalog
+  """Its address; empty when none."""
+  address: String! @catalog
+  """Its halls, in the order they were added."""
+  halls: [Hall!]! @catalog
+  """Its showtimes starting on a day in its time zone, ordered by start time."""
+  showtimes(
+    """The day, in the cinema's time zone."""
+    date: Date!
+    """Only the showtimes of this movie."""
+    movieId: ID
+  ): [Showtime!]! @catalog
 }
 
 """A page of movies (Relay cursor connection)."""
@@ -2061,6 +2256,8 @@ type Hall implements Node {
   name: String! @catalog
   """Its seats, row by row."""
   seats: [Seat!]! @catalog
+  """The cinema it is in."""
+  cinema: Cinema! @catalog
 }
 
 """A seat of a hall."""
@@ -2091,6 +2288,13 @@ type Showtime implements Node {
   hall: Hall! @catalog
   """When it starts."""
   startsAt: Time! @catalog
+  """
+  When it starts, as a local date-time in its cinema's time zone (ISO 8601 without offset,
+  e.g. 2026-12-01T19:30:00).
+  """
+  localStartsAt: String! @catalog
+  """The cinema it is shown in (its hall's)."""
+  cinema: Cinema! @catalog
   """When it ends."""
   endsAt: Time! @catalog
   """Where its sale is."""
@@ -2394,6 +2598,24 @@ func (ec *executionContext) childFields_CheckInResult(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type CheckInResult", field.Name)
 }
 
+func (ec *executionContext) childFields_Cinema(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Cinema_id(ctx, field)
+	case "name":
+		return ec.fieldContext_Cinema_name(ctx, field)
+	case "timeZone":
+		return ec.fieldContext_Cinema_timeZone(ctx, field)
+	case "address":
+		return ec.fieldContext_Cinema_address(ctx, field)
+	case "halls":
+		return ec.fieldContext_Cinema_halls(ctx, field)
+	case "showtimes":
+		return ec.fieldContext_Cinema_showtimes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Cinema", field.Name)
+}
+
 func (ec *executionContext) childFields_GuestSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "token":
@@ -2414,6 +2636,8 @@ func (ec *executionContext) childFields_Hall(ctx context.Context, field graphql.
 		return ec.fieldContext_Hall_name(ctx, field)
 	case "seats":
 		return ec.fieldContext_Hall_seats(ctx, field)
+	case "cinema":
+		return ec.fieldContext_Hall_cinema(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Hall", field.Name)
 }
@@ -2672,6 +2896,10 @@ func (ec *executionContext) childFields_Showtime(ctx context.Context, field grap
 		return ec.fieldContext_Showtime_hall(ctx, field)
 	case "startsAt":
 		return ec.fieldContext_Showtime_startsAt(ctx, field)
+	case "localStartsAt":
+		return ec.fieldContext_Showtime_localStartsAt(ctx, field)
+	case "cinema":
+		return ec.fieldContext_Showtime_cinema(ctx, field)
 	case "endsAt":
 		return ec.fieldContext_Showtime_endsAt(ctx, field)
 	case "status":
@@ -2856,6 +3084,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Cinema_showtimes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "date",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNDate2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["date"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "movieId",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOID2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["movieId"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Movie_showtimes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2867,6 +3117,14 @@ func (ec *executionContext) field_Movie_showtimes_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["date"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "cinemaId",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOID2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cinemaId"] = arg1
 	return args, nil
 }
 
@@ -2939,6 +3197,20 @@ func (ec *executionContext) field_Mutation_closeSales_args(ctx context.Context, 
 		return nil, err
 	}
 	args["showtimeId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createCinema_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (catalog.CinemaInput, error) {
+			return ec.unmarshalNCinemaInput2seatflowᚋinternalᚋcatalogᚐCinemaInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -3120,6 +3392,28 @@ func (ec *executionContext) field_Mutation_startPayment_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateCinema_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (catalog.CinemaInput, error) {
+			return ec.unmarshalNCinemaInput2seatflowᚋinternalᚋcatalogᚐCinemaInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateMovie_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3197,6 +3491,20 @@ func (ec *executionContext) field_Query_bestSeats_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["count"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_cinema_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -3385,6 +3693,14 @@ func (ec *executionContext) field_Query_showtimes_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["movieId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "cinemaId",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOID2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cinemaId"] = arg2
 	return args, nil
 }
 
@@ -3660,6 +3976,174 @@ func (ec *executionContext) fieldContext_CheckInResult_firstCheckedInAt(_ contex
 	return graphql.NewScalarFieldContext("CheckInResult", field, false, false, "Time")
 }
 
+func (ec *executionContext) _Cinema_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Cinema) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cinema_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cinema_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cinema", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Cinema_name(ctx context.Context, field graphql.CollectedField, obj *seatflow.Cinema) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cinema_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cinema_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cinema", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cinema_timeZone(ctx context.Context, field graphql.CollectedField, obj *seatflow.Cinema) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cinema_timeZone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TimeZone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cinema_timeZone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cinema", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cinema_address(ctx context.Context, field graphql.CollectedField, obj *seatflow.Cinema) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cinema_address(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Address, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cinema_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Cinema", field, false, false, "String")
+}
+
+func (ec *executionContext) _Cinema_halls(ctx context.Context, field graphql.CollectedField, obj *seatflow.Cinema) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cinema_halls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Cinema().Halls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Hall) graphql.Marshaler {
+			return ec.marshalNHall2ᚕᚖseatflowᚐHallᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cinema_halls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cinema",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Hall(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Cinema_showtimes(ctx context.Context, field graphql.CollectedField, obj *seatflow.Cinema) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Cinema_showtimes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Cinema().Showtimes(ctx, obj, fc.Args["date"].(string), fc.Args["movieId"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalNShowtime2ᚕᚖseatflowᚐShowtimeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Cinema_showtimes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Cinema",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Showtime(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Cinema_showtimes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _GuestSession_token(ctx context.Context, field graphql.CollectedField, obj *seatflow.GuestSession) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3802,6 +4286,38 @@ func (ec *executionContext) fieldContext_Hall_seats(_ context.Context, field gra
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Seat(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Hall_cinema(ctx context.Context, field graphql.CollectedField, obj *seatflow.Hall) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Hall_cinema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Hall().Cinema(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Cinema) graphql.Marshaler {
+			return ec.marshalNCinema2ᚖseatflowᚐCinema(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Hall_cinema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Hall",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cinema(ctx, field)
 		},
 	}
 	return fc, nil
@@ -4001,7 +4517,7 @@ func (ec *executionContext) _Movie_showtimes(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Movie().Showtimes(ctx, obj, fc.Args["date"].(*string))
+			return ec.Resolvers.Movie().Showtimes(ctx, obj, fc.Args["date"].(*string), fc.Args["cinemaId"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Showtime) graphql.Marshaler {
@@ -4555,6 +5071,94 @@ func (ec *executionContext) fieldContext_Mutation_setMovieStatus(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_setMovieStatus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createCinema(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createCinema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateCinema(ctx, fc.Args["input"].(catalog.CinemaInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Cinema) graphql.Marshaler {
+			return ec.marshalNCinema2ᚖseatflowᚐCinema(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createCinema(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cinema(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createCinema_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateCinema(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateCinema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateCinema(ctx, fc.Args["id"].(int), fc.Args["input"].(catalog.CinemaInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Cinema) graphql.Marshaler {
+			return ec.marshalNCinema2ᚖseatflowᚐCinema(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateCinema(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cinema(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateCinema_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5977,7 +6581,7 @@ func (ec *executionContext) _Query_showtimes(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Showtimes(ctx, fc.Args["date"].(string), fc.Args["movieId"].(*int))
+			return ec.Resolvers.Query().Showtimes(ctx, fc.Args["date"].(string), fc.Args["movieId"].(*int), fc.Args["cinemaId"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Showtime) graphql.Marshaler {
@@ -6005,6 +6609,82 @@ func (ec *executionContext) fieldContext_Query_showtimes(ctx context.Context, fi
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_showtimes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_cinemas(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_cinemas(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Cinemas(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Cinema) graphql.Marshaler {
+			return ec.marshalNCinema2ᚕᚖseatflowᚐCinemaᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_cinemas(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cinema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_cinema(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_cinema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Cinema(ctx, fc.Args["id"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Cinema) graphql.Marshaler {
+			return ec.marshalOCinema2ᚖseatflowᚐCinema(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_cinema(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cinema(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_cinema_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7311,6 +7991,61 @@ func (ec *executionContext) _Showtime_startsAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Showtime_startsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Showtime", field, false, false, "Time")
+}
+
+func (ec *executionContext) _Showtime_localStartsAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Showtime_localStartsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Showtime().LocalStartsAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Showtime_localStartsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Showtime", field, true, true, "String")
+}
+
+func (ec *executionContext) _Showtime_cinema(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Showtime_cinema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Showtime().Cinema(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Cinema) graphql.Marshaler {
+			return ec.marshalNCinema2ᚖseatflowᚐCinema(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Showtime_cinema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Showtime",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cinema(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Showtime_endsAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
@@ -9126,6 +9861,62 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputCinemaInput(ctx context.Context, obj any) (catalog.CinemaInput, error) {
+	var it catalog.CinemaInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "timeZone", "address"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "timeZone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timeZone"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TimeZone = data
+		case "address":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("address"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Address = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCinemaInput unmarshals raw into the CinemaInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCinemaInput(ctx context.Context, raw any) (catalog.CinemaInput, error) {
+	var out catalog.CinemaInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CinemaInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputHallInput(ctx context.Context, obj any) (catalog.HallInput, error) {
 	var it catalog.HallInput
 	if obj == nil {
@@ -9137,7 +9928,7 @@ func (ec *executionContext) unmarshalInputHallInput(ctx context.Context, obj any
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "rows"}
+	fieldsInOrder := [...]string{"name", "rows", "cinemaId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -9158,6 +9949,13 @@ func (ec *executionContext) unmarshalInputHallInput(ctx context.Context, obj any
 				return it, err
 			}
 			it.Rows = data
+		case "cinemaId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cinemaId"))
+			data, err := ec.unmarshalOID2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CinemaID = data
 		}
 	}
 	return it, nil
@@ -9603,6 +10401,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Hall(ctx, sel, obj)
+	case seatflow.Cinema:
+		return ec._Cinema(ctx, sel, &obj)
+	case *seatflow.Cinema:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Cinema(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -9707,6 +10512,66 @@ func (ec *executionContext) _CheckInResult(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var cinemaImplementors = []string{"Cinema", "Node"}
+
+func (ec *executionContext) _Cinema(ctx context.Context, sel ast.SelectionSet, obj *seatflow.Cinema) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cinemaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Cinema")
+		case "id":
+			out.Values[i] = ec._Cinema_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Cinema_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "timeZone":
+			out.Values[i] = ec._Cinema_timeZone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "address":
+			out.Values[i] = ec._Cinema_address(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "halls":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cinema_halls(ctx, field, obj)
+				})
+		case "showtimes":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Cinema_showtimes(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var guestSessionImplementors = []string{"GuestSession"}
 
 func (ec *executionContext) _GuestSession(ctx context.Context, sel ast.SelectionSet, obj *seatflow.GuestSession) graphql.Marshaler {
@@ -9764,18 +10629,24 @@ func (ec *executionContext) _Hall(ctx context.Context, sel ast.SelectionSet, obj
 		case "id":
 			out.Values[i] = ec._Hall_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._Hall_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "seats":
 			out.Values[i] = ec._Hall_seats(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "cinema":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Hall_cinema(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10026,6 +10897,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "setMovieStatus":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_setMovieStatus(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createCinema":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createCinema(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateCinema":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateCinema(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -10471,6 +11356,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_showtimes(ctx, field)
+				})
+		case "cinemas":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_cinemas(ctx, field)
+				})
+		case "cinema":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_cinema(ctx, field)
 				})
 		case "seatMap":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -10921,6 +11818,18 @@ func (ec *executionContext) _Showtime(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "localStartsAt":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Showtime_localStartsAt(ctx, field, obj)
+				})
+		case "cinema":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Showtime_cinema(ctx, field, obj)
+				})
 		case "endsAt":
 			out.Values[i] = ec._Showtime_endsAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -11598,6 +12507,35 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalNCinema2ᚕᚖseatflowᚐCinemaᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.Cinema) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCinema2ᚖseatflowᚐCinema(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCinema2ᚖseatflowᚐCinema(ctx context.Context, sel ast.SelectionSet, v *seatflow.Cinema) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Cinema!")
+		return graphql.Null
+	}
+	return ec._Cinema(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCinemaInput2seatflowᚋinternalᚋcatalogᚐCinemaInput(ctx context.Context, v any) (catalog.CinemaInput, error) {
+	res, err := ec.unmarshalInputCinemaInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNDate2string(ctx context.Context, v any) (string, error) {
 	res, err := model.UnmarshalDate(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -11618,6 +12556,22 @@ func (ec *executionContext) marshalNGuestSession2ᚖseatflowᚐGuestSession(ctx 
 		return graphql.Null
 	}
 	return ec._GuestSession(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNHall2ᚕᚖseatflowᚐHallᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.Hall) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHall2ᚖseatflowᚐHall(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNHall2ᚖseatflowᚐHall(ctx context.Context, sel ast.SelectionSet, v *seatflow.Hall) graphql.Marshaler {
@@ -12567,6 +13521,13 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOCinema2ᚖseatflowᚐCinema(ctx context.Context, sel ast.SelectionSet, v *seatflow.Cinema) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Cinema(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalODate2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -31,7 +31,7 @@ func rawIDs(ctx context.Context, arg string) []any {
 // fetchNodes loads the objects raws name, in order, nil where there is none (or it is
 // someone else's order): node(id:) and nodes(ids:) answer null there, as Relay expects.
 // The ids of one type are read together, however many are missing: one batch of the
-// request's loaders (movies, showtimes, halls: the catalog cache keeps what is missing a
+// request's loaders (cinemas, movies, showtimes, halls: the catalog cache keeps what is missing a
 // while), one query for seats and one for orders.
 func (r *Resolver) fetchNodes(ctx context.Context, raws []any) ([]model.Node, error) {
 	ids := make([]int, len(raws))
@@ -66,6 +66,8 @@ func (r *Resolver) fetchNodes(ctx context.Context, raws []any) ([]model.Node, er
 func (r *Resolver) loadNodes(ctx context.Context, typ string, ids []int) ([]model.Node, error) {
 	l := loaders.For(ctx)
 	switch typ {
+	case nodeid.Cinema:
+		return asNodes(l.Cinema.LoadAll(ctx, ids))
 	case nodeid.Movie:
 		return asNodes(l.Movie.LoadAll(ctx, ids))
 	case nodeid.Showtime:

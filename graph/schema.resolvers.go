@@ -18,8 +18,23 @@ import (
 	"time"
 )
 
+// Halls is the resolver for the halls field.
+func (r *cinemaResolver) Halls(ctx context.Context, obj *seatflow.Cinema) ([]*seatflow.Hall, error) {
+	return r.Catalog.CinemaHalls(ctx, obj.ID)
+}
+
 // Showtimes is the resolver for the showtimes field.
-func (r *movieResolver) Showtimes(ctx context.Context, obj *seatflow.Movie, date *string) ([]*seatflow.Showtime, error) {
+func (r *cinemaResolver) Showtimes(ctx context.Context, obj *seatflow.Cinema, date string, movieID *int) ([]*seatflow.Showtime, error) {
+	return r.Catalog.ShowtimesOn(ctx, date, &obj.ID, movieID)
+}
+
+// Cinema is the resolver for the cinema field.
+func (r *hallResolver) Cinema(ctx context.Context, obj *seatflow.Hall) (*seatflow.Cinema, error) {
+	return found(loaders.For(ctx).Cinema.Load(ctx, obj.CinemaID))
+}
+
+// Showtimes is the resolver for the showtimes field.
+func (r *movieResolver) Showtimes(ctx context.Context, obj *seatflow.Movie, date *string, cinemaID *int) ([]*seatflow.Showtime, error) {
 	ids, err := loaders.For(ctx).ShowtimesByMovie.Load(ctx, obj.ID)
 	if err != nil {
 		return nil, err
@@ -28,7 +43,7 @@ func (r *movieResolver) Showtimes(ctx context.Context, obj *seatflow.Movie, date
 	if err != nil {
 		return nil, err
 	}
-	return r.Catalog.OnDay(present(shows), date), nil
+	return r.Catalog.OnDay(ctx, present(shows), date, cinemaID)
 }
 
 // HoldSeats is the resolver for the holdSeats field.
@@ -103,6 +118,22 @@ func (r *mutationResolver) SetMovieStatus(ctx context.Context, id int, status se
 		return nil, err
 	}
 	return r.Catalog.SetMovieStatus(ctx, id, status)
+}
+
+// CreateCinema is the resolver for the createCinema field.
+func (r *mutationResolver) CreateCinema(ctx context.Context, input catalog.CinemaInput) (*seatflow.Cinema, error) {
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Catalog.CreateCinema(ctx, input)
+}
+
+// UpdateCinema is the resolver for the updateCinema field.
+func (r *mutationResolver) UpdateCinema(ctx context.Context, id int, input catalog.CinemaInput) (*seatflow.Cinema, error) {
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Catalog.UpdateCinema(ctx, id, input)
 }
 
 // CreateHall is the resolver for the createHall field.
@@ -262,16 +293,18 @@ func (r *queryResolver) Showtime(ctx context.Context, id int) (*seatflow.Showtim
 }
 
 // Showtimes is the resolver for the showtimes field.
-func (r *queryResolver) Showtimes(ctx context.Context, date string, movieID *int) ([]*seatflow.Showtime, error) {
-	ids, err := r.Catalog.ShowtimeIDsOnDays(ctx, []string{date})
-	if err != nil {
-		return nil, err
-	}
-	shows, err := loaders.For(ctx).Showtime.LoadAll(ctx, ids[0])
-	if err != nil {
-		return nil, err
-	}
-	return catalog.OfMovie(present(shows), movieID), nil
+func (r *queryResolver) Showtimes(ctx context.Context, date string, movieID *int, cinemaID *int) ([]*seatflow.Showtime, error) {
+	return r.Catalog.ShowtimesOn(ctx, date, cinemaID, movieID)
+}
+
+// Cinemas is the resolver for the cinemas field.
+func (r *queryResolver) Cinemas(ctx context.Context) ([]*seatflow.Cinema, error) {
+	return r.Catalog.ListCinemas(ctx)
+}
+
+// Cinema is the resolver for the cinema field.
+func (r *queryResolver) Cinema(ctx context.Context, id int) (*seatflow.Cinema, error) {
+	return loaders.For(ctx).Cinema.Load(ctx, id)
 }
 
 // SeatMap is the resolver for the seatMap field.
@@ -341,6 +374,20 @@ func (r *showtimeResolver) Movie(ctx context.Context, obj *seatflow.Showtime) (*
 // Hall is the resolver for the hall field.
 func (r *showtimeResolver) Hall(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Hall, error) {
 	return found(loaders.For(ctx).Hall.Load(ctx, obj.HallID))
+}
+
+// LocalStartsAt is the resolver for the localStartsAt field.
+func (r *showtimeResolver) LocalStartsAt(ctx context.Context, obj *seatflow.Showtime) (string, error) {
+	c, err := found(loaders.For(ctx).Cinema.Load(ctx, obj.CinemaID))
+	if err != nil {
+		return "", err
+	}
+	return c.LocalTime(obj.StartsAt), nil
+}
+
+// Cinema is the resolver for the cinema field.
+func (r *showtimeResolver) Cinema(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Cinema, error) {
+	return found(loaders.For(ctx).Cinema.Load(ctx, obj.CinemaID))
 }
 
 // SeatMap is the resolver for the seatMap field.
@@ -425,6 +472,12 @@ func (r *ticketResolver) QRSVG(ctx context.Context, obj *seatflow.Ticket) (strin
 	return tickets.QRSVG(code)
 }
 
+// Cinema returns CinemaResolver implementation.
+func (r *Resolver) Cinema() CinemaResolver { return &cinemaResolver{r} }
+
+// Hall returns HallResolver implementation.
+func (r *Resolver) Hall() HallResolver { return &hallResolver{r} }
+
 // Movie returns MovieResolver implementation.
 func (r *Resolver) Movie() MovieResolver { return &movieResolver{r} }
 
@@ -447,6 +500,8 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 func (r *Resolver) Ticket() TicketResolver { return &ticketResolver{r} }
 
 type (
+	cinemaResolver       struct{ *Resolver }
+	hallResolver         struct{ *Resolver }
 	movieResolver        struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
 	orderResolver        struct{ *Resolver }

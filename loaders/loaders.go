@@ -19,11 +19,13 @@ import (
 // same reads answered from the cache's in-process level alone (false unless every key was
 // there).
 type Reader interface {
+	Cinemas(ctx context.Context, ids []int) ([]*seatflow.Cinema, error)
 	Movies(ctx context.Context, ids []int) ([]*seatflow.Movie, error)
 	Halls(ctx context.Context, ids []int) ([]*seatflow.Hall, error)
 	Showtimes(ctx context.Context, ids []int) ([]*seatflow.Showtime, error)
 	ShowtimeIDsOfMovies(ctx context.Context, movieIDs []int) ([][]int, error)
 
+	LocalCinemas(ctx context.Context, ids []int) ([]*seatflow.Cinema, bool)
 	LocalMovies(ctx context.Context, ids []int) ([]*seatflow.Movie, bool)
 	LocalHalls(ctx context.Context, ids []int) ([]*seatflow.Hall, bool)
 	LocalShowtimes(ctx context.Context, ids []int) ([]*seatflow.Showtime, bool)
@@ -32,6 +34,7 @@ type Reader interface {
 
 // Loaders are one request's dataloaders.
 type Loaders struct {
+	Cinema           *Loader[*seatflow.Cinema]
 	Movie            *Loader[*seatflow.Movie]
 	Hall             *Loader[*seatflow.Hall]
 	SeatsByHall      *Loader[[]seatflow.Seat]
@@ -89,6 +92,7 @@ func New(r Reader, wait time.Duration) *Loaders {
 		return seats
 	}
 	return &Loaders{
+		Cinema:   newLoader(r.LocalCinemas, r.Cinemas, opt),
 		Movie:    newLoader(r.LocalMovies, r.Movies, opt),
 		Hall:     newLoader(r.LocalHalls, r.Halls, opt),
 		Showtime: newLoader(r.LocalShowtimes, r.Showtimes, opt),

@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"fmt"
 	"time"
 
 	"entgo.io/ent"
@@ -27,14 +26,9 @@ func (Cinema) Edges() []ent.Edge {
 	return []ent.Edge{edge.To("halls", Hall.Type)}
 }
 
-// validZone accepts an IANA time zone name only (time.LoadLocation also takes "Local",
-// which depends on the server's machine).
+// validZone accepts an IANA time zone name only (seatflow.Zone: time.LoadLocation also
+// takes "Local", which depends on the server's machine).
 func validZone(name string) error {
-	if name == "Local" {
-		return fmt.Errorf("time zone %q is not an IANA name", name)
-	}
-	if _, err := time.LoadLocation(name); err != nil {
-		return fmt.Errorf("time zone %q: %w", name, err)
-	}
-	return nil
+	_, err := seatflow.Zone(name)
+	return err
 }

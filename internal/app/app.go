@@ -111,8 +111,9 @@ func OpenWithClock(ctx context.Context, cfg *Config, log *slog.Logger, now func(
 
 // wire builds the services over the stores a already holds.
 func (a *App) wire() error {
-	loc, err := a.Config.Location()
-	if err != nil {
+	// SEATFLOW_TIMEZONE is the default cinema's zone (the migration's): refuse a bad one early.
+	var err error
+	if _, err = a.Config.Location(); err != nil {
 		return err
 	}
 	a.Auth = NewAuthenticator(a.Config)
@@ -149,7 +150,7 @@ func (a *App) wire() error {
 		Rate: perMinute(a.Config.GuestSessionsPerMinute), TTL: a.Config.GuestSessionTTL, CostBudget: a.Config.CostBudget}
 	a.Cache = cache.New(a.CacheRedis, a.Keys, cacheCfg)
 	a.Outbox = &cache.Outbox{DB: a.DB, Cache: a.Cache, Now: a.Now}
-	a.Catalog = &catalog.Service{DB: a.DB, Cache: a.Cache, Inval: a.Outbox, Now: a.Now, Location: loc, Log: a.Log}
+	a.Catalog = &catalog.Service{DB: a.DB, Cache: a.Cache, Inval: a.Outbox, Now: a.Now, Log: a.Log}
 	a.Seats = &seats.Store{RDB: a.Redis, Keys: a.Keys, Now: a.Now}
 	a.Layouts = &seats.Layouts{Halls: a.Catalog}
 	a.Maps = &seats.Maps{Store: a.Seats, Layouts: a.Layouts, Showtimes: a.Catalog}

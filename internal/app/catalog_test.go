@@ -348,9 +348,10 @@ func TestLoaderQueryCount(t *testing.T) {
 	if strings.Join(titles, ",") != strings.Join(want, ",") {
 		t.Fatalf("titles = %v\nwant     %v", titles, want)
 	}
-	// 1 day list + 1 showtimes + 1 movies + 1 halls (+ its seats) — independent of the page size.
-	if n20 != 5 {
-		t.Fatalf("20 showtimes cost %d SQL statements, want 5", n20)
+	// 1 cinema list + 1 day list (every cinema's) + 1 showtimes + 1 movies + 1 halls (+ its
+	// seats) — independent of the page size.
+	if n20 != 6 {
+		t.Fatalf("20 showtimes cost %d SQL statements, want 6", n20)
 	}
 	var one struct{ Showtimes []struct{ ID string } }
 	a.db.Queries.Reset()

@@ -107,7 +107,8 @@ const embeddedSecret = "seatflow-embedded-mode-demo-secret"
 // Embedded reports whether the server runs without external services.
 func (c *Config) Embedded() bool { return c.MySQLDSN == "" && c.RedisURL == "" && c.RedisCluster == "" }
 
-// Location is the cinema's time zone.
+// Location is the default cinema's time zone: the one the migration gives the cinema it
+// makes for the halls from before cinemas.
 func (c *Config) Location() (*time.Location, error) {
 	loc, err := time.LoadLocation(c.Timezone)
 	if err != nil {
@@ -184,7 +185,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.CacheRedisURL, "CACHE_REDIS_URL", "", "Redis of the catalog caches, persisted queries and cost budgets (may evict); empty = the seat Redis")
 	str(&c.MetricsAddr, "METRICS_ADDR", "", "serve /metrics (Prometheus) on this address only, e.g. 127.0.0.1:9090 or one only the monitoring network reaches; empty = no /metrics (never on the API's address)")
 	str(&c.LogLevel, "LOG_LEVEL", "info", "debug, info, warn or error")
-	str(&c.Timezone, "TIMEZONE", "UTC", "the cinema's time zone (a Date is a day in it)")
+	str(&c.Timezone, "TIMEZONE", "UTC", "the default cinema's time zone, given to the cinema the migration makes (a Date is a day in a showtime's cinema's zone)")
 	num(&c.LocalCacheBytes, "LOCAL_CACHE_BYTES", 32<<20, "size of the in-process catalog cache")
 	boolean(&c.CacheEnabled, "CACHE", true, "serve the catalog through the two-level cache")
 	num(&c.ResponseCacheBytes, "RESPONSE_CACHE_BYTES", 16<<20, "size of the in-process cache of catalog-only query responses (0 = off; needs the catalog cache)")

@@ -105,7 +105,7 @@ func (a *App) ClientAddr() func(*http.Request) string {
 
 // Seeder is the demo data's seeder over the instance's catalog.
 func (a *App) Seeder() *demo.Seeder {
-	return &demo.Seeder{DB: a.DB, Catalog: a.Catalog, Sales: a.Sales, Location: a.Catalog.Location, Now: a.Now}
+	return &demo.Seeder{DB: a.DB, Catalog: a.Catalog, Sales: a.Sales, Now: a.Now}
 }
 
 // seatMapWatches starts a seat-map watch for the websocket transport: the showtime's hall

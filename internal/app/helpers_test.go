@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"seatflow/ent/cinema"
 	"seatflow/internal/rdb"
 	"seatflow/internal/tooling/testenv"
 )
@@ -58,6 +59,14 @@ func startTestApp(t testing.TB, db *testenv.DB, r *testenv.Redis, flags ...strin
 		"-cost-budget", "100000000", "-cost-restore", "100000000", "-payment-provider", "test"), flags...))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// testenv migrated the database as an instance in UTC does; an instance configured in
+	// another zone would have made the default cinema in its zone (the migration's rule).
+	if cfg.Timezone != "UTC" {
+		if err := db.Client.Cinema.Update().Where(cinema.TimeZone("UTC"), cinema.Not(cinema.HasHalls())).
+			SetTimeZone(cfg.Timezone).Exec(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	logBuf := &testenv.SyncBuffer{}
 	clk := testenv.NewClock(testNow)

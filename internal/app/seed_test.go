@@ -53,6 +53,43 @@ func TestDemoSeedKeepsAWeekScheduled(t *testing.T) {
 	}
 	before := week()
 
+	// Two cinemas in two zones, each with showtimes on every coming day of its own zone.
+	var cinemas struct {
+		Cinemas []struct {
+			ID, Name, TimeZone string
+			Halls              []struct{ Name string }
+		}
+	}
+	a.must("", `{ cinemas { id name timeZone halls { name } } }`, nil, &cinemas)
+	if len(cinemas.Cinemas) != 2 || cinemas.Cinemas[0].TimeZone != "Asia/Tokyo" || cinemas.Cinemas[1].TimeZone != "Pacific/Auckland" ||
+		len(cinemas.Cinemas[0].Halls) != 2 || len(cinemas.Cinemas[1].Halls) != 1 {
+		t.Fatalf("demo cinemas = %+v, want the default one (Tokyo) with 2 halls and one in Auckland with 1", cinemas.Cinemas)
+	}
+	for _, c := range cinemas.Cinemas {
+		loc, _ := time.LoadLocation(c.TimeZone)
+		for d := 1; d < 7; d++ {
+			date := a.clock.Now().In(loc).AddDate(0, 0, d).Format("2006-01-02")
+			var out struct {
+				Cinema struct {
+					Showtimes []struct {
+						LocalStartsAt string
+						Cinema        struct{ ID string }
+					}
+				}
+			}
+			a.must("", `query($c: ID!, $d: Date!) { cinema(id: $c) { showtimes(date: $d) { localStartsAt cinema { id } } } }`,
+				map[string]any{"c": c.ID, "d": date}, &out)
+			if len(out.Cinema.Showtimes) == 0 {
+				t.Fatalf("%s has no showtimes on %s (its zone)", c.Name, date)
+			}
+			for _, s := range out.Cinema.Showtimes {
+				if s.Cinema.ID != c.ID || s.LocalStartsAt[:10] != date {
+					t.Fatalf("%s on %s lists a showtime of cinema %s at %s local", c.Name, date, s.Cinema.ID, s.LocalStartsAt)
+				}
+			}
+		}
+	}
+
 	// The README's examples hold on a new database: showtime 1 is in Hall 1, whose seats 61
 	// and 62 are F5 and F6, standard.
 	var one struct {

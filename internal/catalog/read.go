@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
+	"slices"
+	"strconv"
+
+	"entgo.io/ent/dialect/sql"
 
 	"seatflow"
 	"seatflow/ent"
+	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/seat"
 	"seatflow/ent/showtime"
@@ -21,7 +25,6 @@ import (
 func movieListKeys() []string {
 	return []string{keys.MovieIDs(""), keys.MovieIDs(string(seatflow.MovieListed)), keys.MovieIDs(string(seatflow.MovieDelisted))}
 }
-func (s *Service) dayOf(t time.Time) string { return t.In(s.loc()).Format(time.DateOnly) }
 
 // Movies returns the movies with ids, in the order of ids; nil where one does not exist.
 func (s *Service) Movies(ctx context.Context, ids []int) ([]*seatflow.Movie, error) {
@@ -30,19 +33,60 @@ func (s *Service) Movies(ctx context.Context, ids []int) ([]*seatflow.Movie, err
 
 // Halls returns the halls with ids (with their seats), in order; nil where missing.
 func (s *Service) Halls(ctx context.Context, ids []int) ([]*seatflow.Hall, error) {
-	return getMany(ctx, s, ids, keys.Hall, s.loadHalls)
+	halls, err := getMany(ctx, s, ids, keys.Hall, s.loadHalls)
+	if err != nil || s.Cache == nil { // without a cache they come from the database as they are
+		return halls, err
+	}
+	return reloadWithoutCinema(ctx, halls, func(h *seatflow.Hall) (int, int) { return h.ID, h.CinemaID }, s.loadHalls)
 }
 
 // Showtimes returns the showtimes with ids, in order; nil where missing.
 func (s *Service) Showtimes(ctx context.Context, ids []int) ([]*seatflow.Showtime, error) {
-	return getMany(ctx, s, ids, keys.Showtime, s.loadShowtimes)
+	shows, err := getMany(ctx, s, ids, keys.Showtime, s.loadShowtimes)
+	if err != nil || s.Cache == nil { // without a cache they come from the database as they are
+		return shows, err
+	}
+	return reloadWithoutCinema(ctx, shows, func(st *seatflow.Showtime) (int, int) { return st.ID, st.CinemaID }, s.loadShowtimes)
 }
 
-// ShowtimeIDsOnDays returns, for each day (YYYY-MM-DD in the cinema's time zone), the ids
-// of the showtimes starting that day that are not cancelled, ordered by start time.
-func (s *Service) ShowtimeIDsOnDays(ctx context.Context, days []string) ([][]int, error) {
-	lists, err := getMany(ctx, s, days, keys.ShowtimesOn, s.loadDays)
-	return derefLists(lists), err
+// reloadWithoutCinema reads again from the database the entries cached without their
+// cinema: written before cinemas existed (by an instance of the previous version, while an
+// upgrade rolls out), they would name no cinema until they expire. of gives an entry's id
+// and cinema id. The decoded values are shared, so a new slice is returned.
+func reloadWithoutCinema[V any](ctx context.Context, vs []*V, of func(*V) (id, cinemaID int),
+	load func(context.Context, []int) (map[int]*V, error)) ([]*V, error) {
+	var stale []int
+	for _, v := range vs {
+		if v == nil {
+			continue
+		}
+		if id, cinemaID := of(v); cinemaID == 0 {
+			stale = append(stale, id)
+		}
+	}
+	if len(stale) == 0 {
+		return vs, nil
+	}
+	fresh, err := load(ctx, stale)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*V, len(vs))
+	for i, v := range vs {
+		out[i] = v
+		if v != nil {
+			if id, cinemaID := of(v); cinemaID == 0 {
+				out[i] = fresh[id]
+			}
+		}
+	}
+	return out, nil
+}
+
+// withoutCinema reports whether an entry of vs was cached without its cinema
+// (reloadWithoutCinema reads those again).
+func withoutCinema[V any](vs []*V, cinemaOf func(*V) int) bool {
+	return slices.ContainsFunc(vs, func(v *V) bool { return v != nil && cinemaOf(v) == 0 })
 }
 
 // LocalMovies returns the movies with ids when all of them are in the cache's in-process
@@ -54,12 +98,14 @@ func (s *Service) LocalMovies(ctx context.Context, ids []int) ([]*seatflow.Movie
 
 // LocalHalls is LocalMovies for halls.
 func (s *Service) LocalHalls(ctx context.Context, ids []int) ([]*seatflow.Hall, bool) {
-	return local[int, seatflow.Hall](ctx, s, ids, keys.Hall)
+	halls, ok := local[int, seatflow.Hall](ctx, s, ids, keys.Hall)
+	return halls, ok && !withoutCinema(halls, func(h *seatflow.Hall) int { return h.CinemaID })
 }
 
 // LocalShowtimes is LocalMovies for showtimes.
 func (s *Service) LocalShowtimes(ctx context.Context, ids []int) ([]*seatflow.Showtime, bool) {
-	return local[int, seatflow.Showtime](ctx, s, ids, keys.Showtime)
+	shows, ok := local[int, seatflow.Showtime](ctx, s, ids, keys.Showtime)
+	return shows, ok && !withoutCinema(shows, func(st *seatflow.Showtime) int { return st.CinemaID })
 }
 
 // LocalShowtimeIDsOfMovies is LocalMovies for the movies' showtime lists.
@@ -209,7 +255,7 @@ func hallsFrom(ctx context.Context, db *ent.Client, ids []int) (map[int]*seatflo
 	}
 	out := make(map[int]*seatflow.Hall, len(rows))
 	for _, h := range rows {
-		hall := &seatflow.Hall{ID: h.ID, Name: h.Name, Seats: make([]seatflow.Seat, len(h.Edges.Seats))}
+		hall := &seatflow.Hall{ID: h.ID, Name: h.Name, CinemaID: h.CinemaID, Seats: make([]seatflow.Seat, len(h.Edges.Seats))}
 		for i, st := range h.Edges.Seats {
 			hall.Seats[i] = toSeat(st)
 		}
@@ -219,45 +265,13 @@ func hallsFrom(ctx context.Context, db *ent.Client, ids []int) (map[int]*seatflo
 }
 
 func (s *Service) loadShowtimes(ctx context.Context, ids []int) (map[int]*seatflow.Showtime, error) {
-	rows, err := s.DB.Showtime.Query().Where(showtime.IDIn(ids...)).All(ctx)
+	rows, err := s.DB.Showtime.Query().Where(showtime.IDIn(ids...)).Modify(withCinemaID).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load showtimes: %w", database.Classify(err))
 	}
 	out := make(map[int]*seatflow.Showtime, len(rows))
 	for _, st := range rows {
 		out[st.ID] = toShowtime(st)
-	}
-	return out, nil
-}
-
-// loadDays loads each day's list with one query over the span of the requested days.
-func (s *Service) loadDays(ctx context.Context, days []string) (map[string]*[]int, error) {
-	out := make(map[string]*[]int, len(days))
-	var from, to time.Time
-	for i, d := range days {
-		start, err := time.ParseInLocation(time.DateOnly, d, s.loc())
-		if err != nil {
-			return nil, seatflow.Errorf(seatflow.EINVALID, "%q is not a date in the form YYYY-MM-DD", d)
-		}
-		if i == 0 || start.Before(from) {
-			from = start
-		}
-		if end := start.AddDate(0, 0, 1); i == 0 || end.After(to) {
-			to = end
-		}
-		out[d] = &[]int{}
-	}
-	rows, err := s.DB.Showtime.Query().
-		Where(showtime.StartsAtGTE(from.UTC()), showtime.StartsAtLT(to.UTC()), showtime.StatusNEQ(seatflow.ShowtimeCancelled)).
-		Order(ent.Asc(showtime.FieldStartsAt), ent.Asc(showtime.FieldID)).
-		Select(showtime.FieldID, showtime.FieldStartsAt).All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load showtimes by day: %w", database.Classify(err))
-	}
-	for _, st := range rows {
-		if l, ok := out[s.dayOf(st.StartsAt)]; ok {
-			*l = append(*l, st.ID)
-		}
 	}
 	return out, nil
 }
@@ -314,27 +328,45 @@ func toSeat(s *ent.Seat) seatflow.Seat {
 		Kind: s.Kind, Sellable: s.Sellable}
 }
 
+// cinemaIDColumn is the column withCinemaID adds to a showtime query.
+const cinemaIDColumn = "cinema_id"
+
+// withCinemaID joins a showtime query to the showtimes' halls for their cinema id: one
+// statement, as before cinemas (a hall never changes cinema).
+func withCinemaID(s *sql.Selector) {
+	h := sql.Table(hall.Table)
+	s.Join(h).On(s.C(showtime.FieldHallID), h.C(hall.FieldID)).
+		AppendSelect(sql.As(h.C(hall.FieldCinemaID), cinemaIDColumn))
+}
+
+// selectedInt reads an integer column a modifier selected: MySQL's drivers scan it as an
+// int64 (binary protocol) or its digits (text protocol); 0 when it is NULL or absent.
+func selectedInt(v ent.Value, err error) int {
+	if err != nil {
+		return 0
+	}
+	switch n := v.(type) {
+	case int64:
+		return int(n)
+	case []byte:
+		i, _ := strconv.Atoi(string(n))
+		return i
+	case string:
+		i, _ := strconv.Atoi(n)
+		return i
+	}
+	return 0
+}
+
+// toShowtime converts a showtime read withCinemaID.
 func toShowtime(st *ent.Showtime) *seatflow.Showtime {
 	out := &seatflow.Showtime{ID: st.ID, MovieID: st.MovieID, HallID: st.HallID, StartsAt: st.StartsAt.UTC(),
 		EndsAt: st.EndsAt.UTC(), Status: st.Status, PurchaseLimit: st.PurchaseLimit,
 		AllowSeatGaps: st.AllowSeatGaps, Currency: st.Currency}
+	out.CinemaID = selectedInt(st.Value(cinemaIDColumn))
 	for _, kind := range seatflow.SeatKinds {
 		if cents, ok := st.Prices[kind]; ok {
 			out.Prices = append(out.Prices, seatflow.Price{Kind: kind, AmountCents: cents})
-		}
-	}
-	return out
-}
-
-// OnDay keeps the showtimes starting on day (cinema time zone); a nil day keeps all.
-func (s *Service) OnDay(shows []*seatflow.Showtime, day *string) []*seatflow.Showtime {
-	if day == nil {
-		return shows
-	}
-	out := shows[:0:0]
-	for _, st := range shows {
-		if s.dayOf(st.StartsAt) == *day {
-			out = append(out, st)
 		}
 	}
 	return out

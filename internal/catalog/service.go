@@ -49,9 +49,7 @@ type Service struct {
 	// Tickets revokes a cancelled showtime's tickets; nil when there are none to revoke.
 	Tickets ShowtimeTickets
 	Now     func() time.Time
-	// Location is the cinema's time zone: a Date is a day in it.
-	Location *time.Location
-	Log      *slog.Logger
+	Log     *slog.Logger
 
 	decoded decodedValues
 	fresh   coalesce.Group[int, *seatflow.Showtime]
@@ -62,13 +60,6 @@ func (s *Service) now() time.Time {
 		return s.Now()
 	}
 	return time.Now()
-}
-
-func (s *Service) loc() *time.Location {
-	if s.Location != nil {
-		return s.Location
-	}
-	return time.UTC
 }
 
 func (s *Service) log() *slog.Logger {
@@ -143,7 +134,11 @@ func (s *Service) setStatus(ctx context.Context, id int, to seatflow.ShowtimeSta
 		}
 		drop := []string{keys.Showtime(id)}
 		if leavesLists {
-			drop = append(drop, keys.ShowtimesOn(s.dayOf(st.StartsAt)), keys.ShowtimesOf(st.MovieID))
+			c, err := cinemaOfHall(ctx, tx, st.HallID)
+			if err != nil {
+				return nil, err
+			}
+			drop = append(drop, keys.ShowtimesOn(c.ID, c.DayOf(st.StartsAt)), keys.ShowtimesOf(st.MovieID))
 		}
 		return drop, nil
 	})
@@ -163,7 +158,7 @@ func (s *Service) FreshShowtime(ctx context.Context, id int) (*seatflow.Showtime
 }
 
 func (s *Service) loadFresh(ctx context.Context, id int) (*seatflow.Showtime, error) {
-	st, err := s.DB.Showtime.Get(ctx, id)
+	st, err := s.DB.Showtime.Query().Where(showtime.ID(id)).Modify(withCinemaID).Only(ctx)
 	if err != nil {
 		return nil, database.Classify(err)
 	}

@@ -116,7 +116,11 @@ func (s *Service) CreateShowtime(ctx context.Context, in ShowtimeInput) (*seatfl
 			return nil, err
 		}
 		id = st.ID
-		return []string{keys.Showtime(st.ID), keys.ShowtimesOn(s.dayOf(start)), keys.ShowtimesOf(m.ID)}, nil
+		c, err := cinemaOfHall(ctx, tx, hall.ID)
+		if err != nil {
+			return nil, err
+		}
+		return []string{keys.Showtime(st.ID), keys.ShowtimesOn(c.ID, c.DayOf(start)), keys.ShowtimesOf(m.ID)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -151,7 +155,13 @@ func (s *Service) RescheduleShowtime(ctx context.Context, id int, startsAt time.
 		if n == 0 {
 			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d changed meanwhile; try again", id)
 		}
-		return []string{keys.Showtime(id), keys.ShowtimesOn(s.dayOf(st.StartsAt)), keys.ShowtimesOn(s.dayOf(start)), keys.ShowtimesOf(st.MovieID)}, nil
+		c, err := cinemaOfHall(ctx, tx, st.HallID)
+		if err != nil {
+			return nil, err
+		}
+		// The day it left and the day it moved to, both in its cinema's time zone.
+		return []string{keys.Showtime(id), keys.ShowtimesOn(c.ID, c.DayOf(st.StartsAt)), keys.ShowtimesOn(c.ID, c.DayOf(start)),
+			keys.ShowtimesOf(st.MovieID)}, nil
 	})
 	if err != nil {
 		return nil, err

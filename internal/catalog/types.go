@@ -1,4 +1,4 @@
-// Package catalog owns movies, halls (with their seat templates) and showtimes: reads
+// Package catalog owns cinemas (with their time zones), movies, halls (with their seat templates) and showtimes: reads
 // through the two-level catalog cache, admin writes with their input rules, and the cache
 // keys each write invalidates. It never touches seat state (package seats does).
 package catalog
@@ -19,10 +19,19 @@ type MovieInput struct {
 	PosterURL       *string  `json:"posterUrl"`
 }
 
-// HallInput creates a hall; rows are laid out front (first) to back.
+// HallInput creates a hall; rows are laid out front (first) to back. Without a cinema the
+// hall joins the default cinema (the oldest: the one the migration makes).
 type HallInput struct {
-	Name string         `json:"name"`
-	Rows []HallRowInput `json:"rows"`
+	Name     string         `json:"name"`
+	Rows     []HallRowInput `json:"rows"`
+	CinemaID *int           `json:"cinemaId"`
+}
+
+// CinemaInput creates or replaces a cinema's details; TimeZone is an IANA name.
+type CinemaInput struct {
+	Name     string  `json:"name"`
+	TimeZone string  `json:"timeZone"`
+	Address  *string `json:"address"`
 }
 
 // HallRowInput is one row of seats numbered 1..Seats.

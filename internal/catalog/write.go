@@ -256,13 +256,12 @@ func (s *Service) CreateHall(ctx context.Context, in HallInput) (*seatflow.Hall,
 	var id int
 	err = s.write(ctx, func(tx *ent.Tx) ([]string, error) {
 		create := tx.Hall.Create().SetName(in.Name).SetCreatedAt(s.now())
-		// The hall joins the default cinema (the oldest, the one the migration makes).
-		def, err := tx.Cinema.Query().Order(ent.Asc(cinema.FieldID)).FirstID(ctx)
-		switch {
-		case err == nil:
-			create.SetCinemaID(def)
-		case !ent.IsNotFound(err):
+		cinemaID, err := hallCinema(ctx, tx, in.CinemaID)
+		if err != nil {
 			return nil, err
+		}
+		if cinemaID != 0 {
+			create.SetCinemaID(cinemaID)
 		}
 		h, err := create.Save(ctx)
 		if err != nil {
@@ -277,7 +276,7 @@ func (s *Service) CreateHall(ctx context.Context, in HallInput) (*seatflow.Hall,
 		if err := tx.Seat.CreateBulk(builders...).Exec(ctx); err != nil {
 			return nil, err
 		}
-		return []string{keys.Hall(h.ID)}, nil
+		return []string{keys.Hall(h.ID), keys.HallsOf(cinemaID)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -287,4 +286,25 @@ func (s *Service) CreateHall(ctx context.Context, in HallInput) (*seatflow.Hall,
 		return nil, err
 	}
 	return halls[id], nil
+}
+
+// hallCinema is the cinema a new hall joins: the one asked for (NOT_FOUND when it does not
+// exist), else the default cinema (the oldest, the one the migration makes); 0 when there
+// is no cinema at all.
+func hallCinema(ctx context.Context, tx *ent.Tx, asked *int) (int, error) {
+	if asked != nil {
+		ok, err := tx.Cinema.Query().Where(cinema.ID(*asked)).Exist(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return 0, seatflow.Errorf(seatflow.ENOTFOUND, "cinema %d does not exist", *asked)
+		}
+		return *asked, nil
+	}
+	def, err := tx.Cinema.Query().Order(ent.Asc(cinema.FieldID)).FirstID(ctx)
+	if ent.IsNotFound(err) {
+		return 0, nil
+	}
+	return def, err
 }

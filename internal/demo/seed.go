@@ -17,6 +17,7 @@ import (
 // Catalog is what seeding writes: the catalog's admin operations and opening sales.
 type Catalog interface {
 	CreateMovie(ctx context.Context, in catalog.MovieInput) (*seatflow.Movie, error)
+	CreateCinema(ctx context.Context, in catalog.CinemaInput) (*seatflow.Cinema, error)
 	CreateHall(ctx context.Context, in catalog.HallInput) (*seatflow.Hall, error)
 	CreateShowtime(ctx context.Context, in catalog.ShowtimeInput) (*seatflow.Showtime, error)
 }
@@ -32,9 +33,7 @@ type Seeder struct {
 	DB      *ent.Client
 	Catalog Catalog
 	Sales   Sales
-	// Location is the cinema's time zone; Now the clock.
-	Location *time.Location
-	Now      func() time.Time
+	Now     func() time.Time // the clock
 }
 
 // SeedReport says what Seed added.
@@ -52,7 +51,7 @@ func (r SeedReport) String() string {
 	case r.NotDemo:
 		return "the catalog is not the demo's (no demo movies or halls): nothing seeded"
 	case r.Catalog:
-		return fmt.Sprintf("demo catalog seeded: 4 movies, 2 halls, %d showtimes over %d days", r.Showtimes, r.Days)
+		return fmt.Sprintf("demo catalog seeded: 4 movies, 2 cinemas, 3 halls, %d showtimes over %d days", r.Showtimes, r.Days)
 	case r.Showtimes > 0:
 		return fmt.Sprintf("added %d demo showtimes over %d days that had none", r.Showtimes, r.Days)
 	}
@@ -75,23 +74,37 @@ var (
 		{Title: "Night Shift at Marlow Street", DurationMinutes: 107, Rating: ptr("R"), Genres: []string{"Thriller"},
 			Synopsis: ptr("A night nurse notices the same visitor at every bedside.")},
 	}
-	demoHalls = []string{"Hall 1", "Hall 2"}
+	demoHalls = []string{"Hall 1", "Hall 2", "Harbour 1"}
+	// The second demo cinema, in another time zone than the default one's; Harbour 1 is in it.
+	secondCinema = "SeatFlow Harbour"
 )
 
-// daySchedule is one demo day: start times (the cinema's local time) per hall. Slots of a
-// hall are 4 hours apart, longer than the longest demo movie, so any movie fits any slot.
+// secondZone is the second demo cinema's time zone: far from the default cinema's, so the
+// two count their days differently.
+func secondZone(defaultZone string) string {
+	if defaultZone == "Pacific/Auckland" {
+		return "America/Los_Angeles"
+	}
+	return "Pacific/Auckland"
+}
+
+// daySchedule is one demo day: start times (the local time of the hall's cinema) per hall.
+// Slots of a hall are 4 hours apart, longer than the longest demo movie, so any movie fits
+// any slot.
 var daySchedule = []struct {
 	hall         int // index in demoHalls
 	hour, minute int
 }{
-	{0, 13, 0}, {1, 14, 30}, {0, 17, 0}, {1, 18, 30}, {0, 21, 0}, {1, 22, 30},
+	{0, 13, 0}, {1, 14, 30}, {2, 15, 0}, {0, 17, 0}, {1, 18, 30}, {2, 19, 0}, {0, 21, 0}, {1, 22, 30}, {2, 23, 0},
 }
 
-// Seed creates the demo catalog when the database has no movies (four movies; Hall 1 of
-// 150 seats in rows A–L with premium and accessible seats, Hall 2 of 80), then schedules
-// the demo day on each day from today to six days ahead (in the cinema's time zone) that
-// has no showtime at all, with sales open. Today gets only the slots still ahead. It never
-// changes or removes anything, so orders and an admin's own showtimes stay as they are.
+// Seed creates the demo catalog when the database has no movies (four movies; in the
+// default cinema Hall 1 of 150 seats in rows A–L with premium and accessible seats and
+// Hall 2 of 80; a second cinema in another time zone with Harbour 1 of 80), then schedules
+// the demo day on each day from today to six days ahead (in each cinema's time zone) that
+// has no showtime in that cinema, with sales open. Today gets only the slots still ahead.
+// It never changes or removes anything, so orders and an admin's own showtimes stay as
+// they are (a demo database from before the second cinema gets it added).
 func (a *Seeder) Seed(ctx context.Context) (SeedReport, error) {
 	var rep SeedReport
 	n, err := a.DB.Movie.Query().Count(ctx)
@@ -112,21 +125,24 @@ func (a *Seeder) Seed(ctx context.Context) (SeedReport, error) {
 		rep.NotDemo = true
 		return rep, nil
 	}
-	now := a.Now().In(a.Location)
 	var plan []plannedShow
-	for d := range Week {
-		day := time.Date(now.Year(), now.Month(), now.Day()+d, 0, 0, 0, 0, a.Location)
-		shows, err := a.planDay(ctx, day, now, movies, halls)
-		if err != nil {
-			return rep, err
+	for _, c := range cinemasOf(halls) {
+		loc := c.Location()
+		now := a.Now().In(loc)
+		for d := range Week {
+			day := time.Date(now.Year(), now.Month(), now.Day()+d, 0, 0, 0, 0, loc)
+			shows, err := a.planDay(ctx, c, day, now, movies, halls)
+			if err != nil {
+				return rep, err
+			}
+			plan = append(plan, shows...)
 		}
-		plan = append(plan, shows...)
 	}
 	// Hall 1's showtimes first: on a new database showtime 1 is then the next one in the
 	// 150-seat hall, whatever the hour, so the README's examples (seats "61", "62" of
 	// showtime "1") hold.
 	slices.SortStableFunc(plan, func(x, y plannedShow) int { return x.hall - y.hall })
-	days := map[int]bool{}
+	days := map[string]bool{}
 	prices := []catalog.PriceInput{{Kind: seatflow.SeatStandard, AmountCents: 1200},
 		{Kind: seatflow.SeatPremium, AmountCents: 1800}, {Kind: seatflow.SeatAccessible, AmountCents: 1000}}
 	for _, p := range plan {
@@ -147,35 +163,56 @@ func (a *Seeder) Seed(ctx context.Context) (SeedReport, error) {
 	return rep, nil
 }
 
-// plannedShow is a demo showtime to create; day tells its day from the others.
+// plannedShow is a demo showtime to create; day tells its day (in its cinema's zone) from
+// the others.
 type plannedShow struct {
 	at    time.Time
-	day   int
+	day   string
 	hall  int
 	movie *ent.Movie
 }
 
-// planDay returns the demo day's showtimes for day, or none when it has a showtime
-// already. Today gets only the slots still ahead.
-func (a *Seeder) planDay(ctx context.Context, day, now time.Time, movies []*ent.Movie, halls []*ent.Hall) ([]plannedShow, error) {
-	next := time.Date(day.Year(), day.Month(), day.Day()+1, 0, 0, 0, 0, a.Location)
-	n, err := a.DB.Showtime.Query().Where(showtime.StartsAtGTE(day.UTC()), showtime.StartsAtLT(next.UTC())).Count(ctx)
+// cinemasOf returns the cinemas of the demo halls (read with their cinema), each once.
+func cinemasOf(halls []*ent.Hall) []*seatflow.Cinema {
+	var out []*seatflow.Cinema
+	for _, h := range halls {
+		c := h.Edges.Cinema
+		if !slices.ContainsFunc(out, func(o *seatflow.Cinema) bool { return o.ID == c.ID }) {
+			out = append(out, &seatflow.Cinema{ID: c.ID, Name: c.Name, TimeZone: c.TimeZone})
+		}
+	}
+	return out
+}
+
+// planDay returns the demo day's showtimes of cinema c's halls for day (in c's time zone),
+// or none when c has a showtime that day already. Today gets only the slots still ahead.
+func (a *Seeder) planDay(ctx context.Context, c *seatflow.Cinema, day, now time.Time, movies []*ent.Movie, halls []*ent.Hall) ([]plannedShow, error) {
+	loc := c.Location()
+	next := time.Date(day.Year(), day.Month(), day.Day()+1, 0, 0, 0, 0, loc)
+	n, err := a.DB.Showtime.Query().Where(showtime.HasHallWith(hall.CinemaID(c.ID)),
+		showtime.StartsAtGTE(day.UTC()), showtime.StartsAtLT(next.UTC())).Count(ctx)
 	if err != nil || n > 0 {
 		return nil, err
 	}
 	var out []plannedShow
 	for i, slot := range daySchedule {
-		at := time.Date(day.Year(), day.Month(), day.Day(), slot.hour, slot.minute, 0, 0, a.Location)
+		if halls[slot.hall].CinemaID != c.ID {
+			continue
+		}
+		at := time.Date(day.Year(), day.Month(), day.Day(), slot.hour, slot.minute, 0, 0, loc)
 		if at.Before(now.Add(5 * time.Minute)) {
 			continue // too late to sell
 		}
 		// Movies rotate by day, so each day's programme differs.
-		out = append(out, plannedShow{at: at, day: day.YearDay(), hall: slot.hall, movie: movies[(i+day.YearDay())%len(movies)]})
+		out = append(out, plannedShow{at: at, day: day.Format(time.DateOnly), hall: slot.hall,
+			movie: movies[(i+day.YearDay())%len(movies)]})
 	}
 	return out, nil
 }
 
-// demoCatalog finds the demo movies and halls; nil when any is missing.
+// demoCatalog finds the demo movies and halls (with their cinemas); nil when any demo
+// movie or hall of the default cinema is missing. A demo database from before the second
+// cinema gets it, with its hall.
 func (a *Seeder) demoCatalog(ctx context.Context) ([]*ent.Movie, []*ent.Hall, error) {
 	var movies []*ent.Movie
 	for _, in := range demoMovies {
@@ -188,19 +225,52 @@ func (a *Seeder) demoCatalog(ctx context.Context) ([]*ent.Movie, []*ent.Hall, er
 		movies = append(movies, m)
 	}
 	var halls []*ent.Hall
-	for _, name := range demoHalls {
-		h, err := a.DB.Hall.Query().Where(hall.Name(name)).Order(ent.Asc(hall.FieldID)).First(ctx)
+	for i, name := range demoHalls {
+		h, err := a.DB.Hall.Query().Where(hall.Name(name)).WithCinema().Order(ent.Asc(hall.FieldID)).First(ctx)
+		if ent.IsNotFound(err) && i == len(demoHalls)-1 {
+			if err := a.createSecondCinema(ctx, halls[0].Edges.Cinema.TimeZone); err != nil {
+				return nil, nil, err
+			}
+			h, err = a.DB.Hall.Query().Where(hall.Name(name)).WithCinema().Order(ent.Asc(hall.FieldID)).First(ctx)
+		}
 		if ent.IsNotFound(err) {
 			return nil, nil, nil
 		} else if err != nil {
 			return nil, nil, err
+		}
+		if h.Edges.Cinema == nil {
+			return nil, nil, fmt.Errorf("seed: hall %q has no cinema (the database is not migrated)", name)
 		}
 		halls = append(halls, h)
 	}
 	return movies, halls, nil
 }
 
-// createCatalog creates the demo movies and halls.
+// createSecondCinema adds the second demo cinema, in a zone other than defaultZone, with
+// Harbour 1 (80 seats).
+func (a *Seeder) createSecondCinema(ctx context.Context, defaultZone string) error {
+	c, err := a.Catalog.CreateCinema(ctx, catalog.CinemaInput{Name: secondCinema, TimeZone: secondZone(defaultZone),
+		Address: ptr("1 Quay Street")})
+	if err != nil {
+		return fmt.Errorf("seed cinema: %w", err)
+	}
+	if _, err := a.Catalog.CreateHall(ctx, catalog.HallInput{Name: demoHalls[2], Rows: tenByEight(), CinemaID: &c.ID}); err != nil {
+		return fmt.Errorf("seed hall: %w", err)
+	}
+	return nil
+}
+
+// tenByEight is a hall of rows A–H of 10 standard seats.
+func tenByEight() []catalog.HallRowInput {
+	var rows []catalog.HallRowInput
+	for i := 0; i < 8; i++ {
+		rows = append(rows, catalog.HallRowInput{Label: string(rune('A' + i)), Seats: 10})
+	}
+	return rows
+}
+
+// createCatalog creates the demo movies and the default cinema's halls (demoCatalog then
+// adds the second cinema).
 func (a *Seeder) createCatalog(ctx context.Context) error {
 	for _, in := range demoMovies {
 		if _, err := a.Catalog.CreateMovie(ctx, in); err != nil {
@@ -224,11 +294,7 @@ func (a *Seeder) createCatalog(ctx context.Context) error {
 	if _, err := a.Catalog.CreateHall(ctx, catalog.HallInput{Name: demoHalls[0], Rows: rows}); err != nil {
 		return fmt.Errorf("seed hall: %w", err)
 	}
-	rows = nil
-	for i := 0; i < 8; i++ {
-		rows = append(rows, catalog.HallRowInput{Label: string(rune('A' + i)), Seats: 10})
-	}
-	if _, err := a.Catalog.CreateHall(ctx, catalog.HallInput{Name: demoHalls[1], Rows: rows}); err != nil {
+	if _, err := a.Catalog.CreateHall(ctx, catalog.HallInput{Name: demoHalls[1], Rows: tenByEight()}); err != nil {
 		return fmt.Errorf("seed hall: %w", err)
 	}
 	return nil

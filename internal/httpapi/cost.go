@@ -29,6 +29,9 @@ var listSizes = map[string]int{
 	"Query.movies":            20, // first's default
 	"Query.reconcileRuns":     20,
 	"Query.showtimes":         50, // a day's showtimes
+	"Query.cinemas":           20, // a chain's cinemas
+	"Cinema.halls":            20,
+	"Cinema.showtimes":        50, // a day's showtimes of one cinema
 	"Query.myOrders":          50,
 	"Movie.showtimes":         50,
 	"Hall.seats":              300, // a large hall (halls hold at most 2,000)

@@ -53,9 +53,20 @@ func Hall(id int) string { return "hall:" + strconv.Itoa(id) }
 // Showtime is a showtime's entry.
 func Showtime(id int) string { return "showtime:" + strconv.Itoa(id) }
 
-// ShowtimesOn is the id list of the showtimes starting on day (YYYY-MM-DD, the cinema's
-// time zone).
-func ShowtimesOn(day string) string { return "showtimes:date:" + day }
+// ShowtimesOn is the id list of a cinema's showtimes starting on day (YYYY-MM-DD, in the
+// cinema's time zone).
+func ShowtimesOn(cinemaID int, day string) string {
+	return "showtimes:cinema:" + strconv.Itoa(cinemaID) + ":date:" + day
+}
+
+// Cinema is a cinema's entry.
+func Cinema(id int) string { return "cinema:" + strconv.Itoa(id) }
+
+// CinemaIDs is the id list, in id order, of every cinema.
+func CinemaIDs() string { return "cinemas:ids" }
+
+// HallsOf is the id list, in id order, of a cinema's halls.
+func HallsOf(cinemaID int) string { return "halls:cinema:" + strconv.Itoa(cinemaID) }
 
 // ShowtimesOf is the id list of a movie's showtimes.
 func ShowtimesOf(movieID int) string { return "showtimes:movie:" + strconv.Itoa(movieID) }

@@ -98,7 +98,7 @@ func TestShowtimeKeysShareOneSlot(t *testing.T) {
 		}
 	})
 	t.Run("CacheEntryAndItsLockShareOneSlot", func(t *testing.T) {
-		for _, entry := range []string{keys.Movie(7), keys.Hall(3), keys.ShowtimesOn("2030-01-02")} {
+		for _, entry := range []string{keys.Movie(7), keys.Hall(3), keys.ShowtimesOn(1, "2030-01-02"), keys.Cinema(2), keys.HallsOf(2), keys.CinemaIDs()} {
 			if got, want := slot(k.CacheLock(entry)), slot(k.Cache(entry)); got != want {
 				t.Errorf("CacheLock(%q) slot %d, want %d (the entry's)", entry, got, want)
 			}
@@ -177,7 +177,10 @@ func TestNamesStay(t *testing.T) {
 		{keys.Movie(7), "movie:7"},
 		{keys.Hall(3), "hall:3"},
 		{keys.Showtime(12), "showtime:12"},
-		{keys.ShowtimesOn("2030-01-02"), "showtimes:date:2030-01-02"},
+		{keys.ShowtimesOn(4, "2030-01-02"), "showtimes:cinema:4:date:2030-01-02"},
+		{keys.Cinema(4), "cinema:4"},
+		{keys.CinemaIDs(), "cinemas:ids"},
+		{keys.HallsOf(4), "halls:cinema:4"},
 		{keys.ShowtimesOf(7), "showtimes:movie:7"},
 		{keys.MovieIDs(""), "movies:ids:"},
 		{keys.MovieIDs("LISTED"), "movies:ids:LISTED"},

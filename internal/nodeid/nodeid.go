@@ -13,8 +13,9 @@ import (
 	"strings"
 )
 
-// Types of the objects that have ids. The first six are the schema's Node types.
+// Types of the objects that have ids. The first seven are the schema's Node types.
 const (
+	Cinema    = "Cinema"
 	Movie     = "Movie"
 	Hall      = "Hall"
 	Seat      = "Seat"
@@ -28,7 +29,7 @@ const (
 // IsNode reports whether objects of type typ can be fetched with node(id:).
 func IsNode(typ string) bool {
 	switch typ {
-	case Movie, Hall, Seat, Showtime, Order, Ticket:
+	case Cinema, Movie, Hall, Seat, Showtime, Order, Ticket:
 		return true
 	}
 	return false

@@ -83,7 +83,7 @@
     let list;
     try {
       const { data } = await gql(
-        'query DemoShowtimes($d: Date!) { showtimes(date: $d) { id startsAt status movie { title } hall { name } } }',
+        'query DemoShowtimes($d: Date!) { showtimes(date: $d) { id startsAt localStartsAt status movie { title } hall { name } cinema { name } } }',
         { d: $('date').value });
       list = data.showtimes;
     } catch (e) {
@@ -98,7 +98,9 @@
     }
     sel.replaceChildren(...list.map((s) => {
       const status = s.status === 'ON_SALE' ? '' : ` (${s.status.replace('_', ' ').toLowerCase()})`;
-      return new Option(`${fmtTime(s.startsAt)} · ${s.movie.title} · ${s.hall.name}${status}`, s.id);
+      // The cinema's wall clock (each cinema has its own time zone), then the viewer's.
+      const local = s.localStartsAt.slice(11, 16);
+      return new Option(`${local} ${s.cinema.name} (${fmtTime(s.startsAt)} here) · ${s.movie.title} · ${s.hall.name}${status}`, s.id);
     }));
     sel.disabled = false;
     const pick = list.find((s) => s.id === preferred) || list.find((s) => s.status === 'ON_SALE') || list[0];

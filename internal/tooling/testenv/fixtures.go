@@ -7,6 +7,7 @@ import (
 
 	"seatflow"
 	"seatflow/ent"
+	"seatflow/ent/cinema"
 )
 
 // ShowtimeSpec describes a fixture showtime. Zero fields take the defaults noted.
@@ -44,7 +45,13 @@ func Showtime(tb testing.TB, db *ent.Client, now time.Time, spec ShowtimeSpec) (
 		spec.Currency = "EUR"
 	}
 	m := db.Movie.Create().SetTitle("Film").SetDurationMin(100).SetCreatedAt(now).SetUpdatedAt(now).SaveX(ctx)
-	h := db.Hall.Create().SetName("Hall").SetCreatedAt(now).SaveX(ctx)
+	// The hall is in the default cinema, as a hall created without one is (the migration
+	// made it).
+	hc := db.Hall.Create().SetName("Hall").SetCreatedAt(now)
+	if def, err := db.Cinema.Query().Order(ent.Asc(cinema.FieldID)).FirstID(ctx); err == nil {
+		hc.SetCinemaID(def)
+	}
+	h := hc.SaveX(ctx)
 	bulk := make([]*ent.SeatCreate, 0, spec.Rows*spec.PerRow)
 	for r := range spec.Rows {
 		kind := seatflow.SeatStandard
