@@ -25,12 +25,16 @@ func promtool(t *testing.T) string {
 	return p
 }
 
-// TestAlertRules: deploy/prometheus/rules.yml passes promtool check rules, and so does a
-// rule file that breaks one expression (the check can fail).
+// TestAlertRules: deploy/prometheus/rules.yml passes promtool check rules and its unit
+// tests (rules_test.yml: which alerts fire on which series), and a rule file that breaks
+// one expression does not pass (the check can fail).
 func TestAlertRules(t *testing.T) {
 	bin := promtool(t)
 	if out, err := exec.Command(bin, "check", "rules", "deploy/prometheus/rules.yml").CombinedOutput(); err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "test", "rules", "deploy/prometheus/rules_test.yml").CombinedOutput(); err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
 	}
 	broken := filepath.Join(t.TempDir(), "broken.yml")
 	os.WriteFile(broken, []byte("groups:\n  - name: x\n    rules:\n      - alert: X\n        expr: sum(rate(x[5m])\n"), 0o644)

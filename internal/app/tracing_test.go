@@ -362,3 +362,57 @@ func BenchmarkTracingCost(b *testing.B) {
 		})
 	}
 }
+
+// TestSeatChangeTraceReachesEveryInstance: a holdSeats made with the caller's traceparent
+// reaches the seat-map watchers of two instances sharing MySQL and Redis, and each
+// instance's write of it is a seatmap.deliver span linked to a span of the hold's trace
+// (the Lua script's caller, under the operation).
+func TestSeatChangeTraceReachesEveryInstance(t *testing.T) {
+	a, rec := newTracedApp(t)
+	b := a.sibling()
+	show, seats := a.onSaleShowtime()
+	var watchers []*wsClient
+	for _, inst := range []*testApp{a, b} {
+		c := dialWS(t, inst, "graphql-transport-ws", "")
+		c.subscribe(show)
+		if ev := c.event(); ev.Kind != "SNAPSHOT" {
+			t.Fatalf("first event %s, want SNAPSHOT", ev.Kind)
+		}
+		watchers = append(watchers, c)
+	}
+	const traceID = "5bf92f3577b34da6a3ce929d0e0e4737"
+	_, out := a.postWithTraceparent("00-"+traceID+"-00f067aa0ba902b8-01", a.token("alice", "customer"),
+		`mutation HoldSeats($in: HoldSeatsInput!) { holdSeats(input: $in) { id } }`, holdVars(show, seats[:1], "idem-deliver"))
+	if len(out.Errors) > 0 {
+		t.Fatalf("hold: %+v", out.Errors)
+	}
+	for _, c := range watchers {
+		if ev := c.event(); ev.Kind != "DELTA" {
+			t.Fatalf("after the hold: %s, want DELTA", ev.Kind)
+		}
+	}
+	id, _ := trace.TraceIDFromHex(traceID)
+	spans := traceOf(t, rec, id, "POST /query")
+	inTrace := map[trace.SpanID]string{}
+	for _, s := range spans {
+		inTrace[s.SpanContext().SpanID()] = s.Name()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var linked []string
+		for _, s := range named(rec.Ended(), "seatmap.deliver") {
+			for _, l := range s.Links() {
+				if l.SpanContext.TraceID() == id && inTrace[l.SpanContext.SpanID()] != "" {
+					linked = append(linked, inTrace[l.SpanContext.SpanID()])
+				}
+			}
+		}
+		if len(linked) == 2 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("seatmap.deliver spans linked to the hold's trace: %v, want one per instance (spans of the trace: %v)", linked, names(spans))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

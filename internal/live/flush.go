@@ -49,12 +49,17 @@ func (h *Hub) flushAfter(s *show, d time.Duration) {
 // watchers that could not take theirs are offered it again after a pause.
 func (h *Hub) flush(s *show) {
 	events := map[int]*seatflow.SeatMapEvent{}
-	wrote := false
+	wrote := 0
 	for w := range s.watchers {
-		wrote = h.flushWatcher(s, w, events) || wrote
+		if h.flushWatcher(s, w, events) {
+			wrote++
+		}
 	}
-	if wrote {
+	if wrote > 0 {
 		s.lastFlush = time.Now()
+		s.pending.delivered(s, wrote, s.lastFlush)
+	} else if len(s.behind) == 0 {
+		s.pending = pendingChanges{} // no watcher waits for these changes
 	}
 	if len(s.behind) > 0 && s.timer == nil {
 		h.flushAfter(s, max(h.tick, slowPoll))

@@ -156,6 +156,9 @@ type show struct {
 	lastFlush time.Time
 	timer     *time.Timer
 	behind    map[*watcher]struct{}
+	// pending are the changes taken since the last write, for its metric and span
+	// (deliver.go).
+	pending pendingChanges
 }
 
 // watcher is one subscription. Its sink is where its events go: the hub puts events in
@@ -336,6 +339,7 @@ func (h *Hub) deliver(channel, payload string) {
 	}
 	switch s.take(d) {
 	case taken:
+		s.pending.note(d)
 		h.schedule(s)
 	case missed:
 		h.lost(s)

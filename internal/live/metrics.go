@@ -22,6 +22,11 @@ var (
 		Namespace: "seatflow", Subsystem: "live", Name: "snapshots_sent_total",
 		Help: "Seat-map SNAPSHOT events sent, by reason (initial, gap, slow, reconnect).",
 	}, []string{"reason"})
+	deliveryStaleness = promauto.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "seatflow", Subsystem: "live", Name: "delivery_staleness_seconds",
+		Help:    "Time from a seat change (Redis' clock) to the DELTA carrying it handed to the watchers' connections; one observation per showtime write, of its oldest change.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	})
 	slowSubscribers = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seatflow", Subsystem: "live", Name: "slow_subscribers_total",
 		Help: "Times a subscriber's buffer overflowed; it is resynced with a SNAPSHOT.",

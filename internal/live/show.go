@@ -75,6 +75,7 @@ func statusOf(seat seatflow.Seat, status seatflow.SeatStatus) seatflow.SeatStatu
 // forget drops the statuses: a change may have been missed.
 func (s *show) forget() {
 	s.state, s.changedAt = nil, nil
+	s.pending = pendingChanges{} // the watchers get them in a snapshot
 }
 
 // learn takes the seats' statuses from a snapshot. Known statuses are moved to a newer

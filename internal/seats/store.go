@@ -148,6 +148,7 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 		args = append(args, len(row))
 		args = append(args, ids(row)...)
 	}
+	args = append(args, traceparent(ctx))
 	res, err := s.run(ctx, holdScript, s.showKeys(req.ShowtimeID, true), args...).StringSlice()
 	if err != nil {
 		return rdb.Classify("hold seats", err)
@@ -217,7 +218,7 @@ func (s *Store) Confirm(ctx context.Context, showID int, token string, seatIDs [
 	if len(seatIDs) == 0 {
 		return 0, nil
 	}
-	args := append([]any{token}, ids(seatIDs)...)
+	args := append(append([]any{token}, ids(seatIDs)...), traceparent(ctx))
 	res, err := s.run(ctx, confirmScript, s.showKeys(showID, false), args...).Int64Slice()
 	if err != nil {
 		return 0, rdb.Classify("confirm seats", err)
@@ -237,7 +238,7 @@ func (s *Store) Release(ctx context.Context, showID int, token, userID string, s
 	if seatIDs = releasable(seatIDs); len(seatIDs) == 0 {
 		return 0, nil
 	}
-	args := append([]any{token, userID}, ids(seatIDs)...)
+	args := append(append([]any{token, userID}, ids(seatIDs)...), traceparent(ctx))
 	res, err := s.run(ctx, releaseScript, s.showKeys(showID, true), args...).Int64Slice()
 	if err != nil {
 		return 0, rdb.Classify("release seats", err)
@@ -267,7 +268,7 @@ func (s *Store) restore(ctx context.Context, showID int, token, userID, heldAt s
 	if len(seatIDs) == 0 {
 		return 0, nil, nil
 	}
-	args := append([]any{token, userID, heldAt}, ids(seatIDs)...)
+	args := append(append([]any{token, userID, heldAt}, ids(seatIDs)...), traceparent(ctx))
 	res, err := s.run(ctx, restoreScript, s.showKeys(showID, true), args...).StringSlice()
 	if err != nil {
 		return 0, nil, rdb.Classify("restore seats", err)

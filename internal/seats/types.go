@@ -43,9 +43,16 @@ type HoldRequest struct {
 }
 
 // Delta is the JSON a seat-changing script publishes on the showtime's events channel.
+// Deltas published before At and Trace existed read with both zero.
 type Delta struct {
 	Version int           `json:"version"`
 	Changes []DeltaChange `json:"changes"`
+	// At is when the change was made, in Unix ms of Redis' clock (one clock for every
+	// instance); 0 when unknown.
+	At int64 `json:"at,omitempty"`
+	// Trace is the W3C traceparent of the span that made the change, "" when it was not
+	// traced.
+	Trace string `json:"trace,omitempty"`
 }
 
 // DeltaChange is one seat's new status in a Delta (seat id as a string, as Lua sends it).

@@ -2,17 +2,28 @@
 --
 -- KEYS[1] seats hash, KEYS[2] version, KEYS[3] events channel
 -- ARGV[1] hold token
--- ARGV[2 ..] seat ids
+-- ARGV[2 .. #ARGV-1] seat ids
+-- ARGV[#ARGV] (last) the trace context of the change (a W3C traceparent) or ""
 --
 -- Returns {the number of the given seats that are now sold to the token (fewer than asked
 -- means some were lost, e.g. released, and the caller must repair), the new version or 0
 -- when nothing changed}.
 local token = ARGV[1]
+local trace = ARGV[#ARGV]
+
+-- delta is the message published: the version, the changes, when they were made (Redis'
+-- clock, ms: one clock for every instance) and the trace context when there is one.
+local function delta(ver, changes)
+  local t = redis.call('TIME')
+  local d = {version = ver, changes = changes, at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)}
+  if trace ~= '' then d.trace = trace end
+  return d
+end
 local held = '1|' .. token .. '|'
 local sold = '2|' .. token
 local changes = {}
 local count = 0
-for i = 2, #ARGV do
+for i = 2, #ARGV - 1 do
   local id = ARGV[i]
   local v = redis.call('HGET', KEYS[1], id)
   if v == sold then
@@ -26,6 +37,6 @@ end
 local ver = 0
 if #changes > 0 then
   ver = redis.call('INCR', KEYS[2])
-  redis.call('PUBLISH', KEYS[3], cjson.encode({version = ver, changes = changes}))
+  redis.call('PUBLISH', KEYS[3], cjson.encode(delta(ver, changes)))
 end
 return {count, ver}

@@ -11,6 +11,7 @@
 -- ARGV[7] n, then ARGV[8 .. 7+n] the requested seat ids
 -- then, for the gap rule, each row touched: m, then the row's m seat ids ordered by number
 --         (unsellable seats are absent from the hash and so act as a wall)
+-- ARGV[#ARGV] (last) the trace context of the change (a W3C traceparent) or ""
 --
 -- Returns {"OK", version} | {"UNAVAILABLE", seat id, ...} | {"LIMIT", user's count}
 --       | {"GAP", stranded seat id} | {"NOHASH"} when the showtime has no seat hash.
@@ -19,6 +20,16 @@ local limit = tonumber(ARGV[4])
 local allowGaps = ARGV[5] == '1'
 local takeover = ARGV[6]
 local n = tonumber(ARGV[7])
+local trace = ARGV[#ARGV]
+
+-- delta is the message published: the version, the changes, when they were made (Redis'
+-- clock, ms: one clock for every instance) and the trace context when there is one.
+local function delta(ver, changes)
+  local t = redis.call('TIME')
+  local d = {version = ver, changes = changes, at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)}
+  if trace ~= '' then d.trace = trace end
+  return d
+end
 
 -- ownedByTakeover reports whether state v ("1|T|ms" or "2|T") belongs to the takeover token.
 local function ownedByTakeover(v)
@@ -57,7 +68,7 @@ end
 -- or the row's ends right next to the selection. Older gaps elsewhere do not block.
 if not allowGaps then
   local i = 8 + n
-  while i <= #ARGV do
+  while i < #ARGV do
     local m = tonumber(ARGV[i])
     local row, free = {}, {}
     for j = 1, m do
@@ -84,5 +95,5 @@ if fresh > 0 then
   redis.call('HINCRBY', KEYS[3], user, fresh)
 end
 local ver = redis.call('INCR', KEYS[2])
-redis.call('PUBLISH', KEYS[4], cjson.encode({version = ver, changes = changes}))
+redis.call('PUBLISH', KEYS[4], cjson.encode(delta(ver, changes)))
 return {'OK', tostring(ver)}

@@ -5,15 +5,26 @@
 -- ARGV[1] hold token
 -- ARGV[2] user id (field of the limits hash); "" when unknown (an orphan hold): no count
 --         is changed and the reconciler recounts
--- ARGV[3 ..] seat ids
+-- ARGV[3 .. #ARGV-1] seat ids
+-- ARGV[#ARGV] (last) the trace context of the change (a W3C traceparent) or ""
 --
 -- Returns {the number of seats released, the new version or 0 when nothing changed}.
 local token, user = ARGV[1], ARGV[2]
+local trace = ARGV[#ARGV]
+
+-- delta is the message published: the version, the changes, when they were made (Redis'
+-- clock, ms: one clock for every instance) and the trace context when there is one.
+local function delta(ver, changes)
+  local t = redis.call('TIME')
+  local d = {version = ver, changes = changes, at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)}
+  if trace ~= '' then d.trace = trace end
+  return d
+end
 local held = '1|' .. token .. '|'
 local sold = '2|' .. token
 local changes = {}
 local ver = 0
-for i = 3, #ARGV do
+for i = 3, #ARGV - 1 do
   local id = ARGV[i]
   local v = redis.call('HGET', KEYS[1], id)
   if v and (v == sold or string.sub(v, 1, #held) == held) then
@@ -27,6 +38,6 @@ if #changes > 0 then
     redis.call('HDEL', KEYS[3], user)
   end
   ver = redis.call('INCR', KEYS[2])
-  redis.call('PUBLISH', KEYS[4], cjson.encode({version = ver, changes = changes}))
+  redis.call('PUBLISH', KEYS[4], cjson.encode(delta(ver, changes)))
 end
 return {#changes, ver}

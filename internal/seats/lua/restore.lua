@@ -10,11 +10,22 @@
 -- ARGV[1] hold token
 -- ARGV[2] user id (seats that were free are added to the user's count)
 -- ARGV[3] "" to sell the seats, or the hold time in ms to hold them
--- ARGV[4 ..] seat ids
+-- ARGV[4 .. #ARGV-1] seat ids
+-- ARGV[#ARGV] (last) the trace context of the change (a W3C traceparent) or ""
 --
 -- Returns {number of seats changed, the new version or "0" when nothing changed (both as
 -- strings), conflicting seat id, ...}.
 local token, user, heldAt = ARGV[1], ARGV[2], ARGV[3]
+local trace = ARGV[#ARGV]
+
+-- delta is the message published: the version, the changes, when they were made (Redis'
+-- clock, ms: one clock for every instance) and the trace context when there is one.
+local function delta(ver, changes)
+  local t = redis.call('TIME')
+  local d = {version = ver, changes = changes, at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)}
+  if trace ~= '' then d.trace = trace end
+  return d
+end
 local held = '1|' .. token .. '|'
 local sold = '2|' .. token
 local target, status = sold, 'SOLD'
@@ -23,7 +34,7 @@ if heldAt ~= '' then
 end
 local changes, conflicts = {}, {}
 local fresh = 0
-for i = 4, #ARGV do
+for i = 4, #ARGV - 1 do
   local id = ARGV[i]
   local v = redis.call('HGET', KEYS[1], id)
   if v == '0' or (status == 'SOLD' and v and string.sub(v, 1, #held) == held) then
@@ -40,7 +51,7 @@ end
 local ver = 0
 if #changes > 0 then
   ver = redis.call('INCR', KEYS[2])
-  redis.call('PUBLISH', KEYS[4], cjson.encode({version = ver, changes = changes}))
+  redis.call('PUBLISH', KEYS[4], cjson.encode(delta(ver, changes)))
 end
 table.insert(conflicts, 1, tostring(ver))
 table.insert(conflicts, 1, tostring(#changes))
