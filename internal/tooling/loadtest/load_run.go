@@ -164,6 +164,9 @@ type Report struct {
 
 func (l *loadRun) execute(ctx context.Context) (*Report, error) {
 	o := l.o
+	// The run's answers only: capacity steps run before it on the same session (the soak's)
+	// leave the counts of their last step, whose failures are how it found the ceiling.
+	l.resetCounts()
 	rep := &Report{duration: o.Duration, rate: o.Rate, instances: len(o.Instances), watchersWanted: o.Watchers, watch: &l.watch}
 	stopWatchers := l.startWatchers(ctx)
 	defer stopWatchers()
