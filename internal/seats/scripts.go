@@ -19,15 +19,19 @@ var (
 	snapshotSrc string
 	//go:embed lua/restore.lua
 	restoreSrc string
+	// lua/delta.lua: the message a seat change publishes, written once for the four
+	// scripts that publish one (put in front of each).
+	//go:embed lua/delta.lua
+	deltaSrc string
 )
 
 // The scripts, each compiled once (Script.Run: EVALSHA, EVAL on NOSCRIPT). Each .lua file
 // starts with its contract: KEYS, ARGV and the reply.
 var (
-	holdScript     = redis.NewScript(holdSrc)     // lua/hold.lua: take seats for a hold, all or nothing
-	confirmScript  = redis.NewScript(confirmSrc)  // lua/confirm.lua: sell a hold's seats to it
-	releaseScript  = redis.NewScript(releaseSrc)  // lua/release.lua: free a token's seats
-	initScript     = redis.NewScript(initSrc)     // lua/init.lua: create the seat hash unless it exists
-	snapshotScript = redis.NewScript(snapshotSrc) // lua/snapshot.lua: the seat hash and its version at one instant
-	restoreScript  = redis.NewScript(restoreSrc)  // lua/restore.lua: give an order's seats back to its token
+	holdScript     = redis.NewScript(deltaSrc + holdSrc)    // lua/hold.lua: take seats for a hold, all or nothing
+	confirmScript  = redis.NewScript(deltaSrc + confirmSrc) // lua/confirm.lua: sell a hold's seats to it
+	releaseScript  = redis.NewScript(deltaSrc + releaseSrc) // lua/release.lua: free a token's seats
+	initScript     = redis.NewScript(initSrc)               // lua/init.lua: create the seat hash unless it exists
+	snapshotScript = redis.NewScript(snapshotSrc)           // lua/snapshot.lua: the seat hash and its version at one instant
+	restoreScript  = redis.NewScript(deltaSrc + restoreSrc) // lua/restore.lua: give an order's seats back to its token
 )

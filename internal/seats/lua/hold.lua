@@ -20,16 +20,6 @@ local limit = tonumber(ARGV[4])
 local allowGaps = ARGV[5] == '1'
 local takeover = ARGV[6]
 local n = tonumber(ARGV[7])
-local trace = ARGV[#ARGV]
-
--- delta is the message published: the version, the changes, when they were made (Redis'
--- clock, ms: one clock for every instance) and the trace context when there is one.
-local function delta(ver, changes)
-  local t = redis.call('TIME')
-  local d = {version = ver, changes = changes, at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)}
-  if trace ~= '' then d.trace = trace end
-  return d
-end
 
 -- ownedByTakeover reports whether state v ("1|T|ms" or "2|T") belongs to the takeover token.
 local function ownedByTakeover(v)

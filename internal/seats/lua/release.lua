@@ -10,16 +10,7 @@
 --
 -- Returns {the number of seats released, the new version or 0 when nothing changed}.
 local token, user = ARGV[1], ARGV[2]
-local trace = ARGV[#ARGV]
 
--- delta is the message published: the version, the changes, when they were made (Redis'
--- clock, ms: one clock for every instance) and the trace context when there is one.
-local function delta(ver, changes)
-  local t = redis.call('TIME')
-  local d = {version = ver, changes = changes, at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)}
-  if trace ~= '' then d.trace = trace end
-  return d
-end
 local held = '1|' .. token .. '|'
 local sold = '2|' .. token
 local changes = {}
