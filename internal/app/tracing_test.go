@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,8 @@ func newTracedAppSampled(t testing.TB, sampler sdktrace.Sampler) (*testApp, *tra
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	rc, err := rdb.Open(r.URL, "")
+	// The same Redis as the test's other instances: the cluster when the suite runs on one.
+	rc, err := rdb.Open(r.URL, os.Getenv("SEATFLOW_TEST_REDIS_CLUSTER"))
 	if err != nil {
 		t.Fatal(err)
 	}
