@@ -118,11 +118,20 @@ func deleteOccupancy(ctx context.Context, tx *ent.Tx, orderID int) error {
 func (s *Service) releaseEnded(ctx context.Context, o *ent.Order) {
 	ctx, cancel := detach(ctx)
 	defer cancel()
-	if ids, err := s.seatIDs(ctx, o.ID); err != nil {
+	ids, err := s.seatIDs(ctx, o.ID)
+	if err != nil {
 		background.Failed(ctx, s.Log, background.ReleaseSeats, err, "order", o.ID)
-	} else {
-		s.release(ctx, o.ShowtimeID, o.HoldToken, o.UserID, ids)
+		s.dequeue(ctx, o.ID)
+		return
 	}
+	s.releaseSeatsOf(ctx, o, ids)
+}
+
+// releaseSeatsOf is releaseEnded for a caller that has read the order's seats.
+func (s *Service) releaseSeatsOf(ctx context.Context, o *ent.Order, seatIDs []int) {
+	ctx, cancel := detach(ctx)
+	defer cancel()
+	s.release(ctx, o.ShowtimeID, o.HoldToken, o.UserID, seatIDs)
 	s.dequeue(ctx, o.ID)
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
+
 	"seatflow"
 	"seatflow/ent"
 	"seatflow/ent/order"
@@ -22,13 +24,7 @@ import (
 // provider does not take it now, the order shows refundStatus REQUIRED and the reconciler
 // sends it again.
 func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order, error) {
-	o, err := s.DB.Order.Get(ctx, orderID)
-	if ent.IsNotFound(err) {
-		return nil, errNotFound
-	} else if err != nil {
-		return nil, fmt.Errorf("refund order: %w", database.Classify(err))
-	}
-	ps, err := s.orderPayments(ctx, o.ID)
+	o, ps, seatIDs, err := s.readForRefund(ctx, orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +67,8 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 			return nil, fmt.Errorf("refund order: %w", database.Classify(err))
 		}
 		if cancelled {
-			s.releaseEnded(ctx, o)
+			s.releaseSeatsOf(ctx, o, seatIDs)
+			o.Status = seatflow.OrderCancelled // as the transaction wrote it
 		}
 		required := seatflow.RefundRequired
 		p.RefundStatus, p.RefundReason = &required, staffRefundReason // as the transaction wrote it
@@ -79,7 +76,35 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 	if _, err := s.sendRefund(context.WithoutCancel(ctx), o, p, p.ID != ps[0].ID); err != nil {
 		s.Log.WarnContext(ctx, "payments: refund not sent yet; the reconciler will send it", "payment", p.ID, "err", err)
 	}
-	return s.reload(context.WithoutCancel(ctx), o.ID)
+	// The answer is the order as read, with what this refund committed: nothing else
+	// changes a cancelled order or the seats of an order, and under a slow database
+	// reading it again would cost two more round trips.
+	return toOrder(o, seatIDs), nil
+}
+
+// readForRefund reads an order, its payments (oldest first) and its seats at once: three
+// independent reads that, one after another, were three round trips of a slow database.
+func (s *Service) readForRefund(ctx context.Context, orderID int) (*ent.Order, []*ent.Payment, []int, error) {
+	var (
+		o       *ent.Order
+		ps      []*ent.Payment
+		seatIDs []int
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		if o, err = s.DB.Order.Get(gctx, orderID); ent.IsNotFound(err) {
+			return errNotFound
+		} else if err != nil {
+			return fmt.Errorf("refund order: %w", database.Classify(err))
+		}
+		return nil
+	})
+	g.Go(func() (err error) { ps, err = s.orderPayments(gctx, orderID); return err })
+	g.Go(func() (err error) { seatIDs, err = s.seatIDs(gctx, orderID); return err })
+	if err := g.Wait(); err != nil {
+		return nil, nil, nil, err
+	}
+	return o, ps, seatIDs, nil
 }
 
 // heldPayment is the payment, of an order's payments ps (oldest first), that staff's
