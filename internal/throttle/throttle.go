@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/sony/gobreaker/v2"
 
 	"seatflow/internal/rdb"
 )
@@ -39,6 +40,9 @@ type Budget struct {
 	Capacity, Restore int
 	// Now is the clock of the leases; time.Now when nil.
 	Now func() time.Time
+
+	breakerOnce sync.Once
+	breaker     *gobreaker.CircuitBreaker[*redis_rate.Result] // Redis away: allowN
 
 	mu     sync.Mutex
 	leases *simplelru.LRU[string, *lease]
@@ -167,18 +171,19 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 	// The spend and a fresh lease (which may be the spend itself) less what is held; 0 when
 	// the points held cover them: Redis only tells the bucket's state.
 	want := max(max(cost, b.leaseFor(cost))-held, 0)
-	res, err := b.Limiter.AllowN(ctx, key, limit, want)
+	res, err := b.allowN(ctx, key, limit, want)
 	if need := cost - held; err == nil && res.Allowed == 0 && want > 0 && want > need {
 		want = max(need, 0)
-		res, err = b.Limiter.AllowN(ctx, key, limit, want)
+		res, err = b.allowN(ctx, key, limit, want)
 	}
 	if err != nil {
 		b.keep(client, held, 0, now, false)
 		if ctx.Err() != nil {
 			return false, st, rdb.Classify("query cost budget", err)
 		}
-		// Redis unreachable: the reads the caches or MySQL can serve are never refused
-		// for want of a budget; this instance budgets the client alone until it is back.
+		// Redis unreachable (or found so within awayFor): the reads the caches or MySQL
+		// can serve are never refused for want of a budget; this instance budgets the
+		// client alone until it is back.
 		ok, st := b.spendLocal(client, cost, st, now)
 		return ok, st, nil
 	}

@@ -2,8 +2,12 @@ package throttle
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -273,3 +277,123 @@ func TestConcurrentSpendsKeepTheirLeases(t *testing.T) {
 		t.Fatalf("400 spenders at once got %d of a budget of 1,000,000", spent)
 	}
 }
+
+// TestRedisSilent: a Redis that takes connections and never answers costs the instance one
+// read timeout, not one per request: after a failed spend the budget is kept locally for
+// awayFor without asking Redis, then asks again once and goes back to Redis when it answers.
+// Each spend used to wait out its own timeout before falling back.
+func TestRedisSilent(t *testing.T) {
+	opt, err := redis.ParseURL(testenv.RedisURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := newSwitch(t, opt.Addr)
+	c := redis.NewClient(&redis.Options{Addr: sw.addr, MaxRetries: -1, DialTimeout: 300 * time.Millisecond,
+		ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond})
+	t.Cleanup(func() { c.Close() })
+	prefix := testenv.RandomName("sft-silent") + ":cost:"
+	t.Cleanup(func() { testenv.DeletePrefix(testenv.NewRedisClient(t), prefix) })
+	b := &Budget{Limiter: rdb.NewLimiter(c), KeyPrefix: prefix, Capacity: 100_000, Restore: 1}
+	ctx := context.Background()
+	spend := func(client string) {
+		t.Helper()
+		if ok, _, err := b.Spend(ctx, client, 10_000); err != nil || !ok {
+			t.Fatalf("spend: ok %v, err %v", ok, err)
+		}
+	}
+	spend("addr:warm") // Redis answers: the bucket is in Redis
+	sw.silence()
+	before := testutil.ToFloat64(metricFallback)
+	start := time.Now()
+	for i := range 20 {
+		spend(fmt.Sprintf("addr:%d", i)) // a new client each time: no lease to spend from
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("20 spends with Redis silent took %v: each waited for Redis (300 ms timeout), want one wait", took)
+	}
+	if got := testutil.ToFloat64(metricFallback) - before; got != 20 {
+		t.Errorf("seatflow_budget_fallback_total grew by %v, want 20", got)
+	}
+	sw.restore()
+	time.Sleep(awayFor + 100*time.Millisecond)
+	spend("addr:back")
+	left, err := testenv.NewRedisClient(t).Exists(ctx, prefix+"addr:back").Result()
+	if err != nil || left != 1 {
+		t.Errorf("after Redis came back the spend was not charged in Redis (key exists: %d, %v)", left, err)
+	}
+}
+
+// connSwitch forwards connections to a Redis, or, silenced, takes them and never answers
+// (a Redis behind a dead link: no refusal, no reset).
+type connSwitch struct {
+	addr   string
+	silent atomic.Bool
+}
+
+func newSwitch(t *testing.T, target string) *connSwitch {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &connSwitch{addr: ln.Addr().String()}
+	var conns sync.WaitGroup
+	var mu sync.Mutex
+	var open []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range open {
+			c.Close()
+		}
+		mu.Unlock()
+		conns.Wait()
+	})
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			open = append(open, in)
+			mu.Unlock()
+			conns.Add(1)
+			go func() {
+				defer conns.Done()
+				defer in.Close()
+				if s.silent.Load() {
+					_, _ = io.Copy(io.Discard, in)
+					return
+				}
+				out, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer out.Close()
+				go func() { s.forward(out, in); out.Close() }()
+				_, _ = io.Copy(in, out)
+			}()
+		}
+	}()
+	return s
+}
+
+// forward copies what the client sends to Redis until silenced: then it is dropped.
+func (s *connSwitch) forward(out io.Writer, in io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := in.Read(buf)
+		if n > 0 && !s.silent.Load() {
+			if _, werr := out.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// silence drops what is forwarded and has new connections hang; restore forwards new ones.
+func (s *connSwitch) silence() { s.silent.Store(true) }
+func (s *connSwitch) restore() { s.silent.Store(false) }
