@@ -146,7 +146,6 @@ func benchTracing(ctx context.Context, b *benchEnv, w io.Writer) error {
 	table(w, []string{"load", "server", "req/s", "p50", "p99", "ratio to off", "target", "result", "errors"}, rows)
 
 	expected := float64(onRequests) * tracingRatio
-	fmt.Fprintf(w, "\n")
 	life := down.stopped.Sub(down.started)
 	allowed := tracingWarnPerMin*int(math.Ceil(life.Minutes())) + 1 // and the one at shutdown
 	table(w, []string{"measure", "value", "target", "result"}, [][]string{
