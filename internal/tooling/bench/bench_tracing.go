@@ -44,6 +44,16 @@ type tracingConfig struct {
 	child *childServer
 	// started is when it was started, stopped when it had exited.
 	started, stopped time.Time
+	// readCPU and holdCPU are the CPU seconds the server used during the turns of each load.
+	readCPU, holdCPU float64
+}
+
+// cpuTurn is a probe's turn hook adding the server's CPU time during the turn to into.
+func (c *tracingConfig) cpuTurn(into *float64) func() func() {
+	return func() func() {
+		t0 := c.child.cpuSeconds()
+		return func() { *into += c.child.cpuSeconds() - t0 }
+	}
 }
 
 // benchTracing measures what traces cost: the read path's hot read and holdSeats against
@@ -109,8 +119,11 @@ func benchTracing(ctx context.Context, b *benchEnv, w io.Writer) error {
 		if _, err := client.Post(ctx, "", hot, &buf); err != nil { // warm its caches
 			return fmt.Errorf("server %s: %w", c.name, err)
 		}
-		readProbes = append(readProbes, queryProbe(b, client, "hot read, "+c.label, hot))
-		holdProbes = append(holdProbes, holdSeatsProbe("holdSeats, "+c.label, "trace-", client, fixtures.token, holdShows, &next))
+		read := queryProbe(b, client, "hot read, "+c.label, hot)
+		read.turn = c.cpuTurn(&c.readCPU)
+		hold := holdSeatsProbe("holdSeats, "+c.label, "trace-", client, fixtures.token, holdShows, &next)
+		hold.turn = c.cpuTurn(&c.holdCPU)
+		readProbes, holdProbes = append(readProbes, read), append(holdProbes, hold)
 	}
 	d := max(3*b.Opt.Duration, 3*time.Second) // per run: the ratios want more than the read path's
 	runs, err := interleaveRounds(ctx, b.Opt.Clients, tracingRounds, d/tracingRounds, append(readProbes, holdProbes...)...)
@@ -133,6 +146,13 @@ func benchTracing(ctx context.Context, b *benchEnv, w io.Writer) error {
 	var rows [][]string
 	for i, load := range []string{"hot read", "`holdSeats`"} {
 		off := runs[3*i]
+		cpuPer := func(j int) float64 {
+			cpu := configs[j].readCPU
+			if i == 1 {
+				cpu = configs[j].holdCPU
+			}
+			return cpu / float64(max(len(runs[3*i+j].lat), 1))
+		}
 		for j, c := range configs {
 			r := runs[3*i+j]
 			ratio, target, result := r.rps/off.rps, "", ""
@@ -140,10 +160,11 @@ func benchTracing(ctx context.Context, b *benchEnv, w io.Writer) error {
 				target, result = fmt.Sprintf("≥ %.2f", tracingTarget), verdict(r.rps/off.rps >= tracingTarget && r.errors == 0)
 			}
 			rows = append(rows, []string{load, c.label, fmt.Sprintf("%.0f", r.rps), ms(r.lat.pct(50)), ms(r.lat.pct(99)),
-				fmt.Sprintf("%.2f", ratio), target, result, errCell(r)})
+				fmt.Sprintf("%.2f", ratio), target, result, fmt.Sprintf("%.0f µs", cpuPer(j)*1e6), fmt.Sprintf("%.2f", cpuPer(j)/cpuPer(0)), errCell(r)})
 		}
 	}
-	table(w, []string{"load", "server", "req/s", "p50", "p99", "ratio to off", "target", "result", "errors"}, rows)
+	table(w, []string{"load", "server", "req/s", "p50", "p99", "ratio to off", "target", "result", "server CPU per request", "CPU ratio to off", "errors"}, rows)
+	fmt.Fprintf(w, "\nServer CPU per request is the server process's CPU time (`/proc/<pid>/stat`, user + system) over its turns, divided by the requests of those turns: less swayed than throughput by what else the host runs, it says what tracing itself costs the server.\n")
 
 	expected := float64(onRequests) * tracingRatio
 	life := down.stopped.Sub(down.started)
