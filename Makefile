@@ -110,16 +110,26 @@ faults:
 
 # Regenerates docs/BENCHMARKS.md (the report goes to stdout; the file is replaced only on success).
 # Installs wrk (apt-get) and Centrifugo (go install) when missing: the read path's independent
-# client and the on-sale burst's anchor.
+# client and the on-sale burst's anchor. BENCH_ONLY=tracing (comma-separated section names,
+# `go run ./cmd/seatflow-bench -h`) runs those sections alone and replaces only them in
+# BENCH_OUT, each stamped as measured alone; the rest of the file stays as it was.
+BENCH_ONLY ?=
 bench:
 	$(MAKE) --no-print-directory services
 	bash scripts/wrk.sh
 	bash scripts/centrifugo.sh
 	@mkdir -p $(dir $(BENCH_OUT))
 	$(GO) build -o $(BIN) ./server
-	$(GO) run ./cmd/seatflow-bench -server $(BIN) > $(BENCH_OUT).tmp
-	mv $(BENCH_OUT).tmp $(BENCH_OUT)
-	@echo "bench: wrote $(BENCH_OUT)"
+	@if [ -n "$(BENCH_ONLY)" ]; then \
+		echo "$(GO) run ./cmd/seatflow-bench -server $(BIN) -only $(BENCH_ONLY) -splice $(BENCH_OUT)"; \
+		$(GO) run ./cmd/seatflow-bench -server $(BIN) -only $(BENCH_ONLY) -splice $(BENCH_OUT) || exit 1; \
+		echo "bench: replaced $(BENCH_ONLY) in $(BENCH_OUT)"; \
+	else \
+		echo "$(GO) run ./cmd/seatflow-bench -server $(BIN) > $(BENCH_OUT).tmp"; \
+		$(GO) run ./cmd/seatflow-bench -server $(BIN) > $(BENCH_OUT).tmp || exit 1; \
+		mv $(BENCH_OUT).tmp $(BENCH_OUT); \
+		echo "bench: wrote $(BENCH_OUT)"; \
+	fi
 
 # The on-sale burst's short version (N = 200 and 1,000 watchers, tick default and 0, about a
 # minute): the report goes to stdout, docs/BENCHMARKS.md is left alone.

@@ -2,84 +2,20 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"seatflow/internal/auth"
+	"seatflow/internal/tooling/otlpreceiver"
 	"seatflow/internal/tooling/testenv"
 )
-
-// otlpReceiver is an OTLP/HTTP trace endpoint (POST /v1/traces, protobuf) keeping the
-// names of the spans it is sent, by trace id, and the names of the spans linked to each
-// trace.
-type otlpReceiver struct {
-	mu     sync.Mutex
-	traces map[string][]string
-	linked map[string][]string
-}
-
-func (r *otlpReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	var body io.Reader = req.Body
-	if req.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(req.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		body = zr
-	}
-	raw, err := io.ReadAll(body)
-	var msg coltracepb.ExportTraceServiceRequest
-	if err == nil {
-		err = proto.Unmarshal(raw, &msg)
-	}
-	if req.URL.Path != "/v1/traces" || err != nil {
-		http.Error(w, fmt.Sprintf("%s: %v", req.URL.Path, err), http.StatusBadRequest)
-		return
-	}
-	r.mu.Lock()
-	for _, rs := range msg.GetResourceSpans() {
-		for _, ss := range rs.GetScopeSpans() {
-			for _, s := range ss.GetSpans() {
-				id := hex.EncodeToString(s.GetTraceId())
-				r.traces[id] = append(r.traces[id], s.GetName())
-				for _, l := range s.GetLinks() {
-					lid := hex.EncodeToString(l.GetTraceId())
-					r.linked[lid] = append(r.linked[lid], s.GetName())
-				}
-			}
-		}
-	}
-	r.mu.Unlock()
-	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.Write(out)
-}
-
-func (r *otlpReceiver) spans(traceID string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.traces[traceID]...)
-}
-
-func (r *otlpReceiver) linksTo(traceID string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.linked[traceID]...)
-}
 
 // TestBinaryExportsTheTraceOfAHold runs the built binary on MySQL and Redis with its
 // traces sent to an OTLP/HTTP receiver (OTEL_EXPORTER_OTLP_ENDPOINT, always_on): one
@@ -87,7 +23,7 @@ func (r *otlpReceiver) linksTo(traceID string) []string {
 // operation's, a Lua script's and the order's db.tx; the seat map's watcher gets the hold
 // from a seatmap.deliver span linked to that trace.
 func TestBinaryExportsTheTraceOfAHold(t *testing.T) {
-	recv := &otlpReceiver{traces: map[string][]string{}, linked: map[string][]string{}}
+	recv := otlpreceiver.New()
 	collector := httptest.NewServer(recv)
 	defer collector.Close()
 	db, red := testenv.MySQL(t), testenv.NewRedis(t)
@@ -209,13 +145,13 @@ func TestBinaryExportsTheTraceOfAHold(t *testing.T) {
 		return got
 	}
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		got, missing := has(recv.spans(traceID)), []string(nil)
+		got, missing := has(recv.Spans(traceID)), []string(nil)
 		for _, n := range want {
 			if !got[n] {
 				missing = append(missing, n)
 			}
 		}
-		linked := recv.linksTo(traceID)
+		linked := recv.LinksTo(traceID)
 		if len(linked) == 0 || linked[0] != "seatmap.deliver" {
 			missing = append(missing, "a seatmap.deliver span linked to it")
 		}
@@ -223,7 +159,7 @@ func TestBinaryExportsTheTraceOfAHold(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("trace %s lacks %v; its spans: %v\nstderr:\n%s", traceID, missing, recv.spans(traceID), p.stderr)
+			t.Fatalf("trace %s lacks %v; its spans: %v\nstderr:\n%s", traceID, missing, recv.Spans(traceID), p.stderr)
 		}
 	}
 	ws.Close() // an open websocket would hold up the shutdown

@@ -103,7 +103,7 @@ func protocol(getenv func(string) string) (string, error) {
 //
 // An exporter that cannot reach its endpoint slows no request (spans wait in the batch and
 // are dropped when it is full); its errors are logged to log at most once a minute, with
-// how many were not logged.
+// how many were not logged, and shutdown logs the count of those not logged since the last.
 func Setup(ctx context.Context, log *slog.Logger) (shutdown func(context.Context) error, err error) {
 	nothing := func(context.Context) error { return nil }
 	if !endpointSet(os.Getenv) {
@@ -126,10 +126,15 @@ func Setup(ctx context.Context, log *slog.Logger) (shutdown func(context.Context
 	if err != nil {
 		return nothing, err
 	}
-	otel.SetErrorHandler(&warnings{log: log, every: time.Minute, now: time.Now})
+	warn := &warnings{log: log, every: time.Minute, now: time.Now}
+	otel.SetErrorHandler(warn)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	Install(tp)
-	return tp.Shutdown, nil
+	return func(ctx context.Context) error {
+		err := tp.Shutdown(ctx)
+		warn.flush()
+		return err
+	}, nil
 }
 
 // Resource is the instance's resource: service.name seatflow unless OTEL_SERVICE_NAME
@@ -173,7 +178,11 @@ type warnings struct {
 	mu         sync.Mutex
 	last       time.Time
 	suppressed int
+	lastErr    error // the latest of the suppressed
 }
+
+// ExportWarning is the message of every export-failure warning (the bench counts them).
+const ExportWarning = "traces: export failed"
 
 // Handle logs err unless another was logged less than every ago.
 func (w *warnings) Handle(err error) {
@@ -181,15 +190,31 @@ func (w *warnings) Handle(err error) {
 	now := w.now()
 	if !w.last.IsZero() && now.Sub(w.last) < w.every {
 		w.suppressed++
+		w.lastErr = err
 		w.mu.Unlock()
 		return
 	}
 	suppressed := w.suppressed
-	w.last, w.suppressed = now, 0
+	w.last, w.suppressed, w.lastErr = now, 0, nil
 	w.mu.Unlock()
-	log := w.log
-	if log == nil {
-		log = slog.Default()
+	w.logger().Warn(ExportWarning, "err", err, "not_logged_since_last", suppressed)
+}
+
+// flush logs the latest error left out, with their count, when some were: the instance
+// stops without the failures of its last minute going unsaid.
+func (w *warnings) flush() {
+	w.mu.Lock()
+	suppressed, err := w.suppressed, w.lastErr
+	w.suppressed, w.lastErr = 0, nil
+	w.mu.Unlock()
+	if suppressed > 0 {
+		w.logger().Warn(ExportWarning, "err", err, "not_logged_since_last", suppressed)
 	}
-	log.Warn("traces: export failed", "err", err, "not_logged_since_last", suppressed)
+}
+
+func (w *warnings) logger() *slog.Logger {
+	if w.log == nil {
+		return slog.Default()
+	}
+	return w.log
 }

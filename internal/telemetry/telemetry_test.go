@@ -14,13 +14,13 @@ import (
 	"testing"
 	"time"
 
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"go.uber.org/goleak"
-	"google.golang.org/protobuf/proto"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"seatflow/internal/tooling/otlpreceiver"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -68,47 +68,6 @@ func TestBadProtocolRefused(t *testing.T) {
 	}
 }
 
-// receiver is an OTLP/HTTP receiver: it decodes each export request's protobuf.
-type receiver struct {
-	mu       sync.Mutex
-	requests []*coltracepb.ExportTraceServiceRequest
-}
-
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var req coltracepb.ExportTraceServiceRequest
-	if r.URL.Path != "/v1/traces" || proto.Unmarshal(body, &req) != nil {
-		http.Error(w, "bad export", http.StatusBadRequest)
-		return
-	}
-	rc.mu.Lock()
-	rc.requests = append(rc.requests, &req)
-	rc.mu.Unlock()
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-	w.Write(out)
-}
-
-// spans are the exported spans' names, and the resource's attributes.
-func (rc *receiver) spans() (names []string, resource map[string]string) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	resource = map[string]string{}
-	for _, req := range rc.requests {
-		for _, rs := range req.ResourceSpans {
-			for _, kv := range rs.Resource.Attributes {
-				resource[kv.Key] = kv.Value.GetStringValue()
-			}
-			for _, ss := range rs.ScopeSpans {
-				for _, s := range ss.Spans {
-					names = append(names, s.Name)
-				}
-			}
-		}
-	}
-	return names, resource
-}
-
 func TestSetupExportsOverOTLPHTTP(t *testing.T) {
 	for _, tc := range []struct {
 		name, sampler string
@@ -116,7 +75,7 @@ func TestSetupExportsOverOTLPHTTP(t *testing.T) {
 	}{{"SampledByDefault", "", true}, {"SamplerFromEnvironment", "always_off", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			clearOTEL(t)
-			rc := &receiver{}
+			rc := otlpreceiver.New()
 			srv := httptest.NewServer(rc)
 			defer srv.Close()
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
@@ -132,7 +91,7 @@ func TestSetupExportsOverOTLPHTTP(t *testing.T) {
 			if err := shutdown(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			names, res := rc.spans()
+			names, res := rc.Names(), rc.Resource()
 			if got := len(names) == 1 && names[0] == "expiry.batch"; got != tc.want {
 				t.Fatalf("exported %v, want the span: %v", names, tc.want)
 			}
@@ -229,6 +188,16 @@ func TestExportWarningsRateLimited(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], `"not_logged_since_last":59`) {
 		t.Errorf("second warning = %s, want 59 left out", lines[1])
+	}
+	// At shutdown, the 39 failures after the second warning are logged as one.
+	w.flush()
+	lines = strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[2], `"not_logged_since_last":39`) || !strings.Contains(lines[2], "connection refused") {
+		t.Fatalf("after flush: %s, want a third warning with 39 left out", buf.String())
+	}
+	w.flush()
+	if n := len(strings.Split(strings.TrimSpace(buf.String()), "\n")); n != 3 {
+		t.Errorf("a flush with nothing left out logged: %d lines", n)
 	}
 }
 

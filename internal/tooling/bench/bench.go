@@ -52,6 +52,7 @@ var benchSections = []benchSection{
 	{Name: "onsale", Title: "On-sale burst", Run: benchOnSale},
 	{Name: "abuse", Title: "Hostile documents", Run: benchAbuse},
 	{Name: "checkin", Title: "Check-in", Run: benchCheckIn},
+	{Name: "tracing", Title: "Tracing cost", Run: benchTracing},
 	{Name: "load", Title: "Premiere-night load (3 instances)", Run: benchLoad},
 	{Name: "capacity", Title: "Premiere-night capacity (3 instances)", Run: benchCapacity},
 }
@@ -86,6 +87,9 @@ type benchOptions struct {
 	Peer        string // subscriber counts of the on-sale burst through Centrifugo
 	Centrifugo  string // its binary
 	Quick       bool
+	// Splice is a report (docs/BENCHMARKS.md) whose sections of this run are replaced in
+	// place, the rest of it kept.
+	Splice string
 }
 
 // benchEnv is what every section shares: the bench's own database and Redis prefix.
@@ -153,6 +157,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, serverBin string)
 	fs.StringVar(&o.Peer, "peer", "3040,10000", "subscriber counts of the on-sale burst through Centrifugo (empty: not run)")
 	fs.StringVar(&o.Centrifugo, "centrifugo", "", "Centrifugo binary (default: on PATH, else $GOPATH/bin/centrifugo; scripts/centrifugo.sh installs it)")
 	fs.BoolVar(&o.Quick, "quick", false, "short on-sale burst (about a minute): "+quickSummary)
+	fs.StringVar(&o.Splice, "splice", "", "replace in this report only the sections run (with -only), keeping the rest of it; the whole report still goes to stdout")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (in-process servers and clients) to this file")
 	if err := fs.Parse(args); err != nil {
 		return cli.UsageError{Msg: err.Error()}
@@ -204,23 +209,32 @@ func Run(ctx context.Context, args []string, stdout io.Writer, serverBin string)
 
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
+	startLoad := loadAverage()
 	writeBenchHeader(w, b)
 	started := time.Now()
-	var failed []string
+	var failed, rendered []string
 	for _, s := range sections {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		t0 := time.Now()
 		progress("bench: %s …", s.Title)
-		if err := s.Run(ctx, b, w); err != nil {
+		var sec strings.Builder
+		notes := len(b.Notes)
+		if err := s.Run(ctx, b, &sec); err != nil {
 			progress("bench: %s failed: %v", s.Title, err)
-			fmt.Fprintf(w, "\n**%s did not finish:** %s\n", s.Title, strings.ReplaceAll(err.Error(), "\n", " "))
+			fmt.Fprintf(&sec, "\n**%s did not finish:** %s\n", s.Title, strings.ReplaceAll(err.Error(), "\n", " "))
 			failed = append(failed, s.Name)
 		}
 		if n := b.logs.take(); n > 0 {
 			b.note("%s: the servers logged %d errors (the first on stderr of the run).", s.Title, n)
 		}
+		w.WriteString(sec.String())
+		// A spliced section carries the notes of its own run.
+		for _, n := range b.Notes[notes:] {
+			fmt.Fprintf(&sec, "\n_Note of this run: %s_\n", n)
+		}
+		rendered = append(rendered, sec.String())
 		progress("bench: %s done in %s", s.Title, time.Since(t0).Round(100*time.Millisecond))
 	}
 	if len(b.Notes) > 0 {
@@ -233,7 +247,93 @@ func Run(ctx context.Context, args []string, stdout io.Writer, serverBin string)
 	if len(failed) > 0 {
 		return fmt.Errorf("bench sections failed: %s", strings.Join(failed, ", "))
 	}
+	if o.Splice != "" {
+		stamp := fmt.Sprintf("_Measured alone by `go run ./cmd/seatflow-bench -server <server binary> %s` (what `make bench BENCH_ONLY=%s` runs) on %s, load average at start %s; the rest of this report comes from the run of its header._",
+			strings.Join(args, " "), o.Only, started.UTC().Format("2006-01-02 15:04 MST"), startLoad)
+		if err := spliceFile(o.Splice, rendered, stamp); err != nil {
+			return err
+		}
+		progress("bench: spliced %s into %s", o.Only, o.Splice)
+	}
 	return nil
+}
+
+// spliceFile replaces sections in the report at path (written whole, then renamed over it).
+func spliceFile(path string, sections []string, stamp string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	doc := string(raw)
+	for _, s := range sections {
+		if doc, err = spliceSection(doc, s, stamp); err != nil {
+			return err
+		}
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(doc), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// spliceSection puts section (rendered markdown, its first line a "## " heading) into doc
+// in place of the section of the same title, the number in front of a title ignored
+// ("## 9. Tracing cost" replaces "## 7. Tracing cost"), from its heading to the next "## "
+// heading; a title doc lacks goes before "## Notes", or at the end. stamp, when not empty,
+// becomes the section's first paragraph.
+func spliceSection(doc, section, stamp string) (string, error) {
+	lines := strings.Split(strings.TrimLeft(section, "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "## ") {
+		return "", fmt.Errorf("splice: the section does not start with a \"## \" heading: %.80q", lines[0])
+	}
+	title := sectionTitle(lines[0])
+	body := strings.TrimRight(strings.Join(lines[1:], "\n"), "\n")
+	if stamp != "" {
+		body = "\n" + stamp + "\n" + body
+	}
+	block := lines[0] + "\n" + body + "\n"
+
+	docLines := strings.SplitAfter(doc, "\n")
+	start, end, notes := -1, len(docLines), -1
+	for i, l := range docLines {
+		if !strings.HasPrefix(l, "## ") {
+			continue
+		}
+		if start >= 0 {
+			end = i
+			break
+		}
+		if sectionTitle(strings.TrimRight(l, "\n")) == title {
+			start = i
+		} else if notes < 0 && strings.TrimSpace(l) == "## Notes" {
+			notes = i
+		}
+	}
+	if start < 0 {
+		start, end = len(docLines), len(docLines)
+		if notes >= 0 {
+			start, end = notes, notes
+		}
+	}
+	before, after := strings.Join(docLines[:start], ""), strings.Join(docLines[end:], "")
+	if before != "" && !strings.HasSuffix(before, "\n\n") {
+		before = strings.TrimRight(before, "\n") + "\n\n"
+	}
+	if after != "" {
+		block += "\n"
+	}
+	return before + block + after, nil
+}
+
+// sectionTitle is a "## " heading's title without its number ("## 9. Tracing cost":
+// "Tracing cost").
+func sectionTitle(heading string) string {
+	t := strings.TrimSpace(strings.TrimPrefix(heading, "## "))
+	if n, rest, ok := strings.Cut(t, ". "); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+		return rest
+	}
+	return t
 }
 
 func sectionNames() string {
@@ -360,10 +460,7 @@ func writeBenchHeader(w io.Writer, b *benchEnv) {
 			}
 		}
 	}
-	load := ""
-	if f, err := os.ReadFile("/proc/loadavg"); err == nil {
-		load = strings.Join(strings.Fields(string(f))[:3], " ")
-	}
+	load := loadAverage()
 	mysqlVersion := "unknown"
 	if db, err := sql.Open("mysql", b.MySQLDSN); err == nil {
 		_ = db.QueryRow("SELECT VERSION()").Scan(&mysqlVersion)
@@ -378,13 +475,8 @@ func writeBenchHeader(w io.Writer, b *benchEnv) {
 		}
 	}
 	fmt.Fprintf(w, "# SeatFlow benchmarks\n\n")
-	// The command line of cmd/seatflow-bench, as make bench runs it.
-	cmd := "go run ./cmd/seatflow-bench"
-	if len(os.Args) > 1 {
-		cmd += " " + strings.Join(os.Args[1:], " ")
-	}
 	fmt.Fprintf(w, "Generated by `make bench` (`%s`); every ratio compares two measurements taken side by side in this one run, on the same MySQL, Redis and machine. Regenerate on a quiet machine: other processes skew the absolute figures more than the ratios.\n\n",
-		cmd)
+		benchCommand())
 	fmt.Fprintf(w, "| | |\n| --- | --- |\n")
 	fmt.Fprintf(w, "| date | %s |\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(w, "| command | `make bench` |\n")
@@ -395,6 +487,24 @@ func writeBenchHeader(w io.Writer, b *benchEnv) {
 	fmt.Fprintf(w, "| MySQL | %s |\n", mysqlVersion)
 	fmt.Fprintf(w, "| Redis | %s (%s) |\n", redisVersion, b.RedisURL)
 	fmt.Fprintf(w, "| open-file limit | %d |\n", b.NoFile)
+}
+
+// benchCommand is the command line of cmd/seatflow-bench, as make bench runs it.
+func benchCommand() string {
+	cmd := "go run ./cmd/seatflow-bench"
+	if len(os.Args) > 1 {
+		cmd += " " + strings.Join(os.Args[1:], " ")
+	}
+	return cmd
+}
+
+// loadAverage is the machine's load average over 1, 5 and 15 minutes.
+func loadAverage() string {
+	f, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(f))[:3], " ")
 }
 
 // verdict is PASS when ok, MISS otherwise.

@@ -79,14 +79,14 @@ type probe struct {
 	turn func() (done func())
 }
 
-// queryProbe posts one of bodies (in turn) to s and checks each answer has data and no
-// error.
-func queryProbe(b *benchEnv, s *benchServer, label string, bodies ...[]byte) *probe {
+// queryProbe posts one of bodies (in turn) through client and checks each answer has data
+// and no error.
+func queryProbe(b *benchEnv, client *gqlclient.Client, label string, bodies ...[]byte) *probe {
 	want, bad := []byte(`"data"`), []byte(`"errors"`)
 	bufs := make([]bytes.Buffer, b.Opt.Clients) // one per client, reused
 	return &probe{label: label, do: func(ctx context.Context, worker, i int) error {
 		buf := &bufs[worker]
-		if _, err := s.client.Post(ctx, "", bodies[i%len(bodies)], buf); err != nil {
+		if _, err := client.Post(ctx, "", bodies[i%len(bodies)], buf); err != nil {
 			return err
 		}
 		if raw := buf.Bytes(); bytes.Contains(raw, bad) || !bytes.Contains(raw, want) {
@@ -99,6 +99,12 @@ func queryProbe(b *benchEnv, s *benchServer, label string, bodies ...[]byte) *pr
 // interleave times the probes in catalogRounds turns each, and returns their runs in the
 // probes' order.
 func interleave(ctx context.Context, b *benchEnv, probes ...*probe) ([]catalogRun, error) {
+	return interleaveRounds(ctx, b.Opt.Clients, catalogRounds, b.Opt.Duration/catalogRounds, probes...)
+}
+
+// interleaveRounds times the probes in rounds: each round runs every probe for turn, one
+// after another (with clients workers unless the probe names its own).
+func interleaveRounds(ctx context.Context, clients, rounds int, turn time.Duration, probes ...*probe) ([]catalogRun, error) {
 	type total struct {
 		n    int
 		lat  latencies
@@ -106,8 +112,7 @@ func interleave(ctx context.Context, b *benchEnv, probes ...*probe) ([]catalogRu
 		took time.Duration
 	}
 	totals := make([]total, len(probes))
-	turn := b.Opt.Duration / catalogRounds
-	for range catalogRounds {
+	for range rounds {
 		for i, p := range probes {
 			done := func() {}
 			if p.turn != nil {
@@ -115,7 +120,7 @@ func interleave(ctx context.Context, b *benchEnv, probes ...*probe) ([]catalogRu
 			}
 			workers := p.workers
 			if workers == 0 {
-				workers = b.Opt.Clients
+				workers = clients
 			}
 			n, lat, errs, took := runFor(ctx, workers, turn, p.do)
 			done()
@@ -217,7 +222,7 @@ func benchCatalog(ctx context.Context, b *benchEnv, w io.Writer) error {
 	defer watcher.conn.Close()
 
 	var respHits, respExecuted, localHits, redisHits, dbLoads int64
-	hotProbe := queryProbe(b, cached, "hot showtime with its hall, response cache on", hot)
+	hotProbe := queryProbe(b, cached.client, "hot showtime with its hall, response cache on", hot)
 	hotProbe.turn = func() func() {
 		before := cached.Responses.Stats()
 		return func() {
@@ -226,7 +231,7 @@ func benchCatalog(ctx context.Context, b *benchEnv, w io.Writer) error {
 			respExecuted += after.Misses + after.Skipped - before.Misses - before.Skipped
 		}
 	}
-	variedProbe := queryProbe(b, entity, fmt.Sprintf("same, %d showtime ids in turn", len(varied)), varied...)
+	variedProbe := queryProbe(b, entity.client, fmt.Sprintf("same, %d showtime ids in turn", len(varied)), varied...)
 	variedProbe.turn = func() func() {
 		before := entity.Cache.Stats()
 		return func() {
@@ -240,15 +245,15 @@ func benchCatalog(ctx context.Context, b *benchEnv, w io.Writer) error {
 		&probe{label: "GET /healthz (bare net/http handler)", do: func(ctx context.Context, _, _ int) error {
 			return cached.client.Get(ctx, "/healthz")
 		}},
-		queryProbe(b, cached, "{ __typename }", gqlclient.Body(typenameQ, nil)),
+		queryProbe(b, cached.client, "{ __typename }", gqlclient.Body(typenameQ, nil)),
 		hotProbe,
-		queryProbe(b, entity, "hot showtime (movie, hall name), response cache off", light),
+		queryProbe(b, entity.client, "hot showtime (movie, hall name), response cache off", light),
 		variedProbe,
-		queryProbe(b, entity, "hot showtime with its hall, response cache off", hot),
-		queryProbe(b, cached, "seat map, memo warm, live subscription vouches", seatMap),
-		queryProbe(b, cached, "seat map, memo warm, version read from Redis", seatMapUnwatched),
-		queryProbe(b, noMemo, "seat map, rendered every read (memo off)", seatMap),
-		queryProbe(b, uncached, "hot showtime with its hall, -cache=false", hot),
+		queryProbe(b, entity.client, "hot showtime with its hall, response cache off", hot),
+		queryProbe(b, cached.client, "seat map, memo warm, live subscription vouches", seatMap),
+		queryProbe(b, cached.client, "seat map, memo warm, version read from Redis", seatMapUnwatched),
+		queryProbe(b, noMemo.client, "seat map, rendered every read (memo off)", seatMap),
+		queryProbe(b, uncached.client, "hot showtime with its hall, -cache=false", hot),
 	)
 	if err != nil {
 		return err

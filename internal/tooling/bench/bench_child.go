@@ -28,6 +28,12 @@ type childServer struct {
 
 // startChildServer runs the server binary's serve command on the bench database and prefix.
 func (b *benchEnv) startChildServer(ctx context.Context, extraEnv ...string) (*childServer, error) {
+	return b.startChildServerLogging(ctx, nil, extraEnv...)
+}
+
+// startChildServerLogging is startChildServer with the child's log (its stderr) written to
+// stderr instead of the bench's stderr, when stderr is not nil.
+func (b *benchEnv) startChildServerLogging(ctx context.Context, stderr io.Writer, extraEnv ...string) (*childServer, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -43,6 +49,7 @@ func (b *benchEnv) startChildServer(ctx context.Context, extraEnv ...string) (*c
 		"SEATFLOW_RECONCILE_EVERY=0", "SEATFLOW_LOG_LEVEL=error", "SEATFLOW_HOLDS_PER_MINUTE=0", "SEATFLOW_PAYMENT_PROVIDER=test",
 		"SEATFLOW_COST_RESTORE=1000000000", "SEATFLOW_WS_MAX_CONNS_PER_CLIENT=0", "SEATFLOW_WS_MAX_CONNS_PER_SESSION=0") // every watcher comes from one address
 	cmd.Env = append(cmd.Env, extraEnv...)
+	cmd.Stderr = stderr
 	url := "http://" + addr
 	c, err := startChild(ctx, cmd, url, func() bool {
 		resp, err := http.Get(url + "/healthz")
@@ -76,7 +83,9 @@ func startChild(ctx context.Context, cmd *exec.Cmd, url string, ready func() boo
 	if cmd.Stdout == nil {
 		cmd.Stdout = io.Discard
 	}
-	cmd.Stderr = os.Stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -200,21 +200,7 @@ func benchHoldSeats(ctx context.Context, b *benchEnv, w io.Writer) error {
 
 	// holdSeats over HTTP: each hold is one seat for a user of its own.
 	var next atomic.Int64
-	holds := &probe{label: "holdSeats over HTTP", workers: holdSeatsWorkers, do: func(ctx context.Context, _, _ int) error {
-		i := next.Add(1) - 1
-		if i >= capacity {
-			return errBenchStop
-		}
-		show := live[i/(rows*perRow)]
-		seat := show.SeatIDs[i%(rows*perRow)]
-		body := gqlclient.Body(benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID, "seatIds": []string{seat},
-			"idempotencyKey": "k" + strconv.FormatInt(i, 10)}})
-		r, err := s.client.Send(ctx, s.token("hs-"+strconv.FormatInt(i, 10)), body)
-		if err != nil {
-			return err
-		}
-		return r.Err()
-	}}
+	holds := holdSeatsProbe("holdSeats over HTTP", "hs-", s.client, s.token, live, &next)
 
 	// The same rows through the same ent client, one transaction each.
 	plainIDs := make([]int, len(plain))
@@ -248,6 +234,29 @@ func benchHoldSeats(ctx context.Context, b *benchEnv, w io.Writer) error {
 		{"`holdSeats` over HTTP", fmt.Sprintf("%.0f", holdRun.rps), ms(holdRun.lat.pct(50)), ms(holdRun.lat.pct(99)), fmt.Sprintf("%.2f", ratio), "≥ 0.50", verdict(ratio >= holdSeatsTarget), errCell(holdRun)},
 	})
 	return nil
+}
+
+// holdSeatsProbe holds, through client, one seat per call for a user of its own (users
+// prefix+n, tokens from token): seat next of shows, counted in their order, so probes
+// sharing next never ask for one seat twice; it stops when every seat is held.
+func holdSeatsProbe(label, prefix string, client *gqlclient.Client, token func(user string) string, shows []benchShow, next *atomic.Int64) *probe {
+	perShow := int64(len(shows[0].SeatIDs))
+	capacity := int64(len(shows)) * perShow
+	return &probe{label: label, workers: holdSeatsWorkers, do: func(ctx context.Context, _, _ int) error {
+		i := next.Add(1) - 1
+		if i >= capacity {
+			return errBenchStop
+		}
+		show := shows[i/perShow]
+		seat := show.SeatIDs[i%perShow]
+		body := gqlclient.Body(benchHoldQ, map[string]any{"in": map[string]any{"showtimeId": show.ID, "seatIds": []string{seat},
+			"idempotencyKey": "k" + strconv.FormatInt(i, 10)}})
+		r, err := client.Send(ctx, token(prefix+strconv.FormatInt(i, 10)), body)
+		if err != nil {
+			return err
+		}
+		return r.Err()
+	}}
 }
 
 // databaseID is the database id behind an id the API returned.
