@@ -107,4 +107,3 @@ func TestMigrationMakesPricesAdult(t *testing.T) {
 		}
 	}
 }
-
