@@ -7,7 +7,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"seatflow"
 	"seatflow/graph/model"
 	"seatflow/internal/auth"
@@ -363,12 +362,18 @@ func (r *queryResolver) ReconcileRuns(ctx context.Context, first *int) ([]*recon
 
 // ShowtimeSales is the resolver for the showtimeSales field.
 func (r *queryResolver) ShowtimeSales(ctx context.Context, showtimeID int) (*seatflow.SalesReport, error) {
-	panic(fmt.Errorf("not implemented: ShowtimeSales - showtimeSales"))
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Reports.ShowtimeSales(ctx, showtimeID)
 }
 
 // SalesReport is the resolver for the salesReport field.
 func (r *queryResolver) SalesReport(ctx context.Context, cinemaID *int, from string, to string) ([]*seatflow.ShowtimeSales, error) {
-	panic(fmt.Errorf("not implemented: SalesReport - salesReport"))
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Reports.SalesReport(ctx, cinemaID, from, to)
 }
 
 // TicketKeys is the resolver for the ticketKeys field.
