@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"seatflow/ent/ticket"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
+	"seatflow/internal/database"
 	"seatflow/internal/payments"
 	"seatflow/internal/reports"
 	"seatflow/internal/sales"
@@ -344,5 +346,47 @@ func TestReportOfAMixedShowtime(t *testing.T) {
 	}
 	if len(list) != 2 || list[0].ShowtimeID != showID || !sameReport(*list[0].Sales, want) {
 		t.Errorf("salesReport = %+v", list)
+	}
+}
+
+// TestReportOnSQLite runs the report's statement on the embedded SQLite: a paid order of
+// two lines, a held one and an expired hold.
+func TestReportOnSQLite(t *testing.T) {
+	ctx := context.Background()
+	client, db, err := database.OpenSQLite(filepath.Join(t.TempDir(), "seatflow.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	if err := database.Migrate(ctx, client, db); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC)
+	showID, hallID := testenv.Showtime(t, client, now, testenv.ShowtimeSpec{Rows: 1, PerRow: 6})
+	seatIDs := client.Seat.Query().Where(seat.HallID(hallID)).Order(ent.Asc(seat.FieldID)).IDsX(ctx)
+	add := func(status seatflow.OrderStatus, expires time.Time, lines ...seatflow.OrderLine) {
+		o := client.Order.Create().SetUserID("u").SetShowtimeID(showID).SetHoldToken(fmt.Sprint("t", lines[0].SeatID)).
+			SetIdempotencyKey(fmt.Sprint("k", lines[0].SeatID)).SetStatus(status).SetAmountCents(0).SetPaymentRef("p").
+			SetExpiresAt(expires).SetCreatedAt(now).SaveX(ctx)
+		for _, l := range lines {
+			client.OrderSeat.Create().SetOrderID(o.ID).SetSeatID(l.SeatID).SetTicketType(l.TicketType).SetAmountCents(l.AmountCents).ExecX(ctx)
+		}
+		if status == seatflow.OrderPaid {
+			client.Payment.Create().SetOrderID(o.ID).SetProvider("test").SetReference("p").SetStatus(seatflow.PaymentSucceeded).
+				SetAmountCents(1600).SetCurrency("EUR").SetCreatedAt(now).SetUpdatedAt(now).ExecX(ctx)
+		}
+	}
+	add(seatflow.OrderPaid, now, seatflow.OrderLine{SeatID: seatIDs[0], TicketType: seatflow.TicketAdult, AmountCents: 1000},
+		seatflow.OrderLine{SeatID: seatIDs[1], TicketType: seatflow.TicketChild, AmountCents: 600})
+	add(seatflow.OrderPending, now.Add(time.Minute), seatflow.OrderLine{SeatID: seatIDs[2], TicketType: seatflow.TicketAdult, AmountCents: 1000})
+	add(seatflow.OrderPending, now.Add(-time.Minute), seatflow.OrderLine{SeatID: seatIDs[3], TicketType: seatflow.TicketAdult, AmountCents: 1000})
+	rep := &reports.Service{DB: client, Now: func() time.Time { return now }}
+	got, err := rep.ShowtimeSales(ctx, showID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Sold != 2 || got.Held != 1 || got.Available != 3 || got.RevenueCents != 1600 ||
+		got.ByTicketType[0].Count != 1 || got.ByTicketType[1].AmountCents != 600 {
+		t.Errorf("report on SQLite = %+v", *got)
 	}
 }
