@@ -184,15 +184,16 @@ func (s *Service) compute(ctx context.Context, ids []int) (map[int]*seatflow.Sal
 		}
 		switch measure {
 		case measureLines:
-			if state == stateHeld {
+			switch state {
+			case stateHeld:
 				r.Held += n
-				continue
-			}
-			r.Sold += n
-			for i := range r.ByTicketType {
-				if string(r.ByTicketType[i].TicketType) == typ {
-					r.ByTicketType[i].Count += n
-					r.ByTicketType[i].AmountCents += a
+			case stateSold:
+				r.Sold += n
+				for i := range r.ByTicketType {
+					if string(r.ByTicketType[i].TicketType) == typ {
+						r.ByTicketType[i].Count += n
+						r.ByTicketType[i].AmountCents += a
+					}
 				}
 			}
 		case measureMoney:
