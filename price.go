@@ -111,3 +111,13 @@ func PriceOf(prices []Price, kind SeatKind, typ TicketType) (int, bool) {
 func (s *Showtime) PriceOf(kind SeatKind, typ TicketType) (int, bool) {
 	return PriceOf(s.Prices, kind, typ)
 }
+
+// SellsKind reports whether the showtime sells seats of kind at all, to any ticket type.
+func (s *Showtime) SellsKind(kind SeatKind) bool {
+	for _, p := range s.Prices {
+		if p.Kind == kind {
+			return true
+		}
+	}
+	return false
+}

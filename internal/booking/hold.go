@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/google/uuid"
 
@@ -240,7 +239,7 @@ func priceLines(st *seatflow.Showtime, layout *seats.Layout, asked []SeatTicketI
 		}
 		price, ok := st.PriceOf(kind, t.TicketType)
 		if !ok {
-			if !sellsKind(st, kind) {
+			if !st.SellsKind(kind) {
 				return nil, 0, seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "seat %d is not for sale at this showtime", t.SeatID)
 			}
 			return nil, 0, seatflow.Errorf(seatflow.EINVALID, "seat %s (%s) has no %s price at this showtime",
@@ -252,10 +251,6 @@ func priceLines(st *seatflow.Showtime, layout *seats.Layout, asked []SeatTicketI
 	return sortLines(lines), amount, nil
 }
 
-// sellsKind reports whether the showtime has any price for seats of kind.
-func sellsKind(st *seatflow.Showtime, kind seatflow.SeatKind) bool {
-	return slices.ContainsFunc(st.Prices, func(p seatflow.Price) bool { return p.Kind == kind })
-}
 
 func insertOccupancy(ctx context.Context, tx *ent.Tx, o *ent.Order, seatIDs []int) error {
 	err := tx.SeatOccupancy.MapCreateBulk(seatIDs, func(c *ent.SeatOccupancyCreate, i int) {
