@@ -159,3 +159,56 @@ func TestSalesReportsAreForAdmins(t *testing.T) {
 	}
 	a.wantCode(a.admin, rangeQ, map[string]any{"from": "2030-01-01", "to": "2031-01-02"}, "BAD_USER_INPUT")
 }
+
+// TestSalesReportCountsCinemaDays: two cinemas 14 hours apart show a film at the same
+// instant, on different local days; salesReport lists each showtime on its own cinema's
+// day, with and without cinemaId, and a cancelled showtime too (its refunds are sales news).
+func TestSalesReportCountsCinemaDays(t *testing.T) {
+	a := newTestApp(t)
+	akl, la := a.createCinema("Harbour", "Pacific/Auckland"), a.createCinema("Boulevard", "America/Los_Angeles")
+	hAKL, hLA := a.createHallIn(akl, "Harbour 1", 10), a.createHallIn(la, "Boulevard 1", 10)
+	movie := a.createMovie("Two Zones", 90)
+	instant := time.Date(2030, 3, 21, 12, 0, 0, 0, time.UTC) // Auckland 22 Mar 01:00, Los Angeles 21 Mar 05:00
+	sAKL, sLA := a.createShowtime(movie, hAKL, instant), a.createShowtime(movie, hLA, instant)
+	a.must(a.admin, `mutation($id: ID!) { cancelShowtime(id: $id) { id } }`, map[string]any{"id": sLA}, nil)
+
+	list := func(from, to, cinema string) []string {
+		t.Helper()
+		vars := map[string]any{"from": from, "to": to}
+		q := `query($from: Date!, $to: Date!) { salesReport(from: $from, to: $to) { showtime { id } sales { available } } }`
+		if cinema != "" {
+			vars["c"] = cinema
+			q = `query($from: Date!, $to: Date!, $c: ID) { salesReport(cinemaId: $c, from: $from, to: $to) { showtime { id } sales { available } } }`
+		}
+		var out struct {
+			SalesReport []struct {
+				Showtime struct{ ID string }
+				Sales    struct{ Available int }
+			}
+		}
+		a.must(a.admin, q, vars, &out)
+		ids := []string{}
+		for _, l := range out.SalesReport {
+			ids = append(ids, l.Showtime.ID)
+			if l.Sales.Available != 10 {
+				t.Errorf("showtime %s: %d available, want 10", l.Showtime.ID, l.Sales.Available)
+			}
+		}
+		return ids
+	}
+	for _, c := range []struct {
+		from, to, cinema string
+		want             []string
+	}{
+		{"2030-03-21", "2030-03-21", "", []string{sLA}},
+		{"2030-03-22", "2030-03-22", "", []string{sAKL}},
+		{"2030-03-21", "2030-03-22", "", []string{sAKL, sLA}}, // by start, then id
+		{"2030-03-21", "2030-03-22", akl, []string{sAKL}},
+		{"2030-03-21", "2030-03-21", akl, []string{}},
+		{"2030-03-20", "2030-03-20", "", []string{}},
+	} {
+		if got := list(c.from, c.to, c.cinema); !slices.Equal(got, c.want) {
+			t.Errorf("salesReport(%s..%s, cinema %q) = %v, want %v", c.from, c.to, c.cinema, got, c.want)
+		}
+	}
+}
