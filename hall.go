@@ -1,6 +1,7 @@
 package seatflow
 
-// SeatKind is the class of a seat; each kind has its own price at a showtime.
+// SeatKind is the class of a seat; each kind has its own prices at a showtime, one per
+// ticket type (price.go).
 type SeatKind string
 
 // Seat kinds.

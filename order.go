@@ -40,4 +40,16 @@ type Order struct {
 	CreatedAt      time.Time   `json:"createdAt"`
 	RefundRequired bool        `json:"refundRequired"`
 	SeatIDs        []int       `json:"seatIds"`
+	// Lines are its seats with their ticket types and prices, in seat order.
+	Lines []OrderLine `json:"lines"`
+}
+
+// OrderLine is one seat of an order: its ticket type and what it cost when held (the
+// showtime's price of the seat's kind and type then). Lines never change: a refund or a
+// late payment keeps them, and the order's amount is their sum.
+type OrderLine struct {
+	ShowtimeID  int        `json:"-"`
+	SeatID      int        `json:"seatId"`
+	TicketType  TicketType `json:"ticketType"`
+	AmountCents int        `json:"amountCents"`
 }

@@ -65,19 +65,3 @@ func (s *Showtime) SalesCloseAt(closeAfter time.Duration) time.Time {
 func (s *Showtime) SalesEnded(now time.Time, closeAfter time.Duration) bool {
 	return !now.Before(s.SalesCloseAt(closeAfter))
 }
-
-// Price is what one seat of a kind costs at a showtime.
-type Price struct {
-	Kind        SeatKind `json:"kind"`
-	AmountCents int      `json:"amountCents"`
-}
-
-// PriceOf returns the price of a seat kind at the showtime, false when that kind is not sold.
-func (s *Showtime) PriceOf(kind SeatKind) (int, bool) {
-	for _, p := range s.Prices {
-		if p.Kind == kind {
-			return p.AmountCents, true
-		}
-	}
-	return 0, false
-}

@@ -51,6 +51,8 @@ type Ticket struct {
 	OrderID    int `json:"orderId"`
 	ShowtimeID int `json:"showtimeId"`
 	SeatID     int `json:"seatId"`
+	// TicketType is the type of its order's line for the seat.
+	TicketType TicketType `json:"ticketType"`
 	// KeyID is the signing key of the ticket's code (fixed when the ticket is made).
 	KeyID       int        `json:"-"`
 	CreatedAt   time.Time  `json:"createdAt"`

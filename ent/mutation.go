@@ -4694,17 +4694,20 @@ func (m *OrderMutation) ResetEdge(name string) error {
 // OrderSeatMutation represents an operation that mutates the OrderSeat nodes in the graph.
 type OrderSeatMutation struct {
 	config
-	op            Op
-	typ           string
-	id            *int
-	seat_id       *int
-	addseat_id    *int
-	clearedFields map[string]struct{}
-	_order        *int
-	cleared_order bool
-	done          bool
-	oldValue      func(context.Context) (*OrderSeat, error)
-	predicates    []predicate.OrderSeat
+	op              Op
+	typ             string
+	id              *int
+	seat_id         *int
+	addseat_id      *int
+	ticket_type     *seatflow.TicketType
+	amount_cents    *int
+	addamount_cents *int
+	clearedFields   map[string]struct{}
+	_order          *int
+	cleared_order   bool
+	done            bool
+	oldValue        func(context.Context) (*OrderSeat, error)
+	predicates      []predicate.OrderSeat
 }
 
 var _ ent.Mutation = (*OrderSeatMutation)(nil)
@@ -4897,6 +4900,112 @@ func (m *OrderSeatMutation) ResetSeatID() {
 	m.addseat_id = nil
 }
 
+// SetTicketType sets the "ticket_type" field.
+func (m *OrderSeatMutation) SetTicketType(st seatflow.TicketType) {
+	m.ticket_type = &st
+}
+
+// TicketType returns the value of the "ticket_type" field in the mutation.
+func (m *OrderSeatMutation) TicketType() (r seatflow.TicketType, exists bool) {
+	v := m.ticket_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicketType returns the old "ticket_type" field's value of the OrderSeat entity.
+// If the OrderSeat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderSeatMutation) OldTicketType(ctx context.Context) (v seatflow.TicketType, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicketType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicketType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicketType: %w", err)
+	}
+	return oldValue.TicketType, nil
+}
+
+// ResetTicketType resets all changes to the "ticket_type" field.
+func (m *OrderSeatMutation) ResetTicketType() {
+	m.ticket_type = nil
+}
+
+// SetAmountCents sets the "amount_cents" field.
+func (m *OrderSeatMutation) SetAmountCents(i int) {
+	m.amount_cents = &i
+	m.addamount_cents = nil
+}
+
+// AmountCents returns the value of the "amount_cents" field in the mutation.
+func (m *OrderSeatMutation) AmountCents() (r int, exists bool) {
+	v := m.amount_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAmountCents returns the old "amount_cents" field's value of the OrderSeat entity.
+// If the OrderSeat object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OrderSeatMutation) OldAmountCents(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAmountCents is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAmountCents requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAmountCents: %w", err)
+	}
+	return oldValue.AmountCents, nil
+}
+
+// AddAmountCents adds i to the "amount_cents" field.
+func (m *OrderSeatMutation) AddAmountCents(i int) {
+	if m.addamount_cents != nil {
+		*m.addamount_cents += i
+	} else {
+		m.addamount_cents = &i
+	}
+}
+
+// AddedAmountCents returns the value that was added to the "amount_cents" field in this mutation.
+func (m *OrderSeatMutation) AddedAmountCents() (r int, exists bool) {
+	v := m.addamount_cents
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearAmountCents clears the value of the "amount_cents" field.
+func (m *OrderSeatMutation) ClearAmountCents() {
+	m.amount_cents = nil
+	m.addamount_cents = nil
+	m.clearedFields[orderseat.FieldAmountCents] = struct{}{}
+}
+
+// AmountCentsCleared returns if the "amount_cents" field was cleared in this mutation.
+func (m *OrderSeatMutation) AmountCentsCleared() bool {
+	_, ok := m.clearedFields[orderseat.FieldAmountCents]
+	return ok
+}
+
+// ResetAmountCents resets all changes to the "amount_cents" field.
+func (m *OrderSeatMutation) ResetAmountCents() {
+	m.amount_cents = nil
+	m.addamount_cents = nil
+	delete(m.clearedFields, orderseat.FieldAmountCents)
+}
+
 // ClearOrder clears the "order" edge to the Order entity.
 func (m *OrderSeatMutation) ClearOrder() {
 	m.cleared_order = true
@@ -4958,12 +5067,18 @@ func (m *OrderSeatMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OrderSeatMutation) Fields() []string {
-	fields := make([]string, 0, 2)
+	fields := make([]string, 0, 4)
 	if m._order != nil {
 		fields = append(fields, orderseat.FieldOrderID)
 	}
 	if m.seat_id != nil {
 		fields = append(fields, orderseat.FieldSeatID)
+	}
+	if m.ticket_type != nil {
+		fields = append(fields, orderseat.FieldTicketType)
+	}
+	if m.amount_cents != nil {
+		fields = append(fields, orderseat.FieldAmountCents)
 	}
 	return fields
 }
@@ -4977,6 +5092,10 @@ func (m *OrderSeatMutation) Field(name string) (ent.Value, bool) {
 		return m.OrderID()
 	case orderseat.FieldSeatID:
 		return m.SeatID()
+	case orderseat.FieldTicketType:
+		return m.TicketType()
+	case orderseat.FieldAmountCents:
+		return m.AmountCents()
 	}
 	return nil, false
 }
@@ -4990,6 +5109,10 @@ func (m *OrderSeatMutation) OldField(ctx context.Context, name string) (ent.Valu
 		return m.OldOrderID(ctx)
 	case orderseat.FieldSeatID:
 		return m.OldSeatID(ctx)
+	case orderseat.FieldTicketType:
+		return m.OldTicketType(ctx)
+	case orderseat.FieldAmountCents:
+		return m.OldAmountCents(ctx)
 	}
 	return nil, fmt.Errorf("unknown OrderSeat field %s", name)
 }
@@ -5013,6 +5136,20 @@ func (m *OrderSeatMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetSeatID(v)
 		return nil
+	case orderseat.FieldTicketType:
+		v, ok := value.(seatflow.TicketType)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicketType(v)
+		return nil
+	case orderseat.FieldAmountCents:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAmountCents(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OrderSeat field %s", name)
 }
@@ -5024,6 +5161,9 @@ func (m *OrderSeatMutation) AddedFields() []string {
 	if m.addseat_id != nil {
 		fields = append(fields, orderseat.FieldSeatID)
 	}
+	if m.addamount_cents != nil {
+		fields = append(fields, orderseat.FieldAmountCents)
+	}
 	return fields
 }
 
@@ -5034,6 +5174,8 @@ func (m *OrderSeatMutation) AddedField(name string) (ent.Value, bool) {
 	switch name {
 	case orderseat.FieldSeatID:
 		return m.AddedSeatID()
+	case orderseat.FieldAmountCents:
+		return m.AddedAmountCents()
 	}
 	return nil, false
 }
@@ -5050,6 +5192,13 @@ func (m *OrderSeatMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddSeatID(v)
 		return nil
+	case orderseat.FieldAmountCents:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAmountCents(v)
+		return nil
 	}
 	return fmt.Errorf("unknown OrderSeat numeric field %s", name)
 }
@@ -5057,7 +5206,11 @@ func (m *OrderSeatMutation) AddField(name string, value ent.Value) error {
 // ClearedFields returns all nullable fields that were cleared during this
 // mutation.
 func (m *OrderSeatMutation) ClearedFields() []string {
-	return nil
+	var fields []string
+	if m.FieldCleared(orderseat.FieldAmountCents) {
+		fields = append(fields, orderseat.FieldAmountCents)
+	}
+	return fields
 }
 
 // FieldCleared returns a boolean indicating if a field with the given name was
@@ -5070,6 +5223,11 @@ func (m *OrderSeatMutation) FieldCleared(name string) bool {
 // ClearField clears the value of the field with the given name. It returns an
 // error if the field is not defined in the schema.
 func (m *OrderSeatMutation) ClearField(name string) error {
+	switch name {
+	case orderseat.FieldAmountCents:
+		m.ClearAmountCents()
+		return nil
+	}
 	return fmt.Errorf("unknown OrderSeat nullable field %s", name)
 }
 
@@ -5082,6 +5240,12 @@ func (m *OrderSeatMutation) ResetField(name string) error {
 		return nil
 	case orderseat.FieldSeatID:
 		m.ResetSeatID()
+		return nil
+	case orderseat.FieldTicketType:
+		m.ResetTicketType()
+		return nil
+	case orderseat.FieldAmountCents:
+		m.ResetAmountCents()
 		return nil
 	}
 	return fmt.Errorf("unknown OrderSeat field %s", name)
@@ -9461,7 +9625,8 @@ type ShowtimeMutation struct {
 	purchase_limit    *int
 	addpurchase_limit *int
 	allow_seat_gaps   *bool
-	prices            *map[seatflow.SeatKind]int
+	prices            *seatflow.PriceList
+	appendprices      seatflow.PriceList
 	currency          *string
 	seat_epoch        *int
 	addseat_epoch     *int
@@ -9848,12 +10013,13 @@ func (m *ShowtimeMutation) ResetAllowSeatGaps() {
 }
 
 // SetPrices sets the "prices" field.
-func (m *ShowtimeMutation) SetPrices(mk map[seatflow.SeatKind]int) {
-	m.prices = &mk
+func (m *ShowtimeMutation) SetPrices(sl seatflow.PriceList) {
+	m.prices = &sl
+	m.appendprices = nil
 }
 
 // Prices returns the value of the "prices" field in the mutation.
-func (m *ShowtimeMutation) Prices() (r map[seatflow.SeatKind]int, exists bool) {
+func (m *ShowtimeMutation) Prices() (r seatflow.PriceList, exists bool) {
 	v := m.prices
 	if v == nil {
 		return
@@ -9864,7 +10030,7 @@ func (m *ShowtimeMutation) Prices() (r map[seatflow.SeatKind]int, exists bool) {
 // OldPrices returns the old "prices" field's value of the Showtime entity.
 // If the Showtime object wasn't provided to the builder, the object is fetched from the database.
 // An error is returned if the mutation operation is not UpdateOne, or the database query fails.
-func (m *ShowtimeMutation) OldPrices(ctx context.Context) (v map[seatflow.SeatKind]int, err error) {
+func (m *ShowtimeMutation) OldPrices(ctx context.Context) (v seatflow.PriceList, err error) {
 	if !m.op.Is(OpUpdateOne) {
 		return v, errors.New("OldPrices is only allowed on UpdateOne operations")
 	}
@@ -9878,9 +10044,23 @@ func (m *ShowtimeMutation) OldPrices(ctx context.Context) (v map[seatflow.SeatKi
 	return oldValue.Prices, nil
 }
 
+// AppendPrices adds sl to the "prices" field.
+func (m *ShowtimeMutation) AppendPrices(sl seatflow.PriceList) {
+	m.appendprices = append(m.appendprices, sl...)
+}
+
+// AppendedPrices returns the list of values that were appended to the "prices" field in this mutation.
+func (m *ShowtimeMutation) AppendedPrices() (seatflow.PriceList, bool) {
+	if len(m.appendprices) == 0 {
+		return nil, false
+	}
+	return m.appendprices, true
+}
+
 // ResetPrices resets all changes to the "prices" field.
 func (m *ShowtimeMutation) ResetPrices() {
 	m.prices = nil
+	m.appendprices = nil
 }
 
 // SetCurrency sets the "currency" field.
@@ -10296,7 +10476,7 @@ func (m *ShowtimeMutation) SetField(name string, value ent.Value) error {
 		m.SetAllowSeatGaps(v)
 		return nil
 	case showtime.FieldPrices:
-		v, ok := value.(map[seatflow.SeatKind]int)
+		v, ok := value.(seatflow.PriceList)
 		if !ok {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
@@ -10550,6 +10730,7 @@ type TicketMutation struct {
 	addshowtime_id       *int
 	seat_id              *int
 	addseat_id           *int
+	ticket_type          *seatflow.TicketType
 	created_at           *time.Time
 	revoked_at           *time.Time
 	checked_in_at        *time.Time
@@ -10832,6 +11013,42 @@ func (m *TicketMutation) AddedSeatID() (r int, exists bool) {
 func (m *TicketMutation) ResetSeatID() {
 	m.seat_id = nil
 	m.addseat_id = nil
+}
+
+// SetTicketType sets the "ticket_type" field.
+func (m *TicketMutation) SetTicketType(st seatflow.TicketType) {
+	m.ticket_type = &st
+}
+
+// TicketType returns the value of the "ticket_type" field in the mutation.
+func (m *TicketMutation) TicketType() (r seatflow.TicketType, exists bool) {
+	v := m.ticket_type
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicketType returns the old "ticket_type" field's value of the Ticket entity.
+// If the Ticket object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *TicketMutation) OldTicketType(ctx context.Context) (v seatflow.TicketType, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicketType is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicketType requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicketType: %w", err)
+	}
+	return oldValue.TicketType, nil
+}
+
+// ResetTicketType resets all changes to the "ticket_type" field.
+func (m *TicketMutation) ResetTicketType() {
+	m.ticket_type = nil
 }
 
 // SetKeyID sets the "key_id" field.
@@ -11273,7 +11490,7 @@ func (m *TicketMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *TicketMutation) Fields() []string {
-	fields := make([]string, 0, 10)
+	fields := make([]string, 0, 11)
 	if m.order_id != nil {
 		fields = append(fields, ticket.FieldOrderID)
 	}
@@ -11282,6 +11499,9 @@ func (m *TicketMutation) Fields() []string {
 	}
 	if m.seat_id != nil {
 		fields = append(fields, ticket.FieldSeatID)
+	}
+	if m.ticket_type != nil {
+		fields = append(fields, ticket.FieldTicketType)
 	}
 	if m.key != nil {
 		fields = append(fields, ticket.FieldKeyID)
@@ -11318,6 +11538,8 @@ func (m *TicketMutation) Field(name string) (ent.Value, bool) {
 		return m.ShowtimeID()
 	case ticket.FieldSeatID:
 		return m.SeatID()
+	case ticket.FieldTicketType:
+		return m.TicketType()
 	case ticket.FieldKeyID:
 		return m.KeyID()
 	case ticket.FieldCreatedAt:
@@ -11347,6 +11569,8 @@ func (m *TicketMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldShowtimeID(ctx)
 	case ticket.FieldSeatID:
 		return m.OldSeatID(ctx)
+	case ticket.FieldTicketType:
+		return m.OldTicketType(ctx)
 	case ticket.FieldKeyID:
 		return m.OldKeyID(ctx)
 	case ticket.FieldCreatedAt:
@@ -11390,6 +11614,13 @@ func (m *TicketMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSeatID(v)
+		return nil
+	case ticket.FieldTicketType:
+		v, ok := value.(seatflow.TicketType)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicketType(v)
 		return nil
 	case ticket.FieldKeyID:
 		v, ok := value.(int)
@@ -11575,6 +11806,9 @@ func (m *TicketMutation) ResetField(name string) error {
 		return nil
 	case ticket.FieldSeatID:
 		m.ResetSeatID()
+		return nil
+	case ticket.FieldTicketType:
+		m.ResetTicketType()
 		return nil
 	case ticket.FieldKeyID:
 		m.ResetKeyID()

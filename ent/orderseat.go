@@ -4,6 +4,7 @@ package ent
 
 import (
 	"fmt"
+	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"strings"
@@ -21,6 +22,10 @@ type OrderSeat struct {
 	OrderID int `json:"order_id,omitempty"`
 	// SeatID holds the value of the "seat_id" field.
 	SeatID int `json:"seat_id,omitempty"`
+	// TicketType holds the value of the "ticket_type" field.
+	TicketType seatflow.TicketType `json:"ticket_type,omitempty"`
+	// AmountCents holds the value of the "amount_cents" field.
+	AmountCents *int `json:"amount_cents,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the OrderSeatQuery when eager-loading is set.
 	Edges        OrderSeatEdges `json:"edges"`
@@ -52,8 +57,10 @@ func (*OrderSeat) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case orderseat.FieldID, orderseat.FieldOrderID, orderseat.FieldSeatID:
+		case orderseat.FieldID, orderseat.FieldOrderID, orderseat.FieldSeatID, orderseat.FieldAmountCents:
 			values[i] = new(sql.NullInt64)
+		case orderseat.FieldTicketType:
+			values[i] = new(sql.NullString)
 		default:
 			values[i] = new(sql.UnknownType)
 		}
@@ -86,6 +93,19 @@ func (_m *OrderSeat) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field seat_id", values[i])
 			} else if value.Valid {
 				_m.SeatID = int(value.Int64)
+			}
+		case orderseat.FieldTicketType:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field ticket_type", values[i])
+			} else if value.Valid {
+				_m.TicketType = seatflow.TicketType(value.String)
+			}
+		case orderseat.FieldAmountCents:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field amount_cents", values[i])
+			} else if value.Valid {
+				_m.AmountCents = new(int)
+				*_m.AmountCents = int(value.Int64)
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -133,6 +153,14 @@ func (_m *OrderSeat) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("seat_id=")
 	builder.WriteString(fmt.Sprintf("%v", _m.SeatID))
+	builder.WriteString(", ")
+	builder.WriteString("ticket_type=")
+	builder.WriteString(fmt.Sprintf("%v", _m.TicketType))
+	builder.WriteString(", ")
+	if v := _m.AmountCents; v != nil {
+		builder.WriteString("amount_cents=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
 	builder.WriteByte(')')
 	return builder.String()
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 
@@ -34,6 +35,34 @@ func (_c *OrderSeatCreate) SetSeatID(v int) *OrderSeatCreate {
 	return _c
 }
 
+// SetTicketType sets the "ticket_type" field.
+func (_c *OrderSeatCreate) SetTicketType(v seatflow.TicketType) *OrderSeatCreate {
+	_c.mutation.SetTicketType(v)
+	return _c
+}
+
+// SetNillableTicketType sets the "ticket_type" field if the given value is not nil.
+func (_c *OrderSeatCreate) SetNillableTicketType(v *seatflow.TicketType) *OrderSeatCreate {
+	if v != nil {
+		_c.SetTicketType(*v)
+	}
+	return _c
+}
+
+// SetAmountCents sets the "amount_cents" field.
+func (_c *OrderSeatCreate) SetAmountCents(v int) *OrderSeatCreate {
+	_c.mutation.SetAmountCents(v)
+	return _c
+}
+
+// SetNillableAmountCents sets the "amount_cents" field if the given value is not nil.
+func (_c *OrderSeatCreate) SetNillableAmountCents(v *int) *OrderSeatCreate {
+	if v != nil {
+		_c.SetAmountCents(*v)
+	}
+	return _c
+}
+
 // SetOrder sets the "order" edge to the Order entity.
 func (_c *OrderSeatCreate) SetOrder(v *Order) *OrderSeatCreate {
 	return _c.SetOrderID(v.ID)
@@ -46,6 +75,7 @@ func (_c *OrderSeatCreate) Mutation() *OrderSeatMutation {
 
 // Save creates the OrderSeat in the database.
 func (_c *OrderSeatCreate) Save(ctx context.Context) (*OrderSeat, error) {
+	_c.defaults()
 	return withHooks(ctx, _c.sqlSave, _c.mutation, _c.hooks)
 }
 
@@ -71,6 +101,14 @@ func (_c *OrderSeatCreate) ExecX(ctx context.Context) {
 	}
 }
 
+// defaults sets the default values of the builder before save.
+func (_c *OrderSeatCreate) defaults() {
+	if _, ok := _c.mutation.TicketType(); !ok {
+		v := orderseat.DefaultTicketType
+		_c.mutation.SetTicketType(v)
+	}
+}
+
 // check runs all checks and user-defined validators on the builder.
 func (_c *OrderSeatCreate) check() error {
 	if _, ok := _c.mutation.OrderID(); !ok {
@@ -78,6 +116,19 @@ func (_c *OrderSeatCreate) check() error {
 	}
 	if _, ok := _c.mutation.SeatID(); !ok {
 		return &ValidationError{Name: "seat_id", err: errors.New(`ent: missing required field "OrderSeat.seat_id"`)}
+	}
+	if _, ok := _c.mutation.TicketType(); !ok {
+		return &ValidationError{Name: "ticket_type", err: errors.New(`ent: missing required field "OrderSeat.ticket_type"`)}
+	}
+	if v, ok := _c.mutation.TicketType(); ok {
+		if err := orderseat.TicketTypeValidator(v); err != nil {
+			return &ValidationError{Name: "ticket_type", err: fmt.Errorf(`ent: validator failed for field "OrderSeat.ticket_type": %w`, err)}
+		}
+	}
+	if v, ok := _c.mutation.AmountCents(); ok {
+		if err := orderseat.AmountCentsValidator(v); err != nil {
+			return &ValidationError{Name: "amount_cents", err: fmt.Errorf(`ent: validator failed for field "OrderSeat.amount_cents": %w`, err)}
+		}
 	}
 	if len(_c.mutation.OrderIDs()) == 0 {
 		return &ValidationError{Name: "order", err: errors.New(`ent: missing required edge "OrderSeat.order"`)}
@@ -112,6 +163,14 @@ func (_c *OrderSeatCreate) createSpec() (*OrderSeat, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.SeatID(); ok {
 		_spec.SetField(orderseat.FieldSeatID, field.TypeInt, value)
 		_node.SeatID = value
+	}
+	if value, ok := _c.mutation.TicketType(); ok {
+		_spec.SetField(orderseat.FieldTicketType, field.TypeEnum, value)
+		_node.TicketType = value
+	}
+	if value, ok := _c.mutation.AmountCents(); ok {
+		_spec.SetField(orderseat.FieldAmountCents, field.TypeInt, value)
+		_node.AmountCents = &value
 	}
 	if nodes := _c.mutation.OrderIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -212,6 +271,42 @@ func (u *OrderSeatUpsert) AddSeatID(v int) *OrderSeatUpsert {
 	return u
 }
 
+// SetTicketType sets the "ticket_type" field.
+func (u *OrderSeatUpsert) SetTicketType(v seatflow.TicketType) *OrderSeatUpsert {
+	u.Set(orderseat.FieldTicketType, v)
+	return u
+}
+
+// UpdateTicketType sets the "ticket_type" field to the value that was provided on create.
+func (u *OrderSeatUpsert) UpdateTicketType() *OrderSeatUpsert {
+	u.SetExcluded(orderseat.FieldTicketType)
+	return u
+}
+
+// SetAmountCents sets the "amount_cents" field.
+func (u *OrderSeatUpsert) SetAmountCents(v int) *OrderSeatUpsert {
+	u.Set(orderseat.FieldAmountCents, v)
+	return u
+}
+
+// UpdateAmountCents sets the "amount_cents" field to the value that was provided on create.
+func (u *OrderSeatUpsert) UpdateAmountCents() *OrderSeatUpsert {
+	u.SetExcluded(orderseat.FieldAmountCents)
+	return u
+}
+
+// AddAmountCents adds v to the "amount_cents" field.
+func (u *OrderSeatUpsert) AddAmountCents(v int) *OrderSeatUpsert {
+	u.Add(orderseat.FieldAmountCents, v)
+	return u
+}
+
+// ClearAmountCents clears the value of the "amount_cents" field.
+func (u *OrderSeatUpsert) ClearAmountCents() *OrderSeatUpsert {
+	u.SetNull(orderseat.FieldAmountCents)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -287,6 +382,48 @@ func (u *OrderSeatUpsertOne) UpdateSeatID() *OrderSeatUpsertOne {
 	})
 }
 
+// SetTicketType sets the "ticket_type" field.
+func (u *OrderSeatUpsertOne) SetTicketType(v seatflow.TicketType) *OrderSeatUpsertOne {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.SetTicketType(v)
+	})
+}
+
+// UpdateTicketType sets the "ticket_type" field to the value that was provided on create.
+func (u *OrderSeatUpsertOne) UpdateTicketType() *OrderSeatUpsertOne {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.UpdateTicketType()
+	})
+}
+
+// SetAmountCents sets the "amount_cents" field.
+func (u *OrderSeatUpsertOne) SetAmountCents(v int) *OrderSeatUpsertOne {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.SetAmountCents(v)
+	})
+}
+
+// AddAmountCents adds v to the "amount_cents" field.
+func (u *OrderSeatUpsertOne) AddAmountCents(v int) *OrderSeatUpsertOne {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.AddAmountCents(v)
+	})
+}
+
+// UpdateAmountCents sets the "amount_cents" field to the value that was provided on create.
+func (u *OrderSeatUpsertOne) UpdateAmountCents() *OrderSeatUpsertOne {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.UpdateAmountCents()
+	})
+}
+
+// ClearAmountCents clears the value of the "amount_cents" field.
+func (u *OrderSeatUpsertOne) ClearAmountCents() *OrderSeatUpsertOne {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.ClearAmountCents()
+	})
+}
+
 // Exec executes the query.
 func (u *OrderSeatUpsertOne) Exec(ctx context.Context) error {
 	if len(u.create.conflict) == 0 {
@@ -339,6 +476,7 @@ func (_c *OrderSeatCreateBulk) Save(ctx context.Context) ([]*OrderSeat, error) {
 	for i := range _c.builders {
 		func(i int, root context.Context) {
 			builder := _c.builders[i]
+			builder.defaults()
 			var mut Mutator = MutateFunc(func(ctx context.Context, m Mutation) (Value, error) {
 				mutation, ok := m.(*OrderSeatMutation)
 				if !ok {
@@ -522,6 +660,48 @@ func (u *OrderSeatUpsertBulk) AddSeatID(v int) *OrderSeatUpsertBulk {
 func (u *OrderSeatUpsertBulk) UpdateSeatID() *OrderSeatUpsertBulk {
 	return u.Update(func(s *OrderSeatUpsert) {
 		s.UpdateSeatID()
+	})
+}
+
+// SetTicketType sets the "ticket_type" field.
+func (u *OrderSeatUpsertBulk) SetTicketType(v seatflow.TicketType) *OrderSeatUpsertBulk {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.SetTicketType(v)
+	})
+}
+
+// UpdateTicketType sets the "ticket_type" field to the value that was provided on create.
+func (u *OrderSeatUpsertBulk) UpdateTicketType() *OrderSeatUpsertBulk {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.UpdateTicketType()
+	})
+}
+
+// SetAmountCents sets the "amount_cents" field.
+func (u *OrderSeatUpsertBulk) SetAmountCents(v int) *OrderSeatUpsertBulk {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.SetAmountCents(v)
+	})
+}
+
+// AddAmountCents adds v to the "amount_cents" field.
+func (u *OrderSeatUpsertBulk) AddAmountCents(v int) *OrderSeatUpsertBulk {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.AddAmountCents(v)
+	})
+}
+
+// UpdateAmountCents sets the "amount_cents" field to the value that was provided on create.
+func (u *OrderSeatUpsertBulk) UpdateAmountCents() *OrderSeatUpsertBulk {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.UpdateAmountCents()
+	})
+}
+
+// ClearAmountCents clears the value of the "amount_cents" field.
+func (u *OrderSeatUpsertBulk) ClearAmountCents() *OrderSeatUpsertBulk {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.ClearAmountCents()
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/predicate"
@@ -64,6 +65,47 @@ func (_u *OrderSeatUpdate) AddSeatID(v int) *OrderSeatUpdate {
 	return _u
 }
 
+// SetTicketType sets the "ticket_type" field.
+func (_u *OrderSeatUpdate) SetTicketType(v seatflow.TicketType) *OrderSeatUpdate {
+	_u.mutation.SetTicketType(v)
+	return _u
+}
+
+// SetNillableTicketType sets the "ticket_type" field if the given value is not nil.
+func (_u *OrderSeatUpdate) SetNillableTicketType(v *seatflow.TicketType) *OrderSeatUpdate {
+	if v != nil {
+		_u.SetTicketType(*v)
+	}
+	return _u
+}
+
+// SetAmountCents sets the "amount_cents" field.
+func (_u *OrderSeatUpdate) SetAmountCents(v int) *OrderSeatUpdate {
+	_u.mutation.ResetAmountCents()
+	_u.mutation.SetAmountCents(v)
+	return _u
+}
+
+// SetNillableAmountCents sets the "amount_cents" field if the given value is not nil.
+func (_u *OrderSeatUpdate) SetNillableAmountCents(v *int) *OrderSeatUpdate {
+	if v != nil {
+		_u.SetAmountCents(*v)
+	}
+	return _u
+}
+
+// AddAmountCents adds value to the "amount_cents" field.
+func (_u *OrderSeatUpdate) AddAmountCents(v int) *OrderSeatUpdate {
+	_u.mutation.AddAmountCents(v)
+	return _u
+}
+
+// ClearAmountCents clears the value of the "amount_cents" field.
+func (_u *OrderSeatUpdate) ClearAmountCents() *OrderSeatUpdate {
+	_u.mutation.ClearAmountCents()
+	return _u
+}
+
 // SetOrder sets the "order" edge to the Order entity.
 func (_u *OrderSeatUpdate) SetOrder(v *Order) *OrderSeatUpdate {
 	return _u.SetOrderID(v.ID)
@@ -109,6 +151,16 @@ func (_u *OrderSeatUpdate) ExecX(ctx context.Context) {
 
 // check runs all checks and user-defined validators on the builder.
 func (_u *OrderSeatUpdate) check() error {
+	if v, ok := _u.mutation.TicketType(); ok {
+		if err := orderseat.TicketTypeValidator(v); err != nil {
+			return &ValidationError{Name: "ticket_type", err: fmt.Errorf(`ent: validator failed for field "OrderSeat.ticket_type": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AmountCents(); ok {
+		if err := orderseat.AmountCentsValidator(v); err != nil {
+			return &ValidationError{Name: "amount_cents", err: fmt.Errorf(`ent: validator failed for field "OrderSeat.amount_cents": %w`, err)}
+		}
+	}
 	if _u.mutation.OrderCleared() && len(_u.mutation.OrderIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "OrderSeat.order"`)
 	}
@@ -138,6 +190,18 @@ func (_u *OrderSeatUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedSeatID(); ok {
 		_spec.AddField(orderseat.FieldSeatID, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.TicketType(); ok {
+		_spec.SetField(orderseat.FieldTicketType, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.AmountCents(); ok {
+		_spec.SetField(orderseat.FieldAmountCents, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAmountCents(); ok {
+		_spec.AddField(orderseat.FieldAmountCents, field.TypeInt, value)
+	}
+	if _u.mutation.AmountCentsCleared() {
+		_spec.ClearField(orderseat.FieldAmountCents, field.TypeInt)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -225,6 +289,47 @@ func (_u *OrderSeatUpdateOne) AddSeatID(v int) *OrderSeatUpdateOne {
 	return _u
 }
 
+// SetTicketType sets the "ticket_type" field.
+func (_u *OrderSeatUpdateOne) SetTicketType(v seatflow.TicketType) *OrderSeatUpdateOne {
+	_u.mutation.SetTicketType(v)
+	return _u
+}
+
+// SetNillableTicketType sets the "ticket_type" field if the given value is not nil.
+func (_u *OrderSeatUpdateOne) SetNillableTicketType(v *seatflow.TicketType) *OrderSeatUpdateOne {
+	if v != nil {
+		_u.SetTicketType(*v)
+	}
+	return _u
+}
+
+// SetAmountCents sets the "amount_cents" field.
+func (_u *OrderSeatUpdateOne) SetAmountCents(v int) *OrderSeatUpdateOne {
+	_u.mutation.ResetAmountCents()
+	_u.mutation.SetAmountCents(v)
+	return _u
+}
+
+// SetNillableAmountCents sets the "amount_cents" field if the given value is not nil.
+func (_u *OrderSeatUpdateOne) SetNillableAmountCents(v *int) *OrderSeatUpdateOne {
+	if v != nil {
+		_u.SetAmountCents(*v)
+	}
+	return _u
+}
+
+// AddAmountCents adds value to the "amount_cents" field.
+func (_u *OrderSeatUpdateOne) AddAmountCents(v int) *OrderSeatUpdateOne {
+	_u.mutation.AddAmountCents(v)
+	return _u
+}
+
+// ClearAmountCents clears the value of the "amount_cents" field.
+func (_u *OrderSeatUpdateOne) ClearAmountCents() *OrderSeatUpdateOne {
+	_u.mutation.ClearAmountCents()
+	return _u
+}
+
 // SetOrder sets the "order" edge to the Order entity.
 func (_u *OrderSeatUpdateOne) SetOrder(v *Order) *OrderSeatUpdateOne {
 	return _u.SetOrderID(v.ID)
@@ -283,6 +388,16 @@ func (_u *OrderSeatUpdateOne) ExecX(ctx context.Context) {
 
 // check runs all checks and user-defined validators on the builder.
 func (_u *OrderSeatUpdateOne) check() error {
+	if v, ok := _u.mutation.TicketType(); ok {
+		if err := orderseat.TicketTypeValidator(v); err != nil {
+			return &ValidationError{Name: "ticket_type", err: fmt.Errorf(`ent: validator failed for field "OrderSeat.ticket_type": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.AmountCents(); ok {
+		if err := orderseat.AmountCentsValidator(v); err != nil {
+			return &ValidationError{Name: "amount_cents", err: fmt.Errorf(`ent: validator failed for field "OrderSeat.amount_cents": %w`, err)}
+		}
+	}
 	if _u.mutation.OrderCleared() && len(_u.mutation.OrderIDs()) > 0 {
 		return errors.New(`ent: clearing a required unique edge "OrderSeat.order"`)
 	}
@@ -329,6 +444,18 @@ func (_u *OrderSeatUpdateOne) sqlSave(ctx context.Context) (_node *OrderSeat, er
 	}
 	if value, ok := _u.mutation.AddedSeatID(); ok {
 		_spec.AddField(orderseat.FieldSeatID, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.TicketType(); ok {
+		_spec.SetField(orderseat.FieldTicketType, field.TypeEnum, value)
+	}
+	if value, ok := _u.mutation.AmountCents(); ok {
+		_spec.SetField(orderseat.FieldAmountCents, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAmountCents(); ok {
+		_spec.AddField(orderseat.FieldAmountCents, field.TypeInt, value)
+	}
+	if _u.mutation.AmountCentsCleared() {
+		_spec.ClearField(orderseat.FieldAmountCents, field.TypeInt)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -8,6 +8,7 @@ import (
 	"seatflow/ent/movie"
 	"seatflow/ent/offlinescan"
 	"seatflow/ent/order"
+	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
 	"seatflow/ent/reconcilerun"
@@ -230,6 +231,12 @@ func init() {
 	orderDescRefundRequired := orderFields[11].Descriptor()
 	// order.DefaultRefundRequired holds the default value on creation for the refund_required field.
 	order.DefaultRefundRequired = orderDescRefundRequired.Default.(bool)
+	orderseatFields := schema.OrderSeat{}.Fields()
+	_ = orderseatFields
+	// orderseatDescAmountCents is the schema descriptor for amount_cents field.
+	orderseatDescAmountCents := orderseatFields[3].Descriptor()
+	// orderseat.AmountCentsValidator is a validator for the "amount_cents" field. It is called by the builders before save.
+	orderseat.AmountCentsValidator = orderseatDescAmountCents.Validators[0].(func(int) error)
 	paymentFields := schema.Payment{}.Fields()
 	_ = paymentFields
 	// paymentDescProvider is the schema descriptor for provider field.
@@ -429,15 +436,15 @@ func init() {
 	ticketFields := schema.Ticket{}.Fields()
 	_ = ticketFields
 	// ticketDescCheckInNonce is the schema descriptor for check_in_nonce field.
-	ticketDescCheckInNonce := ticketFields[7].Descriptor()
+	ticketDescCheckInNonce := ticketFields[8].Descriptor()
 	// ticket.CheckInNonceValidator is a validator for the "check_in_nonce" field. It is called by the builders before save.
 	ticket.CheckInNonceValidator = ticketDescCheckInNonce.Validators[0].(func(string) error)
 	// ticketDescCheckedInBy is the schema descriptor for checked_in_by field.
-	ticketDescCheckedInBy := ticketFields[8].Descriptor()
+	ticketDescCheckedInBy := ticketFields[9].Descriptor()
 	// ticket.CheckedInByValidator is a validator for the "checked_in_by" field. It is called by the builders before save.
 	ticket.CheckedInByValidator = ticketDescCheckedInBy.Validators[0].(func(string) error)
 	// ticketDescAdmissions is the schema descriptor for admissions field.
-	ticketDescAdmissions := ticketFields[9].Descriptor()
+	ticketDescAdmissions := ticketFields[10].Descriptor()
 	// ticket.DefaultAdmissions holds the default value on creation for the admissions field.
 	ticket.DefaultAdmissions = ticketDescAdmissions.Default.(int)
 	// ticket.AdmissionsValidator is a validator for the "admissions" field. It is called by the builders before save.

@@ -36,7 +36,7 @@ type Showtime struct {
 	// AllowSeatGaps holds the value of the "allow_seat_gaps" field.
 	AllowSeatGaps bool `json:"allow_seat_gaps,omitempty"`
 	// Prices holds the value of the "prices" field.
-	Prices map[seatflow.SeatKind]int `json:"prices,omitempty"`
+	Prices seatflow.PriceList `json:"prices,omitempty"`
 	// Currency holds the value of the "currency" field.
 	Currency string `json:"currency,omitempty"`
 	// SeatEpoch holds the value of the "seat_epoch" field.

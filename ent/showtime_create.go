@@ -92,7 +92,7 @@ func (_c *ShowtimeCreate) SetNillableAllowSeatGaps(v *bool) *ShowtimeCreate {
 }
 
 // SetPrices sets the "prices" field.
-func (_c *ShowtimeCreate) SetPrices(v map[seatflow.SeatKind]int) *ShowtimeCreate {
+func (_c *ShowtimeCreate) SetPrices(v seatflow.PriceList) *ShowtimeCreate {
 	_c.mutation.SetPrices(v)
 	return _c
 }
@@ -512,7 +512,7 @@ func (u *ShowtimeUpsert) UpdateAllowSeatGaps() *ShowtimeUpsert {
 }
 
 // SetPrices sets the "prices" field.
-func (u *ShowtimeUpsert) SetPrices(v map[seatflow.SeatKind]int) *ShowtimeUpsert {
+func (u *ShowtimeUpsert) SetPrices(v seatflow.PriceList) *ShowtimeUpsert {
 	u.Set(showtime.FieldPrices, v)
 	return u
 }
@@ -716,7 +716,7 @@ func (u *ShowtimeUpsertOne) UpdateAllowSeatGaps() *ShowtimeUpsertOne {
 }
 
 // SetPrices sets the "prices" field.
-func (u *ShowtimeUpsertOne) SetPrices(v map[seatflow.SeatKind]int) *ShowtimeUpsertOne {
+func (u *ShowtimeUpsertOne) SetPrices(v seatflow.PriceList) *ShowtimeUpsertOne {
 	return u.Update(func(s *ShowtimeUpsert) {
 		s.SetPrices(v)
 	})
@@ -1095,7 +1095,7 @@ func (u *ShowtimeUpsertBulk) UpdateAllowSeatGaps() *ShowtimeUpsertBulk {
 }
 
 // SetPrices sets the "prices" field.
-func (u *ShowtimeUpsertBulk) SetPrices(v map[seatflow.SeatKind]int) *ShowtimeUpsertBulk {
+func (u *ShowtimeUpsertBulk) SetPrices(v seatflow.PriceList) *ShowtimeUpsertBulk {
 	return u.Update(func(s *ShowtimeUpsert) {
 		s.SetPrices(v)
 	})

@@ -15,6 +15,7 @@ import (
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
+	"entgo.io/ent/dialect/sql/sqljson"
 	"entgo.io/ent/schema/field"
 )
 
@@ -138,8 +139,14 @@ func (_u *ShowtimeUpdate) SetNillableAllowSeatGaps(v *bool) *ShowtimeUpdate {
 }
 
 // SetPrices sets the "prices" field.
-func (_u *ShowtimeUpdate) SetPrices(v map[seatflow.SeatKind]int) *ShowtimeUpdate {
+func (_u *ShowtimeUpdate) SetPrices(v seatflow.PriceList) *ShowtimeUpdate {
 	_u.mutation.SetPrices(v)
+	return _u
+}
+
+// AppendPrices appends value to the "prices" field.
+func (_u *ShowtimeUpdate) AppendPrices(v seatflow.PriceList) *ShowtimeUpdate {
+	_u.mutation.AppendPrices(v)
 	return _u
 }
 
@@ -315,6 +322,11 @@ func (_u *ShowtimeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.Prices(); ok {
 		_spec.SetField(showtime.FieldPrices, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedPrices(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, showtime.FieldPrices, value)
+		})
 	}
 	if value, ok := _u.mutation.Currency(); ok {
 		_spec.SetField(showtime.FieldCurrency, field.TypeString, value)
@@ -514,8 +526,14 @@ func (_u *ShowtimeUpdateOne) SetNillableAllowSeatGaps(v *bool) *ShowtimeUpdateOn
 }
 
 // SetPrices sets the "prices" field.
-func (_u *ShowtimeUpdateOne) SetPrices(v map[seatflow.SeatKind]int) *ShowtimeUpdateOne {
+func (_u *ShowtimeUpdateOne) SetPrices(v seatflow.PriceList) *ShowtimeUpdateOne {
 	_u.mutation.SetPrices(v)
+	return _u
+}
+
+// AppendPrices appends value to the "prices" field.
+func (_u *ShowtimeUpdateOne) AppendPrices(v seatflow.PriceList) *ShowtimeUpdateOne {
+	_u.mutation.AppendPrices(v)
 	return _u
 }
 
@@ -721,6 +739,11 @@ func (_u *ShowtimeUpdateOne) sqlSave(ctx context.Context) (_node *Showtime, err 
 	}
 	if value, ok := _u.mutation.Prices(); ok {
 		_spec.SetField(showtime.FieldPrices, field.TypeJSON, value)
+	}
+	if value, ok := _u.mutation.AppendedPrices(); ok {
+		_spec.AddModifier(func(u *sql.UpdateBuilder) {
+			sqljson.Append(u, showtime.FieldPrices, value)
+		})
 	}
 	if value, ok := _u.mutation.Currency(); ok {
 		_spec.SetField(showtime.FieldCurrency, field.TypeString, value)

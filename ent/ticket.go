@@ -4,6 +4,7 @@ package ent
 
 import (
 	"fmt"
+	"seatflow"
 	"seatflow/ent/ticket"
 	"seatflow/ent/ticketkey"
 	"strings"
@@ -24,6 +25,8 @@ type Ticket struct {
 	ShowtimeID int `json:"showtime_id,omitempty"`
 	// SeatID holds the value of the "seat_id" field.
 	SeatID int `json:"seat_id,omitempty"`
+	// TicketType holds the value of the "ticket_type" field.
+	TicketType seatflow.TicketType `json:"ticket_type,omitempty"`
 	// KeyID holds the value of the "key_id" field.
 	KeyID int `json:"key_id,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -82,7 +85,7 @@ func (*Ticket) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case ticket.FieldID, ticket.FieldOrderID, ticket.FieldShowtimeID, ticket.FieldSeatID, ticket.FieldKeyID, ticket.FieldAdmissions:
 			values[i] = new(sql.NullInt64)
-		case ticket.FieldCheckInNonce, ticket.FieldCheckedInBy:
+		case ticket.FieldTicketType, ticket.FieldCheckInNonce, ticket.FieldCheckedInBy:
 			values[i] = new(sql.NullString)
 		case ticket.FieldCreatedAt, ticket.FieldRevokedAt, ticket.FieldCheckedInAt:
 			values[i] = new(sql.NullTime)
@@ -124,6 +127,12 @@ func (_m *Ticket) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field seat_id", values[i])
 			} else if value.Valid {
 				_m.SeatID = int(value.Int64)
+			}
+		case ticket.FieldTicketType:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field ticket_type", values[i])
+			} else if value.Valid {
+				_m.TicketType = seatflow.TicketType(value.String)
 			}
 		case ticket.FieldKeyID:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -225,6 +234,9 @@ func (_m *Ticket) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("seat_id=")
 	builder.WriteString(fmt.Sprintf("%v", _m.SeatID))
+	builder.WriteString(", ")
+	builder.WriteString("ticket_type=")
+	builder.WriteString(fmt.Sprintf("%v", _m.TicketType))
 	builder.WriteString(", ")
 	builder.WriteString("key_id=")
 	builder.WriteString(fmt.Sprintf("%v", _m.KeyID))

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"seatflow"
 	"seatflow/ent/offlinescan"
 	"seatflow/ent/ticket"
 	"seatflow/ent/ticketkey"
@@ -39,6 +40,20 @@ func (_c *TicketCreate) SetShowtimeID(v int) *TicketCreate {
 // SetSeatID sets the "seat_id" field.
 func (_c *TicketCreate) SetSeatID(v int) *TicketCreate {
 	_c.mutation.SetSeatID(v)
+	return _c
+}
+
+// SetTicketType sets the "ticket_type" field.
+func (_c *TicketCreate) SetTicketType(v seatflow.TicketType) *TicketCreate {
+	_c.mutation.SetTicketType(v)
+	return _c
+}
+
+// SetNillableTicketType sets the "ticket_type" field if the given value is not nil.
+func (_c *TicketCreate) SetNillableTicketType(v *seatflow.TicketType) *TicketCreate {
+	if v != nil {
+		_c.SetTicketType(*v)
+	}
 	return _c
 }
 
@@ -179,6 +194,10 @@ func (_c *TicketCreate) ExecX(ctx context.Context) {
 
 // defaults sets the default values of the builder before save.
 func (_c *TicketCreate) defaults() {
+	if _, ok := _c.mutation.TicketType(); !ok {
+		v := ticket.DefaultTicketType
+		_c.mutation.SetTicketType(v)
+	}
 	if _, ok := _c.mutation.Admissions(); !ok {
 		v := ticket.DefaultAdmissions
 		_c.mutation.SetAdmissions(v)
@@ -195,6 +214,14 @@ func (_c *TicketCreate) check() error {
 	}
 	if _, ok := _c.mutation.SeatID(); !ok {
 		return &ValidationError{Name: "seat_id", err: errors.New(`ent: missing required field "Ticket.seat_id"`)}
+	}
+	if _, ok := _c.mutation.TicketType(); !ok {
+		return &ValidationError{Name: "ticket_type", err: errors.New(`ent: missing required field "Ticket.ticket_type"`)}
+	}
+	if v, ok := _c.mutation.TicketType(); ok {
+		if err := ticket.TicketTypeValidator(v); err != nil {
+			return &ValidationError{Name: "ticket_type", err: fmt.Errorf(`ent: validator failed for field "Ticket.ticket_type": %w`, err)}
+		}
 	}
 	if _, ok := _c.mutation.KeyID(); !ok {
 		return &ValidationError{Name: "key_id", err: errors.New(`ent: missing required field "Ticket.key_id"`)}
@@ -261,6 +288,10 @@ func (_c *TicketCreate) createSpec() (*Ticket, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.SeatID(); ok {
 		_spec.SetField(ticket.FieldSeatID, field.TypeInt, value)
 		_node.SeatID = value
+	}
+	if value, ok := _c.mutation.TicketType(); ok {
+		_spec.SetField(ticket.FieldTicketType, field.TypeEnum, value)
+		_node.TicketType = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(ticket.FieldCreatedAt, field.TypeTime, value)
@@ -480,6 +511,9 @@ func (u *TicketUpsertOne) UpdateNewValues() *TicketUpsertOne {
 		}
 		if _, exists := u.create.mutation.SeatID(); exists {
 			s.SetIgnore(ticket.FieldSeatID)
+		}
+		if _, exists := u.create.mutation.TicketType(); exists {
+			s.SetIgnore(ticket.FieldTicketType)
 		}
 		if _, exists := u.create.mutation.KeyID(); exists {
 			s.SetIgnore(ticket.FieldKeyID)
@@ -807,6 +841,9 @@ func (u *TicketUpsertBulk) UpdateNewValues() *TicketUpsertBulk {
 			}
 			if _, exists := b.mutation.SeatID(); exists {
 				s.SetIgnore(ticket.FieldSeatID)
+			}
+			if _, exists := b.mutation.TicketType(); exists {
+				s.SetIgnore(ticket.FieldTicketType)
 			}
 			if _, exists := b.mutation.KeyID(); exists {
 				s.SetIgnore(ticket.FieldKeyID)

@@ -38,8 +38,10 @@ type ResolverRoot interface {
 	Movie() MovieResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
+	OrderLine() OrderLineResolver
 	Query() QueryResolver
 	Showtime() ShowtimeResolver
+	ShowtimeSales() ShowtimeSalesResolver
 	Subscription() SubscriptionResolver
 	Ticket() TicketResolver
 }
@@ -136,6 +138,7 @@ type ComplexityRoot struct {
 		Currency       func(childComplexity int) int
 		ExpiresAt      func(childComplexity int) int
 		ID             func(childComplexity int) int
+		Lines          func(childComplexity int) int
 		PaidAt         func(childComplexity int) int
 		Payment        func(childComplexity int) int
 		Payments       func(childComplexity int) int
@@ -144,6 +147,12 @@ type ComplexityRoot struct {
 		Showtime       func(childComplexity int) int
 		Status         func(childComplexity int) int
 		Tickets        func(childComplexity int) int
+	}
+
+	OrderLine struct {
+		AmountCents func(childComplexity int) int
+		Seat        func(childComplexity int) int
+		TicketType  func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -174,6 +183,7 @@ type ComplexityRoot struct {
 	Price struct {
 		AmountCents func(childComplexity int) int
 		Kind        func(childComplexity int) int
+		TicketType  func(childComplexity int) int
 	}
 
 	Query struct {
@@ -188,8 +198,10 @@ type ComplexityRoot struct {
 		Order          func(childComplexity int, id int) int
 		ReconcileRuns  func(childComplexity int, first *int) int
 		RevokedTickets func(childComplexity int, showtimeID int, since *time.Time) int
+		SalesReport    func(childComplexity int, cinemaID *int, from string, to string) int
 		SeatMap        func(childComplexity int, showtimeID int) int
 		Showtime       func(childComplexity int, id int) int
+		ShowtimeSales  func(childComplexity int, showtimeID int) int
 		Showtimes      func(childComplexity int, date string, movieID *int, cinemaID *int) int
 		TicketKeys     func(childComplexity int) int
 	}
@@ -212,6 +224,16 @@ type ComplexityRoot struct {
 	RevokedTicket struct {
 		RevokedAt func(childComplexity int) int
 		TicketID  func(childComplexity int) int
+	}
+
+	SalesReport struct {
+		Available     func(childComplexity int) int
+		ByTicketType  func(childComplexity int) int
+		CheckedIn     func(childComplexity int) int
+		Held          func(childComplexity int) int
+		RefundedCents func(childComplexity int) int
+		RevenueCents  func(childComplexity int) int
+		Sold          func(childComplexity int) int
 	}
 
 	Seat struct {
@@ -264,6 +286,11 @@ type ComplexityRoot struct {
 		Status        func(childComplexity int) int
 	}
 
+	ShowtimeSales struct {
+		Sales    func(childComplexity int) int
+		Showtime func(childComplexity int) int
+	}
+
 	Subscription struct {
 		CheckIns func(childComplexity int, showtimeID int) int
 		SeatMap  func(childComplexity int, showtimeID int) int
@@ -279,6 +306,7 @@ type ComplexityRoot struct {
 		Seat        func(childComplexity int) int
 		Showtime    func(childComplexity int) int
 		Status      func(childComplexity int) int
+		TicketType  func(childComplexity int) int
 	}
 
 	TicketKey struct {
@@ -290,6 +318,12 @@ type ComplexityRoot struct {
 		Signing   func(childComplexity int) int
 		Use       func(childComplexity int) int
 		X         func(childComplexity int) int
+	}
+
+	TicketTypeSales struct {
+		AmountCents func(childComplexity int) int
+		Count       func(childComplexity int) int
+		TicketType  func(childComplexity int) int
 	}
 }
 
@@ -338,6 +372,9 @@ type OrderResolver interface {
 	Payments(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Payment, error)
 	Tickets(ctx context.Context, obj *seatflow.Order) ([]*seatflow.Ticket, error)
 }
+type OrderLineResolver interface {
+	Seat(ctx context.Context, obj *seatflow.OrderLine) (*seatflow.Seat, error)
+}
 type QueryResolver interface {
 	Node(ctx context.Context, id int) (model.Node, error)
 	Nodes(ctx context.Context, ids []int) ([]model.Node, error)
@@ -352,6 +389,8 @@ type QueryResolver interface {
 	MyOrders(ctx context.Context) ([]*seatflow.Order, error)
 	Order(ctx context.Context, id int) (*seatflow.Order, error)
 	ReconcileRuns(ctx context.Context, first *int) ([]*reconcile.Report, error)
+	ShowtimeSales(ctx context.Context, showtimeID int) (*seatflow.SalesReport, error)
+	SalesReport(ctx context.Context, cinemaID *int, from string, to string) ([]*seatflow.ShowtimeSales, error)
 	TicketKeys(ctx context.Context) ([]*seatflow.TicketKey, error)
 	RevokedTickets(ctx context.Context, showtimeID int, since *time.Time) ([]*seatflow.RevokedTicket, error)
 }
@@ -366,6 +405,9 @@ type ShowtimeResolver interface {
 	CheckedIn(ctx context.Context, obj *seatflow.Showtime) (int, error)
 	CheckInCount(ctx context.Context, obj *seatflow.Showtime) (*seatflow.CheckInCount, error)
 }
+type ShowtimeSalesResolver interface {
+	Showtime(ctx context.Context, obj *seatflow.ShowtimeSales) (*seatflow.Showtime, error)
+}
 type SubscriptionResolver interface {
 	SeatMap(ctx context.Context, showtimeID int) (<-chan *seatflow.SeatMapEvent, error)
 	CheckIns(ctx context.Context, showtimeID int) (<-chan *seatflow.CheckInCount, error)
@@ -374,6 +416,7 @@ type TicketResolver interface {
 	Order(ctx context.Context, obj *seatflow.Ticket) (*seatflow.Order, error)
 	Showtime(ctx context.Context, obj *seatflow.Ticket) (*seatflow.Showtime, error)
 	Seat(ctx context.Context, obj *seatflow.Ticket) (*seatflow.Seat, error)
+
 	Code(ctx context.Context, obj *seatflow.Ticket) (string, error)
 
 	QRSVG(ctx context.Context, obj *seatflow.Ticket) (string, error)
@@ -871,6 +914,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.ID(childComplexity), true
+	case "Order.lines":
+		if e.ComplexityRoot.Order.Lines == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Lines(childComplexity), true
 	case "Order.paidAt":
 		if e.ComplexityRoot.Order.PaidAt == nil {
 			break
@@ -919,6 +968,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.Tickets(childComplexity), true
+
+	case "OrderLine.amountCents":
+		if e.ComplexityRoot.OrderLine.AmountCents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.AmountCents(childComplexity), true
+	case "OrderLine.seat":
+		if e.ComplexityRoot.OrderLine.Seat == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.Seat(childComplexity), true
+	case "OrderLine.ticketType":
+		if e.ComplexityRoot.OrderLine.TicketType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.TicketType(childComplexity), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1031,6 +1099,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Price.Kind(childComplexity), true
+	case "Price.ticketType":
+		if e.ComplexityRoot.Price.TicketType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Price.TicketType(childComplexity), true
 
 	case "Query.bestSeats":
 		if e.ComplexityRoot.Query.BestSeats == nil {
@@ -1144,6 +1218,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.RevokedTickets(childComplexity, args["showtimeId"].(int), args["since"].(*time.Time)), true
+	case "Query.salesReport":
+		if e.ComplexityRoot.Query.SalesReport == nil {
+			break
+		}
+
+		args, err := ec.field_Query_salesReport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SalesReport(childComplexity, args["cinemaId"].(*int), args["from"].(string), args["to"].(string)), true
 	case "Query.seatMap":
 		if e.ComplexityRoot.Query.SeatMap == nil {
 			break
@@ -1166,6 +1251,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Showtime(childComplexity, args["id"].(int)), true
+	case "Query.showtimeSales":
+		if e.ComplexityRoot.Query.ShowtimeSales == nil {
+			break
+		}
+
+		args, err := ec.field_Query_showtimeSales_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ShowtimeSales(childComplexity, args["showtimeId"].(int)), true
 	case "Query.showtimes":
 		if e.ComplexityRoot.Query.Showtimes == nil {
 			break
@@ -1269,6 +1365,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevokedTicket.TicketID(childComplexity), true
+
+	case "SalesReport.available":
+		if e.ComplexityRoot.SalesReport.Available == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalesReport.Available(childComplexity), true
+	case "SalesReport.byTicketType":
+		if e.ComplexityRoot.SalesReport.ByTicketType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalesReport.ByTicketType(childComplexity), true
+	case "SalesReport.checkedIn":
+		if e.ComplexityRoot.SalesReport.CheckedIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalesReport.CheckedIn(childComplexity), true
+	case "SalesReport.held":
+		if e.ComplexityRoot.SalesReport.Held == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalesReport.Held(childComplexity), true
+	case "SalesReport.refundedCents":
+		if e.ComplexityRoot.SalesReport.RefundedCents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalesReport.RefundedCents(childComplexity), true
+	case "SalesReport.revenueCents":
+		if e.ComplexityRoot.SalesReport.RevenueCents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalesReport.RevenueCents(childComplexity), true
+	case "SalesReport.sold":
+		if e.ComplexityRoot.SalesReport.Sold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalesReport.Sold(childComplexity), true
 
 	case "Seat.id":
 		if e.ComplexityRoot.Seat.ID == nil {
@@ -1485,6 +1624,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Showtime.Status(childComplexity), true
 
+	case "ShowtimeSales.sales":
+		if e.ComplexityRoot.ShowtimeSales.Sales == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShowtimeSales.Sales(childComplexity), true
+	case "ShowtimeSales.showtime":
+		if e.ComplexityRoot.ShowtimeSales.Showtime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShowtimeSales.Showtime(childComplexity), true
+
 	case "Subscription.checkIns":
 		if e.ComplexityRoot.Subscription.CheckIns == nil {
 			break
@@ -1562,6 +1714,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Ticket.Status(childComplexity), true
+	case "Ticket.ticketType":
+		if e.ComplexityRoot.Ticket.TicketType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.TicketType(childComplexity), true
 
 	case "TicketKey.alg":
 		if e.ComplexityRoot.TicketKey.Alg == nil {
@@ -1612,6 +1770,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TicketKey.X(childComplexity), true
 
+	case "TicketTypeSales.amountCents":
+		if e.ComplexityRoot.TicketTypeSales.AmountCents == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTypeSales.AmountCents(childComplexity), true
+	case "TicketTypeSales.count":
+		if e.ComplexityRoot.TicketTypeSales.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTypeSales.Count(childComplexity), true
+	case "TicketTypeSales.ticketType":
+		if e.ComplexityRoot.TicketTypeSales.TicketType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketTypeSales.TicketType(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -1628,6 +1805,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("MovieInput", ec.unmarshalInputMovieInput),
 			graphql.NewInputUnmarshaler("OfflineScanInput", ec.unmarshalInputOfflineScanInput),
 			graphql.NewInputUnmarshaler("PriceInput", ec.unmarshalInputPriceInput),
+			graphql.NewInputUnmarshaler("SeatTicketInput", ec.unmarshalInputSeatTicketInput),
 			graphql.NewInputUnmarshaler("ShowtimeInput", ec.unmarshalInputShowtimeInput),
 		)
 	}
@@ -1820,6 +1998,24 @@ type Query {
   """Admin: reconciler runs that repaired something, newest first."""
   reconcileRuns("""How many runs, 1 to 100 (default 20).""" first: Int): [ReconcileReport!]!
   """
+  Admin: one showtime's sales, computed from the orders as they are now. NOT_FOUND for an
+  unknown showtime.
+  """
+  showtimeSales("""The showtime.""" showtimeId: ID!): SalesReport!
+  """
+  Admin: the sales of every showtime that starts from the day from to the day to (both
+  included, each showtime's day counted in its cinema's time zone), ordered by start. At
+  most 366 days (BAD_USER_INPUT beyond, or when to is before from).
+  """
+  salesReport(
+    """Only this cinema's showtimes; every cinema's when null."""
+    cinemaId: ID
+    """The first day."""
+    from: Date!
+    """The last day."""
+    to: Date!
+  ): [ShowtimeSales!]!
+  """
   The public keys that verify ticket codes: every key whose tickets may still be presented,
   the signing one included. The same set is served as a JWK Set at GET /.well-known/ticket-keys.
   """
@@ -1969,6 +2165,23 @@ enum SeatKind {
   PREMIUM
   """A seat for wheelchair users and their companions."""
   ACCESSIBLE
+}
+
+"""
+Who a ticket is for; each (seat kind, ticket type) of a showtime has its own price. The set is
+fixed so the API stays typed: a new type is added to this enum (an addition, never a
+breaking change), to the server's list of types (price.go) and to its storage's enum
+columns (a migration that only adds a value).
+"""
+enum TicketType {
+  """An adult: the type of a seat held without one, and of prices given without one."""
+  ADULT
+  """A child."""
+  CHILD
+  """A senior."""
+  SENIOR
+  """A student."""
+  STUDENT
 }
 
 """Where a showtime's sale is."""
@@ -2141,7 +2354,10 @@ input ShowtimeInput {
   hallId: ID!
   """When it starts, in the future."""
   startsAt: Time!
-  """A price for each seat kind the hall has."""
+  """
+  The prices: one per (seat kind, ticket type) sold, at least an ADULT price for each seat
+  kind the hall has; a (kind, ticket type) given twice is BAD_USER_INPUT.
+  """
   prices: [PriceInput!]!
   """Most seats one customer may hold or buy (default 6, at most 50)."""
   purchaseLimit: Int
@@ -2149,10 +2365,12 @@ input ShowtimeInput {
   allowSeatGaps: Boolean
 }
 
-"""The price of one kind of seat."""
+"""The price of one kind of seat for one ticket type."""
 input PriceInput {
   """The kind of seat."""
   kind: SeatKind!
+  """The ticket type it is the price of; ADULT when omitted."""
+  ticketType: TicketType = ADULT
   """Its price in cents."""
   amountCents: Int!
 }
@@ -2161,10 +2379,28 @@ input PriceInput {
 input HoldSeatsInput {
   """The showtime, ON_SALE."""
   showtimeId: ID!
-  """The seats to hold: 1 to the showtime's purchase limit, at most 10."""
-  seatIds: [ID!]!
+  """
+  The seats to hold, each as an ADULT ticket: 1 to the showtime's purchase limit, at most 10.
+  Give either seatIds or seats, not both (BAD_USER_INPUT). It became optional when seats
+  was added, which breaks no document that sends it.
+  """
+  seatIds: [ID!]
+  """
+  The seats to hold, each with its ticket type: 1 to the showtime's purchase limit, at most
+  10 (the limit counts seats, whatever their types). A seat whose (kind, ticket type) the
+  showtime has no price for is BAD_USER_INPUT, and nothing is held.
+  """
+  seats: [SeatTicketInput!]
   """Chosen by the client per purchase: a retry with the same key returns the same order."""
   idempotencyKey: String!
+}
+
+"""A seat to hold and the ticket type it is held as."""
+input SeatTicketInput {
+  """The seat."""
+  seatId: ID!
+  """Who the ticket is for."""
+  ticketType: TicketType!
 }
 
 """A movie of the catalog."""
@@ -2315,10 +2551,12 @@ type Showtime implements Node {
   checkInCount: CheckInCount!
 }
 
-"""The price of one kind of seat in a showtime."""
+"""The price of one kind of seat for one ticket type in a showtime."""
 type Price {
   """The kind of seat."""
   kind: SeatKind! @catalog
+  """The ticket type (ADULT for prices set before ticket types)."""
+  ticketType: TicketType! @catalog
   """Its price, in cents of the showtime's currency."""
   amountCents: Int! @catalog
 }
@@ -2381,6 +2619,11 @@ type Order implements Node {
   showtime: Showtime!
   """The seats it covers."""
   seats: [Seat!]!
+  """
+  Its seats with their ticket types and prices, in seat order: amountCents is their sum. They
+  never change: a refund or a late payment keeps them.
+  """
+  lines: [OrderLine!]!
   """Where it is in its life."""
   status: OrderStatus!
   """Its total, in cents of currency."""
@@ -2410,6 +2653,58 @@ type Order implements Node {
   tickets: [Ticket!]!
 }
 
+"""One seat of an order, its ticket type and what it cost."""
+type OrderLine {
+  """The seat."""
+  seat: Seat!
+  """Who the ticket is for."""
+  ticketType: TicketType!
+  """Its price when it was held, in cents of the order's currency."""
+  amountCents: Int!
+}
+
+"""
+A showtime's sales. sold counts the seats of PAID orders whose payment is not being
+refunded; held the seats of PENDING_PAYMENT orders whose hold has not expired; available
+the sellable seats neither sold nor held (never below 0). revenueCents is the money the
+showtime's orders received minus refundedCents, the payments whose refund is decided (sent
+or not yet). byTicketType splits sold by ticket type; checkedIn counts sold tickets let in.
+"""
+type SalesReport {
+  """Seats sold."""
+  sold: Int!
+  """Seats held, not yet paid."""
+  held: Int!
+  """Sellable seats neither sold nor held."""
+  available: Int!
+  """Money received minus refunds, in cents of the showtime's currency."""
+  revenueCents: Int!
+  """Money refunded or to be refunded, in cents of the showtime's currency."""
+  refundedCents: Int!
+  """The sold seats by ticket type, every type listed (count 0 when none), in TicketType order."""
+  byTicketType: [TicketTypeSales!]!
+  """Tickets checked in at the door and not revoked."""
+  checkedIn: Int!
+}
+
+"""The sold seats of one ticket type."""
+type TicketTypeSales {
+  """The ticket type."""
+  ticketType: TicketType!
+  """Seats sold as this type."""
+  count: Int!
+  """What they were sold for, in cents."""
+  amountCents: Int!
+}
+
+"""A showtime and its sales."""
+type ShowtimeSales {
+  """The showtime."""
+  showtime: Showtime!
+  """Its sales."""
+  sales: SalesReport!
+}
+
 """
 The right of one person to one seat of one showtime: one per seat of a PAID order. Its code
 opens the door once.
@@ -2423,6 +2718,8 @@ type Ticket implements Node {
   showtime: Showtime!
   """Its seat."""
   seat: Seat!
+  """Who it is for (its order line's ticket type)."""
+  ticketType: TicketType!
   """
   What the door scans: a compact JWS signed with Ed25519 (EdDSA, header kid) whose claims are
   tkt, sho and seat (API ids) and nbf and exp (from 3 hours before the showtime starts to its
@@ -2696,6 +2993,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_showtime(ctx, field)
 	case "seats":
 		return ec.fieldContext_Order_seats(ctx, field)
+	case "lines":
+		return ec.fieldContext_Order_lines(ctx, field)
 	case "status":
 		return ec.fieldContext_Order_status(ctx, field)
 	case "amountCents":
@@ -2718,6 +3017,18 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_tickets(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
+}
+
+func (ec *executionContext) childFields_OrderLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "seat":
+		return ec.fieldContext_OrderLine_seat(ctx, field)
+	case "ticketType":
+		return ec.fieldContext_OrderLine_ticketType(ctx, field)
+	case "amountCents":
+		return ec.fieldContext_OrderLine_amountCents(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderLine", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2774,6 +3085,8 @@ func (ec *executionContext) childFields_Price(ctx context.Context, field graphql
 	switch field.Name {
 	case "kind":
 		return ec.fieldContext_Price_kind(ctx, field)
+	case "ticketType":
+		return ec.fieldContext_Price_ticketType(ctx, field)
 	case "amountCents":
 		return ec.fieldContext_Price_amountCents(ctx, field)
 	}
@@ -2818,6 +3131,26 @@ func (ec *executionContext) childFields_RevokedTicket(ctx context.Context, field
 		return ec.fieldContext_RevokedTicket_revokedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevokedTicket", field.Name)
+}
+
+func (ec *executionContext) childFields_SalesReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sold":
+		return ec.fieldContext_SalesReport_sold(ctx, field)
+	case "held":
+		return ec.fieldContext_SalesReport_held(ctx, field)
+	case "available":
+		return ec.fieldContext_SalesReport_available(ctx, field)
+	case "revenueCents":
+		return ec.fieldContext_SalesReport_revenueCents(ctx, field)
+	case "refundedCents":
+		return ec.fieldContext_SalesReport_refundedCents(ctx, field)
+	case "byTicketType":
+		return ec.fieldContext_SalesReport_byTicketType(ctx, field)
+	case "checkedIn":
+		return ec.fieldContext_SalesReport_checkedIn(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SalesReport", field.Name)
 }
 
 func (ec *executionContext) childFields_Seat(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2922,6 +3255,16 @@ func (ec *executionContext) childFields_Showtime(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Showtime", field.Name)
 }
 
+func (ec *executionContext) childFields_ShowtimeSales(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "showtime":
+		return ec.fieldContext_ShowtimeSales_showtime(ctx, field)
+	case "sales":
+		return ec.fieldContext_ShowtimeSales_sales(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ShowtimeSales", field.Name)
+}
+
 func (ec *executionContext) childFields_Ticket(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2932,6 +3275,8 @@ func (ec *executionContext) childFields_Ticket(ctx context.Context, field graphq
 		return ec.fieldContext_Ticket_showtime(ctx, field)
 	case "seat":
 		return ec.fieldContext_Ticket_seat(ctx, field)
+	case "ticketType":
+		return ec.fieldContext_Ticket_ticketType(ctx, field)
 	case "code":
 		return ec.fieldContext_Ticket_code(ctx, field)
 	case "status":
@@ -2966,6 +3311,18 @@ func (ec *executionContext) childFields_TicketKey(ctx context.Context, field gra
 		return ec.fieldContext_TicketKey_signing(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TicketKey", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketTypeSales(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ticketType":
+		return ec.fieldContext_TicketTypeSales_ticketType(ctx, field)
+	case "count":
+		return ec.fieldContext_TicketTypeSales_count(ctx, field)
+	case "amountCents":
+		return ec.fieldContext_TicketTypeSales_amountCents(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketTypeSales", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3646,7 +4003,51 @@ func (ec *executionContext) field_Query_revokedTickets_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_salesReport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cinemaId",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOID2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cinemaId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "from",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNDate2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["from"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "to",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNDate2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["to"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_seatMap_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_showtimeSales_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
@@ -5680,6 +6081,38 @@ func (ec *executionContext) fieldContext_Order_seats(_ context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _Order_lines(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Order_lines(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Lines, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []seatflow.OrderLine) graphql.Marshaler {
+			return ec.marshalNOrderLine2ᚕseatflowᚐOrderLineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Order_lines(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Order",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrderLine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Order_status(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5935,6 +6368,84 @@ func (ec *executionContext) fieldContext_Order_tickets(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _OrderLine_seat(ctx context.Context, field graphql.CollectedField, obj *seatflow.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_seat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OrderLine().Seat(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Seat) graphql.Marshaler {
+			return ec.marshalNSeat2ᚖseatflowᚐSeat(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_seat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrderLine",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Seat(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrderLine_ticketType(ctx context.Context, field graphql.CollectedField, obj *seatflow.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_ticketType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TicketType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.TicketType) graphql.Marshaler {
+			return ec.marshalNTicketType2seatflowᚐTicketType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_ticketType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "TicketType")
+}
+
+func (ec *executionContext) _OrderLine_amountCents(ctx context.Context, field graphql.CollectedField, obj *seatflow.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_amountCents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountCents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_amountCents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -6326,6 +6837,29 @@ func (ec *executionContext) _Price_kind(ctx context.Context, field graphql.Colle
 }
 func (ec *executionContext) fieldContext_Price_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Price", field, false, false, "SeatKind")
+}
+
+func (ec *executionContext) _Price_ticketType(ctx context.Context, field graphql.CollectedField, obj *seatflow.Price) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Price_ticketType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TicketType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.TicketType) graphql.Marshaler {
+			return ec.marshalNTicketType2seatflowᚐTicketType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Price_ticketType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Price", field, false, false, "TicketType")
 }
 
 func (ec *executionContext) _Price_amountCents(ctx context.Context, field graphql.CollectedField, obj *seatflow.Price) (ret graphql.Marshaler) {
@@ -6899,6 +7433,94 @@ func (ec *executionContext) fieldContext_Query_reconcileRuns(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_showtimeSales(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_showtimeSales(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ShowtimeSales(ctx, fc.Args["showtimeId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.SalesReport) graphql.Marshaler {
+			return ec.marshalNSalesReport2ᚖseatflowᚐSalesReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_showtimeSales(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SalesReport(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_showtimeSales_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_salesReport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_salesReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SalesReport(ctx, fc.Args["cinemaId"].(*int), fc.Args["from"].(string), fc.Args["to"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.ShowtimeSales) graphql.Marshaler {
+			return ec.marshalNShowtimeSales2ᚕᚖseatflowᚐShowtimeSalesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_salesReport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ShowtimeSales(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_salesReport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_ticketKeys(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7371,6 +7993,176 @@ func (ec *executionContext) _RevokedTicket_revokedAt(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_RevokedTicket_revokedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RevokedTicket", field, false, false, "Time")
+}
+
+func (ec *executionContext) _SalesReport_sold(ctx context.Context, field graphql.CollectedField, obj *seatflow.SalesReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalesReport_sold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalesReport_sold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalesReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _SalesReport_held(ctx context.Context, field graphql.CollectedField, obj *seatflow.SalesReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalesReport_held(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Held, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalesReport_held(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalesReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _SalesReport_available(ctx context.Context, field graphql.CollectedField, obj *seatflow.SalesReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalesReport_available(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Available, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalesReport_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalesReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _SalesReport_revenueCents(ctx context.Context, field graphql.CollectedField, obj *seatflow.SalesReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalesReport_revenueCents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevenueCents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalesReport_revenueCents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalesReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _SalesReport_refundedCents(ctx context.Context, field graphql.CollectedField, obj *seatflow.SalesReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalesReport_refundedCents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefundedCents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalesReport_refundedCents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalesReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _SalesReport_byTicketType(ctx context.Context, field graphql.CollectedField, obj *seatflow.SalesReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalesReport_byTicketType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByTicketType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []seatflow.TicketTypeSales) graphql.Marshaler {
+			return ec.marshalNTicketTypeSales2ᚕseatflowᚐTicketTypeSalesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalesReport_byTicketType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SalesReport",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketTypeSales(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SalesReport_checkedIn(ctx context.Context, field graphql.CollectedField, obj *seatflow.SalesReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalesReport_checkedIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckedIn, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalesReport_checkedIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalesReport", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Seat_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Seat) (ret graphql.Marshaler) {
@@ -8282,6 +9074,70 @@ func (ec *executionContext) fieldContext_Showtime_checkInCount(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _ShowtimeSales_showtime(ctx context.Context, field graphql.CollectedField, obj *seatflow.ShowtimeSales) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShowtimeSales_showtime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ShowtimeSales().Showtime(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalNShowtime2ᚖseatflowᚐShowtime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShowtimeSales_showtime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ShowtimeSales",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Showtime(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ShowtimeSales_sales(ctx context.Context, field graphql.CollectedField, obj *seatflow.ShowtimeSales) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShowtimeSales_sales(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sales, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.SalesReport) graphql.Marshaler {
+			return ec.marshalNSalesReport2ᚖseatflowᚐSalesReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShowtimeSales_sales(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ShowtimeSales",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SalesReport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Subscription_seatMap(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
 	return graphql.ResolveFieldStream(
 		ctx,
@@ -8487,6 +9343,29 @@ func (ec *executionContext) fieldContext_Ticket_seat(_ context.Context, field gr
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Ticket_ticketType(ctx context.Context, field graphql.CollectedField, obj *seatflow.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_ticketType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TicketType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.TicketType) graphql.Marshaler {
+			return ec.marshalNTicketType2seatflowᚐTicketType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_ticketType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Ticket", field, false, false, "TicketType")
 }
 
 func (ec *executionContext) _Ticket_code(ctx context.Context, field graphql.CollectedField, obj *seatflow.Ticket) (ret graphql.Marshaler) {
@@ -8786,6 +9665,75 @@ func (ec *executionContext) _TicketKey_signing(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_TicketKey_signing(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TicketKey", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _TicketTypeSales_ticketType(ctx context.Context, field graphql.CollectedField, obj *seatflow.TicketTypeSales) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTypeSales_ticketType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TicketType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.TicketType) graphql.Marshaler {
+			return ec.marshalNTicketType2seatflowᚐTicketType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTypeSales_ticketType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketTypeSales", field, false, false, "TicketType")
+}
+
+func (ec *executionContext) _TicketTypeSales_count(ctx context.Context, field graphql.CollectedField, obj *seatflow.TicketTypeSales) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTypeSales_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTypeSales_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketTypeSales", field, false, false, "Int")
+}
+
+func (ec *executionContext) _TicketTypeSales_amountCents(ctx context.Context, field graphql.CollectedField, obj *seatflow.TicketTypeSales) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketTypeSales_amountCents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountCents, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketTypeSales_amountCents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketTypeSales", field, false, false, "Int")
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -10047,7 +10995,7 @@ func (ec *executionContext) unmarshalInputHoldSeatsInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"showtimeId", "seatIds", "idempotencyKey"}
+	fieldsInOrder := [...]string{"showtimeId", "seatIds", "seats", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -10063,11 +11011,18 @@ func (ec *executionContext) unmarshalInputHoldSeatsInput(ctx context.Context, ob
 			it.ShowtimeID = data
 		case "seatIds":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seatIds"))
-			data, err := ec.unmarshalNID2ᚕintᚄ(ctx, v)
+			data, err := ec.unmarshalOID2ᚕintᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.SeatIDs = data
+		case "seats":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seats"))
+			data, err := ec.unmarshalOSeatTicketInput2ᚕseatflowᚋinternalᚋbookingᚐSeatTicketInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seats = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -10236,7 +11191,11 @@ func (ec *executionContext) unmarshalInputPriceInput(ctx context.Context, obj an
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"kind", "amountCents"}
+	if _, present := asMap["ticketType"]; !present {
+		asMap["ticketType"] = "ADULT"
+	}
+
+	fieldsInOrder := [...]string{"kind", "ticketType", "amountCents"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -10250,6 +11209,13 @@ func (ec *executionContext) unmarshalInputPriceInput(ctx context.Context, obj an
 				return it, err
 			}
 			it.Kind = data
+		case "ticketType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ticketType"))
+			data, err := ec.unmarshalOTicketType2seatflowᚐTicketType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TicketType = data
 		case "amountCents":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountCents"))
 			data, err := ec.unmarshalNInt2int(ctx, v)
@@ -10271,6 +11237,55 @@ func (ec *executionContext) unmarshalInputPriceInput(ctx context.Context, obj an
 func UnmarshalPriceInput(ctx context.Context, raw any) (catalog.PriceInput, error) {
 	var out catalog.PriceInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "PriceInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputSeatTicketInput(ctx context.Context, obj any) (booking.SeatTicketInput, error) {
+	var it booking.SeatTicketInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"seatId", "ticketType"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "seatId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seatId"))
+			data, err := ec.unmarshalNID2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SeatID = data
+		case "ticketType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ticketType"))
+			data, err := ec.unmarshalNTicketType2seatflowᚐTicketType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TicketType = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSeatTicketInput unmarshals raw into the SeatTicketInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSeatTicketInput(ctx context.Context, raw any) (booking.SeatTicketInput, error) {
+	var out booking.SeatTicketInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SeatTicketInput", raw, &out)
 	return out, err
 }
 
@@ -11030,6 +12045,11 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Order_seats(ctx, field, obj)
 				})
+		case "lines":
+			out.Values[i] = ec._Order_lines(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "status":
 			out.Values[i] = ec._Order_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -11083,6 +12103,50 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Order_tickets(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var orderLineImplementors = []string{"OrderLine"}
+
+func (ec *executionContext) _OrderLine(ctx context.Context, sel ast.SelectionSet, obj *seatflow.OrderLine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orderLineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrderLine")
+		case "seat":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._OrderLine_seat(ctx, field, obj)
+				})
+		case "ticketType":
+			out.Values[i] = ec._OrderLine_ticketType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amountCents":
+			out.Values[i] = ec._OrderLine_amountCents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11280,6 +12344,11 @@ func (ec *executionContext) _Price(ctx context.Context, sel ast.SelectionSet, ob
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "ticketType":
+			out.Values[i] = ec._Price_ticketType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "amountCents":
 			out.Values[i] = ec._Price_amountCents(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -11398,6 +12467,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_reconcileRuns(ctx, field)
+				})
+		case "showtimeSales":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_showtimeSales(ctx, field)
+				})
+		case "salesReport":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_salesReport(ctx, field)
 				})
 		case "ticketKeys":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -11548,6 +12629,69 @@ func (ec *executionContext) _RevokedTicket(ctx context.Context, sel ast.Selectio
 			}
 		case "revokedAt":
 			out.Values[i] = ec._RevokedTicket_revokedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var salesReportImplementors = []string{"SalesReport"}
+
+func (ec *executionContext) _SalesReport(ctx context.Context, sel ast.SelectionSet, obj *seatflow.SalesReport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, salesReportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SalesReport")
+		case "sold":
+			out.Values[i] = ec._SalesReport_sold(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "held":
+			out.Values[i] = ec._SalesReport_held(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "available":
+			out.Values[i] = ec._SalesReport_available(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revenueCents":
+			out.Values[i] = ec._SalesReport_revenueCents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refundedCents":
+			out.Values[i] = ec._SalesReport_refundedCents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "byTicketType":
+			out.Values[i] = ec._SalesReport_byTicketType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "checkedIn":
+			out.Values[i] = ec._SalesReport_checkedIn(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -11895,6 +13039,45 @@ func (ec *executionContext) _Showtime(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var showtimeSalesImplementors = []string{"ShowtimeSales"}
+
+func (ec *executionContext) _ShowtimeSales(ctx context.Context, sel ast.SelectionSet, obj *seatflow.ShowtimeSales) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, showtimeSalesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ShowtimeSales")
+		case "showtime":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._ShowtimeSales_showtime(ctx, field, obj)
+				})
+		case "sales":
+			out.Values[i] = ec._ShowtimeSales_sales(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
@@ -11951,6 +13134,11 @@ func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, o
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Ticket_seat(ctx, field, obj)
 				})
+		case "ticketType":
+			out.Values[i] = ec._Ticket_ticketType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "code":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -12043,6 +13231,49 @@ func (ec *executionContext) _TicketKey(ctx context.Context, sel ast.SelectionSet
 			}
 		case "signing":
 			out.Values[i] = ec._TicketKey_signing(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var ticketTypeSalesImplementors = []string{"TicketTypeSales"}
+
+func (ec *executionContext) _TicketTypeSales(ctx context.Context, sel ast.SelectionSet, obj *seatflow.TicketTypeSales) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketTypeSalesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketTypeSales")
+		case "ticketType":
+			out.Values[i] = ec._TicketTypeSales_ticketType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._TicketTypeSales_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amountCents":
+			out.Values[i] = ec._TicketTypeSales_amountCents(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -12806,6 +14037,26 @@ func (ec *executionContext) marshalNOrder2ᚖseatflowᚐOrder(ctx context.Contex
 	return ec._Order(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNOrderLine2seatflowᚐOrderLine(ctx context.Context, sel ast.SelectionSet, v seatflow.OrderLine) graphql.Marshaler {
+	return ec._OrderLine(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOrderLine2ᚕseatflowᚐOrderLineᚄ(ctx context.Context, sel ast.SelectionSet, v []seatflow.OrderLine) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrderLine2seatflowᚐOrderLine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNOrderStatus2seatflowᚐOrderStatus(ctx context.Context, v any) (seatflow.OrderStatus, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := unmarshalNOrderStatus2seatflowᚐOrderStatus[tmp]
@@ -12995,6 +14246,14 @@ func (ec *executionContext) marshalNRevokedTicket2ᚖseatflowᚐRevokedTicket(ct
 	return ec._RevokedTicket(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNSalesReport2ᚖseatflowᚐSalesReport(ctx context.Context, sel ast.SelectionSet, v *seatflow.SalesReport) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SalesReport!")
+		return graphql.Null
+	}
+	return ec._SalesReport(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSeat2seatflowᚐSeat(ctx context.Context, sel ast.SelectionSet, v seatflow.Seat) graphql.Marshaler {
 	return ec._Seat(ctx, sel, &v)
 }
@@ -13159,6 +14418,11 @@ var (
 	}
 )
 
+func (ec *executionContext) unmarshalNSeatTicketInput2seatflowᚋinternalᚋbookingᚐSeatTicketInput(ctx context.Context, v any) (booking.SeatTicketInput, error) {
+	res, err := ec.unmarshalInputSeatTicketInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNShowtime2ᚕᚖseatflowᚐShowtimeᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.Showtime) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -13186,6 +14450,30 @@ func (ec *executionContext) marshalNShowtime2ᚖseatflowᚐShowtime(ctx context.
 func (ec *executionContext) unmarshalNShowtimeInput2seatflowᚋinternalᚋcatalogᚐShowtimeInput(ctx context.Context, v any) (catalog.ShowtimeInput, error) {
 	res, err := ec.unmarshalInputShowtimeInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNShowtimeSales2ᚕᚖseatflowᚐShowtimeSalesᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.ShowtimeSales) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNShowtimeSales2ᚖseatflowᚐShowtimeSales(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNShowtimeSales2ᚖseatflowᚐShowtimeSales(ctx context.Context, sel ast.SelectionSet, v *seatflow.ShowtimeSales) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ShowtimeSales!")
+		return graphql.Null
+	}
+	return ec._ShowtimeSales(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNShowtimeStatus2seatflowᚐShowtimeStatus(ctx context.Context, v any) (seatflow.ShowtimeStatus, error) {
@@ -13336,6 +14624,56 @@ var (
 		seatflow.TicketRevoked:   "REVOKED",
 	}
 )
+
+func (ec *executionContext) unmarshalNTicketType2seatflowᚐTicketType(ctx context.Context, v any) (seatflow.TicketType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNTicketType2seatflowᚐTicketType[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTicketType2seatflowᚐTicketType(ctx context.Context, sel ast.SelectionSet, v seatflow.TicketType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNTicketType2seatflowᚐTicketType[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "TicketType!")
+	}
+	return res
+}
+
+var (
+	unmarshalNTicketType2seatflowᚐTicketType = map[string]seatflow.TicketType{
+		"ADULT":   seatflow.TicketAdult,
+		"CHILD":   seatflow.TicketChild,
+		"SENIOR":  seatflow.TicketSenior,
+		"STUDENT": seatflow.TicketStudent,
+	}
+	marshalNTicketType2seatflowᚐTicketType = map[seatflow.TicketType]string{
+		seatflow.TicketAdult:   "ADULT",
+		seatflow.TicketChild:   "CHILD",
+		seatflow.TicketSenior:  "SENIOR",
+		seatflow.TicketStudent: "STUDENT",
+	}
+)
+
+func (ec *executionContext) marshalNTicketTypeSales2seatflowᚐTicketTypeSales(ctx context.Context, sel ast.SelectionSet, v seatflow.TicketTypeSales) graphql.Marshaler {
+	return ec._TicketTypeSales(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTicketTypeSales2ᚕseatflowᚐTicketTypeSalesᚄ(ctx context.Context, sel ast.SelectionSet, v []seatflow.TicketTypeSales) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTicketTypeSales2seatflowᚐTicketTypeSales(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := model.UnmarshalTime(v)
@@ -13548,6 +14886,41 @@ func (ec *executionContext) marshalODate2ᚖstring(ctx context.Context, sel ast.
 	return res
 }
 
+func (ec *executionContext) unmarshalOID2ᚕintᚄ(ctx context.Context, v any) ([]int, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]int, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2int(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOID2ᚕintᚄ(ctx context.Context, sel ast.SelectionSet, v []int) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2int(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOID2ᚖint(ctx context.Context, v any) (*int, error) {
 	if v == nil {
 		return nil, nil
@@ -13742,6 +15115,23 @@ var (
 	}
 )
 
+func (ec *executionContext) unmarshalOSeatTicketInput2ᚕseatflowᚋinternalᚋbookingᚐSeatTicketInputᚄ(ctx context.Context, v any) ([]booking.SeatTicketInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]booking.SeatTicketInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSeatTicketInput2seatflowᚋinternalᚋbookingᚐSeatTicketInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalOShowtime2ᚖseatflowᚐShowtime(ctx context.Context, sel ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -13820,6 +15210,34 @@ func (ec *executionContext) marshalOTicket2ᚖseatflowᚐTicket(ctx context.Cont
 	}
 	return ec._Ticket(ctx, sel, v)
 }
+
+func (ec *executionContext) unmarshalOTicketType2seatflowᚐTicketType(ctx context.Context, v any) (seatflow.TicketType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOTicketType2seatflowᚐTicketType[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOTicketType2seatflowᚐTicketType(ctx context.Context, sel ast.SelectionSet, v seatflow.TicketType) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOTicketType2seatflowᚐTicketType[v])
+	return res
+}
+
+var (
+	unmarshalOTicketType2seatflowᚐTicketType = map[string]seatflow.TicketType{
+		"ADULT":   seatflow.TicketAdult,
+		"CHILD":   seatflow.TicketChild,
+		"SENIOR":  seatflow.TicketSenior,
+		"STUDENT": seatflow.TicketStudent,
+	}
+	marshalOTicketType2seatflowᚐTicketType = map[seatflow.TicketType]string{
+		seatflow.TicketAdult:   "ADULT",
+		seatflow.TicketChild:   "CHILD",
+		seatflow.TicketSenior:  "SENIOR",
+		seatflow.TicketStudent: "STUDENT",
+	}
+)
 
 func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
 	if v == nil {

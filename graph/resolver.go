@@ -9,6 +9,7 @@ import (
 	"seatflow/internal/guests"
 	"seatflow/internal/live"
 	"seatflow/internal/reconcile"
+	"seatflow/internal/reports"
 	"seatflow/internal/sales"
 	"seatflow/internal/seats"
 	"seatflow/internal/tickets"
@@ -24,6 +25,7 @@ type Resolver struct {
 	Rec     *reconcile.Reconciler
 	Tickets *tickets.Service
 	Guests  *guests.Service
+	Reports *reports.Service
 }
 
 // ptrs returns pointers to the elements of vs (gqlgen wants []*T for lists of objects).

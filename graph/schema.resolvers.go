@@ -248,6 +248,15 @@ func (r *orderResolver) Tickets(ctx context.Context, obj *seatflow.Order) ([]*se
 	return r.Resolver.Tickets.OfOrder(ctx, obj, show.Status == seatflow.ShowtimeCancelled) // the field, not this method
 }
 
+// Seat is the resolver for the seat field.
+func (r *orderLineResolver) Seat(ctx context.Context, obj *seatflow.OrderLine) (*seatflow.Seat, error) {
+	seats, err := showtimeSeats(ctx, obj.ShowtimeID, []int{obj.SeatID})
+	if err != nil || len(seats) == 0 {
+		return found[seatflow.Seat](nil, err)
+	}
+	return &seats[0], nil
+}
+
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id int) (model.Node, error) {
 	nodes, err := r.fetchNodes(ctx, rawIDs(ctx, "id"))
@@ -351,6 +360,22 @@ func (r *queryResolver) ReconcileRuns(ctx context.Context, first *int) ([]*recon
 	return r.Rec.Runs(ctx, n)
 }
 
+// ShowtimeSales is the resolver for the showtimeSales field.
+func (r *queryResolver) ShowtimeSales(ctx context.Context, showtimeID int) (*seatflow.SalesReport, error) {
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Reports.ShowtimeSales(ctx, showtimeID)
+}
+
+// SalesReport is the resolver for the salesReport field.
+func (r *queryResolver) SalesReport(ctx context.Context, cinemaID *int, from string, to string) ([]*seatflow.ShowtimeSales, error) {
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Reports.SalesReport(ctx, cinemaID, from, to)
+}
+
 // TicketKeys is the resolver for the ticketKeys field.
 func (r *queryResolver) TicketKeys(ctx context.Context) ([]*seatflow.TicketKey, error) {
 	keys, err := r.Tickets.Keys.Published(ctx)
@@ -413,6 +438,11 @@ func (r *showtimeResolver) CheckInCount(ctx context.Context, obj *seatflow.Showt
 		return nil, err
 	}
 	return r.Tickets.Count(ctx, obj.ID)
+}
+
+// Showtime is the resolver for the showtime field.
+func (r *showtimeSalesResolver) Showtime(ctx context.Context, obj *seatflow.ShowtimeSales) (*seatflow.Showtime, error) {
+	return found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
 }
 
 // SeatMap is the resolver for the seatMap field.
@@ -487,11 +517,17 @@ func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 // Order returns OrderResolver implementation.
 func (r *Resolver) Order() OrderResolver { return &orderResolver{r} }
 
+// OrderLine returns OrderLineResolver implementation.
+func (r *Resolver) OrderLine() OrderLineResolver { return &orderLineResolver{r} }
+
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
 // Showtime returns ShowtimeResolver implementation.
 func (r *Resolver) Showtime() ShowtimeResolver { return &showtimeResolver{r} }
+
+// ShowtimeSales returns ShowtimeSalesResolver implementation.
+func (r *Resolver) ShowtimeSales() ShowtimeSalesResolver { return &showtimeSalesResolver{r} }
 
 // Subscription returns SubscriptionResolver implementation.
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
@@ -500,13 +536,15 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 func (r *Resolver) Ticket() TicketResolver { return &ticketResolver{r} }
 
 type (
-	cinemaResolver       struct{ *Resolver }
-	hallResolver         struct{ *Resolver }
-	movieResolver        struct{ *Resolver }
-	mutationResolver     struct{ *Resolver }
-	orderResolver        struct{ *Resolver }
-	queryResolver        struct{ *Resolver }
-	showtimeResolver     struct{ *Resolver }
-	subscriptionResolver struct{ *Resolver }
-	ticketResolver       struct{ *Resolver }
+	cinemaResolver        struct{ *Resolver }
+	hallResolver          struct{ *Resolver }
+	movieResolver         struct{ *Resolver }
+	mutationResolver      struct{ *Resolver }
+	orderResolver         struct{ *Resolver }
+	orderLineResolver     struct{ *Resolver }
+	queryResolver         struct{ *Resolver }
+	showtimeResolver      struct{ *Resolver }
+	showtimeSalesResolver struct{ *Resolver }
+	subscriptionResolver  struct{ *Resolver }
+	ticketResolver        struct{ *Resolver }
 )

@@ -171,6 +171,8 @@ var (
 	OrderSeatsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
 		{Name: "seat_id", Type: field.TypeInt},
+		{Name: "ticket_type", Type: field.TypeEnum, Enums: []string{"ADULT", "CHILD", "SENIOR", "STUDENT"}, Default: "ADULT"},
+		{Name: "amount_cents", Type: field.TypeInt, Nullable: true},
 		{Name: "order_id", Type: field.TypeInt},
 	}
 	// OrderSeatsTable holds the schema information for the "order_seats" table.
@@ -181,7 +183,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "order_seats_orders_seats",
-				Columns:    []*schema.Column{OrderSeatsColumns[2]},
+				Columns:    []*schema.Column{OrderSeatsColumns[4]},
 				RefColumns: []*schema.Column{OrdersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -190,7 +192,7 @@ var (
 			{
 				Name:    "orderseat_order_id_seat_id",
 				Unique:  true,
-				Columns: []*schema.Column{OrderSeatsColumns[2], OrderSeatsColumns[1]},
+				Columns: []*schema.Column{OrderSeatsColumns[4], OrderSeatsColumns[1]},
 			},
 		},
 	}
@@ -416,6 +418,7 @@ var (
 		{Name: "order_id", Type: field.TypeInt},
 		{Name: "showtime_id", Type: field.TypeInt},
 		{Name: "seat_id", Type: field.TypeInt},
+		{Name: "ticket_type", Type: field.TypeEnum, Enums: []string{"ADULT", "CHILD", "SENIOR", "STUDENT"}, Default: "ADULT"},
 		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "revoked_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "checked_in_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
@@ -432,7 +435,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "tickets_ticket_keys_tickets",
-				Columns:    []*schema.Column{TicketsColumns[10]},
+				Columns:    []*schema.Column{TicketsColumns[11]},
 				RefColumns: []*schema.Column{TicketKeysColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -446,7 +449,7 @@ var (
 			{
 				Name:    "ticket_showtime_id_revoked_at",
 				Unique:  false,
-				Columns: []*schema.Column{TicketsColumns[2], TicketsColumns[5]},
+				Columns: []*schema.Column{TicketsColumns[2], TicketsColumns[6]},
 			},
 		},
 	}

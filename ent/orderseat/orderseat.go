@@ -3,6 +3,9 @@
 package orderseat
 
 import (
+	"fmt"
+	"seatflow"
+
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 )
@@ -16,6 +19,10 @@ const (
 	FieldOrderID = "order_id"
 	// FieldSeatID holds the string denoting the seat_id field in the database.
 	FieldSeatID = "seat_id"
+	// FieldTicketType holds the string denoting the ticket_type field in the database.
+	FieldTicketType = "ticket_type"
+	// FieldAmountCents holds the string denoting the amount_cents field in the database.
+	FieldAmountCents = "amount_cents"
 	// EdgeOrder holds the string denoting the order edge name in mutations.
 	EdgeOrder = "order"
 	// Table holds the table name of the orderseat in the database.
@@ -34,6 +41,8 @@ var Columns = []string{
 	FieldID,
 	FieldOrderID,
 	FieldSeatID,
+	FieldTicketType,
+	FieldAmountCents,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -44,6 +53,23 @@ func ValidColumn(column string) bool {
 		}
 	}
 	return false
+}
+
+var (
+	// AmountCentsValidator is a validator for the "amount_cents" field. It is called by the builders before save.
+	AmountCentsValidator func(int) error
+)
+
+const DefaultTicketType seatflow.TicketType = "ADULT"
+
+// TicketTypeValidator is a validator for the "ticket_type" field enum values. It is called by the builders before save.
+func TicketTypeValidator(tt seatflow.TicketType) error {
+	switch tt {
+	case "ADULT", "CHILD", "SENIOR", "STUDENT":
+		return nil
+	default:
+		return fmt.Errorf("orderseat: invalid enum value for ticket_type field: %q", tt)
+	}
 }
 
 // OrderOption defines the ordering options for the OrderSeat queries.
@@ -62,6 +88,16 @@ func ByOrderID(opts ...sql.OrderTermOption) OrderOption {
 // BySeatID orders the results by the seat_id field.
 func BySeatID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSeatID, opts...).ToFunc()
+}
+
+// ByTicketType orders the results by the ticket_type field.
+func ByTicketType(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTicketType, opts...).ToFunc()
+}
+
+// ByAmountCents orders the results by the amount_cents field.
+func ByAmountCents(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAmountCents, opts...).ToFunc()
 }
 
 // ByOrderField orders the results by order field.

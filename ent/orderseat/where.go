@@ -3,6 +3,7 @@
 package orderseat
 
 import (
+	"seatflow"
 	"seatflow/ent/predicate"
 
 	"entgo.io/ent/dialect/sql"
@@ -64,6 +65,11 @@ func SeatID(v int) predicate.OrderSeat {
 	return predicate.OrderSeat(sql.FieldEQ(FieldSeatID, v))
 }
 
+// AmountCents applies equality check predicate on the "amount_cents" field. It's identical to AmountCentsEQ.
+func AmountCents(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldEQ(FieldAmountCents, v))
+}
+
 // OrderIDEQ applies the EQ predicate on the "order_id" field.
 func OrderIDEQ(v int) predicate.OrderSeat {
 	return predicate.OrderSeat(sql.FieldEQ(FieldOrderID, v))
@@ -122,6 +128,86 @@ func SeatIDLT(v int) predicate.OrderSeat {
 // SeatIDLTE applies the LTE predicate on the "seat_id" field.
 func SeatIDLTE(v int) predicate.OrderSeat {
 	return predicate.OrderSeat(sql.FieldLTE(FieldSeatID, v))
+}
+
+// TicketTypeEQ applies the EQ predicate on the "ticket_type" field.
+func TicketTypeEQ(v seatflow.TicketType) predicate.OrderSeat {
+	vc := v
+	return predicate.OrderSeat(sql.FieldEQ(FieldTicketType, vc))
+}
+
+// TicketTypeNEQ applies the NEQ predicate on the "ticket_type" field.
+func TicketTypeNEQ(v seatflow.TicketType) predicate.OrderSeat {
+	vc := v
+	return predicate.OrderSeat(sql.FieldNEQ(FieldTicketType, vc))
+}
+
+// TicketTypeIn applies the In predicate on the "ticket_type" field.
+func TicketTypeIn(vs ...seatflow.TicketType) predicate.OrderSeat {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.OrderSeat(sql.FieldIn(FieldTicketType, v...))
+}
+
+// TicketTypeNotIn applies the NotIn predicate on the "ticket_type" field.
+func TicketTypeNotIn(vs ...seatflow.TicketType) predicate.OrderSeat {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.OrderSeat(sql.FieldNotIn(FieldTicketType, v...))
+}
+
+// AmountCentsEQ applies the EQ predicate on the "amount_cents" field.
+func AmountCentsEQ(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldEQ(FieldAmountCents, v))
+}
+
+// AmountCentsNEQ applies the NEQ predicate on the "amount_cents" field.
+func AmountCentsNEQ(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldNEQ(FieldAmountCents, v))
+}
+
+// AmountCentsIn applies the In predicate on the "amount_cents" field.
+func AmountCentsIn(vs ...int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldIn(FieldAmountCents, vs...))
+}
+
+// AmountCentsNotIn applies the NotIn predicate on the "amount_cents" field.
+func AmountCentsNotIn(vs ...int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldNotIn(FieldAmountCents, vs...))
+}
+
+// AmountCentsGT applies the GT predicate on the "amount_cents" field.
+func AmountCentsGT(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldGT(FieldAmountCents, v))
+}
+
+// AmountCentsGTE applies the GTE predicate on the "amount_cents" field.
+func AmountCentsGTE(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldGTE(FieldAmountCents, v))
+}
+
+// AmountCentsLT applies the LT predicate on the "amount_cents" field.
+func AmountCentsLT(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldLT(FieldAmountCents, v))
+}
+
+// AmountCentsLTE applies the LTE predicate on the "amount_cents" field.
+func AmountCentsLTE(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldLTE(FieldAmountCents, v))
+}
+
+// AmountCentsIsNil applies the IsNil predicate on the "amount_cents" field.
+func AmountCentsIsNil() predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldIsNull(FieldAmountCents))
+}
+
+// AmountCentsNotNil applies the NotNil predicate on the "amount_cents" field.
+func AmountCentsNotNil() predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldNotNull(FieldAmountCents))
 }
 
 // HasOrder applies the HasEdge predicate on the "order" edge.

@@ -49,13 +49,19 @@ func (Order) Indexes() []ent.Index {
 	}
 }
 
-// OrderSeat records which seats an order covers; it is kept forever, whatever the order's fate.
+// OrderSeat is one line of an order: a seat, its ticket type and what it cost. It is kept
+// forever, whatever the order's fate, and never changes.
 type OrderSeat struct{ ent.Schema }
 
 func (OrderSeat) Fields() []ent.Field {
 	return []ent.Field{
 		field.Int("order_id"),
 		field.Int("seat_id"),
+		// ticket_type is ADULT for lines from before ticket types (the column's default).
+		field.Enum("ticket_type").GoType(seatflow.TicketAdult).Default(string(seatflow.TicketAdult)),
+		// amount_cents is the line's price when it was held; NULL only on lines from before
+		// ticket types until the migration fills it (internal/database/prices.go).
+		field.Int("amount_cents").NonNegative().Optional().Nillable(),
 	}
 }
 

@@ -21,8 +21,11 @@ func (Showtime) Fields() []ent.Field {
 		field.Enum("status").GoType(seatflow.ShowtimeScheduled).Default(string(seatflow.ShowtimeScheduled)),
 		field.Int("purchase_limit").Default(6).Positive(),
 		field.Bool("allow_seat_gaps").Default(false),
-		// prices maps a seat kind (STANDARD, PREMIUM, ACCESSIBLE) to its price in cents.
-		field.JSON("prices", map[seatflow.SeatKind]int{}),
+		// prices lists the price of each (seat kind, ticket type) sold, in cents: a JSON
+		// array of {kind, ticketType, amountCents}. A row from before ticket types holds an
+		// object of adult prices by kind; seatflow.PriceList reads both and the migration
+		// rewrites the object (internal/database/prices.go).
+		field.JSON("prices", seatflow.PriceList{}),
 		field.String("currency").Default("USD").MaxLen(3),
 		// seat_epoch counts the builds of the showtime's seat hash: the versions of the
 		// n-th build start above seats.EpochBase(n), so they never go back below a version

@@ -41,6 +41,8 @@ func (Ticket) Fields() []ent.Field {
 		field.Int("order_id").Immutable(),
 		field.Int("showtime_id").Immutable(),
 		field.Int("seat_id").Immutable(),
+		// ticket_type is its order line's (ADULT for tickets from before ticket types).
+		field.Enum("ticket_type").GoType(seatflow.TicketAdult).Default(string(seatflow.TicketAdult)).Immutable(),
 		field.Int("key_id").Immutable(),
 		field.Time("created_at").SchemaType(datetime6).Immutable(),
 		field.Time("revoked_at").SchemaType(datetime6).Optional().Nillable(),

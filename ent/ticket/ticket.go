@@ -3,6 +3,9 @@
 package ticket
 
 import (
+	"fmt"
+	"seatflow"
+
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 )
@@ -18,6 +21,8 @@ const (
 	FieldShowtimeID = "showtime_id"
 	// FieldSeatID holds the string denoting the seat_id field in the database.
 	FieldSeatID = "seat_id"
+	// FieldTicketType holds the string denoting the ticket_type field in the database.
+	FieldTicketType = "ticket_type"
 	// FieldKeyID holds the string denoting the key_id field in the database.
 	FieldKeyID = "key_id"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -60,6 +65,7 @@ var Columns = []string{
 	FieldOrderID,
 	FieldShowtimeID,
 	FieldSeatID,
+	FieldTicketType,
 	FieldKeyID,
 	FieldCreatedAt,
 	FieldRevokedAt,
@@ -90,6 +96,18 @@ var (
 	AdmissionsValidator func(int) error
 )
 
+const DefaultTicketType seatflow.TicketType = "ADULT"
+
+// TicketTypeValidator is a validator for the "ticket_type" field enum values. It is called by the builders before save.
+func TicketTypeValidator(tt seatflow.TicketType) error {
+	switch tt {
+	case "ADULT", "CHILD", "SENIOR", "STUDENT":
+		return nil
+	default:
+		return fmt.Errorf("ticket: invalid enum value for ticket_type field: %q", tt)
+	}
+}
+
 // OrderOption defines the ordering options for the Ticket queries.
 type OrderOption func(*sql.Selector)
 
@@ -111,6 +129,11 @@ func ByShowtimeID(opts ...sql.OrderTermOption) OrderOption {
 // BySeatID orders the results by the seat_id field.
 func BySeatID(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSeatID, opts...).ToFunc()
+}
+
+// ByTicketType orders the results by the ticket_type field.
+func ByTicketType(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldTicketType, opts...).ToFunc()
 }
 
 // ByKeyID orders the results by the key_id field.

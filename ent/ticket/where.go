@@ -3,6 +3,7 @@
 package ticket
 
 import (
+	"seatflow"
 	"seatflow/ent/predicate"
 	"time"
 
@@ -223,6 +224,36 @@ func SeatIDLT(v int) predicate.Ticket {
 // SeatIDLTE applies the LTE predicate on the "seat_id" field.
 func SeatIDLTE(v int) predicate.Ticket {
 	return predicate.Ticket(sql.FieldLTE(FieldSeatID, v))
+}
+
+// TicketTypeEQ applies the EQ predicate on the "ticket_type" field.
+func TicketTypeEQ(v seatflow.TicketType) predicate.Ticket {
+	vc := v
+	return predicate.Ticket(sql.FieldEQ(FieldTicketType, vc))
+}
+
+// TicketTypeNEQ applies the NEQ predicate on the "ticket_type" field.
+func TicketTypeNEQ(v seatflow.TicketType) predicate.Ticket {
+	vc := v
+	return predicate.Ticket(sql.FieldNEQ(FieldTicketType, vc))
+}
+
+// TicketTypeIn applies the In predicate on the "ticket_type" field.
+func TicketTypeIn(vs ...seatflow.TicketType) predicate.Ticket {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Ticket(sql.FieldIn(FieldTicketType, v...))
+}
+
+// TicketTypeNotIn applies the NotIn predicate on the "ticket_type" field.
+func TicketTypeNotIn(vs ...seatflow.TicketType) predicate.Ticket {
+	v := make([]any, len(vs))
+	for i := range v {
+		v[i] = vs[i]
+	}
+	return predicate.Ticket(sql.FieldNotIn(FieldTicketType, v...))
 }
 
 // KeyIDEQ applies the EQ predicate on the "key_id" field.

@@ -63,7 +63,7 @@ const nodeType = "Node"
 // idTypes are the types of the id fields and arguments not called id, by name.
 var idTypes = map[string]string{
 	"showtimeId": nodeid.Showtime, "showtimeIds": nodeid.Showtime, "movieId": nodeid.Movie,
-	"hallId": nodeid.Hall, "cinemaId": nodeid.Cinema, "seatIds": nodeid.Seat, "orderId": nodeid.Order, "ticketId": nodeid.Ticket,
+	"hallId": nodeid.Hall, "cinemaId": nodeid.Cinema, "seatIds": nodeid.Seat, "seatId": nodeid.Seat, "orderId": nodeid.Order, "ticketId": nodeid.Ticket,
 }
 
 // outputType is the type of the id the field in ctx writes.

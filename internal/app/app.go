@@ -32,6 +32,7 @@ import (
 	"seatflow/internal/payments"
 	"seatflow/internal/rdb"
 	"seatflow/internal/reconcile"
+	"seatflow/internal/reports"
 	"seatflow/internal/respcache"
 	"seatflow/internal/sales"
 	"seatflow/internal/seatrender"
@@ -81,6 +82,8 @@ type App struct {
 	Websockets *wstransport.Registry
 	// Tickets are the tickets and the door; nil for a command that signs none (no secret).
 	Tickets *tickets.Service
+	// Reports computes the admin's sales reports.
+	Reports *reports.Service
 	Now     func() time.Time
 
 	embeddedRedis *miniredis.Miniredis
@@ -151,6 +154,7 @@ func (a *App) wire() error {
 	a.Cache = cache.New(a.CacheRedis, a.Keys, cacheCfg)
 	a.Outbox = &cache.Outbox{DB: a.DB, Cache: a.Cache, Now: a.Now}
 	a.Catalog = &catalog.Service{DB: a.DB, Cache: a.Cache, Inval: a.Outbox, Now: a.Now, Log: a.Log}
+	a.Reports = &reports.Service{DB: a.DB, Catalog: a.Catalog, Now: a.Now}
 	a.Seats = &seats.Store{RDB: a.Redis, Keys: a.Keys, Now: a.Now}
 	a.Layouts = &seats.Layouts{Halls: a.Catalog}
 	a.Maps = &seats.Maps{Store: a.Seats, Layouts: a.Layouts, Showtimes: a.Catalog}

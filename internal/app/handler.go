@@ -29,7 +29,7 @@ func (a *App) API() *httpapi.API {
 			ClientAddr:       a.ClientAddr(),
 		},
 		Resolver: &graph.Resolver{Catalog: a.Catalog, Booking: a.Booking, Sales: a.Sales, Maps: a.Maps,
-			Live: a.Live, Rec: a.Rec, Tickets: a.Tickets, Guests: a.Guests},
+			Live: a.Live, Rec: a.Rec, Tickets: a.Tickets, Guests: a.Guests, Reports: a.Reports},
 		Auth:           a.Auth,
 		Catalog:        a.Catalog,
 		Responses:      a.Responses,

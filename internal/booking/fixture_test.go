@@ -37,6 +37,8 @@ type showOpts struct {
 	allowGaps bool
 	status    seatflow.ShowtimeStatus
 	startsIn  time.Duration // from the clock; 1h (its sales close 15 minutes after)
+	// ticketPrices are prices of other ticket types than ADULT (STANDARD 1000, PREMIUM 1500).
+	ticketPrices []seatflow.Price
 }
 
 func newEnv(t testing.TB, rows, perRow int, opts showOpts) *env {
@@ -61,7 +63,8 @@ func (e *env) addShowtime(t testing.TB, rows, perRow int, opts showOpts) (int, *
 	t.Helper()
 	ctx := context.Background()
 	showID, hallID := testenv.Showtime(t, e.db, e.clock.Now(), testenv.ShowtimeSpec{Rows: rows, PerRow: perRow,
-		PremiumFirstRow: true, Status: opts.status, Limit: opts.limit, AllowGaps: opts.allowGaps, StartsIn: opts.startsIn})
+		PremiumFirstRow: true, Status: opts.status, Limit: opts.limit, AllowGaps: opts.allowGaps, StartsIn: opts.startsIn,
+		TicketPrices: opts.ticketPrices})
 	hall, err := e.cat.Hall(ctx, hallID)
 	if err != nil {
 		t.Fatal(err)

@@ -16,21 +16,56 @@ import (
 // maxIdempotencyKey is the column size of orders.idempotency_key.
 const maxIdempotencyKey = 128
 
-// HoldSeatsInput asks to hold seats of a showtime for the caller.
+// HoldSeatsInput asks to hold seats of a showtime for the caller: SeatIDs (each an ADULT
+// ticket) or Seats (each with its ticket type), exactly one of the two.
 type HoldSeatsInput struct {
-	ShowtimeID     int    `json:"showtimeId"`
-	SeatIDs        []int  `json:"seatIds"`
-	IdempotencyKey string `json:"idempotencyKey"`
+	ShowtimeID     int               `json:"showtimeId"`
+	SeatIDs        []int             `json:"seatIds"`
+	Seats          []SeatTicketInput `json:"seats"`
+	IdempotencyKey string            `json:"idempotencyKey"`
+}
+
+// SeatTicketInput is a seat to hold and the ticket type it is held as.
+type SeatTicketInput struct {
+	SeatID     int                 `json:"seatId"`
+	TicketType seatflow.TicketType `json:"ticketType"`
+}
+
+// tickets are the seats asked for with their ticket types, SeatIDs being ADULT each.
+func (in HoldSeatsInput) tickets() []SeatTicketInput {
+	if in.Seats != nil {
+		return in.Seats
+	}
+	out := make([]SeatTicketInput, len(in.SeatIDs))
+	for i, id := range in.SeatIDs {
+		out[i] = SeatTicketInput{SeatID: id, TicketType: seatflow.TicketAdult}
+	}
+	return out
+}
+
+// seatIDs are the seats asked for, in the order given.
+func (in HoldSeatsInput) seatIDs() []int {
+	if in.Seats == nil {
+		return in.SeatIDs
+	}
+	out := make([]int, len(in.Seats))
+	for i, t := range in.Seats {
+		out[i] = t.SeatID
+	}
+	return out
 }
 
 // validate is the one check of a hold's input, before anything is marked or held.
 func (in HoldSeatsInput) validate(userID string) error {
+	ids := in.seatIDs()
 	switch {
 	case userID == "":
 		return seatflow.Errorf(seatflow.EUNAUTHENTICATED, "sign in to hold seats")
-	case len(in.SeatIDs) == 0:
+	case (in.SeatIDs != nil) == (in.Seats != nil):
+		return seatflow.Errorf(seatflow.EINVALID, "give either seatIds or seats: exactly one of the two")
+	case len(ids) == 0:
 		return seatflow.Errorf(seatflow.EINVALID, "choose at least one seat")
-	case len(in.SeatIDs) > seatflow.MaxSeatsPerOrder:
+	case len(ids) > seatflow.MaxSeatsPerOrder:
 		return seatflow.Errorf(seatflow.EINVALID, "at most %d seats per request", seatflow.MaxSeatsPerOrder)
 	case in.IdempotencyKey == "" || len(in.IdempotencyKey) > maxIdempotencyKey:
 		return seatflow.Errorf(seatflow.EINVALID, "idempotencyKey must be 1 to %d characters", maxIdempotencyKey)
@@ -43,11 +78,16 @@ func (in HoldSeatsInput) validate(userID string) error {
 		return seatflow.Errorf(seatflow.EINVALID, "idempotencyKey %v: send the key as it is compared, byte for byte", err)
 	}
 	seen := map[int]bool{}
-	for _, id := range in.SeatIDs {
+	for _, id := range ids {
 		if seen[id] {
 			return seatflow.Errorf(seatflow.EINVALID, "seat %d is listed twice", id)
 		}
 		seen[id] = true
+	}
+	for _, t := range in.Seats {
+		if !t.TicketType.Valid() {
+			return seatflow.Errorf(seatflow.EINVALID, "unknown ticket type %q", t.TicketType)
+		}
 	}
 	return nil
 }
@@ -113,21 +153,14 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 	if err != nil {
 		return nil, fmt.Errorf("hold seats: load hall: %w", err)
 	}
-	amount := 0
-	for _, id := range in.SeatIDs {
-		kind, ok := layout.Kind(id)
-		if !ok {
-			return nil, seatflow.Errorf(seatflow.EINVALID, "seat %d is not in this showtime's hall", id)
-		}
-		price, ok := st.PriceOf(kind)
-		if !ok {
-			return nil, seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "seat %d is not for sale at this showtime", id)
-		}
-		amount += price
+	lines, amount, err := priceLines(st, layout, in.tickets())
+	if err != nil {
+		return nil, err
 	}
+	seatIDs := in.seatIDs()
 
 	token := uuid.NewString()
-	req := seats.HoldRequest{ShowtimeID: st.ID, Layout: layout, SeatIDs: in.SeatIDs, Token: token,
+	req := seats.HoldRequest{ShowtimeID: st.ID, Layout: layout, SeatIDs: seatIDs, Token: token,
 		UserID: userID, Limit: st.PurchaseLimit, AllowGaps: st.AllowSeatGaps}
 	// Not cancelled with the request: a hold applied in Redis must also reach MySQL or be
 	// released below, whenever the client goes away (but by the request's deadline).
@@ -155,24 +188,26 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 		if err != nil {
 			return fmt.Errorf("create order: %w", err)
 		}
-		if err := tx.OrderSeat.MapCreateBulk(in.SeatIDs, func(c *ent.OrderSeatCreate, i int) {
-			c.SetOrderID(created.ID).SetSeatID(in.SeatIDs[i])
+		if err := tx.OrderSeat.MapCreateBulk(lines, func(c *ent.OrderSeatCreate, i int) {
+			c.SetOrderID(created.ID).SetSeatID(lines[i].SeatID).SetTicketType(lines[i].TicketType).
+				SetAmountCents(lines[i].AmountCents)
 		}).Exec(ctx); err != nil {
 			return fmt.Errorf("create order seats: %w", err)
 		}
-		if err := insertOccupancy(ctx, tx, created, in.SeatIDs); err != nil {
+		if err := insertOccupancy(ctx, tx, created, seatIDs); err != nil {
 			if database.Conflict(err) {
 				return seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "some of these seats were just taken")
 			}
 			return err
 		}
-		return s.checkLimit(ctx, tx, userID, st, len(in.SeatIDs))
+		// The limit counts seats, whatever their ticket types.
+		return s.checkLimit(ctx, tx, userID, st, len(seatIDs))
 	})
 	if err != nil {
 		// Give the seats back at once, even if the request was cancelled or its deadline
 		// passed meanwhile.
 		rctx, cancel := cleanupContext(ctx)
-		s.release(rctx, st.ID, token, userID, in.SeatIDs)
+		s.release(rctx, st.ID, token, userID, seatIDs)
 		var le *limitExceeded
 		if errors.As(err, &le) {
 			s.correctCount(rctx, st.ID, userID, le)
@@ -187,8 +222,35 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 		}
 		return nil, fmt.Errorf("hold seats: %w", database.Classify(err))
 	}
-	return toOrder(created, in.SeatIDs), nil
+	return toOrder(created, lines), nil
 }
+
+// priceLines prices each seat asked for at its (kind, ticket type) price: the order's
+// lines in seat order and their sum. A seat of a kind the showtime sells to nobody is
+// SEATS_UNAVAILABLE (as before ticket types); a kind sold, but not to that ticket type, is
+// BAD_USER_INPUT naming the seat. Nothing is held before every seat has its price.
+func priceLines(st *seatflow.Showtime, layout *seats.Layout, asked []SeatTicketInput) ([]seatflow.OrderLine, int, error) {
+	lines := make([]seatflow.OrderLine, len(asked))
+	amount := 0
+	for i, t := range asked {
+		kind, ok := layout.Kind(t.SeatID)
+		if !ok {
+			return nil, 0, seatflow.Errorf(seatflow.EINVALID, "seat %d is not in this showtime's hall", t.SeatID)
+		}
+		price, ok := st.PriceOf(kind, t.TicketType)
+		if !ok {
+			if !st.SellsKind(kind) {
+				return nil, 0, seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "seat %d is not for sale at this showtime", t.SeatID)
+			}
+			return nil, 0, seatflow.Errorf(seatflow.EINVALID, "seat %s (%s) has no %s price at this showtime",
+				layout.Label(t.SeatID), kind, t.TicketType)
+		}
+		lines[i] = seatflow.OrderLine{ShowtimeID: st.ID, SeatID: t.SeatID, TicketType: t.TicketType, AmountCents: price}
+		amount += price
+	}
+	return sortLines(lines), amount, nil
+}
+
 
 func insertOccupancy(ctx context.Context, tx *ent.Tx, o *ent.Order, seatIDs []int) error {
 	err := tx.SeatOccupancy.MapCreateBulk(seatIDs, func(c *ent.SeatOccupancyCreate, i int) {

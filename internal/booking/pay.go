@@ -164,10 +164,11 @@ func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow
 			return paid, err
 		}
 		// Read before the commit: after it, the seats are confirmed without waiting for MySQL.
-		seatIDs, err := s.seatIDs(ctx, o.ID)
+		lines, err := s.orderLines(ctx, o.ID, o.ShowtimeID)
 		if err != nil {
 			return nil, fmt.Errorf("pay order: %w", err)
 		}
+		seatIDs := lineSeats(lines)
 		err = s.withTx(ctx, func(tx *ent.Tx) error {
 			if err := p.claimIn(ctx, tx); err != nil {
 				return err
@@ -180,7 +181,7 @@ func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow
 			} else if n == 0 {
 				return errChanged
 			}
-			if err := s.issueIn(ctx, tx, o.ID, o.ShowtimeID, seatIDs); err != nil {
+			if err := s.issueIn(ctx, tx, o.ID, o.ShowtimeID, lines); err != nil {
 				return err
 			}
 			_, err = s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, "")
@@ -249,10 +250,11 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 	if err != nil {
 		return nil, fmt.Errorf("pay order: load hall: %w", err)
 	}
-	seatIDs, err := s.seatIDs(ctx, o.ID)
+	lines, err := s.orderLines(ctx, o.ID, o.ShowtimeID)
 	if err != nil {
 		return nil, err
 	}
+	seatIDs := lineSeats(lines)
 	token := uuid.NewString()
 	ctx, cancel := detach(ctx) // a re-hold applied in Redis must reach MySQL or be released
 	defer cancel()
@@ -304,7 +306,7 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 		} else if err != nil {
 			return err
 		}
-		if err := s.issueIn(ctx, tx, o.ID, o.ShowtimeID, seatIDs); err != nil {
+		if err := s.issueIn(ctx, tx, o.ID, o.ShowtimeID, lines); err != nil {
 			return err
 		}
 		_, err = s.recordPayment(ctx, tx, o.ID, p, seatflow.PaymentSucceeded, "")

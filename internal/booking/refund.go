@@ -24,7 +24,7 @@ import (
 // provider does not take it now, the order shows refundStatus REQUIRED and the reconciler
 // sends it again.
 func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order, error) {
-	o, ps, seatIDs, err := s.readForRefund(ctx, orderID)
+	o, ps, lines, err := s.readForRefund(ctx, orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 			return nil, fmt.Errorf("refund order: %w", database.Classify(err))
 		}
 		if cancelled {
-			s.releaseSeatsOf(ctx, o, seatIDs)
+			s.releaseSeatsOf(ctx, o, lineSeats(lines))
 			o.Status = seatflow.OrderCancelled // as the transaction wrote it
 		}
 		required := seatflow.RefundRequired
@@ -79,16 +79,16 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 	// The answer is the order as read, with what this refund committed: nothing else
 	// changes a cancelled order or the seats of an order, and under a slow database
 	// reading it again would cost two more round trips.
-	return toOrder(o, seatIDs), nil
+	return toOrder(o, lines), nil
 }
 
-// readForRefund reads an order, its payments (oldest first) and its seats at once: three
+// readForRefund reads an order, its payments (oldest first) and its lines at once: three
 // independent reads that, one after another, were three round trips of a slow database.
-func (s *Service) readForRefund(ctx context.Context, orderID int) (*ent.Order, []*ent.Payment, []int, error) {
+func (s *Service) readForRefund(ctx context.Context, orderID int) (*ent.Order, []*ent.Payment, []seatflow.OrderLine, error) {
 	var (
-		o       *ent.Order
-		ps      []*ent.Payment
-		seatIDs []int
+		o     *ent.Order
+		ps    []*ent.Payment
+		lines []seatflow.OrderLine
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
@@ -100,11 +100,14 @@ func (s *Service) readForRefund(ctx context.Context, orderID int) (*ent.Order, [
 		return nil
 	})
 	g.Go(func() (err error) { ps, err = s.orderPayments(gctx, orderID); return err })
-	g.Go(func() (err error) { seatIDs, err = s.seatIDs(gctx, orderID); return err })
+	g.Go(func() (err error) { lines, err = s.orderLines(gctx, orderID, 0); return err })
 	if err := g.Wait(); err != nil {
 		return nil, nil, nil, err
 	}
-	return o, ps, seatIDs, nil
+	for i := range lines {
+		lines[i].ShowtimeID = o.ShowtimeID // read at the same time as the order
+	}
+	return o, ps, lines, nil
 }
 
 // heldPayment is the payment, of an order's payments ps (oldest first), that staff's

@@ -46,7 +46,8 @@ type SeatHashes interface {
 // (package tickets): they exist exactly while an order is PAID, and never come back.
 type Tickets interface {
 	// IssueIn makes the tickets of an order becoming PAID, in the transaction that does it.
-	IssueIn(ctx context.Context, tx *ent.Tx, orderID, showID int, seatIDs []int) error
+	// lines are the order's, each seat's ticket with its type.
+	IssueIn(ctx context.Context, tx *ent.Tx, orderID, showID int, lines []seatflow.OrderLine) error
 	// RevokeOrderIn revokes an order's tickets in the transaction that refunds it.
 	RevokeOrderIn(ctx context.Context, tx *ent.Tx, orderID int) error
 }
@@ -189,11 +190,11 @@ func (s *Service) OrderByID(ctx context.Context, id int) (*seatflow.Order, error
 }
 
 // issueIn makes a paid order's tickets inside its pay transaction.
-func (s *Service) issueIn(ctx context.Context, tx *ent.Tx, orderID, showID int, seatIDs []int) error {
+func (s *Service) issueIn(ctx context.Context, tx *ent.Tx, orderID, showID int, lines []seatflow.OrderLine) error {
 	if s.Tickets == nil {
 		return nil
 	}
-	return s.Tickets.IssueIn(ctx, tx, orderID, showID, seatIDs)
+	return s.Tickets.IssueIn(ctx, tx, orderID, showID, lines)
 }
 
 // Order returns one of the user's orders.
@@ -237,50 +238,59 @@ func (s *Service) Orders(ctx context.Context, userID string, ids []int) ([]*seat
 	return out, nil
 }
 
-// withSeatsOf returns rows as orders with their seats, read in one query.
+// withSeatsOf returns rows as orders with their lines, read in one query.
 func (s *Service) withSeatsOf(ctx context.Context, rows []*ent.Order) ([]*seatflow.Order, error) {
 	out := make([]*seatflow.Order, len(rows))
 	if len(rows) == 0 {
 		return out, nil
 	}
 	ids := make([]int, len(rows))
+	showOf := make(map[int]int, len(rows))
 	for i, o := range rows {
 		ids[i] = o.ID
+		showOf[o.ID] = o.ShowtimeID
 	}
 	seatRows, err := s.DB.OrderSeat.Query().Where(orderseat.OrderIDIn(ids...)).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("orders: seats: %w", database.Classify(err))
 	}
-	seatsOf := map[int][]int{}
+	linesOf := map[int][]seatflow.OrderLine{}
 	for _, r := range seatRows {
-		seatsOf[r.OrderID] = append(seatsOf[r.OrderID], r.SeatID)
+		linesOf[r.OrderID] = append(linesOf[r.OrderID], toLine(r, showOf[r.OrderID]))
 	}
 	for i, o := range rows {
-		slices.Sort(seatsOf[o.ID])
-		out[i] = toOrder(o, seatsOf[o.ID])
+		out[i] = toOrder(o, sortLines(linesOf[o.ID]))
 	}
 	return out, nil
 }
 
-func (s *Service) seatIDs(ctx context.Context, orderID int) ([]int, error) {
+// orderLines reads an order's lines, in seat order.
+func (s *Service) orderLines(ctx context.Context, orderID, showID int) ([]seatflow.OrderLine, error) {
 	rows, err := s.DB.OrderSeat.Query().Where(orderseat.OrderID(orderID)).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load order seats: %w", database.Classify(err))
 	}
-	ids := make([]int, len(rows))
+	lines := make([]seatflow.OrderLine, len(rows))
 	for i, r := range rows {
-		ids[i] = r.SeatID
+		lines[i] = toLine(r, showID)
 	}
-	slices.Sort(ids)
-	return ids, nil
+	return sortLines(lines), nil
 }
 
-func (s *Service) withSeats(ctx context.Context, o *ent.Order) (*seatflow.Order, error) {
-	ids, err := s.seatIDs(ctx, o.ID)
+func (s *Service) seatIDs(ctx context.Context, orderID int) ([]int, error) {
+	lines, err := s.orderLines(ctx, orderID, 0)
 	if err != nil {
 		return nil, err
 	}
-	return toOrder(o, ids), nil
+	return lineSeats(lines), nil
+}
+
+func (s *Service) withSeats(ctx context.Context, o *ent.Order) (*seatflow.Order, error) {
+	lines, err := s.orderLines(ctx, o.ID, o.ShowtimeID)
+	if err != nil {
+		return nil, err
+	}
+	return toOrder(o, lines), nil
 }
 
 func (s *Service) reload(ctx context.Context, id int) (*seatflow.Order, error) {
@@ -291,10 +301,36 @@ func (s *Service) reload(ctx context.Context, id int) (*seatflow.Order, error) {
 	return s.withSeats(ctx, o)
 }
 
-func toOrder(o *ent.Order, seatIDs []int) *seatflow.Order {
+// toLine is an order_seats row as the line of an order of showtime showID.
+func toLine(r *ent.OrderSeat, showID int) seatflow.OrderLine {
+	l := seatflow.OrderLine{ShowtimeID: showID, SeatID: r.SeatID, TicketType: r.TicketType}
+	if r.AmountCents != nil {
+		l.AmountCents = *r.AmountCents
+	}
+	return l
+}
+
+func sortLines(lines []seatflow.OrderLine) []seatflow.OrderLine {
+	slices.SortFunc(lines, func(a, b seatflow.OrderLine) int { return a.SeatID - b.SeatID })
+	return lines
+}
+
+// lineSeats are the seats of lines, in their order.
+func lineSeats(lines []seatflow.OrderLine) []int {
+	ids := make([]int, len(lines))
+	for i, l := range lines {
+		ids[i] = l.SeatID
+	}
+	return ids
+}
+
+func toOrder(o *ent.Order, lines []seatflow.OrderLine) *seatflow.Order {
+	if lines == nil {
+		lines = []seatflow.OrderLine{}
+	}
 	out := &seatflow.Order{ID: o.ID, UserID: o.UserID, ShowtimeID: o.ShowtimeID, HoldToken: o.HoldToken, Status: o.Status,
 		AmountCents: o.AmountCents, Currency: o.Currency, PaidAt: o.PaidAt, CreatedAt: o.CreatedAt,
-		RefundRequired: o.RefundRequired, SeatIDs: seatIDs}
+		RefundRequired: o.RefundRequired, SeatIDs: lineSeats(lines), Lines: lines}
 	// Paid and cancelled orders have no expiry to show.
 	if o.Status == seatflow.OrderPending || o.Status == seatflow.OrderExpired {
 		exp := o.ExpiresAt

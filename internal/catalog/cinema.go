@@ -217,6 +217,59 @@ const (
 	zoneBehind = 13 * time.Hour
 )
 
+// daySpan is the span of instants that may lie on the days first to last (UTC midnights)
+// in some time zone.
+func daySpan(first, last time.Time) (from, to time.Time) {
+	return first.Add(-zoneAhead), last.AddDate(0, 0, 1).Add(zoneBehind)
+}
+
+// ShowtimesBetween returns the ids of the showtimes, cancelled ones included, that start
+// on the days from to to (YYYY-MM-DD, both included), each day counted in its showtime's
+// cinema's time zone as the day lists count it, ordered by start: those of one cinema, or
+// of every cinema when cinemaID is nil. It reads MySQL with one statement over the span
+// of those days. An unknown cinema is NOT_FOUND.
+func (s *Service) ShowtimesBetween(ctx context.Context, cinemaID *int, from, to string) ([]int, error) {
+	if cinemaID != nil {
+		if _, err := s.Cinema(ctx, *cinemaID); err != nil {
+			return nil, err
+		}
+	}
+	first, err1 := time.Parse(time.DateOnly, from)
+	last, err2 := time.Parse(time.DateOnly, to)
+	if err1 != nil || err2 != nil {
+		return nil, seatflow.Errorf(seatflow.EINVALID, "dates are in the form YYYY-MM-DD")
+	}
+	start, end := daySpan(first, last)
+	var rows []struct {
+		ID       int       `json:"id"`
+		StartsAt time.Time `json:"starts_at"`
+		TimeZone string    `json:"time_zone"`
+	}
+	err := s.DB.Showtime.Query().
+		Where(showtime.StartsAtGTE(start), showtime.StartsAtLT(end)).
+		Order(ent.Asc(showtime.FieldStartsAt), ent.Asc(showtime.FieldID)).
+		Modify(func(sel *sql.Selector) {
+			h, c := sql.Table(hall.Table), sql.Table(cinema.Table)
+			sel.Join(h).On(sel.C(showtime.FieldHallID), h.C(hall.FieldID)).
+				Join(c).On(h.C(hall.FieldCinemaID), c.C(cinema.FieldID))
+			if cinemaID != nil {
+				sel.Where(sql.EQ(c.C(cinema.FieldID), *cinemaID))
+			}
+			sel.Select(sel.C(showtime.FieldID), sel.C(showtime.FieldStartsAt), c.C(cinema.FieldTimeZone))
+		}).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("showtimes between days: %w", database.Classify(err))
+	}
+	ids := []int{}
+	for _, st := range rows {
+		c := seatflow.Cinema{TimeZone: st.TimeZone}
+		if day := c.DayOf(st.StartsAt); day >= from && day <= to {
+			ids = append(ids, st.ID)
+		}
+	}
+	return ids, nil
+}
+
 // loadDays loads each cinema-day's list with one statement over the span of the requested
 // days, the showtimes read with their cinema's time zone: a day is counted in its cinema's
 // zone, so it lasts 23 or 25 hours when the clocks change. An unknown cinema's days are
@@ -234,10 +287,11 @@ func (s *Service) loadDays(ctx context.Context, days []CinemaDay) (map[CinemaDay
 		if err != nil {
 			return nil, seatflow.Errorf(seatflow.EINVALID, "%q is not a date in the form YYYY-MM-DD", d.Day)
 		}
-		if first := start.Add(-zoneAhead); from.IsZero() || first.Before(from) {
+		first, end := daySpan(start, start)
+		if from.IsZero() || first.Before(from) {
 			from = first
 		}
-		if end := start.AddDate(0, 0, 1).Add(zoneBehind); end.After(to) {
+		if end.After(to) {
 			to = end
 		}
 	}

@@ -364,11 +364,7 @@ func toShowtime(st *ent.Showtime) *seatflow.Showtime {
 		EndsAt: st.EndsAt.UTC(), Status: st.Status, PurchaseLimit: st.PurchaseLimit,
 		AllowSeatGaps: st.AllowSeatGaps, Currency: st.Currency}
 	out.CinemaID = selectedInt(st.Value(cinemaIDColumn))
-	for _, kind := range seatflow.SeatKinds {
-		if cents, ok := st.Prices[kind]; ok {
-			out.Prices = append(out.Prices, seatflow.Price{Kind: kind, AmountCents: cents})
-		}
-	}
+	out.Prices = slices.Clone([]seatflow.Price(st.Prices))
 	return out
 }
 

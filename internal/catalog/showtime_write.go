@@ -14,30 +14,52 @@ import (
 	"seatflow/internal/keys"
 )
 
-// validatePrices checks that every seat kind of the hall has exactly one price.
-func validatePrices(prices []PriceInput, hall *seatflow.Hall) (map[seatflow.SeatKind]int, error) {
-	out := make(map[seatflow.SeatKind]int, len(prices))
+// validatePrices checks the prices of a showtime in hall: at most one per (seat kind,
+// ticket type), an omitted type being ADULT, and an ADULT price for every kind of the
+// hall's sellable seats (a seat held without a type is ADULT). It returns them in seat
+// kind, then ticket type order.
+func validatePrices(prices []PriceInput, hall *seatflow.Hall) (seatflow.PriceList, error) {
+	type key struct {
+		kind seatflow.SeatKind
+		typ  seatflow.TicketType
+	}
+	given := make(map[key]int, len(prices))
 	for _, p := range prices {
+		if p.TicketType == "" {
+			p.TicketType = seatflow.TicketAdult
+		}
 		if !p.Kind.Valid() {
 			return nil, invalid("unknown seat kind %q", p.Kind)
 		}
-		if _, dup := out[p.Kind]; dup {
-			return nil, invalid("price for %s is given twice", p.Kind)
+		if !p.TicketType.Valid() {
+			return nil, invalid("unknown ticket type %q", p.TicketType)
+		}
+		k := key{p.Kind, p.TicketType}
+		if _, dup := given[k]; dup {
+			return nil, invalid("price for %s %s is given twice", p.Kind, p.TicketType)
 		}
 		if p.AmountCents < 0 || p.AmountCents > maxPriceCents {
-			return nil, invalid("price for %s must be between 0 and %d cents", p.Kind, maxPriceCents)
+			return nil, invalid("price for %s %s must be between 0 and %d cents", p.Kind, p.TicketType, maxPriceCents)
 		}
-		out[p.Kind] = p.AmountCents
+		given[k] = p.AmountCents
 	}
 	var missing []string
 	for _, st := range hall.Seats {
-		if _, ok := out[st.Kind]; !ok && st.Sellable && !slices.Contains(missing, string(st.Kind)) {
+		if _, ok := given[key{st.Kind, seatflow.TicketAdult}]; !ok && st.Sellable && !slices.Contains(missing, string(st.Kind)) {
 			missing = append(missing, string(st.Kind))
 		}
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return nil, invalid("prices miss %s: hall %q has seats of that kind", strings.Join(missing, ", "), hall.Name)
+		return nil, invalid("prices miss %s: hall %q has seats of that kind (each needs an ADULT price)", strings.Join(missing, ", "), hall.Name)
+	}
+	out := make(seatflow.PriceList, 0, len(given))
+	for _, kind := range seatflow.SeatKinds {
+		for _, typ := range seatflow.TicketTypes {
+			if cents, ok := given[key{kind, typ}]; ok {
+				out = append(out, seatflow.Price{Kind: kind, TicketType: typ, AmountCents: cents})
+			}
+		}
 	}
 	return out, nil
 }

@@ -52,8 +52,9 @@ type ShowtimeInput struct {
 	AllowSeatGaps *bool        `json:"allowSeatGaps"`
 }
 
-// PriceInput is the price of one seat kind.
+// PriceInput is the price of one seat kind for one ticket type (ADULT when empty).
 type PriceInput struct {
-	Kind        seatflow.SeatKind `json:"kind"`
-	AmountCents int               `json:"amountCents"`
+	Kind        seatflow.SeatKind   `json:"kind"`
+	TicketType  seatflow.TicketType `json:"ticketType"`
+	AmountCents int                 `json:"amountCents"`
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -249,26 +250,43 @@ func TestValidatePrices(t *testing.T) {
 		{Kind: seatflow.SeatAccessible, Sellable: false},
 	}}
 	std, pre, acc := seatflow.SeatStandard, seatflow.SeatPremium, seatflow.SeatAccessible
+	adult, child, senior := seatflow.TicketAdult, seatflow.TicketChild, seatflow.TicketSenior
+	pin := func(kind seatflow.SeatKind, cents int, typ ...seatflow.TicketType) PriceInput {
+		p := PriceInput{Kind: kind, AmountCents: cents}
+		if len(typ) > 0 {
+			p.TicketType = typ[0]
+		}
+		return p
+	}
+	pr := func(kind seatflow.SeatKind, typ seatflow.TicketType, cents int) seatflow.Price {
+		return seatflow.Price{Kind: kind, TicketType: typ, AmountCents: cents}
+	}
 	cases := []struct {
 		name   string
 		prices []PriceInput
-		want   map[seatflow.SeatKind]int // the prices accepted; nil when refused
+		want   seatflow.PriceList // the prices accepted, in kind then type order; nil when refused
 		// wantMsg is a part of the BAD_USER_INPUT message of a refusal.
 		wantMsg string
 	}{
 		// ACCESSIBLE seats exist but none is sellable: that kind needs no price.
-		{"EverySellableKindPriced", []PriceInput{{std, 1000}, {pre, 1500}}, map[seatflow.SeatKind]int{std: 1000, pre: 1500}, ""},
-		{"FreeSeatsAllowed", []PriceInput{{std, 0}, {pre, 0}}, map[seatflow.SeatKind]int{std: 0, pre: 0}, ""},
-		{"MaxPrice", []PriceInput{{std, 10_000_000}, {pre, 1}}, map[seatflow.SeatKind]int{std: 10_000_000, pre: 1}, ""},
-		{"PriceOfKindNotInHallKept", []PriceInput{{std, 1000}, {pre, 1500}, {acc, 500}},
-			map[seatflow.SeatKind]int{std: 1000, pre: 1500, acc: 500}, ""},
+		{"EverySellableKindPriced", []PriceInput{pin(std, 1000), pin(pre, 1500)}, seatflow.PriceList{pr(std, adult, 1000), pr(pre, adult, 1500)}, ""},
+		{"FreeSeatsAllowed", []PriceInput{pin(std, 0), pin(pre, 0)}, seatflow.PriceList{pr(std, adult, 0), pr(pre, adult, 0)}, ""},
+		{"MaxPrice", []PriceInput{pin(std, 10_000_000), pin(pre, 1)}, seatflow.PriceList{pr(std, adult, 10_000_000), pr(pre, adult, 1)}, ""},
+		{"PriceOfKindNotInHallKept", []PriceInput{pin(std, 1000), pin(pre, 1500), pin(acc, 500)},
+			seatflow.PriceList{pr(std, adult, 1000), pr(pre, adult, 1500), pr(acc, adult, 500)}, ""},
+		{"TicketTypesPerKind", []PriceInput{pin(pre, 1500), pin(std, 600, child), pin(std, 1000, adult), pin(pre, 900, senior)},
+			seatflow.PriceList{pr(std, adult, 1000), pr(std, child, 600), pr(pre, adult, 1500), pr(pre, senior, 900)}, ""},
 
-		{"PriceMissingForAKind", []PriceInput{{std, 1000}}, nil, `prices miss PREMIUM: hall "Main" has seats of that kind`},
+		{"PriceMissingForAKind", []PriceInput{pin(std, 1000)}, nil, `prices miss PREMIUM: hall "Main" has seats of that kind`},
+		{"OnlyAChildPriceForAKind", []PriceInput{pin(std, 1000), pin(pre, 800, child)}, nil, `prices miss PREMIUM: hall "Main" has seats of that kind`},
 		{"NoPrices", nil, nil, "prices miss PREMIUM, STANDARD"},
-		{"PriceGivenTwice", []PriceInput{{std, 1000}, {pre, 1500}, {std, 900}}, nil, "price for STANDARD is given twice"},
-		{"NegativePrice", []PriceInput{{std, -1}, {pre, 1500}}, nil, "price for STANDARD must be between 0 and 10000000 cents"},
-		{"PriceTooHigh", []PriceInput{{std, 1000}, {pre, 10_000_001}}, nil, "price for PREMIUM must be between 0"},
-		{"UnknownKind", []PriceInput{{std, 1000}, {pre, 1500}, {"VIP", 3000}}, nil, `unknown seat kind "VIP"`},
+		{"PriceGivenTwice", []PriceInput{pin(std, 1000), pin(pre, 1500), pin(std, 900)}, nil, "price for STANDARD ADULT is given twice"},
+		{"OmittedTypeIsAdult", []PriceInput{pin(std, 1000), pin(pre, 1500), pin(std, 900, adult)}, nil, "price for STANDARD ADULT is given twice"},
+		{"TypeGivenTwice", []PriceInput{pin(std, 1000), pin(pre, 1500), pin(std, 500, child), pin(std, 600, child)}, nil, "price for STANDARD CHILD is given twice"},
+		{"NegativePrice", []PriceInput{pin(std, -1), pin(pre, 1500)}, nil, "price for STANDARD ADULT must be between 0 and 10000000 cents"},
+		{"PriceTooHigh", []PriceInput{pin(std, 1000), pin(pre, 10_000_001)}, nil, "price for PREMIUM ADULT must be between 0"},
+		{"UnknownKind", []PriceInput{pin(std, 1000), pin(pre, 1500), pin("VIP", 3000)}, nil, `unknown seat kind "VIP"`},
+		{"UnknownTicketType", []PriceInput{pin(std, 1000), pin(pre, 1500), pin(std, 300, "PET")}, nil, `unknown ticket type "PET"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -283,14 +301,8 @@ func TestValidatePrices(t *testing.T) {
 			if err != nil {
 				t.Fatalf("validatePrices: %v, want %v", err, c.want)
 			}
-			if len(got) != len(c.want) {
+			if !slices.Equal(got, c.want) {
 				t.Fatalf("prices = %v, want %v", got, c.want)
-			}
-			for k, v := range c.want {
-				if got[k] != v {
-					t.Errorf("prices = %v, want %v", got, c.want)
-					break
-				}
 			}
 		})
 	}

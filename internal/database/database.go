@@ -75,7 +75,8 @@ var migrateMu sync.Mutex
 // finds the schema up to date instead of failing on "table already exists". SQLite
 // (embedded mode, one process) needs no lock. Halls of a database from before cinemas
 // existed join the default cinema (def, at most one: assignDefaultCinema), and the index
-// of one payment per order goes (dropOnePaymentPerOrder).
+// of one payment per order goes (dropOnePaymentPerOrder); prices from before ticket types
+// become ADULT prices and the seats of orders from then get their amounts (prices.go).
 func Migrate(ctx context.Context, client *ent.Client, db *sql.DB, def ...DefaultCinema) error {
 	migrateMu.Lock()
 	defer migrateMu.Unlock()
@@ -93,6 +94,12 @@ func Migrate(ctx context.Context, client *ent.Client, db *sql.DB, def ...Default
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if err := dropOnePaymentPerOrder(ctx, db, isMySQL); err != nil {
+		return err
+	}
+	if err := adultPrices(ctx, db); err != nil {
+		return err
+	}
+	if err := lineAmounts(ctx, db); err != nil {
 		return err
 	}
 	var d DefaultCinema

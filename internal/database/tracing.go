@@ -74,6 +74,18 @@ func (d txDriver) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.Tx,
 	return d.begin(ctx, func(ctx context.Context) (dialect.Tx, error) { return b.BeginTx(ctx, opts) })
 }
 
+// QueryContext runs a statement of the project's own SQL outside a transaction (ent's
+// sql/execquery, e.g. the sales reports' aggregate statement).
+func (d txDriver) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	q, ok := d.Driver.(interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	})
+	if !ok {
+		return nil, errors.New("database: this driver runs no statements of its own")
+	}
+	return q.QueryContext(ctx, query, args...)
+}
+
 func (d txDriver) begin(ctx context.Context, beginTx func(context.Context) (dialect.Tx, error)) (dialect.Tx, error) {
 	start := time.Now()
 	span := trace.SpanFromContext(context.Background()) // no-op

@@ -26,24 +26,27 @@ import (
 // 0 below). Introspection costs a flat amount: the schema it describes is finite. The
 // bounds are estimates of the largest real list: a hall of 300 seats, a day's showtimes.
 var listSizes = map[string]int{
-	"Query.movies":            20, // first's default
-	"Query.reconcileRuns":     20,
-	"Query.showtimes":         50, // a day's showtimes
-	"Query.cinemas":           20, // a chain's cinemas
-	"Cinema.halls":            20,
-	"Cinema.showtimes":        50, // a day's showtimes of one cinema
-	"Query.myOrders":          50,
-	"Movie.showtimes":         50,
-	"Hall.seats":              300, // a large hall (halls hold at most 2,000)
-	"SeatMap.seats":           300,
-	"SeatMapEvent.seats":      300,
-	"Order.seats":             seatflow.MaxSeatsPerOrder,
-	"Showtime.prices":         3, // one per seat kind
-	"MovieConnection.edges":   0, // sized by movies' first
-	"Order.tickets":           seatflow.MaxSeatsPerOrder,
-	"Query.revokedTickets":    300, // a large hall's tickets
-	"Query.ticketKeys":        5,   // the signing key and those rotated out in a showtime's life
-	"Mutation.uploadCheckIns": seatflow.MaxUploadScans,
+	"Query.movies":             20, // first's default
+	"Query.reconcileRuns":      20,
+	"Query.showtimes":          50, // a day's showtimes
+	"Query.cinemas":            20, // a chain's cinemas
+	"Cinema.halls":             20,
+	"Cinema.showtimes":         50, // a day's showtimes of one cinema
+	"Query.myOrders":           50,
+	"Movie.showtimes":          50,
+	"Hall.seats":               300, // a large hall (halls hold at most 2,000)
+	"SeatMap.seats":            300,
+	"SeatMapEvent.seats":       300,
+	"Order.seats":              seatflow.MaxSeatsPerOrder,
+	"Order.lines":              seatflow.MaxSeatsPerOrder,
+	"Showtime.prices":          len(seatflow.SeatKinds) * len(seatflow.TicketTypes), // one per (kind, type) at most
+	"SalesReport.byTicketType": len(seatflow.TicketTypes),
+	"Query.salesReport":        100, // a cinema's showtimes of a week or two
+	"MovieConnection.edges":    0,   // sized by movies' first
+	"Order.tickets":            seatflow.MaxSeatsPerOrder,
+	"Query.revokedTickets":     300, // a large hall's tickets
+	"Query.ticketKeys":         5,   // the signing key and those rotated out in a showtime's life
+	"Mutation.uploadCheckIns":  seatflow.MaxUploadScans,
 }
 
 // defaultListSize is the size of a list the model knows nothing about.

@@ -52,13 +52,14 @@ func (s *Service) log() *slog.Logger {
 // IssueIn makes the tickets of an order that becomes PAID, one per seat, inside tx (the
 // transaction that makes it PAID), signed with the current key. Tickets the order has
 // already keep theirs (unique order and seat).
-func (s *Service) IssueIn(ctx context.Context, tx *ent.Tx, orderID, showID int, seatIDs []int) error {
-	return s.issue(ctx, tx.Client(), orderID, showID, seatIDs, nil)
+func (s *Service) IssueIn(ctx context.Context, tx *ent.Tx, orderID, showID int, lines []seatflow.OrderLine) error {
+	return s.issue(ctx, tx.Client(), orderID, showID, lines, nil)
 }
 
-// issue makes the tickets through c (a transaction's client, or the service's own).
-func (s *Service) issue(ctx context.Context, c *ent.Client, orderID, showID int, seatIDs []int, revokedAt *time.Time) error {
-	if len(seatIDs) == 0 {
+// issue makes the tickets through c (a transaction's client, or the service's own), each
+// of its line's ticket type.
+func (s *Service) issue(ctx context.Context, c *ent.Client, orderID, showID int, lines []seatflow.OrderLine, revokedAt *time.Time) error {
+	if len(lines) == 0 {
 		return nil
 	}
 	key, err := s.Keys.signing(ctx, c.TicketKey, false)
@@ -66,10 +67,10 @@ func (s *Service) issue(ctx context.Context, c *ent.Client, orderID, showID int,
 		return fmt.Errorf("issue tickets: %w", err)
 	}
 	now := s.now()
-	bulk := make([]*ent.TicketCreate, len(seatIDs))
-	for i, seat := range seatIDs {
-		bulk[i] = c.Ticket.Create().SetOrderID(orderID).SetShowtimeID(showID).SetSeatID(seat).SetKeyID(key.id).
-			SetCreatedAt(now).SetNillableRevokedAt(revokedAt)
+	bulk := make([]*ent.TicketCreate, len(lines))
+	for i, l := range lines {
+		bulk[i] = c.Ticket.Create().SetOrderID(orderID).SetShowtimeID(showID).SetSeatID(l.SeatID).
+			SetTicketType(l.TicketType).SetKeyID(key.id).SetCreatedAt(now).SetNillableRevokedAt(revokedAt)
 	}
 	if err := c.Ticket.CreateBulk(bulk...).OnConflictColumns(ticket.FieldOrderID, ticket.FieldSeatID).DoNothing().Exec(ctx); err != nil {
 		return fmt.Errorf("issue tickets of order %d: %w", orderID, err)
@@ -112,7 +113,7 @@ func (s *Service) OfOrder(ctx context.Context, o *seatflow.Order, showtimeCancel
 			now := s.now()
 			revoked = &now
 		}
-		if err := s.issue(ctx, s.DB, o.ID, o.ShowtimeID, o.SeatIDs, revoked); err != nil {
+		if err := s.issue(ctx, s.DB, o.ID, o.ShowtimeID, o.Lines, revoked); err != nil {
 			return nil, database.Classify(err)
 		}
 		return s.OfOrder(ctx, o, false)
@@ -167,7 +168,7 @@ func (s *Service) Revoked(ctx context.Context, showID int, since *time.Time) ([]
 }
 
 func toTicket(r *ent.Ticket, userID string) *seatflow.Ticket {
-	t := &seatflow.Ticket{ID: r.ID, OrderID: r.OrderID, ShowtimeID: r.ShowtimeID, SeatID: r.SeatID, KeyID: r.KeyID,
+	t := &seatflow.Ticket{ID: r.ID, OrderID: r.OrderID, ShowtimeID: r.ShowtimeID, SeatID: r.SeatID, TicketType: r.TicketType, KeyID: r.KeyID,
 		CreatedAt: r.CreatedAt, CheckedInAt: r.CheckedInAt, RevokedAt: r.RevokedAt, UserID: userID}
 	if r.CheckInNonce != nil {
 		t.CheckInNonce = *r.CheckInNonce

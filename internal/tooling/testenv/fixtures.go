@@ -19,8 +19,10 @@ type ShowtimeSpec struct {
 	Limit           int                     // purchase limit, 6
 	AllowGaps       bool
 	StartsIn        time.Duration             // from now, 1h
-	Prices          map[seatflow.SeatKind]int // STANDARD 1000 and PREMIUM 1500
-	Currency        string                    // EUR
+	Prices          map[seatflow.SeatKind]int // ADULT prices: STANDARD 1000 and PREMIUM 1500
+	// TicketPrices are prices of other ticket types, added to the ADULT ones.
+	TicketPrices []seatflow.Price
+	Currency     string // EUR
 }
 
 // Showtime writes a movie, a hall and a showtime straight into db (no cache, no seat
@@ -66,7 +68,7 @@ func Showtime(tb testing.TB, db *ent.Client, now time.Time, spec ShowtimeSpec) (
 	db.Seat.CreateBulk(bulk...).SaveX(ctx)
 	st := db.Showtime.Create().SetMovieID(m.ID).SetHallID(h.ID).SetStartsAt(now.Add(spec.StartsIn)).
 		SetEndsAt(now.Add(spec.StartsIn + 2*time.Hour)).SetStatus(spec.Status).SetPurchaseLimit(spec.Limit).
-		SetAllowSeatGaps(spec.AllowGaps).SetPrices(spec.Prices).SetCurrency(spec.Currency).
+		SetAllowSeatGaps(spec.AllowGaps).SetPrices(append(seatflow.AdultPrices(spec.Prices), spec.TicketPrices...)).SetCurrency(spec.Currency).
 		SetCreatedAt(now).SetUpdatedAt(now).SaveX(ctx)
 	return st.ID, h.ID
 }
