@@ -83,7 +83,9 @@ several). ORDER_EXPIRED is only possible once the hold has run out, extending on
 
 **Answers.** OK applies the operation. SEATS_UNAVAILABLE names the seats taken
 (` + "`" + `extensions.seatIds` + "`" + `): for those the hold saw "not free", for the hold's other seats "free",
-at the same instant. INVALID_STATE says the order was not in a state that allows the
+at the same instant — except a seat whose hold Redis lost (scenario 9: the seat hash rebuilt
+without it, until the reconciler holds it again), of which a refusal naming others says
+nothing: the script saw it free in Redis, MySQL holds it. INVALID_STATE says the order was not in a state that allows the
 operation; refusals for bad input, a gap or the rate change nothing. A lost answer (the
 client's deadline, a reset connection, SERVICE_UNAVAILABLE, INTERNAL, IN_PROGRESS) may
 have taken effect or not, now or later: porcupine gives the operation an infinite return

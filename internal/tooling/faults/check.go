@@ -57,7 +57,8 @@ func Check(ctx context.Context, e *Env, w *Workload, ws []*Watcher, res *Result)
 // checkHistory checks the run's history for linearizability (linearize.go) against the
 // stores as they are now, reconciled, and measures the staleness of the reads and frames.
 func checkHistory(ctx context.Context, e *Env, w *Workload, ws []*Watcher, res *Result) {
-	h := &History{Calls: w.Rec.Calls(), Due: map[int]time.Time{}, FinalSeats: map[int]Answer{}, FinalOrders: map[int]string{}}
+	h := &History{Calls: w.Rec.Calls(), Due: map[int]time.Time{}, FinalSeats: map[int]Answer{}, FinalOrders: map[int]string{},
+		Lost: w.Rec.Lost()}
 	known := map[int]bool{}
 	for _, c := range h.Calls {
 		if c.Op == OpHold && c.Code == CodeOK && c.Order > 0 {

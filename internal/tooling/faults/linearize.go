@@ -31,14 +31,16 @@ type History struct {
 	// FinalStart and FinalEnd bound the direct read of the stores after the reconciler's
 	// last run; FinalSeats (seat → its owner, as Answer.Owner/Sold) and FinalOrders (order →
 	// status, for every order a client was given) are what it read.
-	FinalStart  time.Time       `json:"finalStart"`
-	FinalEnd    time.Time       `json:"finalEnd"`
-	FinalSeats  map[int]Answer  `json:"finalSeats"`
-	FinalOrders map[int]string  `json:"finalOrders"`
-	seatsOf     map[int][]int   // order → its seats (from its hold)
-	base        time.Time       // time 0 of the porcupine operations
-	partitions  []*partition    // built by split
-	linearized  map[int][]*step // seat → its operations in the order porcupine found (checked OK)
+	FinalStart  time.Time      `json:"finalStart"`
+	FinalEnd    time.Time      `json:"finalEnd"`
+	FinalSeats  map[int]Answer `json:"finalSeats"`
+	FinalOrders map[int]string `json:"finalOrders"`
+	// Lost are the seats whose Redis state a fault lost, from when (Recorder.SeatsLost).
+	Lost       map[int]time.Time `json:"lost,omitempty"`
+	seatsOf    map[int][]int     // order → its seats (from its hold)
+	base       time.Time         // time 0 of the porcupine operations
+	partitions []*partition      // built by split
+	linearized map[int][]*step   // seat → its operations in the order porcupine found (checked OK)
 }
 
 // partition is one seat's or one order's operations.
@@ -73,14 +75,20 @@ type Linearizability struct {
 
 func (h *History) at(t time.Time) int64 { return t.Sub(h.base).Nanoseconds() }
 
-// seatAnswer is what a hold's answer says of one of its seats.
-func seatAnswer(c Call, seat int) outcome {
+// seatAnswer is what a hold's answer says of one of its seats. A refusal naming other
+// seats says this one was free, except once Redis has lost the seat's state (its hold is
+// in MySQL only, until the reconciler holds it again): the script that refused saw it
+// free in Redis, which is no longer the truth, so the refusal says nothing of it.
+func (h *History) seatAnswer(c Call, seat int) outcome {
 	if c.Code == "SEATS_UNAVAILABLE" {
 		switch {
 		case !c.Named:
 			return outUnknown
 		case slices.Contains(c.Taken, seat):
 			return outTaken
+		}
+		if at, ok := h.Lost[seat]; ok && c.End.After(at) {
+			return outRefused
 		}
 		return outFree
 	}
@@ -132,7 +140,7 @@ func (h *History) split() {
 		case OpHold:
 			a.Kind = actHold
 			for _, s := range c.Seats {
-				add(seatPart(s), c.Customer, a, Answer{Out: seatAnswer(c, s)}, call, ret)
+				add(seatPart(s), c.Customer, a, Answer{Out: h.seatAnswer(c, s)}, call, ret)
 			}
 			if order > 0 {
 				add(orderPart(order), c.Customer, a, Answer{Out: outOK}, call, ret)
@@ -231,14 +239,24 @@ func (h *History) Check(dir, prefix string) Linearizability {
 			continue
 		}
 		path := filepath.Join(dir, prefix+"-"+p.name+".html")
-		if err := porcupine.VisualizePath(p.model, info, path); err == nil {
+		if err := porcupine.VisualizePath(p.model, info, path); err != nil {
+			res.Files = append(res.Files, fmt.Sprintf("(%s not written: %v)", path, err))
+		} else {
 			res.Files = append(res.Files, path)
 		}
 	}
 	res.CheckMS = float64(time.Since(began).Microseconds()) / 1000
-	if len(res.Files) > 0 {
+	if dir != "" { // every history, for a look afterwards; named beside a violation's pictures
 		path := filepath.Join(dir, prefix+"-history.json")
-		if b, err := json.MarshalIndent(h, "", " "); err == nil && os.WriteFile(path, b, 0o644) == nil {
+		b, err := json.MarshalIndent(h, "", " ")
+		if err == nil {
+			err = os.WriteFile(path, b, 0o644)
+		}
+		switch {
+		case len(res.Illegal)+len(res.Undecided) == 0:
+		case err != nil:
+			res.Files = append(res.Files, fmt.Sprintf("(%s not written: %v)", path, err))
+		default:
 			res.Files = append(res.Files, path)
 		}
 	}

@@ -81,6 +81,7 @@ func TestRedisLostMidHold(t *testing.T) {
 				// docs/RELIABILITY.md); this scenario is about the seats.
 				var code string
 				e.work.Alone(func() {
+					e.work.Rec.SeatsLost(time.Now(), dbIDs(pick))
 					armed.Store(true)
 					_, code = e.work.Hold(ctx, in, tok, len(e.Tokens), pick, fmt.Sprintf("mid-hold-%d", i))
 					armed.Store(false)

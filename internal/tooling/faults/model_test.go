@@ -59,6 +59,7 @@ func TestCheckerCatches(t *testing.T) {
 		name    string
 		h       *History
 		due     map[int]int // order → ms its hold may first run out
+		lost    map[int]int // seat → ms Redis lost its state
 		illegal []string
 	}{
 		{name: "HoldRefusedWhileSeatFree", illegal: []string{"seat-1"}, h: history([]Call{
@@ -133,12 +134,23 @@ func TestCheckerCatches(t *testing.T) {
 			unavailable(10, 90, []int{2, 3}, 2), // after the first's script ran
 			hold(20, 80, 2, CodeOK, 3),
 		}, map[int]Answer{1: held(1), 2: held(1), 3: held(2)}, map[int]string{1: orderPending, 2: orderPending})},
+		{name: "SeatsNamedFreeLostInRedis", lost: map[int]int{2: 15}, h: history([]Call{
+			hold(0, 10, 1, CodeOK, 2),
+			hold(0, 10, 2, CodeOK, 1),
+			unavailable(20, 30, []int{1, 2}, 1), // Redis lost seat 2's hold: its script saw it free
+		}, map[int]Answer{1: held(2), 2: held(1)}, map[int]string{1: orderPending, 2: orderPending})},
 	}
 	cases[7].h.Calls[3].Named, cases[7].h.Calls[3].Taken = true, []int{2}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			for o, ms := range c.due {
 				c.h.Due[o] = at(ms)
+			}
+			for seat, ms := range c.lost {
+				if c.h.Lost == nil {
+					c.h.Lost = map[int]time.Time{}
+				}
+				c.h.Lost[seat] = at(ms)
 			}
 			dir := t.TempDir()
 			got := c.h.Check(dir, "case")

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -36,6 +37,30 @@ type Recorder struct {
 	reads    []SeatRead // the seat maps answered OK
 	faultOn  time.Time
 	faultOff time.Time
+	// lost are the seats whose Redis state a fault lost (scenario 9), from when.
+	lost map[int]time.Time
+}
+
+// SeatsLost records that a fault made Redis lose the state of seats from at on (their
+// hold is in MySQL, Redis shows them free until the reconciler holds them again).
+func (r *Recorder) SeatsLost(at time.Time, seats []int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lost == nil {
+		r.lost = map[int]time.Time{}
+	}
+	for _, s := range seats {
+		if _, ok := r.lost[s]; !ok {
+			r.lost[s] = at
+		}
+	}
+}
+
+// Lost returns the seats SeatsLost recorded.
+func (r *Recorder) Lost() map[int]time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.lost)
 }
 
 func (r *Recorder) add(s Sample) {
