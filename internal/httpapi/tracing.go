@@ -58,15 +58,17 @@ func (operationSpans) InterceptOperation(ctx context.Context, next graphql.Opera
 	if name != "" {
 		spanName += " " + name
 	}
-	sum := sha256.Sum256([]byte(oc.RawQuery))
-	attrs := []attribute.KeyValue{attrOperationType.String(kind), attrDocumentHash.String(hex.EncodeToString(sum[:]))}
-	if name != "" {
-		attrs = append(attrs, attrOperationName.String(name))
+	ctx, span := telemetry.Tracer().Start(ctx, spanName, trace.WithSpanKind(trace.SpanKindServer))
+	if span.IsRecording() { // the document's hash only for a span that is kept: most are not sampled
+		sum := sha256.Sum256([]byte(oc.RawQuery))
+		span.SetAttributes(attrOperationType.String(kind), attrDocumentHash.String(hex.EncodeToString(sum[:])))
+		if name != "" {
+			span.SetAttributes(attrOperationName.String(name))
+		}
+		if spent, _ := oc.Stats.GetExtension(costStats).(*opCost); spent != nil {
+			span.SetAttributes(attrCost.Int(spent.requested))
+		}
 	}
-	if spent, _ := oc.Stats.GetExtension(costStats).(*opCost); spent != nil {
-		attrs = append(attrs, attrCost.Int(spent.requested))
-	}
-	ctx, span := telemetry.Tracer().Start(ctx, spanName, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 	responses := next(ctx)
 	ended := false
 	return func(ctx context.Context) *graphql.Response {

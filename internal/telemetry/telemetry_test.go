@@ -149,6 +149,29 @@ func TestHandler(t *testing.T) {
 			t.Errorf("span name %q, want the method alone for a path of the client's choosing", got)
 		}
 	})
+	t.Run("RecordedSpanHasTheHTTPConventions", func(t *testing.T) {
+		get("/query", nil)
+		spans := rec.Ended()
+		attrs := map[string]string{}
+		for _, kv := range spans[len(spans)-1].Attributes() {
+			attrs[string(kv.Key)] = kv.Value.Emit()
+		}
+		if attrs["http.request.method"] != "GET" || attrs["url.path"] != "/query" || attrs["http.response.status_code"] != "200" {
+			t.Errorf("attributes %v, want the method, the path and the status", attrs)
+		}
+	})
+	t.Run("UnsampledRequestKeepsItsTrace", func(t *testing.T) {
+		restore := Install(sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithSpanProcessor(rec)))
+		defer restore()
+		before := len(rec.Ended())
+		resp := get("/query", nil)
+		if len(rec.Ended()) != before {
+			t.Error("an unsampled request recorded a span")
+		}
+		if got := resp.Header.Get("traceresponse"); !strings.HasPrefix(got, "00-") || !strings.HasSuffix(got, "-00") {
+			t.Errorf("traceresponse = %q, want the request's trace, not sampled", got)
+		}
+	})
 	tp.Shutdown(context.Background())
 }
 
