@@ -111,7 +111,7 @@
   const SHOWTIME_Q = `query DemoShowtime($id: ID!) {
   showtime(id: $id) {
     id startsAt endsAt status purchaseLimit allowSeatGaps currency
-    prices { kind amountCents }
+    prices { kind ticketType amountCents }
     movie { title rating durationMinutes }
     hall { name seats { id row number x y kind sellable } }
     seatMap { showtimeId version seats { seat { id } status } }
@@ -155,7 +155,7 @@
       return;
     }
     state.showtime = st;
-    const prices = st.prices.map((p) => `${p.kind.toLowerCase()} ${fmtMoney(p.amountCents, st.currency)}`).join(' · ');
+    const prices = st.prices.map((p) => `${p.kind.toLowerCase()}${p.ticketType === 'ADULT' ? '' : ' ' + p.ticketType.toLowerCase()} ${fmtMoney(p.amountCents, st.currency)}`).join(' · ');
     const sale = st.status === 'ON_SALE' ? 'On sale' : 'Not on sale (' + st.status.replace('_', ' ').toLowerCase() + ')';
     $('showtime-info').textContent = `${st.movie.title} (${st.movie.rating || 'unrated'}, ${st.movie.durationMinutes} min) · ${st.hall.name} · ` +
       `${new Date(st.startsAt).toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' })} · ${sale} · ${prices}`;

@@ -232,7 +232,9 @@ window.SeatFlow.view = (state, onSeat) => {
     const s = state.seats.get(id);
     const st = state.showtime;
     if (!s || !st) return 0;
-    const p = st.prices.find((p) => p.kind === s.seat.kind) || st.prices.find((p) => p.kind === 'STANDARD');
+    // The page holds adult tickets (seatIds): the adult price of the seat's kind.
+    const adult = st.prices.filter((p) => p.ticketType === 'ADULT');
+    const p = adult.find((p) => p.kind === s.seat.kind) || adult.find((p) => p.kind === 'STANDARD');
     return p ? p.amountCents : 0;
   }
 
