@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -416,5 +417,36 @@ func TestSeatChangeTraceReachesEveryInstance(t *testing.T) {
 			t.Fatalf("seatmap.deliver spans linked to the hold's trace: %v, want one per instance (spans of the trace: %v)", linked, names(spans))
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// BenchmarkTracingCostHold is holdSeats and cancelOrder (one seat, a customer of its own
+// each time) with tracing off and at 1 % sampling: the statements, scripts and commands of
+// a hold, which make spans (or decide not to) one by one. For a profile:
+// go test -run '^$' -bench 'TracingCostHold/Sampled1pct' -cpuprofile cpu.out ./internal/app/
+func BenchmarkTracingCostHold(b *testing.B) {
+	const cancelQ = `mutation($id: ID!) { cancelOrder(orderId: $id) { status } }`
+	for _, c := range []struct {
+		name    string
+		sampler sdktrace.Sampler
+	}{{"Off", nil}, {"Sampled1pct", sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01))}} {
+		b.Run(c.name, func(b *testing.B) {
+			var a *testApp
+			if c.sampler == nil {
+				a = startTestApp(b, testenv.MySQL(b), testenv.NewRedis(b))
+			} else {
+				a, _ = newTracedAppSampled(b, c.sampler)
+			}
+			show, seats := a.onSaleShowtime()
+			i := 0
+			for b.Loop() {
+				i++
+				tok := a.token(fmt.Sprintf("bench-%d", i), "customer")
+				var out struct{ HoldSeats struct{ ID string } }
+				a.must(tok, `mutation($in: HoldSeatsInput!) { holdSeats(input: $in) { id status } }`, map[string]any{"in": map[string]any{
+					"showtimeId": show, "seatIds": []string{seats[0]}, "idempotencyKey": fmt.Sprintf("k%d", i)}}, &out)
+				a.must(tok, cancelQ, map[string]any{"id": out.HoldSeats.ID}, nil)
+			}
+		})
 	}
 }
