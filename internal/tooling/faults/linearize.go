@@ -206,6 +206,9 @@ func (h *History) split() {
 	}
 }
 
+// historySuffix ends the name of a scenario's history in the results directory.
+const historySuffix = "-history.json"
+
 // Check checks every partition with porcupine. On a partition with no linearization it
 // writes porcupine's visualisation (and the whole history as JSON) into dir, named after
 // prefix and the partition.
@@ -247,7 +250,7 @@ func (h *History) Check(dir, prefix string) Linearizability {
 	}
 	res.CheckMS = float64(time.Since(began).Microseconds()) / 1000
 	if dir != "" { // every history, for a look afterwards; named beside a violation's pictures
-		path := filepath.Join(dir, prefix+"-history.json")
+		path := filepath.Join(dir, prefix+historySuffix)
 		b, err := json.MarshalIndent(h, "", " ")
 		if err == nil {
 			err = os.WriteFile(path, b, 0o644)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"seatflow"
@@ -167,6 +168,9 @@ func ReadResults(dir string) ([]*Result, error) {
 	}
 	var out []*Result
 	for _, f := range files {
+		if strings.HasSuffix(f, historySuffix) { // a scenario's history, beside its result
+			continue
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			return nil, err
