@@ -52,6 +52,14 @@ type Seat struct {
 
 // SeatsByID returns the seats with the given ids, in the order of seats.
 func SeatsByID(seats []Seat, ids []int) []Seat {
+	if len(ids) == 1 { // a ticket's seat: no set to build
+		for i := range seats {
+			if seats[i].ID == ids[0] {
+				return []Seat{seats[i]}
+			}
+		}
+		return nil
+	}
 	want := make(map[int]bool, len(ids))
 	for _, id := range ids {
 		want[id] = true

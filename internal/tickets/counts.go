@@ -2,9 +2,12 @@ package tickets
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"seatflow"
 	"seatflow/ent/ticket"
@@ -42,15 +45,72 @@ func (s *Service) Count(ctx context.Context, showID int) (*seatflow.CheckInCount
 	return c, nil
 }
 
-// announce tells every instance that the showtime's door let someone in. Best effort: the
-// watchers' periodic refresh catches up with a lost announcement.
+// announce tells every instance that the showtime's door let someone in, coalesced per
+// showtime like the watchers' pushes: the first admission is announced at once, the
+// admissions during the CountEvery after it make one announcement at its end (and so on
+// while they keep coming). A watcher counts at most once per CountEvery anyway, so a
+// busy door costs Redis a few messages a second per showtime, not one per person. Best
+// effort: the watchers' periodic refresh catches up with a lost announcement.
 func (s *Service) announce(ctx context.Context, showID int) {
-	if s.RDB == nil {
+	if s.RDB == nil || !s.announcing.open(showID) {
 		return
 	}
-	if err := s.RDB.Publish(context.WithoutCancel(ctx), s.RedisKeys.CheckIns(showID), "1").Err(); err != nil {
+	s.publish(context.WithoutCancel(ctx), showID)
+	s.announceLater(showID)
+}
+
+// announceLater ends the showtime's announcement window after CountEvery: one more
+// announcement (and a new window) when admissions came during it.
+func (s *Service) announceLater(showID int) {
+	time.AfterFunc(CountEvery, func() {
+		if s.announcing.again(showID) {
+			s.publish(context.Background(), showID)
+			s.announceLater(showID)
+		}
+	})
+}
+
+func (s *Service) publish(ctx context.Context, showID int) {
+	err := s.RDB.Publish(ctx, s.RedisKeys.CheckIns(showID), "1").Err()
+	if err != nil && !errors.Is(err, redis.ErrClosed) {
 		s.log().Warn("tickets: announce a check-in", "showtime", showID, "err", err)
 	}
+}
+
+// announcing is the instance's open announcement windows, by showtime: true when an
+// admission came during it.
+type announcing struct {
+	mu      sync.Mutex
+	pending map[int]bool
+}
+
+// open says whether an admission is announced now (no window open: one opens), else
+// marks the open window.
+func (a *announcing) open(showID int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.pending[showID]; ok {
+		a.pending[showID] = true
+		return false
+	}
+	if a.pending == nil {
+		a.pending = map[int]bool{}
+	}
+	a.pending[showID] = false
+	return true
+}
+
+// again closes the showtime's window: true (and a new window) when admissions came
+// during it.
+func (a *announcing) again(showID int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.pending[showID] {
+		delete(a.pending, showID)
+		return false
+	}
+	a.pending[showID] = false
+	return true
 }
 
 // WatchCounts streams the showtime's count: the current one at once, then a new one after

@@ -32,7 +32,8 @@ type Service struct {
 	Now func() time.Time
 	Log *slog.Logger
 
-	feeds feeds
+	feeds      feeds
+	announcing announcing
 }
 
 func (s *Service) now() time.Time {
