@@ -17,12 +17,14 @@ export default [
       // changes has the id), a payment (one per order: its order's id names it), the
       // session startPayment answers with, a reconciler run's report, the door's answer to a
       // scan, an entry of a revocation list (its ticketId names it), a showtime's door count
-      // (its showtimeId names it) and a public key (its kid names it).
+      // (its showtimeId names it), a public key (its kid names it), an order's line (its
+      // order and seat name it) and the sales reports (computed, named by their showtime).
       '@graphql-eslint/strict-id-in-types': ['error', {
         exceptions: {
           suffixes: ['Connection', 'Edge'],
           types: ['PageInfo', 'Price', 'SeatMapEvent', 'Payment', 'PaymentSession', 'ReconcileReport',
-            'CheckInResult', 'RevokedTicket', 'CheckInCount', 'TicketKey', 'GuestSession'],
+            'CheckInResult', 'RevokedTicket', 'CheckInCount', 'TicketKey', 'GuestSession',
+            'OrderLine', 'SalesReport', 'TicketTypeSales', 'ShowtimeSales'],
         },
       }],
     },

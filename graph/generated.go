@@ -2719,6 +2719,8 @@ type Ticket implements Node {
   """Its seat."""
   seat: Seat!
   """Who it is for (its order line's ticket type)."""
+  # The same name as Price.ticketType and OrderLine.ticketType, which it copies.
+  # eslint-disable-next-line @graphql-eslint/no-typename-prefix
   ticketType: TicketType!
   """
   What the door scans: a compact JWS signed with Ed25519 (EdDSA, header kid) whose claims are
