@@ -160,6 +160,7 @@ test('the README runs as written against a fresh make run', async (t) => {
   let watcher = null;
   let firstHold = null;
   const ran = [];
+  const made = {}; // what the admin block made: the movie, hall and showtime ids the next blocks use
 
   for (let i = 0; i < all.length; i++) {
     const b = all[i];
@@ -228,16 +229,24 @@ test('the README runs as written against a fresh make run', async (t) => {
       assert.fail(`${where}: watch.mjs's output follows no command that changes the seat map: the README must give the changes this output shows`);
     }
     if (b.heading === 'The API by example' && b.lang === 'graphql') {
-      // The admin mutations, one request each, with the ids the earlier ones returned.
-      const docs = b.body.split(/\n(?=mutation )/);
-      const made = {};
+      // The admin mutations, one request each, with the ids the earlier ones returned; then
+      // the sales reports of the showtime they made.
+      const docs = b.body.split(/\n(?=mutation |query )/);
+      const reports = !docs[0].startsWith('mutation ');
       for (let doc of docs) {
-        doc = doc.replace('"<the movie\'s id>"', JSON.stringify(made.movie)).replace('"<the hall\'s id>"', JSON.stringify(made.hall));
+        doc = doc.replace('"<the movie\'s id>"', JSON.stringify(made.movie)).replace('"<the hall\'s id>"', JSON.stringify(made.hall))
+          .replace('"<the showtime\'s id>"', JSON.stringify(made.showtime?.id));
         assert.doesNotMatch(doc, /"<[^>]+>"/, `${where}: a placeholder this test does not fill:\n${doc}`);
         const data = await gqlAdmin(doc);
         if (data.createMovie) made.movie = data.createMovie.id;
         if (data.createHall) made.hall = data.createHall.id;
         if (data.createShowtime) made.showtime = data.createShowtime;
+        if (data.showtimeSales) assert.equal(data.showtimeSales.sold, 0, `${where}: a showtime just made has sold nothing`);
+        if (data.salesReport) assert.ok(data.salesReport.length >= 1, `${where}: the report's range holds the showtime just made`);
+      }
+      if (reports) {
+        ran.push(where);
+        continue;
       }
       // "The new showtime is SCHEDULED; openSales(showtimeId:) with the id it returned puts it on sale."
       assert.equal(made.showtime?.status, 'SCHEDULED');
