@@ -342,12 +342,7 @@ func BenchmarkTracingCost(b *testing.B) {
 		sampler sdktrace.Sampler
 	}{{"Off", nil}, {"Sampled1pct", sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01))}, {"Sampled100pct", sdktrace.AlwaysSample()}} {
 		b.Run(c.name, func(b *testing.B) {
-			var a *testApp
-			if c.sampler == nil {
-				a = startTestApp(b, testenv.MySQL(b), testenv.NewRedis(b))
-			} else {
-				a, _ = newTracedAppSampled(b, c.sampler)
-			}
+			a := benchApp(b, c.sampler)
 			show, _ := a.onSaleShowtime()
 			vars := map[string]any{"id": show}
 			for _, q := range []struct{ name, query string }{
@@ -420,6 +415,15 @@ func TestSeatChangeTraceReachesEveryInstance(t *testing.T) {
 	}
 }
 
+// benchApp is an instance without tracing (sampler nil) or tracing with sampler.
+func benchApp(b *testing.B, sampler sdktrace.Sampler) *testApp {
+	if sampler == nil {
+		return startTestApp(b, testenv.MySQL(b), testenv.NewRedis(b))
+	}
+	a, _ := newTracedAppSampled(b, sampler)
+	return a
+}
+
 // BenchmarkTracingCostHold is holdSeats and cancelOrder (one seat, a customer of its own
 // each time) with tracing off and at 1 % sampling: the statements, scripts and commands of
 // a hold, which make spans (or decide not to) one by one. For a profile:
@@ -431,12 +435,7 @@ func BenchmarkTracingCostHold(b *testing.B) {
 		sampler sdktrace.Sampler
 	}{{"Off", nil}, {"Sampled1pct", sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01))}} {
 		b.Run(c.name, func(b *testing.B) {
-			var a *testApp
-			if c.sampler == nil {
-				a = startTestApp(b, testenv.MySQL(b), testenv.NewRedis(b))
-			} else {
-				a, _ = newTracedAppSampled(b, c.sampler)
-			}
+			a := benchApp(b, c.sampler)
 			show, seats := a.onSaleShowtime()
 			i := 0
 			for b.Loop() {

@@ -251,7 +251,6 @@ func priceLines(st *seatflow.Showtime, layout *seats.Layout, asked []SeatTicketI
 	return sortLines(lines), amount, nil
 }
 
-
 func insertOccupancy(ctx context.Context, tx *ent.Tx, o *ent.Order, seatIDs []int) error {
 	err := tx.SeatOccupancy.MapCreateBulk(seatIDs, func(c *ent.SeatOccupancyCreate, i int) {
 		c.SetShowtimeID(o.ShowtimeID).SetSeatID(seatIDs[i]).SetOrderID(o.ID)
