@@ -44,7 +44,7 @@ func TestAbuseWebsocketPingFlood(t *testing.T) {
 	go func() { // samples while the sockets flood; ends the flood if the server lets it run away
 		defer close(sampled)
 		for {
-			peak.sample()
+			peak.sample(baseHeap + 25e6)
 			if peak.heap > baseHeap+500e6 {
 				for _, c := range conns {
 					c.Close()
@@ -85,16 +85,32 @@ func TestAbuseWebsocketPingFlood(t *testing.T) {
 	}
 	rss, heap := max(int64(peak.rss)-int64(baseRSS), 0), max(int64(peak.heap)-int64(baseHeap), 0)
 	t.Logf("pings sent %v; peak growth: RSS %.1f MB, heap in use %.1f MB", sent, float64(rss)/1e6, float64(heap)/1e6)
-	if heap >= 50e6 || (rss >= 50e6 && !raceDetector) { // the race detector's shadow memory is in the RSS
-		t.Fatalf("%d sockets flooding pings grew RSS by %.1f MB and the heap by %.1f MB, want < 50 MB", sockets, float64(rss)/1e6, float64(heap)/1e6)
+	// The race detector's shadow memory is in the RSS, and it makes sync.Pool drop what is
+	// put back, so the server's buffers are allocated anew: under it (make test-cluster) the
+	// heap kept measured 40–50 MB where a plain build keeps about 20 MB; its bound is doubled,
+	// still far below the 1.8 GB the unbounded flood took.
+	heapBound := int64(50e6)
+	if raceDetector {
+		heapBound = 100e6
+	}
+	if heap >= heapBound || (rss >= 50e6 && !raceDetector) {
+		t.Fatalf("%d sockets flooding pings grew RSS by %.1f MB and the heap by %.1f MB, want < %d MB", sockets, float64(rss)/1e6, float64(heap)/1e6, heapBound/1e6)
 	}
 }
 
 // memoryPeak is the highest RSS and heap in use sampled.
 type memoryPeak struct{ rss, heap uint64 }
 
-func (p *memoryPeak) sample() {
+// sample notes the RSS and the heap in use; a heap above gcAbove is read again after a
+// collection, so what counts is what the server keeps, not the garbage of the pings it
+// read and dropped (under the race detector, a collector that ran late once put a bounded
+// server at 50.3 MB in use).
+func (p *memoryPeak) sample(gcAbove uint64) {
 	rss, heap := memoryInUse()
+	if heap > gcAbove {
+		runtime.GC()
+		_, heap = memoryInUse()
+	}
 	p.rss, p.heap = max(p.rss, rss), max(p.heap, heap)
 }
 
