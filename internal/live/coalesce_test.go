@@ -169,24 +169,14 @@ func TestSnapshotNewerThanTheDeltas(t *testing.T) {
 	}
 }
 
-// waitShowAt waits until the hub's show of showID has applied the deltas up to version.
+// waitShowAt waits until the hub knows showID's seat map at version or later (Hub.Version:
+// the show has applied the deltas up to it).
 func waitShowAt(t *testing.T, h *Hub, version int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for {
-		h.mu.Lock()
-		at := 0
-		for _, s := range h.shows {
-			if s.id == showID {
-				at = s.stateVersion
-			}
-		}
-		h.mu.Unlock()
-		if at >= version {
-			return
-		}
+	for at, _ := h.Version(showID); at < version; at, _ = h.Version(showID) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the show applied deltas up to v%d, want v%d within 5s", at, version)
+			t.Fatalf("the hub knows the seat map at v%d, want v%d within 5s", at, version)
 		}
 		time.Sleep(time.Millisecond)
 	}
