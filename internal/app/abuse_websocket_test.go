@@ -86,8 +86,8 @@ func TestAbuseWebsocketPingFlood(t *testing.T) {
 	rss, heap := max(int64(peak.rss)-int64(baseRSS), 0), max(int64(peak.heap)-int64(baseHeap), 0)
 	t.Logf("pings sent %v; peak growth: RSS %.1f MB, heap in use %.1f MB", sent, float64(rss)/1e6, float64(heap)/1e6)
 	// The race detector's shadow memory is in the RSS, and it makes sync.Pool drop what is
-	// put back, so the server's buffers are allocated anew: under it (make test-cluster) the
-	// heap kept measured 40–50 MB where a plain build keeps about 20 MB; its bound is doubled,
+	// put back, so the server's buffers are allocated anew: under it the heap kept after a
+	// collection measured 40–45 MB where a plain build keeps about 20 MB; its bound is doubled,
 	// still far below the 1.8 GB the unbounded flood took.
 	heapBound := int64(50e6)
 	if raceDetector {
@@ -103,8 +103,7 @@ type memoryPeak struct{ rss, heap uint64 }
 
 // sample notes the RSS and the heap in use; a heap above gcAbove is read again after a
 // collection, so what counts is what the server keeps, not the garbage of the pings it
-// read and dropped (under the race detector, a collector that ran late once put a bounded
-// server at 50.3 MB in use).
+// read and dropped.
 func (p *memoryPeak) sample(gcAbove uint64) {
 	rss, heap := memoryInUse()
 	if heap > gcAbove {
