@@ -24,7 +24,8 @@ var tracedMySQL sync.Map
 
 // sqlOpen opens a pool on driverName: through otelsql when traces are recorded, one span
 // per statement with its text (placeholders only: otelsql never records arguments), no
-// spans for rows, prepares and session resets.
+// spans for rows, prepares and session resets, none under a parent the sampler left out
+// (telemetry.TracerProvider).
 func sqlOpen(driverName, dsn string) (*sql.DB, error) {
 	if !telemetry.Enabled() {
 		return sql.Open(driverName, dsn)
@@ -33,7 +34,7 @@ func sqlOpen(driverName, dsn string) (*sql.DB, error) {
 	if driverName == "sqlite" {
 		system = semconv.DBSystemNameSQLite
 	}
-	db, err := otelsql.Open(driverName, dsn, otelsql.WithAttributes(system),
+	db, err := otelsql.Open(driverName, dsn, otelsql.WithTracerProvider(telemetry.TracerProvider()), otelsql.WithAttributes(system),
 		otelsql.WithSpanOptions(otelsql.SpanOptions{DisableErrSkip: true, OmitConnResetSession: true,
 			OmitConnPrepare: true, OmitRows: true}))
 	if err == nil && driverName == "mysql" {

@@ -35,6 +35,9 @@ const (
 	attrErrorCode     = attribute.Key("graphql.error.code")
 )
 
+// serverKind is the operation span's kind, made once (an option is an allocation).
+var serverKind = trace.WithSpanKind(trace.SpanKindServer)
+
 // maxSpanOperationName bounds the operation name in a span's name and attribute.
 const maxSpanOperationName = 100
 
@@ -46,7 +49,7 @@ func (operationSpans) Validate(graphql.ExecutableSchema) error { return nil }
 // answer, a subscription's with its last event.
 func (operationSpans) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil {
+	if oc.Operation == nil || telemetry.Unsampled(ctx) { // no span would be started: nothing to build for it
 		return next(ctx)
 	}
 	kind := string(oc.Operation.Operation)
@@ -58,7 +61,7 @@ func (operationSpans) InterceptOperation(ctx context.Context, next graphql.Opera
 	if name != "" {
 		spanName += " " + name
 	}
-	ctx, span := telemetry.Tracer().Start(ctx, spanName, trace.WithSpanKind(trace.SpanKindServer))
+	ctx, span := telemetry.Tracer().Start(ctx, spanName, serverKind)
 	if span.IsRecording() { // the document's hash only for a span that is kept: most are not sampled
 		sum := sha256.Sum256([]byte(oc.RawQuery))
 		span.SetAttributes(attrOperationType.String(kind), attrDocumentHash.String(hex.EncodeToString(sum[:])))

@@ -102,12 +102,14 @@ func transient(err redis.Error) bool {
 
 // Instrument gives every command and script of c a client span (redisotel) when traces
 // are recorded: the command's name, never its arguments (keys and values hold tokens and
-// users' ids), no span for dials, and none for the caller's source location.
+// users' ids), no span for dials, none for the caller's source location, and none under
+// a parent the sampler left out (telemetry.TracerProvider).
 func Instrument(c redis.UniversalClient) error {
 	if !telemetry.Enabled() || c == nil {
 		return nil
 	}
-	if err := redisotel.InstrumentTracing(c, redisotel.WithDBStatement(false), redisotel.WithCallerEnabled(false),
+	if err := redisotel.InstrumentTracing(c, redisotel.WithTracerProvider(telemetry.TracerProvider()),
+		redisotel.WithDBStatement(false), redisotel.WithCallerEnabled(false),
 		redisotel.WithDialFilter(true)); err != nil {
 		return fmt.Errorf("trace redis: %w", err)
 	}

@@ -45,11 +45,11 @@ func Handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ctx := prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := Tracer().Start(ctx, serverSpanName(r), trace.WithSpanKind(trace.SpanKindServer))
+		ctx := prop.Extract(r.Context(), headerCarrier(r.Header))
+		ctx, span := Tracer().Start(ctx, serverSpanName(r), serverKind)
 		defer span.End()
 		if sc := span.SpanContext(); sc.IsValid() {
-			w.Header().Set("traceresponse", TraceParent(sc))
+			w.Header()[traceResponse] = []string{TraceParent(sc)}
 		}
 		r = r.WithContext(ctx)
 		if !span.IsRecording() {
@@ -74,11 +74,54 @@ func Handler(next http.Handler) http.Handler {
 // the API, the method alone for any other (a client chooses the path: no name of its
 // choosing).
 func serverSpanName(r *http.Request) string {
-	if spanPaths[r.URL.Path] {
-		return r.Method + " " + r.URL.Path
+	if !spanPaths[r.URL.Path] {
+		return r.Method
 	}
-	return r.Method
+	if name, ok := spanNames[[2]string{r.Method, r.URL.Path}]; ok {
+		return name
+	}
+	return r.Method + " " + r.URL.Path
 }
+
+// spanNames are the names of the API's requests, written once: a name built for each
+// request was an allocation of every request, sampled or not.
+var spanNames = func() map[[2]string]string {
+	names := map[[2]string]string{}
+	for path := range spanPaths {
+		for _, m := range []string{http.MethodGet, http.MethodPost} {
+			names[[2]string{m, path}] = m + " " + path
+		}
+	}
+	return names
+}()
+
+// serverKind is the server span's kind, made once (an option is an allocation).
+var serverKind = trace.WithSpanKind(trace.SpanKindServer)
+
+// traceResponse is the answer's header naming its trace, in the form a header map keeps
+// (Header.Set would canonicalise it on every request).
+const traceResponse = "Traceresponse"
+
+// headerCarrier is the request's headers as the propagator reads them: the W3C fields by
+// their canonical keys, written once (propagation.HeaderCarrier canonicalises each key it
+// is asked for, an allocation per field per request).
+type headerCarrier http.Header
+
+var canonicalFields = map[string]string{"traceparent": "Traceparent", "tracestate": "Tracestate", "baggage": "Baggage"}
+
+func (h headerCarrier) Get(key string) string {
+	if k, ok := canonicalFields[key]; ok {
+		if v := h[k]; len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	return http.Header(h).Get(key)
+}
+
+func (h headerCarrier) Set(key, value string) { http.Header(h).Set(key, value) }
+
+func (h headerCarrier) Keys() []string { return propagation.HeaderCarrier(h).Keys() }
 
 // IsUpgrade reports whether r asks for a websocket.
 func IsUpgrade(r *http.Request) bool {

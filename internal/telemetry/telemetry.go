@@ -43,9 +43,63 @@ var enabled atomic.Bool
 // instrumented only then, so an instance without an endpoint pays nothing.
 func Enabled() bool { return enabled.Load() }
 
+// tracer is the project's tracer of the installed provider; nil before Install.
+var tracer atomic.Pointer[sampledOnly]
+
 // Tracer is the tracer of the project's own spans (GraphQL operations, transactions,
-// background work).
-func Tracer() trace.Tracer { return otel.Tracer(instrumentationName) }
+// background work): the installed provider's, taken once (the SDK's provider looks a
+// tracer up under a lock on every call), starting no span under a parent the sampler left
+// out (sampledOnly).
+func Tracer() trace.Tracer {
+	if t := tracer.Load(); t != nil {
+		return t
+	}
+	return otel.Tracer(instrumentationName)
+}
+
+// TracerProvider is the provider of the stores' instrumentation (otelsql, redisotel): the
+// installed one, its tracers starting no span under a parent the sampler left out.
+func TracerProvider() trace.TracerProvider {
+	return sampledOnlyProvider{otel.GetTracerProvider()}
+}
+
+// sampledOnly is a tracer that starts no span under a parent the sampler left out: the
+// parent stands in for the child (its End, attributes and status do nothing). With one
+// trace in a hundred sampled, 99 requests in 100 made a span for every SQL statement,
+// Redis command and transaction that was never recorded (the SDK's sampler, ids and
+// span for each, and the hooks' attributes before it): tracing at 1 % cost holdSeats
+// about a tenth more server CPU than tracing off (make bench BENCH_ONLY=tracing), and as
+// much as not instrumenting the stores at all was worth. The samplers OTEL_TRACES_SAMPLER
+// names decide alike for a child of a parent of this instance that they left out
+// (parent-based ones follow the parent, the ratio one decides on the trace id, which the
+// child shares, always_on leaves nothing out), so no span that would have been recorded is
+// lost. A span without a parent, under a remote parent (a caller's traceparent: the
+// sampler decides the server's span) or asked as a new root (trace.WithNewRoot) is
+// started as asked.
+type sampledOnly struct{ trace.Tracer }
+
+func (t sampledOnly) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	if Unsampled(ctx) {
+		if cfg := trace.NewSpanStartConfig(opts...); !cfg.NewRoot() {
+			return ctx, trace.SpanFromContext(ctx)
+		}
+	}
+	return t.Tracer.Start(ctx, name, opts...)
+}
+
+// Unsampled reports whether ctx is in a span of this instance that the sampler left out:
+// a child of it is never started (sampledOnly), so a caller may skip what it would build
+// for one (its name, its attributes).
+func Unsampled(ctx context.Context) bool {
+	sc := trace.SpanContextFromContext(ctx)
+	return sc.IsValid() && !sc.IsSampled() && !sc.IsRemote()
+}
+
+type sampledOnlyProvider struct{ trace.TracerProvider }
+
+func (p sampledOnlyProvider) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
+	return sampledOnly{p.TracerProvider.Tracer(name, opts...)}
+}
 
 // Propagator is the W3C trace context and baggage, the propagation every instance uses.
 func Propagator() propagation.TextMapPropagator {
@@ -56,9 +110,10 @@ func Propagator() propagation.TextMapPropagator {
 // opened and built after it); the tests install a provider with a span recorder. restore
 // puts back the provider and the switch as they were.
 func Install(tp trace.TracerProvider) (restore func()) {
-	prevTP, prevProp, prevOn := otel.GetTracerProvider(), otel.GetTextMapPropagator(), enabled.Load()
+	prevTP, prevProp, prevOn, prevTracer := otel.GetTracerProvider(), otel.GetTextMapPropagator(), enabled.Load(), tracer.Load()
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(Propagator())
+	tracer.Store(&sampledOnly{tp.Tracer(instrumentationName)})
 	enabled.Store(true)
 	return func() {
 		if !prevOn {
@@ -66,6 +121,7 @@ func Install(tp trace.TracerProvider) (restore func()) {
 		}
 		otel.SetTracerProvider(prevTP)
 		otel.SetTextMapPropagator(prevProp)
+		tracer.Store(prevTracer)
 		enabled.Store(prevOn)
 	}
 }

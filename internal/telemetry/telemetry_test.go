@@ -262,3 +262,41 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
+
+// TestNoChildSpansUnderAnUnsampledParent: under a span of this instance the sampler left
+// out, the project's tracer and the stores' start no span (the parent stands in, its span
+// id unchanged); a new root, a sampled parent's child and a remote parent's child are
+// started as the sampler decides.
+func TestNoChildSpansUnderAnUnsampledParent(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	restore := Install(sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.NeverSample())), sdktrace.WithSpanProcessor(rec)))
+	ctx, parent := Tracer().Start(context.Background(), "POST /query")
+	if parent.SpanContext().IsSampled() || !parent.SpanContext().IsValid() {
+		t.Fatalf("the root %v, want a valid span left out", parent.SpanContext())
+	}
+	for name, tr := range map[string]trace.Tracer{"project": Tracer(), "store": TracerProvider().Tracer("redis")} {
+		if _, child := tr.Start(ctx, "EVALSHA"); !child.SpanContext().Equal(parent.SpanContext()) {
+			t.Errorf("%s tracer: a child %v under an unsampled parent, want the parent %v itself", name, child.SpanContext(), parent.SpanContext())
+		}
+	}
+	if _, root := Tracer().Start(ctx, "reconcile", trace.WithNewRoot()); root.SpanContext().TraceID() == parent.SpanContext().TraceID() {
+		t.Error("a new root under an unsampled parent stayed in its trace")
+	}
+	restore()
+
+	// Every span sampled: each child is a span of its own, recorded.
+	restore = Install(sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(rec)))
+	defer restore()
+	ctx, parent = Tracer().Start(context.Background(), "POST /query")
+	_, child := TracerProvider().Tracer("redis").Start(ctx, "EVALSHA")
+	child.End()
+	if child.SpanContext().SpanID() == parent.SpanContext().SpanID() || len(rec.Ended()) != 1 || rec.Ended()[0].Name() != "EVALSHA" {
+		t.Errorf("a sampled parent's child: %v, recorded %d, want a span of its own, recorded", child.SpanContext(), len(rec.Ended()))
+	}
+	// A caller's unsampled traceparent: the sampler (always on here) decides the server's span.
+	remote := trace.NewSpanContext(trace.SpanContextConfig{TraceID: parent.SpanContext().TraceID(), SpanID: parent.SpanContext().SpanID(), Remote: true})
+	_, server := Tracer().Start(trace.ContextWithRemoteSpanContext(context.Background(), remote), "POST /query")
+	if !server.IsRecording() || server.SpanContext().SpanID() == remote.SpanID() {
+		t.Errorf("under a remote unsampled parent the span %v is not recorded: the sampler was not asked", server.SpanContext())
+	}
+}
