@@ -62,9 +62,16 @@ const limitIndex = "order_user_id_showtime_id"
 // seatsOfUser is the number of seats the user's active orders hold or bought for the
 // showtime, read inside tx (locking, unless the database runs one writer).
 func (s *Service) seatsOfUser(ctx context.Context, tx *ent.Tx, userID string, showID int) (int, error) {
-	q := lockingLimitQuery
-	if s.SingleWriter {
-		q = limitQuery
+	return SeatsOfUser(ctx, tx, userID, showID, !s.SingleWriter)
+}
+
+// SeatsOfUser is the count a hold's transaction makes of the user's seats for the
+// showtime, the new order's included: locking on MySQL (lock), plain on SQLite. Exported
+// for the holdSeats bench, whose baseline commits what a hold commits.
+func SeatsOfUser(ctx context.Context, tx *ent.Tx, userID string, showID int, lock bool) (int, error) {
+	q := limitQuery
+	if lock {
+		q = lockingLimitQuery
 	}
 	rows, err := tx.QueryContext(ctx, q, userID, showID, string(seatflow.OrderPending), string(seatflow.OrderPaid))
 	if err != nil {
@@ -110,13 +117,17 @@ func (s *Service) checkLimit(ctx context.Context, tx *ent.Tx, userID string, st 
 		err: seatflow.Errorf(seatflow.ELIMIT, "at most %d seats per customer for this showtime (you have %d)", st.PurchaseLimit, n-fresh)}
 }
 
-// limitTx are the options of a transaction that counts the purchase limit: READ
-// COMMITTED on MySQL (see above), the defaults on SQLite.
+// LimitTx are the options of a transaction that counts the purchase limit on MySQL:
+// READ COMMITTED (see above).
+var LimitTx = sql.TxOptions{Isolation: sql.LevelReadCommitted}
+
+// limitTx are the options of a transaction that counts the purchase limit: LimitTx on
+// MySQL, the defaults on SQLite.
 func (s *Service) limitTx() *sql.TxOptions {
 	if s.SingleWriter {
 		return nil
 	}
-	return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	return &LimitTx
 }
 
 // retryDeadlock runs a hold's transaction again when MySQL ended it as a deadlock (see
