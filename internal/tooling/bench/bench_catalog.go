@@ -62,6 +62,28 @@ type catalogRun struct {
 	lat      latencies
 	errors   int
 	firstErr string
+	// turns is the throughput of each of its turns, round by round.
+	turns []float64
+}
+
+// medianRatio is the median over the rounds of r's throughput in a round to base's in the
+// same round: a ratio of two loads that took turns, which one slow turn (the host busy
+// elsewhere for a second) moves less than it moves the ratio of their totals.
+func medianRatio(r, base catalogRun) float64 {
+	var ratios []float64
+	for i := range min(len(r.turns), len(base.turns)) {
+		if base.turns[i] > 0 {
+			ratios = append(ratios, r.turns[i]/base.turns[i])
+		}
+	}
+	if len(ratios) == 0 {
+		return 0
+	}
+	slices.Sort(ratios)
+	if n := len(ratios); n%2 == 0 {
+		return (ratios[n/2-1] + ratios[n/2]) / 2
+	}
+	return ratios[len(ratios)/2]
 }
 
 // catalogRounds is how many turns the read path's queries take: each runs for
@@ -112,10 +134,11 @@ func interleave(ctx context.Context, b *benchEnv, probes ...*probe) ([]catalogRu
 // both loads.
 func interleaveRounds(ctx context.Context, clients, rounds int, turn time.Duration, probes ...*probe) ([]catalogRun, error) {
 	type total struct {
-		n    int
-		lat  latencies
-		errs map[string]int
-		took time.Duration
+		n     int
+		lat   latencies
+		errs  map[string]int
+		took  time.Duration
+		turns []float64
 	}
 	totals := make([]total, len(probes))
 	for r := range rounds {
@@ -133,6 +156,9 @@ func interleaveRounds(ctx context.Context, clients, rounds int, turn time.Durati
 			done()
 			t := &totals[i]
 			t.n, t.lat, t.took = t.n+n, append(t.lat, lat...), t.took+took
+			if took > 0 {
+				t.turns = append(t.turns, float64(n)/took.Seconds())
+			}
 			if t.errs == nil {
 				t.errs = map[string]int{}
 			}
@@ -144,7 +170,7 @@ func interleaveRounds(ctx context.Context, clients, rounds int, turn time.Durati
 	runs := make([]catalogRun, len(probes))
 	for i, p := range probes {
 		t := totals[i]
-		r := catalogRun{label: p.label, rps: float64(t.n) / t.took.Seconds(), lat: t.lat, errors: sumErrors(t.errs), firstErr: firstError(t.errs)}
+		r := catalogRun{label: p.label, rps: float64(t.n) / t.took.Seconds(), lat: t.lat, errors: sumErrors(t.errs), firstErr: firstError(t.errs), turns: t.turns}
 		progress("bench:   %-58s %8.0f req/s  p50 %s  p99 %s  errors %d", p.label, r.rps, ms(r.lat.pct(50)), ms(r.lat.pct(99)), r.errors)
 		if t.n == 0 {
 			return nil, fmt.Errorf("%s: no successful request (%s)", p.label, r.firstErr)

@@ -128,3 +128,19 @@ func TestSectionTitle(t *testing.T) {
 		}
 	}
 }
+
+// TestMedianRatio: the ratio round by round leaves out one turn the host slowed, and pairs
+// each turn with the base's of the same round.
+func TestMedianRatio(t *testing.T) {
+	base := catalogRun{turns: []float64{100, 200, 100, 100, 100}}
+	r := catalogRun{turns: []float64{95, 190, 20, 96, 94}} // the third turn slowed by the host
+	if got := medianRatio(r, base); got != 0.95 {
+		t.Errorf("median ratio %.3f, want 0.95", got)
+	}
+	if got := medianRatio(catalogRun{turns: []float64{90, 100}}, catalogRun{turns: []float64{100, 100}}); got != 0.95 {
+		t.Errorf("median ratio of two rounds %.3f, want their mean 0.95", got)
+	}
+	if got := medianRatio(catalogRun{}, base); got != 0 {
+		t.Errorf("median ratio without turns %.3f, want 0", got)
+	}
+}
