@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strings"
@@ -128,9 +129,18 @@ func IsUpgrade(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
-// TraceParent is sc written as a W3C traceparent value.
+// TraceParent is sc written as a W3C traceparent value, in one allocation (every answer
+// carries one: joining the ids' strings took four).
 func TraceParent(sc trace.SpanContext) string {
-	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
+	var b [55]byte // 00-{32 hex}-{16 hex}-{2 hex}
+	tid, sid := sc.TraceID(), sc.SpanID()
+	copy(b[:], "00-")
+	hex.Encode(b[3:35], tid[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], sid[:])
+	b[52] = '-'
+	hex.Encode(b[53:], []byte{byte(sc.TraceFlags())})
+	return string(b[:])
 }
 
 // Transport wraps base (nil: http.DefaultTransport) in client spans that pass the trace

@@ -300,3 +300,21 @@ func TestNoChildSpansUnderAnUnsampledParent(t *testing.T) {
 		t.Errorf("under a remote unsampled parent the span %v is not recorded: the sampler was not asked", server.SpanContext())
 	}
 }
+
+// TestTraceParentFormat: the traceresponse value is the W3C form of the span context, the
+// flags included.
+func TestTraceParentFormat(t *testing.T) {
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	for flags, want := range map[trace.TraceFlags]string{
+		0:                  "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00",
+		trace.FlagsSampled: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+	} {
+		if got := TraceParent(trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: flags})); got != want {
+			t.Errorf("TraceParent = %q, want %q", got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { TraceParent(trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid})) }); n > 1 {
+		t.Errorf("TraceParent allocates %.0f times, want 1", n)
+	}
+}
