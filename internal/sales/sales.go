@@ -98,8 +98,8 @@ func (s *Service) CloseSales(ctx context.Context, showID int) (*seatflow.Showtim
 	return s.Catalog.SetShowtimeStatus(ctx, showID, seatflow.ShowtimeClosed)
 }
 
-// InitSeats builds a showtime's seat hash, if it has none, from the hall template and the
-// active orders. It holds the showtime's lock (shared with the reconciler's rebuild) so
+// InitSeats builds a showtime's seat hash, if it has none, from the hall template, the
+// active orders and the house seats (blocks.go; an active order wins over a block). It holds the showtime's lock (shared with the reconciler's rebuild) so
 // two builders never interleave, and reports whether it built the hash. Each build is
 // counted in MySQL first (the showtime's seat_epoch), and its versions start above that
 // epoch's base: a hash rebuilt after Redis came back empty continues above every version
@@ -121,11 +121,15 @@ func (s *Service) InitSeats(ctx context.Context, showID, hallID int) (bool, erro
 	if err != nil {
 		return false, err
 	}
+	blocked, err := s.Blocked(ctx, showID)
+	if err != nil {
+		return false, err
+	}
 	base, err := s.nextEpoch(ctx, showID)
 	if err != nil {
 		return false, err
 	}
-	return s.Seats.InitAbove(ctx, showID, hall, occ, base)
+	return s.Seats.InitBlocked(ctx, showID, hall, occ, blocked, base)
 }
 
 // nextEpoch counts one more build of the showtime's seat hash and returns the version
