@@ -231,6 +231,7 @@ type ComplexityRoot struct {
 
 	SalesReport struct {
 		Available     func(childComplexity int) int
+		Blocked       func(childComplexity int) int
 		ByTicketType  func(childComplexity int) int
 		CheckedIn     func(childComplexity int) int
 		Held          func(childComplexity int) int
@@ -1405,6 +1406,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SalesReport.Available(childComplexity), true
+	case "SalesReport.blocked":
+		if e.ComplexityRoot.SalesReport.Blocked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalesReport.Blocked(childComplexity), true
 	case "SalesReport.byTicketType":
 		if e.ComplexityRoot.SalesReport.ByTicketType == nil {
 			break
@@ -2739,7 +2746,7 @@ type OrderLine {
 """
 A showtime's sales. sold counts the seats of PAID orders whose payment is not being
 refunded; held the seats of PENDING_PAYMENT orders whose hold has not expired; available
-the sellable seats neither sold nor held (never below 0). revenueCents is the money the
+the sellable seats neither sold, held nor blocked (never below 0); blocked the house seats. revenueCents is the money the
 showtime's orders received minus refundedCents, the payments whose refund is decided (sent
 or not yet). byTicketType splits sold by ticket type; checkedIn counts sold tickets let in.
 """
@@ -2748,8 +2755,10 @@ type SalesReport {
   sold: Int!
   """Seats held, not yet paid."""
   held: Int!
-  """Sellable seats neither sold nor held."""
+  """Sellable seats neither sold, held nor blocked (house seats were counted here before blocked existed)."""
   available: Int!
+  """House seats: sellable seats staff blocked for this showtime (blockSeats), off sale."""
+  blocked: Int!
   """Money received minus refunds, in cents of the showtime's currency."""
   revenueCents: Int!
   """Money refunded or to be refunded, in cents of the showtime's currency."""
@@ -3223,6 +3232,8 @@ func (ec *executionContext) childFields_SalesReport(ctx context.Context, field g
 		return ec.fieldContext_SalesReport_held(ctx, field)
 	case "available":
 		return ec.fieldContext_SalesReport_available(ctx, field)
+	case "blocked":
+		return ec.fieldContext_SalesReport_blocked(ctx, field)
 	case "revenueCents":
 		return ec.fieldContext_SalesReport_revenueCents(ctx, field)
 	case "refundedCents":
@@ -8309,6 +8320,29 @@ func (ec *executionContext) fieldContext_SalesReport_available(_ context.Context
 	return graphql.NewScalarFieldContext("SalesReport", field, false, false, "Int")
 }
 
+func (ec *executionContext) _SalesReport_blocked(ctx context.Context, field graphql.CollectedField, obj *seatflow.SalesReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalesReport_blocked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Blocked, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalesReport_blocked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalesReport", field, false, false, "Int")
+}
+
 func (ec *executionContext) _SalesReport_revenueCents(ctx context.Context, field graphql.CollectedField, obj *seatflow.SalesReport) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12943,6 +12977,11 @@ func (ec *executionContext) _SalesReport(ctx context.Context, sel ast.SelectionS
 			}
 		case "available":
 			out.Values[i] = ec._SalesReport_available(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blocked":
+			out.Values[i] = ec._SalesReport_blocked(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
