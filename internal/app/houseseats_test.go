@@ -300,3 +300,37 @@ func TestHouseSeatsSurviveRebuildAndReconciler(t *testing.T) {
 		t.Fatalf("second run: %+v", rep.RunReconcile)
 	}
 }
+
+// An admin's hold of a blocked seat that never reached MySQL (a crash between hold.lua
+// and the order's commit) leaves the seat held by a token no order has and its row kept:
+// the row waits while the hold may still commit, and once the orphan is released the
+// same run blocks the seat again.
+func TestHouseSeatsOrphanedAdminHoldGoesBackToBlocked(t *testing.T) {
+	a := newTestApp(t)
+	show, seats := a.onSaleShowtime()
+	id := idOf(t, show)
+	a.must(a.admin, blockQ, blockVars(show, seats[7:8], "house"), nil)
+	held := fmt.Sprintf("1|orphan-token|%d", a.clock.Now().UnixMilli())
+	if err := a.Redis.HSet(t.Context(), a.Keys.Seats(id), fmt.Sprint(idOf(t, seats[7])), held).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		RunReconcile struct{ OrphanHoldsReleased, BlocksRepaired int }
+	}
+	a.must(a.admin, `mutation { runReconcile { orphanHoldsReleased blocksRepaired } }`, nil, &rep)
+	if rep.RunReconcile.OrphanHoldsReleased != 0 || rep.RunReconcile.BlocksRepaired != 0 {
+		t.Fatalf("within the grace period: %+v, want nothing done", rep.RunReconcile)
+	}
+	if rows := a.blockedRows(show, seats); len(rows) != 1 {
+		t.Fatalf("the row of a seat held by a hold in flight was dropped: %v", rows)
+	}
+	a.clock.Advance(3 * time.Minute)
+	a.must(a.admin, `mutation { runReconcile { orphanHoldsReleased blocksRepaired } }`, nil, &rep)
+	if rep.RunReconcile.OrphanHoldsReleased != 1 || rep.RunReconcile.BlocksRepaired != 1 {
+		t.Fatalf("after the grace period: %+v, want the orphan released and the seat blocked", rep.RunReconcile)
+	}
+	if st, _ := a.seatStatuses(show); st[seats[7]] != "BLOCKED" {
+		t.Fatalf("seat is %s, want BLOCKED again", st[seats[7]])
+	}
+	a.mustAgree()
+}
