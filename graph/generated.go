@@ -2145,7 +2145,7 @@ type Mutation {
   with an error SEATS_UNAVAILABLE whose extensions.seatIds names the refused seats. An empty
   list, a seat listed twice, a seat not in the showtime's hall or unsellable, or a reason
   empty, over 200 characters or with control characters is BAD_USER_INPUT and blocks
-  nothing. A showtime cancelled or whose sales have ended is INVALID_STATE.
+  nothing. A cancelled showtime is INVALID_STATE.
   """
   blockSeats(
     """The showtime, SCHEDULED, ON_SALE or CLOSED."""
