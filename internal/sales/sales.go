@@ -117,11 +117,13 @@ func (s *Service) InitSeats(ctx context.Context, showID, hallID int) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	occ, err := s.ActiveOccupancy(ctx, showID)
+	// The blocks first: the occupancy is read as late as it can be, so an order ended
+	// meanwhile is seen ended (and an order wins over a block whatever the order of reads).
+	blocked, err := s.Blocked(ctx, showID)
 	if err != nil {
 		return false, err
 	}
-	blocked, err := s.Blocked(ctx, showID)
+	occ, err := s.ActiveOccupancy(ctx, showID)
 	if err != nil {
 		return false, err
 	}
