@@ -9,9 +9,11 @@ const MaxReportDays = 366
 // Available the sellable seats neither sold nor held (never below 0). RevenueCents is the
 // money received minus RefundedCents (the payments whose refund is decided).
 type SalesReport struct {
-	Sold          int               `json:"sold"`
-	Held          int               `json:"held"`
-	Available     int               `json:"available"`
+	Sold      int `json:"sold"`
+	Held      int `json:"held"`
+	Available int `json:"available"`
+	// Blocked counts the showtime's house seats (blockSeats): neither for sale nor sold.
+	Blocked       int               `json:"blocked"`
 	RevenueCents  int               `json:"revenueCents"`
 	RefundedCents int               `json:"refundedCents"`
 	ByTicketType  []TicketTypeSales `json:"byTicketType"`

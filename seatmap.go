@@ -9,6 +9,8 @@ const (
 	SeatHeld        SeatStatus = "HELD"
 	SeatSold        SeatStatus = "SOLD"
 	SeatUnavailable SeatStatus = "UNAVAILABLE"
+	// SeatBlocked is a house seat: kept off sale for one showtime by staff (blockSeats).
+	SeatBlocked SeatStatus = "BLOCKED"
 )
 
 // SeatMapEventKind tells a full seat map from a change.

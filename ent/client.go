@@ -22,6 +22,7 @@ import (
 	"seatflow/ent/paymentevent"
 	"seatflow/ent/reconcilerun"
 	"seatflow/ent/seat"
+	"seatflow/ent/seatblock"
 	"seatflow/ent/seatoccupancy"
 	"seatflow/ent/showtime"
 	"seatflow/ent/ticket"
@@ -62,6 +63,8 @@ type Client struct {
 	ReconcileRun *ReconcileRunClient
 	// Seat is the client for interacting with the Seat builders.
 	Seat *SeatClient
+	// SeatBlock is the client for interacting with the SeatBlock builders.
+	SeatBlock *SeatBlockClient
 	// SeatOccupancy is the client for interacting with the SeatOccupancy builders.
 	SeatOccupancy *SeatOccupancyClient
 	// Showtime is the client for interacting with the Showtime builders.
@@ -92,6 +95,7 @@ func (c *Client) init() {
 	c.PaymentEvent = NewPaymentEventClient(c.config)
 	c.ReconcileRun = NewReconcileRunClient(c.config)
 	c.Seat = NewSeatClient(c.config)
+	c.SeatBlock = NewSeatBlockClient(c.config)
 	c.SeatOccupancy = NewSeatOccupancyClient(c.config)
 	c.Showtime = NewShowtimeClient(c.config)
 	c.Ticket = NewTicketClient(c.config)
@@ -199,6 +203,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		PaymentEvent:  NewPaymentEventClient(cfg),
 		ReconcileRun:  NewReconcileRunClient(cfg),
 		Seat:          NewSeatClient(cfg),
+		SeatBlock:     NewSeatBlockClient(cfg),
 		SeatOccupancy: NewSeatOccupancyClient(cfg),
 		Showtime:      NewShowtimeClient(cfg),
 		Ticket:        NewTicketClient(cfg),
@@ -233,6 +238,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		PaymentEvent:  NewPaymentEventClient(cfg),
 		ReconcileRun:  NewReconcileRunClient(cfg),
 		Seat:          NewSeatClient(cfg),
+		SeatBlock:     NewSeatBlockClient(cfg),
 		SeatOccupancy: NewSeatOccupancyClient(cfg),
 		Showtime:      NewShowtimeClient(cfg),
 		Ticket:        NewTicketClient(cfg),
@@ -267,8 +273,8 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat,
-		c.Payment, c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime,
-		c.Ticket, c.TicketKey,
+		c.Payment, c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatBlock,
+		c.SeatOccupancy, c.Showtime, c.Ticket, c.TicketKey,
 	} {
 		n.Use(hooks...)
 	}
@@ -279,8 +285,8 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat,
-		c.Payment, c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatOccupancy, c.Showtime,
-		c.Ticket, c.TicketKey,
+		c.Payment, c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatBlock,
+		c.SeatOccupancy, c.Showtime, c.Ticket, c.TicketKey,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -311,6 +317,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.ReconcileRun.mutate(ctx, m)
 	case *SeatMutation:
 		return c.Seat.mutate(ctx, m)
+	case *SeatBlockMutation:
+		return c.SeatBlock.mutate(ctx, m)
 	case *SeatOccupancyMutation:
 		return c.SeatOccupancy.mutate(ctx, m)
 	case *ShowtimeMutation:
@@ -1979,6 +1987,139 @@ func (c *SeatClient) mutate(ctx context.Context, m *SeatMutation) (Value, error)
 	}
 }
 
+// SeatBlockClient is a client for the SeatBlock schema.
+type SeatBlockClient struct {
+	config
+}
+
+// NewSeatBlockClient returns a client for the SeatBlock from the given config.
+func NewSeatBlockClient(c config) *SeatBlockClient {
+	return &SeatBlockClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `seatblock.Hooks(f(g(h())))`.
+func (c *SeatBlockClient) Use(hooks ...Hook) {
+	c.hooks.SeatBlock = append(c.hooks.SeatBlock, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `seatblock.Intercept(f(g(h())))`.
+func (c *SeatBlockClient) Intercept(interceptors ...Interceptor) {
+	c.inters.SeatBlock = append(c.inters.SeatBlock, interceptors...)
+}
+
+// Create returns a builder for creating a SeatBlock entity.
+func (c *SeatBlockClient) Create() *SeatBlockCreate {
+	mutation := newSeatBlockMutation(c.config, OpCreate)
+	return &SeatBlockCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of SeatBlock entities.
+func (c *SeatBlockClient) CreateBulk(builders ...*SeatBlockCreate) *SeatBlockCreateBulk {
+	return &SeatBlockCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *SeatBlockClient) MapCreateBulk(slice any, setFunc func(*SeatBlockCreate, int)) *SeatBlockCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &SeatBlockCreateBulk{err: fmt.Errorf("calling to SeatBlockClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*SeatBlockCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &SeatBlockCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for SeatBlock.
+func (c *SeatBlockClient) Update() *SeatBlockUpdate {
+	mutation := newSeatBlockMutation(c.config, OpUpdate)
+	return &SeatBlockUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *SeatBlockClient) UpdateOne(_m *SeatBlock) *SeatBlockUpdateOne {
+	mutation := newSeatBlockMutation(c.config, OpUpdateOne, withSeatBlock(_m))
+	return &SeatBlockUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *SeatBlockClient) UpdateOneID(id int) *SeatBlockUpdateOne {
+	mutation := newSeatBlockMutation(c.config, OpUpdateOne, withSeatBlockID(id))
+	return &SeatBlockUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for SeatBlock.
+func (c *SeatBlockClient) Delete() *SeatBlockDelete {
+	mutation := newSeatBlockMutation(c.config, OpDelete)
+	return &SeatBlockDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *SeatBlockClient) DeleteOne(_m *SeatBlock) *SeatBlockDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *SeatBlockClient) DeleteOneID(id int) *SeatBlockDeleteOne {
+	builder := c.Delete().Where(seatblock.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &SeatBlockDeleteOne{builder}
+}
+
+// Query returns a query builder for SeatBlock.
+func (c *SeatBlockClient) Query() *SeatBlockQuery {
+	return &SeatBlockQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeSeatBlock},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a SeatBlock entity by its id.
+func (c *SeatBlockClient) Get(ctx context.Context, id int) (*SeatBlock, error) {
+	return c.Query().Where(seatblock.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *SeatBlockClient) GetX(ctx context.Context, id int) *SeatBlock {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *SeatBlockClient) Hooks() []Hook {
+	return c.hooks.SeatBlock
+}
+
+// Interceptors returns the client interceptors.
+func (c *SeatBlockClient) Interceptors() []Interceptor {
+	return c.inters.SeatBlock
+}
+
+func (c *SeatBlockClient) mutate(ctx context.Context, m *SeatBlockMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&SeatBlockCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&SeatBlockUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&SeatBlockUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&SeatBlockDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown SeatBlock mutation op: %q", m.Op())
+	}
+}
+
 // SeatOccupancyClient is a client for the SeatOccupancy schema.
 type SeatOccupancyClient struct {
 	config
@@ -2611,12 +2752,12 @@ func (c *TicketKeyClient) mutate(ctx context.Context, m *TicketKeyMutation) (Val
 type (
 	hooks struct {
 		CacheOutbox, Cinema, Hall, Movie, OfflineScan, Order, OrderSeat, Payment,
-		PaymentEvent, ReconcileRun, Seat, SeatOccupancy, Showtime, Ticket,
+		PaymentEvent, ReconcileRun, Seat, SeatBlock, SeatOccupancy, Showtime, Ticket,
 		TicketKey []ent.Hook
 	}
 	inters struct {
 		CacheOutbox, Cinema, Hall, Movie, OfflineScan, Order, OrderSeat, Payment,
-		PaymentEvent, ReconcileRun, Seat, SeatOccupancy, Showtime, Ticket,
+		PaymentEvent, ReconcileRun, Seat, SeatBlock, SeatOccupancy, Showtime, Ticket,
 		TicketKey []ent.Interceptor
 	}
 )

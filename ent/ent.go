@@ -18,6 +18,7 @@ import (
 	"seatflow/ent/paymentevent"
 	"seatflow/ent/reconcilerun"
 	"seatflow/ent/seat"
+	"seatflow/ent/seatblock"
 	"seatflow/ent/seatoccupancy"
 	"seatflow/ent/showtime"
 	"seatflow/ent/ticket"
@@ -98,6 +99,7 @@ func checkColumn(t, c string) error {
 			paymentevent.Table:  paymentevent.ValidColumn,
 			reconcilerun.Table:  reconcilerun.ValidColumn,
 			seat.Table:          seat.ValidColumn,
+			seatblock.Table:     seatblock.ValidColumn,
 			seatoccupancy.Table: seatoccupancy.ValidColumn,
 			showtime.Table:      showtime.ValidColumn,
 			ticket.Table:        ticket.ValidColumn,

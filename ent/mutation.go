@@ -19,6 +19,7 @@ import (
 	"seatflow/ent/predicate"
 	"seatflow/ent/reconcilerun"
 	"seatflow/ent/seat"
+	"seatflow/ent/seatblock"
 	"seatflow/ent/seatoccupancy"
 	"seatflow/ent/showtime"
 	"seatflow/ent/ticket"
@@ -50,6 +51,7 @@ const (
 	TypePaymentEvent  = "PaymentEvent"
 	TypeReconcileRun  = "ReconcileRun"
 	TypeSeat          = "Seat"
+	TypeSeatBlock     = "SeatBlock"
 	TypeSeatOccupancy = "SeatOccupancy"
 	TypeShowtime      = "Showtime"
 	TypeTicket        = "Ticket"
@@ -7013,6 +7015,8 @@ type ReconcileRunMutation struct {
 	addlimits_recounted      *int
 	pending_seats_reheld     *int
 	addpending_seats_reheld  *int
+	blocks_repaired          *int
+	addblocks_repaired       *int
 	refunds_retried          *int
 	addrefunds_retried       *int
 	refunds_outstanding      *int
@@ -7587,6 +7591,62 @@ func (m *ReconcileRunMutation) ResetPendingSeatsReheld() {
 	m.addpending_seats_reheld = nil
 }
 
+// SetBlocksRepaired sets the "blocks_repaired" field.
+func (m *ReconcileRunMutation) SetBlocksRepaired(i int) {
+	m.blocks_repaired = &i
+	m.addblocks_repaired = nil
+}
+
+// BlocksRepaired returns the value of the "blocks_repaired" field in the mutation.
+func (m *ReconcileRunMutation) BlocksRepaired() (r int, exists bool) {
+	v := m.blocks_repaired
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldBlocksRepaired returns the old "blocks_repaired" field's value of the ReconcileRun entity.
+// If the ReconcileRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReconcileRunMutation) OldBlocksRepaired(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldBlocksRepaired is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldBlocksRepaired requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldBlocksRepaired: %w", err)
+	}
+	return oldValue.BlocksRepaired, nil
+}
+
+// AddBlocksRepaired adds i to the "blocks_repaired" field.
+func (m *ReconcileRunMutation) AddBlocksRepaired(i int) {
+	if m.addblocks_repaired != nil {
+		*m.addblocks_repaired += i
+	} else {
+		m.addblocks_repaired = &i
+	}
+}
+
+// AddedBlocksRepaired returns the value that was added to the "blocks_repaired" field in this mutation.
+func (m *ReconcileRunMutation) AddedBlocksRepaired() (r int, exists bool) {
+	v := m.addblocks_repaired
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetBlocksRepaired resets all changes to the "blocks_repaired" field.
+func (m *ReconcileRunMutation) ResetBlocksRepaired() {
+	m.blocks_repaired = nil
+	m.addblocks_repaired = nil
+}
+
 // SetRefundsRetried sets the "refunds_retried" field.
 func (m *ReconcileRunMutation) SetRefundsRetried(i int) {
 	m.refunds_retried = &i
@@ -7798,7 +7858,7 @@ func (m *ReconcileRunMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ReconcileRunMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.started_at != nil {
 		fields = append(fields, reconcilerun.FieldStartedAt)
 	}
@@ -7825,6 +7885,9 @@ func (m *ReconcileRunMutation) Fields() []string {
 	}
 	if m.pending_seats_reheld != nil {
 		fields = append(fields, reconcilerun.FieldPendingSeatsReheld)
+	}
+	if m.blocks_repaired != nil {
+		fields = append(fields, reconcilerun.FieldBlocksRepaired)
 	}
 	if m.refunds_retried != nil {
 		fields = append(fields, reconcilerun.FieldRefundsRetried)
@@ -7861,6 +7924,8 @@ func (m *ReconcileRunMutation) Field(name string) (ent.Value, bool) {
 		return m.LimitsRecounted()
 	case reconcilerun.FieldPendingSeatsReheld:
 		return m.PendingSeatsReheld()
+	case reconcilerun.FieldBlocksRepaired:
+		return m.BlocksRepaired()
 	case reconcilerun.FieldRefundsRetried:
 		return m.RefundsRetried()
 	case reconcilerun.FieldRefundsOutstanding:
@@ -7894,6 +7959,8 @@ func (m *ReconcileRunMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldLimitsRecounted(ctx)
 	case reconcilerun.FieldPendingSeatsReheld:
 		return m.OldPendingSeatsReheld(ctx)
+	case reconcilerun.FieldBlocksRepaired:
+		return m.OldBlocksRepaired(ctx)
 	case reconcilerun.FieldRefundsRetried:
 		return m.OldRefundsRetried(ctx)
 	case reconcilerun.FieldRefundsOutstanding:
@@ -7972,6 +8039,13 @@ func (m *ReconcileRunMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPendingSeatsReheld(v)
 		return nil
+	case reconcilerun.FieldBlocksRepaired:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetBlocksRepaired(v)
+		return nil
 	case reconcilerun.FieldRefundsRetried:
 		v, ok := value.(int)
 		if !ok {
@@ -8022,6 +8096,9 @@ func (m *ReconcileRunMutation) AddedFields() []string {
 	if m.addpending_seats_reheld != nil {
 		fields = append(fields, reconcilerun.FieldPendingSeatsReheld)
 	}
+	if m.addblocks_repaired != nil {
+		fields = append(fields, reconcilerun.FieldBlocksRepaired)
+	}
 	if m.addrefunds_retried != nil {
 		fields = append(fields, reconcilerun.FieldRefundsRetried)
 	}
@@ -8050,6 +8127,8 @@ func (m *ReconcileRunMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedLimitsRecounted()
 	case reconcilerun.FieldPendingSeatsReheld:
 		return m.AddedPendingSeatsReheld()
+	case reconcilerun.FieldBlocksRepaired:
+		return m.AddedBlocksRepaired()
 	case reconcilerun.FieldRefundsRetried:
 		return m.AddedRefundsRetried()
 	case reconcilerun.FieldRefundsOutstanding:
@@ -8111,6 +8190,13 @@ func (m *ReconcileRunMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddPendingSeatsReheld(v)
+		return nil
+	case reconcilerun.FieldBlocksRepaired:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddBlocksRepaired(v)
 		return nil
 	case reconcilerun.FieldRefundsRetried:
 		v, ok := value.(int)
@@ -8188,6 +8274,9 @@ func (m *ReconcileRunMutation) ResetField(name string) error {
 		return nil
 	case reconcilerun.FieldPendingSeatsReheld:
 		m.ResetPendingSeatsReheld()
+		return nil
+	case reconcilerun.FieldBlocksRepaired:
+		m.ResetBlocksRepaired()
 		return nil
 	case reconcilerun.FieldRefundsRetried:
 		m.ResetRefundsRetried()
@@ -9054,6 +9143,617 @@ func (m *SeatMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown Seat edge %s", name)
+}
+
+// SeatBlockMutation represents an operation that mutates the SeatBlock nodes in the graph.
+type SeatBlockMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	showtime_id    *int
+	addshowtime_id *int
+	seat_id        *int
+	addseat_id     *int
+	reason         *string
+	created_by     *string
+	created_at     *time.Time
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*SeatBlock, error)
+	predicates     []predicate.SeatBlock
+}
+
+var _ ent.Mutation = (*SeatBlockMutation)(nil)
+
+// seatblockOption allows management of the mutation configuration using functional options.
+type seatblockOption func(*SeatBlockMutation)
+
+// newSeatBlockMutation creates new mutation for the SeatBlock entity.
+func newSeatBlockMutation(c config, op Op, opts ...seatblockOption) *SeatBlockMutation {
+	m := &SeatBlockMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeSeatBlock,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withSeatBlockID sets the ID field of the mutation.
+func withSeatBlockID(id int) seatblockOption {
+	return func(m *SeatBlockMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *SeatBlock
+		)
+		m.oldValue = func(ctx context.Context) (*SeatBlock, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().SeatBlock.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withSeatBlock sets the old SeatBlock of the mutation.
+func withSeatBlock(node *SeatBlock) seatblockOption {
+	return func(m *SeatBlockMutation) {
+		m.oldValue = func(context.Context) (*SeatBlock, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m SeatBlockMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m SeatBlockMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *SeatBlockMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *SeatBlockMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().SeatBlock.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetShowtimeID sets the "showtime_id" field.
+func (m *SeatBlockMutation) SetShowtimeID(i int) {
+	m.showtime_id = &i
+	m.addshowtime_id = nil
+}
+
+// ShowtimeID returns the value of the "showtime_id" field in the mutation.
+func (m *SeatBlockMutation) ShowtimeID() (r int, exists bool) {
+	v := m.showtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShowtimeID returns the old "showtime_id" field's value of the SeatBlock entity.
+// If the SeatBlock object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SeatBlockMutation) OldShowtimeID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShowtimeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShowtimeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShowtimeID: %w", err)
+	}
+	return oldValue.ShowtimeID, nil
+}
+
+// AddShowtimeID adds i to the "showtime_id" field.
+func (m *SeatBlockMutation) AddShowtimeID(i int) {
+	if m.addshowtime_id != nil {
+		*m.addshowtime_id += i
+	} else {
+		m.addshowtime_id = &i
+	}
+}
+
+// AddedShowtimeID returns the value that was added to the "showtime_id" field in this mutation.
+func (m *SeatBlockMutation) AddedShowtimeID() (r int, exists bool) {
+	v := m.addshowtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetShowtimeID resets all changes to the "showtime_id" field.
+func (m *SeatBlockMutation) ResetShowtimeID() {
+	m.showtime_id = nil
+	m.addshowtime_id = nil
+}
+
+// SetSeatID sets the "seat_id" field.
+func (m *SeatBlockMutation) SetSeatID(i int) {
+	m.seat_id = &i
+	m.addseat_id = nil
+}
+
+// SeatID returns the value of the "seat_id" field in the mutation.
+func (m *SeatBlockMutation) SeatID() (r int, exists bool) {
+	v := m.seat_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeatID returns the old "seat_id" field's value of the SeatBlock entity.
+// If the SeatBlock object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SeatBlockMutation) OldSeatID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeatID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeatID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeatID: %w", err)
+	}
+	return oldValue.SeatID, nil
+}
+
+// AddSeatID adds i to the "seat_id" field.
+func (m *SeatBlockMutation) AddSeatID(i int) {
+	if m.addseat_id != nil {
+		*m.addseat_id += i
+	} else {
+		m.addseat_id = &i
+	}
+}
+
+// AddedSeatID returns the value that was added to the "seat_id" field in this mutation.
+func (m *SeatBlockMutation) AddedSeatID() (r int, exists bool) {
+	v := m.addseat_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeatID resets all changes to the "seat_id" field.
+func (m *SeatBlockMutation) ResetSeatID() {
+	m.seat_id = nil
+	m.addseat_id = nil
+}
+
+// SetReason sets the "reason" field.
+func (m *SeatBlockMutation) SetReason(s string) {
+	m.reason = &s
+}
+
+// Reason returns the value of the "reason" field in the mutation.
+func (m *SeatBlockMutation) Reason() (r string, exists bool) {
+	v := m.reason
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReason returns the old "reason" field's value of the SeatBlock entity.
+// If the SeatBlock object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SeatBlockMutation) OldReason(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReason is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReason requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReason: %w", err)
+	}
+	return oldValue.Reason, nil
+}
+
+// ResetReason resets all changes to the "reason" field.
+func (m *SeatBlockMutation) ResetReason() {
+	m.reason = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *SeatBlockMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *SeatBlockMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the SeatBlock entity.
+// If the SeatBlock object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SeatBlockMutation) OldCreatedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *SeatBlockMutation) ResetCreatedBy() {
+	m.created_by = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *SeatBlockMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *SeatBlockMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the SeatBlock entity.
+// If the SeatBlock object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *SeatBlockMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *SeatBlockMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// Where appends a list predicates to the SeatBlockMutation builder.
+func (m *SeatBlockMutation) Where(ps ...predicate.SeatBlock) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the SeatBlockMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *SeatBlockMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.SeatBlock, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *SeatBlockMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *SeatBlockMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (SeatBlock).
+func (m *SeatBlockMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *SeatBlockMutation) Fields() []string {
+	fields := make([]string, 0, 5)
+	if m.showtime_id != nil {
+		fields = append(fields, seatblock.FieldShowtimeID)
+	}
+	if m.seat_id != nil {
+		fields = append(fields, seatblock.FieldSeatID)
+	}
+	if m.reason != nil {
+		fields = append(fields, seatblock.FieldReason)
+	}
+	if m.created_by != nil {
+		fields = append(fields, seatblock.FieldCreatedBy)
+	}
+	if m.created_at != nil {
+		fields = append(fields, seatblock.FieldCreatedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *SeatBlockMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case seatblock.FieldShowtimeID:
+		return m.ShowtimeID()
+	case seatblock.FieldSeatID:
+		return m.SeatID()
+	case seatblock.FieldReason:
+		return m.Reason()
+	case seatblock.FieldCreatedBy:
+		return m.CreatedBy()
+	case seatblock.FieldCreatedAt:
+		return m.CreatedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *SeatBlockMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case seatblock.FieldShowtimeID:
+		return m.OldShowtimeID(ctx)
+	case seatblock.FieldSeatID:
+		return m.OldSeatID(ctx)
+	case seatblock.FieldReason:
+		return m.OldReason(ctx)
+	case seatblock.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case seatblock.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown SeatBlock field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SeatBlockMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case seatblock.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShowtimeID(v)
+		return nil
+	case seatblock.FieldSeatID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeatID(v)
+		return nil
+	case seatblock.FieldReason:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReason(v)
+		return nil
+	case seatblock.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case seatblock.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SeatBlock field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *SeatBlockMutation) AddedFields() []string {
+	var fields []string
+	if m.addshowtime_id != nil {
+		fields = append(fields, seatblock.FieldShowtimeID)
+	}
+	if m.addseat_id != nil {
+		fields = append(fields, seatblock.FieldSeatID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *SeatBlockMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case seatblock.FieldShowtimeID:
+		return m.AddedShowtimeID()
+	case seatblock.FieldSeatID:
+		return m.AddedSeatID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *SeatBlockMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case seatblock.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddShowtimeID(v)
+		return nil
+	case seatblock.FieldSeatID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeatID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown SeatBlock numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *SeatBlockMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *SeatBlockMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *SeatBlockMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown SeatBlock nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *SeatBlockMutation) ResetField(name string) error {
+	switch name {
+	case seatblock.FieldShowtimeID:
+		m.ResetShowtimeID()
+		return nil
+	case seatblock.FieldSeatID:
+		m.ResetSeatID()
+		return nil
+	case seatblock.FieldReason:
+		m.ResetReason()
+		return nil
+	case seatblock.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case seatblock.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown SeatBlock field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *SeatBlockMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *SeatBlockMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *SeatBlockMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *SeatBlockMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *SeatBlockMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *SeatBlockMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *SeatBlockMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown SeatBlock unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *SeatBlockMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown SeatBlock edge %s", name)
 }
 
 // SeatOccupancyMutation represents an operation that mutates the SeatOccupancy nodes in the graph.

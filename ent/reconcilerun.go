@@ -36,6 +36,8 @@ type ReconcileRun struct {
 	LimitsRecounted int `json:"limits_recounted,omitempty"`
 	// PendingSeatsReheld holds the value of the "pending_seats_reheld" field.
 	PendingSeatsReheld int `json:"pending_seats_reheld,omitempty"`
+	// BlocksRepaired holds the value of the "blocks_repaired" field.
+	BlocksRepaired int `json:"blocks_repaired,omitempty"`
 	// RefundsRetried holds the value of the "refunds_retried" field.
 	RefundsRetried int `json:"refunds_retried,omitempty"`
 	// RefundsOutstanding holds the value of the "refunds_outstanding" field.
@@ -52,7 +54,7 @@ func (*ReconcileRun) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case reconcilerun.FieldShowtimes:
 			values[i] = new([]byte)
-		case reconcilerun.FieldID, reconcilerun.FieldExpiredCancelled, reconcilerun.FieldPaidSeatsFixed, reconcilerun.FieldHashesRebuilt, reconcilerun.FieldOrphanHoldsReleased, reconcilerun.FieldSoldOrphansReleased, reconcilerun.FieldLimitsRecounted, reconcilerun.FieldPendingSeatsReheld, reconcilerun.FieldRefundsRetried, reconcilerun.FieldRefundsOutstanding:
+		case reconcilerun.FieldID, reconcilerun.FieldExpiredCancelled, reconcilerun.FieldPaidSeatsFixed, reconcilerun.FieldHashesRebuilt, reconcilerun.FieldOrphanHoldsReleased, reconcilerun.FieldSoldOrphansReleased, reconcilerun.FieldLimitsRecounted, reconcilerun.FieldPendingSeatsReheld, reconcilerun.FieldBlocksRepaired, reconcilerun.FieldRefundsRetried, reconcilerun.FieldRefundsOutstanding:
 			values[i] = new(sql.NullInt64)
 		case reconcilerun.FieldStartedAt, reconcilerun.FieldFinishedAt:
 			values[i] = new(sql.NullTime)
@@ -130,6 +132,12 @@ func (_m *ReconcileRun) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field pending_seats_reheld", values[i])
 			} else if value.Valid {
 				_m.PendingSeatsReheld = int(value.Int64)
+			}
+		case reconcilerun.FieldBlocksRepaired:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field blocks_repaired", values[i])
+			} else if value.Valid {
+				_m.BlocksRepaired = int(value.Int64)
 			}
 		case reconcilerun.FieldRefundsRetried:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
@@ -213,6 +221,9 @@ func (_m *ReconcileRun) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("pending_seats_reheld=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PendingSeatsReheld))
+	builder.WriteString(", ")
+	builder.WriteString("blocks_repaired=")
+	builder.WriteString(fmt.Sprintf("%v", _m.BlocksRepaired))
 	builder.WriteString(", ")
 	builder.WriteString("refunds_retried=")
 	builder.WriteString(fmt.Sprintf("%v", _m.RefundsRetried))

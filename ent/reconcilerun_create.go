@@ -132,6 +132,20 @@ func (_c *ReconcileRunCreate) SetNillablePendingSeatsReheld(v *int) *ReconcileRu
 	return _c
 }
 
+// SetBlocksRepaired sets the "blocks_repaired" field.
+func (_c *ReconcileRunCreate) SetBlocksRepaired(v int) *ReconcileRunCreate {
+	_c.mutation.SetBlocksRepaired(v)
+	return _c
+}
+
+// SetNillableBlocksRepaired sets the "blocks_repaired" field if the given value is not nil.
+func (_c *ReconcileRunCreate) SetNillableBlocksRepaired(v *int) *ReconcileRunCreate {
+	if v != nil {
+		_c.SetBlocksRepaired(*v)
+	}
+	return _c
+}
+
 // SetRefundsRetried sets the "refunds_retried" field.
 func (_c *ReconcileRunCreate) SetRefundsRetried(v int) *ReconcileRunCreate {
 	_c.mutation.SetRefundsRetried(v)
@@ -229,6 +243,10 @@ func (_c *ReconcileRunCreate) defaults() {
 		v := reconcilerun.DefaultPendingSeatsReheld
 		_c.mutation.SetPendingSeatsReheld(v)
 	}
+	if _, ok := _c.mutation.BlocksRepaired(); !ok {
+		v := reconcilerun.DefaultBlocksRepaired
+		_c.mutation.SetBlocksRepaired(v)
+	}
 	if _, ok := _c.mutation.RefundsRetried(); !ok {
 		v := reconcilerun.DefaultRefundsRetried
 		_c.mutation.SetRefundsRetried(v)
@@ -267,6 +285,9 @@ func (_c *ReconcileRunCreate) check() error {
 	}
 	if _, ok := _c.mutation.PendingSeatsReheld(); !ok {
 		return &ValidationError{Name: "pending_seats_reheld", err: errors.New(`ent: missing required field "ReconcileRun.pending_seats_reheld"`)}
+	}
+	if _, ok := _c.mutation.BlocksRepaired(); !ok {
+		return &ValidationError{Name: "blocks_repaired", err: errors.New(`ent: missing required field "ReconcileRun.blocks_repaired"`)}
 	}
 	if _, ok := _c.mutation.RefundsRetried(); !ok {
 		return &ValidationError{Name: "refunds_retried", err: errors.New(`ent: missing required field "ReconcileRun.refunds_retried"`)}
@@ -336,6 +357,10 @@ func (_c *ReconcileRunCreate) createSpec() (*ReconcileRun, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.PendingSeatsReheld(); ok {
 		_spec.SetField(reconcilerun.FieldPendingSeatsReheld, field.TypeInt, value)
 		_node.PendingSeatsReheld = value
+	}
+	if value, ok := _c.mutation.BlocksRepaired(); ok {
+		_spec.SetField(reconcilerun.FieldBlocksRepaired, field.TypeInt, value)
+		_node.BlocksRepaired = value
 	}
 	if value, ok := _c.mutation.RefundsRetried(); ok {
 		_spec.SetField(reconcilerun.FieldRefundsRetried, field.TypeInt, value)
@@ -548,6 +573,24 @@ func (u *ReconcileRunUpsert) UpdatePendingSeatsReheld() *ReconcileRunUpsert {
 // AddPendingSeatsReheld adds v to the "pending_seats_reheld" field.
 func (u *ReconcileRunUpsert) AddPendingSeatsReheld(v int) *ReconcileRunUpsert {
 	u.Add(reconcilerun.FieldPendingSeatsReheld, v)
+	return u
+}
+
+// SetBlocksRepaired sets the "blocks_repaired" field.
+func (u *ReconcileRunUpsert) SetBlocksRepaired(v int) *ReconcileRunUpsert {
+	u.Set(reconcilerun.FieldBlocksRepaired, v)
+	return u
+}
+
+// UpdateBlocksRepaired sets the "blocks_repaired" field to the value that was provided on create.
+func (u *ReconcileRunUpsert) UpdateBlocksRepaired() *ReconcileRunUpsert {
+	u.SetExcluded(reconcilerun.FieldBlocksRepaired)
+	return u
+}
+
+// AddBlocksRepaired adds v to the "blocks_repaired" field.
+func (u *ReconcileRunUpsert) AddBlocksRepaired(v int) *ReconcileRunUpsert {
+	u.Add(reconcilerun.FieldBlocksRepaired, v)
 	return u
 }
 
@@ -817,6 +860,27 @@ func (u *ReconcileRunUpsertOne) AddPendingSeatsReheld(v int) *ReconcileRunUpsert
 func (u *ReconcileRunUpsertOne) UpdatePendingSeatsReheld() *ReconcileRunUpsertOne {
 	return u.Update(func(s *ReconcileRunUpsert) {
 		s.UpdatePendingSeatsReheld()
+	})
+}
+
+// SetBlocksRepaired sets the "blocks_repaired" field.
+func (u *ReconcileRunUpsertOne) SetBlocksRepaired(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetBlocksRepaired(v)
+	})
+}
+
+// AddBlocksRepaired adds v to the "blocks_repaired" field.
+func (u *ReconcileRunUpsertOne) AddBlocksRepaired(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddBlocksRepaired(v)
+	})
+}
+
+// UpdateBlocksRepaired sets the "blocks_repaired" field to the value that was provided on create.
+func (u *ReconcileRunUpsertOne) UpdateBlocksRepaired() *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdateBlocksRepaired()
 	})
 }
 
@@ -1259,6 +1323,27 @@ func (u *ReconcileRunUpsertBulk) AddPendingSeatsReheld(v int) *ReconcileRunUpser
 func (u *ReconcileRunUpsertBulk) UpdatePendingSeatsReheld() *ReconcileRunUpsertBulk {
 	return u.Update(func(s *ReconcileRunUpsert) {
 		s.UpdatePendingSeatsReheld()
+	})
+}
+
+// SetBlocksRepaired sets the "blocks_repaired" field.
+func (u *ReconcileRunUpsertBulk) SetBlocksRepaired(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetBlocksRepaired(v)
+	})
+}
+
+// AddBlocksRepaired adds v to the "blocks_repaired" field.
+func (u *ReconcileRunUpsertBulk) AddBlocksRepaired(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddBlocksRepaired(v)
+	})
+}
+
+// UpdateBlocksRepaired sets the "blocks_repaired" field to the value that was provided on create.
+func (u *ReconcileRunUpsertBulk) UpdateBlocksRepaired() *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdateBlocksRepaired()
 	})
 }
 

@@ -205,6 +205,27 @@ func (_u *ReconcileRunUpdate) AddPendingSeatsReheld(v int) *ReconcileRunUpdate {
 	return _u
 }
 
+// SetBlocksRepaired sets the "blocks_repaired" field.
+func (_u *ReconcileRunUpdate) SetBlocksRepaired(v int) *ReconcileRunUpdate {
+	_u.mutation.ResetBlocksRepaired()
+	_u.mutation.SetBlocksRepaired(v)
+	return _u
+}
+
+// SetNillableBlocksRepaired sets the "blocks_repaired" field if the given value is not nil.
+func (_u *ReconcileRunUpdate) SetNillableBlocksRepaired(v *int) *ReconcileRunUpdate {
+	if v != nil {
+		_u.SetBlocksRepaired(*v)
+	}
+	return _u
+}
+
+// AddBlocksRepaired adds value to the "blocks_repaired" field.
+func (_u *ReconcileRunUpdate) AddBlocksRepaired(v int) *ReconcileRunUpdate {
+	_u.mutation.AddBlocksRepaired(v)
+	return _u
+}
+
 // SetRefundsRetried sets the "refunds_retried" field.
 func (_u *ReconcileRunUpdate) SetRefundsRetried(v int) *ReconcileRunUpdate {
 	_u.mutation.ResetRefundsRetried()
@@ -359,6 +380,12 @@ func (_u *ReconcileRunUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if value, ok := _u.mutation.AddedPendingSeatsReheld(); ok {
 		_spec.AddField(reconcilerun.FieldPendingSeatsReheld, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.BlocksRepaired(); ok {
+		_spec.SetField(reconcilerun.FieldBlocksRepaired, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedBlocksRepaired(); ok {
+		_spec.AddField(reconcilerun.FieldBlocksRepaired, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.RefundsRetried(); ok {
 		_spec.SetField(reconcilerun.FieldRefundsRetried, field.TypeInt, value)
@@ -580,6 +607,27 @@ func (_u *ReconcileRunUpdateOne) AddPendingSeatsReheld(v int) *ReconcileRunUpdat
 	return _u
 }
 
+// SetBlocksRepaired sets the "blocks_repaired" field.
+func (_u *ReconcileRunUpdateOne) SetBlocksRepaired(v int) *ReconcileRunUpdateOne {
+	_u.mutation.ResetBlocksRepaired()
+	_u.mutation.SetBlocksRepaired(v)
+	return _u
+}
+
+// SetNillableBlocksRepaired sets the "blocks_repaired" field if the given value is not nil.
+func (_u *ReconcileRunUpdateOne) SetNillableBlocksRepaired(v *int) *ReconcileRunUpdateOne {
+	if v != nil {
+		_u.SetBlocksRepaired(*v)
+	}
+	return _u
+}
+
+// AddBlocksRepaired adds value to the "blocks_repaired" field.
+func (_u *ReconcileRunUpdateOne) AddBlocksRepaired(v int) *ReconcileRunUpdateOne {
+	_u.mutation.AddBlocksRepaired(v)
+	return _u
+}
+
 // SetRefundsRetried sets the "refunds_retried" field.
 func (_u *ReconcileRunUpdateOne) SetRefundsRetried(v int) *ReconcileRunUpdateOne {
 	_u.mutation.ResetRefundsRetried()
@@ -764,6 +812,12 @@ func (_u *ReconcileRunUpdateOne) sqlSave(ctx context.Context) (_node *ReconcileR
 	}
 	if value, ok := _u.mutation.AddedPendingSeatsReheld(); ok {
 		_spec.AddField(reconcilerun.FieldPendingSeatsReheld, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.BlocksRepaired(); ok {
+		_spec.SetField(reconcilerun.FieldBlocksRepaired, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedBlocksRepaired(); ok {
+		_spec.AddField(reconcilerun.FieldBlocksRepaired, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.RefundsRetried(); ok {
 		_spec.SetField(reconcilerun.FieldRefundsRetried, field.TypeInt, value)

@@ -14,6 +14,7 @@ import (
 	"seatflow/ent/reconcilerun"
 	"seatflow/ent/schema"
 	"seatflow/ent/seat"
+	"seatflow/ent/seatblock"
 	"seatflow/ent/showtime"
 	"seatflow/ent/ticket"
 	"seatflow/ent/ticketkey"
@@ -373,12 +374,16 @@ func init() {
 	reconcilerunDescPendingSeatsReheld := reconcilerunFields[8].Descriptor()
 	// reconcilerun.DefaultPendingSeatsReheld holds the default value on creation for the pending_seats_reheld field.
 	reconcilerun.DefaultPendingSeatsReheld = reconcilerunDescPendingSeatsReheld.Default.(int)
+	// reconcilerunDescBlocksRepaired is the schema descriptor for blocks_repaired field.
+	reconcilerunDescBlocksRepaired := reconcilerunFields[9].Descriptor()
+	// reconcilerun.DefaultBlocksRepaired holds the default value on creation for the blocks_repaired field.
+	reconcilerun.DefaultBlocksRepaired = reconcilerunDescBlocksRepaired.Default.(int)
 	// reconcilerunDescRefundsRetried is the schema descriptor for refunds_retried field.
-	reconcilerunDescRefundsRetried := reconcilerunFields[9].Descriptor()
+	reconcilerunDescRefundsRetried := reconcilerunFields[10].Descriptor()
 	// reconcilerun.DefaultRefundsRetried holds the default value on creation for the refunds_retried field.
 	reconcilerun.DefaultRefundsRetried = reconcilerunDescRefundsRetried.Default.(int)
 	// reconcilerunDescRefundsOutstanding is the schema descriptor for refunds_outstanding field.
-	reconcilerunDescRefundsOutstanding := reconcilerunFields[10].Descriptor()
+	reconcilerunDescRefundsOutstanding := reconcilerunFields[11].Descriptor()
 	// reconcilerun.DefaultRefundsOutstanding holds the default value on creation for the refunds_outstanding field.
 	reconcilerun.DefaultRefundsOutstanding = reconcilerunDescRefundsOutstanding.Default.(int)
 	seatFields := schema.Seat{}.Fields()
@@ -409,6 +414,16 @@ func init() {
 	seatDescSellable := seatFields[6].Descriptor()
 	// seat.DefaultSellable holds the default value on creation for the sellable field.
 	seat.DefaultSellable = seatDescSellable.Default.(bool)
+	seatblockFields := schema.SeatBlock{}.Fields()
+	_ = seatblockFields
+	// seatblockDescCreatedBy is the schema descriptor for created_by field.
+	seatblockDescCreatedBy := seatblockFields[3].Descriptor()
+	// seatblock.CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
+	seatblock.CreatedByValidator = seatblockDescCreatedBy.Validators[0].(func(string) error)
+	// seatblockDescCreatedAt is the schema descriptor for created_at field.
+	seatblockDescCreatedAt := seatblockFields[4].Descriptor()
+	// seatblock.DefaultCreatedAt holds the default value on creation for the created_at field.
+	seatblock.DefaultCreatedAt = seatblockDescCreatedAt.Default.(func() time.Time)
 	showtimeFields := schema.Showtime{}.Fields()
 	_ = showtimeFields
 	// showtimeDescPurchaseLimit is the schema descriptor for purchase_limit field.

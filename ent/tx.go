@@ -36,6 +36,8 @@ type Tx struct {
 	ReconcileRun *ReconcileRunClient
 	// Seat is the client for interacting with the Seat builders.
 	Seat *SeatClient
+	// SeatBlock is the client for interacting with the SeatBlock builders.
+	SeatBlock *SeatBlockClient
 	// SeatOccupancy is the client for interacting with the SeatOccupancy builders.
 	SeatOccupancy *SeatOccupancyClient
 	// Showtime is the client for interacting with the Showtime builders.
@@ -186,6 +188,7 @@ func (tx *Tx) init() {
 	tx.PaymentEvent = NewPaymentEventClient(tx.config)
 	tx.ReconcileRun = NewReconcileRunClient(tx.config)
 	tx.Seat = NewSeatClient(tx.config)
+	tx.SeatBlock = NewSeatBlockClient(tx.config)
 	tx.SeatOccupancy = NewSeatOccupancyClient(tx.config)
 	tx.Showtime = NewShowtimeClient(tx.config)
 	tx.Ticket = NewTicketClient(tx.config)

@@ -109,6 +109,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		BlockSeats         func(childComplexity int, showtimeID int, seatIds []int, reason string) int
 		CancelOrder        func(childComplexity int, orderID int) int
 		CancelShowtime     func(childComplexity int, id int) int
 		CheckIn            func(childComplexity int, showtimeID int, code string, nonce *string) int
@@ -127,6 +128,7 @@ type ComplexityRoot struct {
 		RunReconcile       func(childComplexity int) int
 		SetMovieStatus     func(childComplexity int, id int, status seatflow.MovieStatus) int
 		StartPayment       func(childComplexity int, orderID int) int
+		UnblockSeats       func(childComplexity int, showtimeID int, seatIds []int) int
 		UpdateCinema       func(childComplexity int, id int, input catalog.CinemaInput) int
 		UpdateMovie        func(childComplexity int, id int, input catalog.MovieInput) int
 		UploadCheckIns     func(childComplexity int, showtimeID int, scans []*seatflow.OfflineScan) int
@@ -207,6 +209,7 @@ type ComplexityRoot struct {
 	}
 
 	ReconcileReport struct {
+		BlocksRepaired      func(childComplexity int) int
 		ExpiredCancelled    func(childComplexity int) int
 		FinishedAt          func(childComplexity int) int
 		HashesRebuilt       func(childComplexity int) int
@@ -228,6 +231,7 @@ type ComplexityRoot struct {
 
 	SalesReport struct {
 		Available     func(childComplexity int) int
+		Blocked       func(childComplexity int) int
 		ByTicketType  func(childComplexity int) int
 		CheckedIn     func(childComplexity int) int
 		Held          func(childComplexity int) int
@@ -360,6 +364,8 @@ type MutationResolver interface {
 	CloseSales(ctx context.Context, showtimeID int) (*seatflow.Showtime, error)
 	CancelShowtime(ctx context.Context, id int) (*seatflow.Showtime, error)
 	RunReconcile(ctx context.Context) (*reconcile.Report, error)
+	BlockSeats(ctx context.Context, showtimeID int, seatIds []int, reason string) (*seatflow.SeatMap, error)
+	UnblockSeats(ctx context.Context, showtimeID int, seatIds []int) (*seatflow.SeatMap, error)
 	RefundOrder(ctx context.Context, orderID int) (*seatflow.Order, error)
 	CheckIn(ctx context.Context, showtimeID int, code string, nonce *string) (*seatflow.CheckInResult, error)
 	UploadCheckIns(ctx context.Context, showtimeID int, scans []*seatflow.OfflineScan) ([]*seatflow.CheckInResult, error)
@@ -662,6 +668,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MovieEdge.Node(childComplexity), true
 
+	case "Mutation.blockSeats":
+		if e.ComplexityRoot.Mutation.BlockSeats == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_blockSeats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.BlockSeats(childComplexity, args["showtimeId"].(int), args["seatIds"].([]int), args["reason"].(string)), true
 	case "Mutation.cancelOrder":
 		if e.ComplexityRoot.Mutation.CancelOrder == nil {
 			break
@@ -850,6 +867,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.StartPayment(childComplexity, args["orderId"].(int)), true
+	case "Mutation.unblockSeats":
+		if e.ComplexityRoot.Mutation.UnblockSeats == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unblockSeats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnblockSeats(childComplexity, args["showtimeId"].(int), args["seatIds"].([]int)), true
 	case "Mutation.updateCinema":
 		if e.ComplexityRoot.Mutation.UpdateCinema == nil {
 			break
@@ -1280,6 +1308,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.TicketKeys(childComplexity), true
 
+	case "ReconcileReport.blocksRepaired":
+		if e.ComplexityRoot.ReconcileReport.BlocksRepaired == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileReport.BlocksRepaired(childComplexity), true
 	case "ReconcileReport.expiredCancelled":
 		if e.ComplexityRoot.ReconcileReport.ExpiredCancelled == nil {
 			break
@@ -1372,6 +1406,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SalesReport.Available(childComplexity), true
+	case "SalesReport.blocked":
+		if e.ComplexityRoot.SalesReport.Blocked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalesReport.Blocked(childComplexity), true
 	case "SalesReport.byTicketType":
 		if e.ComplexityRoot.SalesReport.ByTicketType == nil {
 			break
@@ -2099,6 +2139,34 @@ type Mutation {
   """Admin: runs the reconciler once, now, and returns its report."""
   runReconcile: ReconcileReport!
   """
+  Admin: blocks seats of a showtime as house seats (BLOCKED: off sale to customers, kept in
+  MySQL, shown to watchers as a DELTA). Seats already BLOCKED stay so (their reason is kept).
+  A seat HELD or SOLD is refused and the others are blocked: the answer is the seat map
+  with an error SEATS_UNAVAILABLE whose extensions.seatIds names the refused seats. An empty
+  list, a seat listed twice, a seat not in the showtime's hall or unsellable, or a reason
+  empty, over 200 characters or with control characters is BAD_USER_INPUT and blocks
+  nothing. A cancelled showtime is INVALID_STATE.
+  """
+  blockSeats(
+    """The showtime, SCHEDULED, ON_SALE or CLOSED."""
+    showtimeId: ID!
+    """The seats to block, 1 to 500, each once."""
+    seatIds: [ID!]!
+    """Why, for staff (1 to 200 characters)."""
+    reason: String!
+  ): SeatMap!
+  """
+  Admin: gives blocked seats of a showtime back to sale (AVAILABLE, a DELTA to watchers).
+  Seats that are not blocked are left as they are. Bad input as for blockSeats is
+  BAD_USER_INPUT and unblocks nothing.
+  """
+  unblockSeats(
+    """The showtime."""
+    showtimeId: ID!
+    """The seats to unblock, 1 to 500, each once."""
+    seatIds: [ID!]!
+  ): SeatMap!
+  """
   Admin: refunds an order's received payment through its provider. A PAID order is
   cancelled and its seats go back on sale; an order already being refunded is returned as it
   is; an order with no received payment is INVALID_STATE.
@@ -2206,6 +2274,12 @@ enum SeatStatus {
   SOLD
   """Never sold (broken, kept for staff)."""
   UNAVAILABLE
+  """
+  A house seat: kept off sale for this showtime by staff (blockSeats) until unblockSeats.
+  Customers cannot hold it (SEATS_UNAVAILABLE) and bestSeats never suggests it; an admin's
+  hold may take it with HoldSeatsInput.useBlocked.
+  """
+  BLOCKED
 }
 
 """Where an order is in its life."""
@@ -2393,6 +2467,12 @@ input HoldSeatsInput {
   seats: [SeatTicketInput!]
   """Chosen by the client per purchase: a retry with the same key returns the same order."""
   idempotencyKey: String!
+  """
+  Admin only: true lets the hold take BLOCKED house seats as well as AVAILABLE ones (the
+  seats leave the house seats: cancelling the order puts them on sale). A caller who is not
+  an admin passing true is FORBIDDEN; false or absent holds AVAILABLE seats only.
+  """
+  useBlocked: Boolean
 }
 
 """A seat to hold and the ticket type it is held as."""
@@ -2666,7 +2746,7 @@ type OrderLine {
 """
 A showtime's sales. sold counts the seats of PAID orders whose payment is not being
 refunded; held the seats of PENDING_PAYMENT orders whose hold has not expired; available
-the sellable seats neither sold nor held (never below 0). revenueCents is the money the
+the sellable seats neither sold, held nor blocked (never below 0); blocked the house seats. revenueCents is the money the
 showtime's orders received minus refundedCents, the payments whose refund is decided (sent
 or not yet). byTicketType splits sold by ticket type; checkedIn counts sold tickets let in.
 """
@@ -2675,8 +2755,10 @@ type SalesReport {
   sold: Int!
   """Seats held, not yet paid."""
   held: Int!
-  """Sellable seats neither sold nor held."""
+  """Sellable seats neither sold, held nor blocked (house seats were counted here before blocked existed)."""
   available: Int!
+  """House seats: sellable seats staff blocked for this showtime (blockSeats), off sale."""
+  blocked: Int!
   """Money received minus refunds, in cents of the showtime's currency."""
   revenueCents: Int!
   """Money refunded or to be refunded, in cents of the showtime's currency."""
@@ -2856,6 +2938,11 @@ type ReconcileReport {
   limitsRecounted: Int!
   """Seats of pending orders that Redis showed free, held for their orders again."""
   pendingSeatsReheld: Int!
+  """
+  House seats the run brought into line with MySQL's blocks: seats blocked in Redis for a
+  block row, unblocked for none, and block rows dropped for seats an order holds or bought.
+  """
+  blocksRepaired: Int!
   """Refunds the run sent: never sent before, reported failed by the provider, or owed for a cancelled showtime."""
   refundsRetried: Int!
   """Refunds not yet confirmed by the provider when the run ended."""
@@ -3115,6 +3202,8 @@ func (ec *executionContext) childFields_ReconcileReport(ctx context.Context, fie
 		return ec.fieldContext_ReconcileReport_limitsRecounted(ctx, field)
 	case "pendingSeatsReheld":
 		return ec.fieldContext_ReconcileReport_pendingSeatsReheld(ctx, field)
+	case "blocksRepaired":
+		return ec.fieldContext_ReconcileReport_blocksRepaired(ctx, field)
 	case "refundsRetried":
 		return ec.fieldContext_ReconcileReport_refundsRetried(ctx, field)
 	case "refundsOutstanding":
@@ -3143,6 +3232,8 @@ func (ec *executionContext) childFields_SalesReport(ctx context.Context, field g
 		return ec.fieldContext_SalesReport_held(ctx, field)
 	case "available":
 		return ec.fieldContext_SalesReport_available(ctx, field)
+	case "blocked":
+		return ec.fieldContext_SalesReport_blocked(ctx, field)
 	case "revenueCents":
 		return ec.fieldContext_SalesReport_revenueCents(ctx, field)
 	case "refundedCents":
@@ -3487,6 +3578,36 @@ func (ec *executionContext) field_Movie_showtimes_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_blockSeats_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "seatIds",
+		func(ctx context.Context, v any) ([]int, error) {
+			return ec.unmarshalNID2ᚕintᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seatIds"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_cancelOrder_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3748,6 +3869,28 @@ func (ec *executionContext) field_Mutation_startPayment_args(ctx context.Context
 		return nil, err
 	}
 	args["orderId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unblockSeats_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "seatIds",
+		func(ctx context.Context, v any) ([]int, error) {
+			return ec.unmarshalNID2ᚕintᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seatIds"] = arg1
 	return args, nil
 }
 
@@ -5864,6 +6007,94 @@ func (ec *executionContext) fieldContext_Mutation_runReconcile(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_blockSeats(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_blockSeats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().BlockSeats(ctx, fc.Args["showtimeId"].(int), fc.Args["seatIds"].([]int), fc.Args["reason"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.SeatMap) graphql.Marshaler {
+			return ec.marshalNSeatMap2ᚖseatflowᚐSeatMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_blockSeats(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SeatMap(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_blockSeats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unblockSeats(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unblockSeats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnblockSeats(ctx, fc.Args["showtimeId"].(int), fc.Args["seatIds"].([]int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.SeatMap) graphql.Marshaler {
+			return ec.marshalNSeatMap2ᚖseatflowᚐSeatMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unblockSeats(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SeatMap(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unblockSeats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_refundOrder(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7882,6 +8113,29 @@ func (ec *executionContext) fieldContext_ReconcileReport_pendingSeatsReheld(_ co
 	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "Int")
 }
 
+func (ec *executionContext) _ReconcileReport_blocksRepaired(ctx context.Context, field graphql.CollectedField, obj *reconcile.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileReport_blocksRepaired(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlocksRepaired, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileReport_blocksRepaired(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "Int")
+}
+
 func (ec *executionContext) _ReconcileReport_refundsRetried(ctx context.Context, field graphql.CollectedField, obj *reconcile.Report) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8063,6 +8317,29 @@ func (ec *executionContext) _SalesReport_available(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_SalesReport_available(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalesReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _SalesReport_blocked(ctx context.Context, field graphql.CollectedField, obj *seatflow.SalesReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalesReport_blocked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Blocked, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalesReport_blocked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SalesReport", field, false, false, "Int")
 }
 
@@ -10997,7 +11274,7 @@ func (ec *executionContext) unmarshalInputHoldSeatsInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"showtimeId", "seatIds", "seats", "idempotencyKey"}
+	fieldsInOrder := [...]string{"showtimeId", "seatIds", "seats", "idempotencyKey", "useBlocked"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -11032,6 +11309,13 @@ func (ec *executionContext) unmarshalInputHoldSeatsInput(ctx context.Context, ob
 				return it, err
 			}
 			it.IdempotencyKey = data
+		case "useBlocked":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("useBlocked"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UseBlocked = data
 		}
 	}
 	return it, nil
@@ -11981,6 +12265,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "blockSeats":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_blockSeats(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unblockSeats":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unblockSeats(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "refundOrder":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_refundOrder(ctx, field)
@@ -12581,6 +12879,11 @@ func (ec *executionContext) _ReconcileReport(ctx context.Context, sel ast.Select
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "blocksRepaired":
+			out.Values[i] = ec._ReconcileReport_blocksRepaired(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "refundsRetried":
 			out.Values[i] = ec._ReconcileReport_refundsRetried(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -12674,6 +12977,11 @@ func (ec *executionContext) _SalesReport(ctx context.Context, sel ast.SelectionS
 			}
 		case "available":
 			out.Values[i] = ec._SalesReport_available(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blocked":
+			out.Values[i] = ec._SalesReport_blocked(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -14411,12 +14719,14 @@ var (
 		"HELD":        seatflow.SeatHeld,
 		"SOLD":        seatflow.SeatSold,
 		"UNAVAILABLE": seatflow.SeatUnavailable,
+		"BLOCKED":     seatflow.SeatBlocked,
 	}
 	marshalNSeatStatus2seatflowᚐSeatStatus = map[seatflow.SeatStatus]string{
 		seatflow.SeatAvailable:   "AVAILABLE",
 		seatflow.SeatHeld:        "HELD",
 		seatflow.SeatSold:        "SOLD",
 		seatflow.SeatUnavailable: "UNAVAILABLE",
+		seatflow.SeatBlocked:     "BLOCKED",
 	}
 )
 

@@ -16,6 +16,8 @@ import (
 	"seatflow/internal/tickets"
 	"seatflow/loaders"
 	"time"
+
+	"github.com/99designs/gqlgen/graphql"
 )
 
 // Halls is the resolver for the halls field.
@@ -51,6 +53,11 @@ func (r *mutationResolver) HoldSeats(ctx context.Context, input booking.HoldSeat
 	u, err := auth.RequireUser(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if input.UseBlocked != nil && *input.UseBlocked { // house seats are for admins to give out
+		if _, err := auth.RequireAdmin(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return r.Booking.HoldSeats(ctx, u.ID, input)
 }
@@ -190,6 +197,30 @@ func (r *mutationResolver) RunReconcile(ctx context.Context) (*reconcile.Report,
 		return nil, err
 	}
 	return r.Rec.RunOnce(ctx)
+}
+
+// BlockSeats is the resolver for the blockSeats field.
+func (r *mutationResolver) BlockSeats(ctx context.Context, showtimeID int, seatIds []int, reason string) (*seatflow.SeatMap, error) {
+	u, err := auth.RequireAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m, refused, err := r.Sales.BlockSeats(ctx, u.ID, showtimeID, seatIds, reason)
+	if err != nil {
+		return nil, err
+	}
+	if refused != nil { // the others are blocked: the map comes back, with the refusal
+		graphql.AddError(ctx, refused)
+	}
+	return m, nil
+}
+
+// UnblockSeats is the resolver for the unblockSeats field.
+func (r *mutationResolver) UnblockSeats(ctx context.Context, showtimeID int, seatIds []int) (*seatflow.SeatMap, error) {
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Sales.UnblockSeats(ctx, showtimeID, seatIds)
 }
 
 // RefundOrder is the resolver for the refundOrder field.

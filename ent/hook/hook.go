@@ -140,6 +140,18 @@ func (f SeatFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error)
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SeatMutation", m)
 }
 
+// The SeatBlockFunc type is an adapter to allow the use of ordinary
+// function as SeatBlock mutator.
+type SeatBlockFunc func(context.Context, *ent.SeatBlockMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f SeatBlockFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.SeatBlockMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.SeatBlockMutation", m)
+}
+
 // The SeatOccupancyFunc type is an adapter to allow the use of ordinary
 // function as SeatOccupancy mutator.
 type SeatOccupancyFunc func(context.Context, *ent.SeatOccupancyMutation) (ent.Value, error)

@@ -282,6 +282,7 @@ var (
 		{Name: "sold_orphans_released", Type: field.TypeInt, Default: 0},
 		{Name: "limits_recounted", Type: field.TypeInt, Default: 0},
 		{Name: "pending_seats_reheld", Type: field.TypeInt, Default: 0},
+		{Name: "blocks_repaired", Type: field.TypeInt, Default: 0},
 		{Name: "refunds_retried", Type: field.TypeInt, Default: 0},
 		{Name: "refunds_outstanding", Type: field.TypeInt, Default: 0},
 		{Name: "showtimes", Type: field.TypeJSON, Nullable: true},
@@ -328,6 +329,28 @@ var (
 				Name:    "seat_hall_id_row_label_number",
 				Unique:  true,
 				Columns: []*schema.Column{SeatsColumns[7], SeatsColumns[1], SeatsColumns[2]},
+			},
+		},
+	}
+	// SeatBlocksColumns holds the columns for the "seat_blocks" table.
+	SeatBlocksColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "showtime_id", Type: field.TypeInt},
+		{Name: "seat_id", Type: field.TypeInt},
+		{Name: "reason", Type: field.TypeString, SchemaType: map[string]string{"mysql": "varchar(200)"}},
+		{Name: "created_by", Type: field.TypeString, Size: 128},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+	}
+	// SeatBlocksTable holds the schema information for the "seat_blocks" table.
+	SeatBlocksTable = &schema.Table{
+		Name:       "seat_blocks",
+		Columns:    SeatBlocksColumns,
+		PrimaryKey: []*schema.Column{SeatBlocksColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "seatblock_showtime_id_seat_id",
+				Unique:  true,
+				Columns: []*schema.Column{SeatBlocksColumns[1], SeatBlocksColumns[2]},
 			},
 		},
 	}
@@ -481,6 +504,7 @@ var (
 		PaymentEventsTable,
 		ReconcileRunsTable,
 		SeatsTable,
+		SeatBlocksTable,
 		SeatOccupanciesTable,
 		ShowtimesTable,
 		TicketsTable,

@@ -39,6 +39,9 @@ type ReconcileRun func(*sql.Selector)
 // Seat is the predicate function for seat builders.
 type Seat func(*sql.Selector)
 
+// SeatBlock is the predicate function for seatblock builders.
+type SeatBlock func(*sql.Selector)
+
 // SeatOccupancy is the predicate function for seatoccupancy builders.
 type SeatOccupancy func(*sql.Selector)
 

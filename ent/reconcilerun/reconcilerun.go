@@ -29,6 +29,8 @@ const (
 	FieldLimitsRecounted = "limits_recounted"
 	// FieldPendingSeatsReheld holds the string denoting the pending_seats_reheld field in the database.
 	FieldPendingSeatsReheld = "pending_seats_reheld"
+	// FieldBlocksRepaired holds the string denoting the blocks_repaired field in the database.
+	FieldBlocksRepaired = "blocks_repaired"
 	// FieldRefundsRetried holds the string denoting the refunds_retried field in the database.
 	FieldRefundsRetried = "refunds_retried"
 	// FieldRefundsOutstanding holds the string denoting the refunds_outstanding field in the database.
@@ -51,6 +53,7 @@ var Columns = []string{
 	FieldSoldOrphansReleased,
 	FieldLimitsRecounted,
 	FieldPendingSeatsReheld,
+	FieldBlocksRepaired,
 	FieldRefundsRetried,
 	FieldRefundsOutstanding,
 	FieldShowtimes,
@@ -81,6 +84,8 @@ var (
 	DefaultLimitsRecounted int
 	// DefaultPendingSeatsReheld holds the default value on creation for the "pending_seats_reheld" field.
 	DefaultPendingSeatsReheld int
+	// DefaultBlocksRepaired holds the default value on creation for the "blocks_repaired" field.
+	DefaultBlocksRepaired int
 	// DefaultRefundsRetried holds the default value on creation for the "refunds_retried" field.
 	DefaultRefundsRetried int
 	// DefaultRefundsOutstanding holds the default value on creation for the "refunds_outstanding" field.
@@ -138,6 +143,11 @@ func ByLimitsRecounted(opts ...sql.OrderTermOption) OrderOption {
 // ByPendingSeatsReheld orders the results by the pending_seats_reheld field.
 func ByPendingSeatsReheld(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPendingSeatsReheld, opts...).ToFunc()
+}
+
+// ByBlocksRepaired orders the results by the blocks_repaired field.
+func ByBlocksRepaired(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldBlocksRepaired, opts...).ToFunc()
 }
 
 // ByRefundsRetried orders the results by the refunds_retried field.

@@ -99,6 +99,11 @@ func PendingSeatsReheld(v int) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldEQ(FieldPendingSeatsReheld, v))
 }
 
+// BlocksRepaired applies equality check predicate on the "blocks_repaired" field. It's identical to BlocksRepairedEQ.
+func BlocksRepaired(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldBlocksRepaired, v))
+}
+
 // RefundsRetried applies equality check predicate on the "refunds_retried" field. It's identical to RefundsRetriedEQ.
 func RefundsRetried(v int) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldEQ(FieldRefundsRetried, v))
@@ -467,6 +472,46 @@ func PendingSeatsReheldLT(v int) predicate.ReconcileRun {
 // PendingSeatsReheldLTE applies the LTE predicate on the "pending_seats_reheld" field.
 func PendingSeatsReheldLTE(v int) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldLTE(FieldPendingSeatsReheld, v))
+}
+
+// BlocksRepairedEQ applies the EQ predicate on the "blocks_repaired" field.
+func BlocksRepairedEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldBlocksRepaired, v))
+}
+
+// BlocksRepairedNEQ applies the NEQ predicate on the "blocks_repaired" field.
+func BlocksRepairedNEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNEQ(FieldBlocksRepaired, v))
+}
+
+// BlocksRepairedIn applies the In predicate on the "blocks_repaired" field.
+func BlocksRepairedIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldIn(FieldBlocksRepaired, vs...))
+}
+
+// BlocksRepairedNotIn applies the NotIn predicate on the "blocks_repaired" field.
+func BlocksRepairedNotIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNotIn(FieldBlocksRepaired, vs...))
+}
+
+// BlocksRepairedGT applies the GT predicate on the "blocks_repaired" field.
+func BlocksRepairedGT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGT(FieldBlocksRepaired, v))
+}
+
+// BlocksRepairedGTE applies the GTE predicate on the "blocks_repaired" field.
+func BlocksRepairedGTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGTE(FieldBlocksRepaired, v))
+}
+
+// BlocksRepairedLT applies the LT predicate on the "blocks_repaired" field.
+func BlocksRepairedLT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLT(FieldBlocksRepaired, v))
+}
+
+// BlocksRepairedLTE applies the LTE predicate on the "blocks_repaired" field.
+func BlocksRepairedLTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLTE(FieldBlocksRepaired, v))
 }
 
 // RefundsRetriedEQ applies the EQ predicate on the "refunds_retried" field.

@@ -36,6 +36,7 @@ func (ReconcileRun) Fields() []ent.Field {
 		field.Int("sold_orphans_released").Default(0),
 		field.Int("limits_recounted").Default(0),
 		field.Int("pending_seats_reheld").Default(0),
+		field.Int("blocks_repaired").Default(0),
 		field.Int("refunds_retried").Default(0),
 		field.Int("refunds_outstanding").Default(0),
 		field.JSON("showtimes", []int{}).Optional(),

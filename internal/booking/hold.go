@@ -9,6 +9,7 @@ import (
 
 	"seatflow"
 	"seatflow/ent"
+	"seatflow/ent/seatblock"
 	"seatflow/internal/database"
 	"seatflow/internal/seats"
 )
@@ -23,7 +24,14 @@ type HoldSeatsInput struct {
 	SeatIDs        []int             `json:"seatIds"`
 	Seats          []SeatTicketInput `json:"seats"`
 	IdempotencyKey string            `json:"idempotencyKey"`
+	// UseBlocked lets the hold take BLOCKED house seats too (admins only: the resolver
+	// refuses anyone else). The seats taken leave the house seats in the order's
+	// transaction.
+	UseBlocked *bool `json:"useBlocked"`
 }
+
+// useBlocked reports whether the hold may take blocked seats.
+func (in HoldSeatsInput) useBlocked() bool { return in.UseBlocked != nil && *in.UseBlocked }
 
 // SeatTicketInput is a seat to hold and the ticket type it is held as.
 type SeatTicketInput struct {
@@ -161,7 +169,7 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 
 	token := uuid.NewString()
 	req := seats.HoldRequest{ShowtimeID: st.ID, Layout: layout, SeatIDs: seatIDs, Token: token,
-		UserID: userID, Limit: st.PurchaseLimit, AllowGaps: st.AllowSeatGaps}
+		UserID: userID, Limit: st.PurchaseLimit, AllowGaps: st.AllowSeatGaps, UseBlocked: in.useBlocked()}
 	// Not cancelled with the request: a hold applied in Redis must also reach MySQL or be
 	// released below, whenever the client goes away (but by the request's deadline).
 	ctx, cancel := detach(ctx)
@@ -199,6 +207,11 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 				return seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "some of these seats were just taken")
 			}
 			return err
+		}
+		if in.useBlocked() { // house seats taken by an admin's hold stop being house seats
+			if _, err := tx.SeatBlock.Delete().Where(seatblock.ShowtimeID(st.ID), seatblock.SeatIDIn(seatIDs...)).Exec(ctx); err != nil {
+				return fmt.Errorf("unblock held seats: %w", err)
+			}
 		}
 		// The limit counts seats, whatever their ticket types.
 		return s.checkLimit(ctx, tx, userID, st, len(seatIDs))

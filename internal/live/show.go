@@ -66,7 +66,8 @@ func statusOf(seat seatflow.Seat, status seatflow.SeatStatus) seatflow.SeatStatu
 	switch {
 	case !seat.Sellable:
 		return seatflow.SeatUnavailable
-	case status != seatflow.SeatAvailable && status != seatflow.SeatHeld && status != seatflow.SeatSold:
+	case status != seatflow.SeatAvailable && status != seatflow.SeatHeld && status != seatflow.SeatSold &&
+		status != seatflow.SeatBlocked:
 		return seatflow.SeatHeld // never offer a seat of unknown state as free
 	}
 	return status

@@ -14,6 +14,7 @@ const (
 	kindSoldOrphans  = "sold_orphans_released"
 	kindLimits       = "limits_recounted"
 	kindPendingSeats = "pending_seats_reheld"
+	kindBlocks       = "blocks_repaired"
 	kindRefunds      = "refunds_retried"
 )
 

@@ -26,6 +26,10 @@ type Sales interface {
 	InitSeats(ctx context.Context, showID, hallID int) (bool, error)
 	LockShow(ctx context.Context, showID int) (*redislock.Lock, error)
 	ActiveOccupancy(ctx context.Context, showID int) ([]seats.Occupancy, error)
+	// Blocked lists a showtime's house seats as MySQL records them; DropBlocks deletes
+	// the block rows of some of its seats.
+	Blocked(ctx context.Context, showID int) ([]int, error)
+	DropBlocks(ctx context.Context, showID int, seatIDs []int) error
 }
 
 // Orders is what the reconciler needs of package booking: expiring an order, and the two
@@ -162,7 +166,7 @@ func (r *Reconciler) RunOnce(ctx context.Context) (*Report, error) {
 	runCtx, cancel := context.WithTimeout(ctx, c.LockTTL)
 	defer cancel()
 	x := &run{r: r, c: c, now: c.Now(), touched: map[int]bool{}, left: map[string]int{}}
-	for _, k := range []string{kindExpired, kindPaidSeats, kindHashes, kindOrphanHolds, kindSoldOrphans, kindLimits, kindPendingSeats} {
+	for _, k := range []string{kindExpired, kindPaidSeats, kindHashes, kindOrphanHolds, kindSoldOrphans, kindLimits, kindPendingSeats, kindBlocks} {
 		x.left[k] = c.Batch
 	}
 	x.left[kindRefunds] = c.RefundBatch
@@ -211,7 +215,7 @@ func (x *run) log(startup bool) {
 		x.c.Log.Warn("reconcile: repaired drift", "expiredCancelled", rep.ExpiredCancelled,
 			"paidSeatsFixed", rep.PaidSeatsFixed, "hashesRebuilt", rep.HashesRebuilt,
 			"orphanHoldsReleased", rep.OrphanHoldsReleased, "soldOrphansReleased", rep.SoldOrphansReleased,
-			"limitsRecounted", rep.LimitsRecounted, "pendingSeatsReheld", rep.PendingSeatsReheld, "refundsRetried", rep.RefundsRetried,
+			"limitsRecounted", rep.LimitsRecounted, "pendingSeatsReheld", rep.PendingSeatsReheld, "blocksRepaired", rep.BlocksRepaired, "refundsRetried", rep.RefundsRetried,
 			"refundsOutstanding", rep.RefundsOutstanding, "showtimes", rep.ShowtimeIDs)
 	}
 }
@@ -261,8 +265,8 @@ func (r *Reconciler) Runs(ctx context.Context, first int) ([]*Report, error) {
 		out[i] = &Report{StartedAt: row.StartedAt, FinishedAt: &finished, ExpiredCancelled: row.ExpiredCancelled,
 			PaidSeatsFixed: row.PaidSeatsFixed, HashesRebuilt: row.HashesRebuilt, OrphanHoldsReleased: row.OrphanHoldsReleased,
 			SoldOrphansReleased: row.SoldOrphansReleased, LimitsRecounted: row.LimitsRecounted,
-			PendingSeatsReheld: row.PendingSeatsReheld,
-			RefundsRetried:     row.RefundsRetried, RefundsOutstanding: row.RefundsOutstanding, ShowtimeIDs: row.Showtimes}
+			PendingSeatsReheld: row.PendingSeatsReheld, BlocksRepaired: row.BlocksRepaired,
+			RefundsRetried: row.RefundsRetried, RefundsOutstanding: row.RefundsOutstanding, ShowtimeIDs: row.Showtimes}
 	}
 	return out, nil
 }
@@ -272,7 +276,7 @@ func (r *Reconciler) store(ctx context.Context, rep *Report) error {
 		SetExpiredCancelled(rep.ExpiredCancelled).SetPaidSeatsFixed(rep.PaidSeatsFixed).
 		SetHashesRebuilt(rep.HashesRebuilt).SetOrphanHoldsReleased(rep.OrphanHoldsReleased).
 		SetSoldOrphansReleased(rep.SoldOrphansReleased).SetLimitsRecounted(rep.LimitsRecounted).
-		SetPendingSeatsReheld(rep.PendingSeatsReheld).
+		SetPendingSeatsReheld(rep.PendingSeatsReheld).SetBlocksRepaired(rep.BlocksRepaired).
 		SetRefundsRetried(rep.RefundsRetried).SetRefundsOutstanding(rep.RefundsOutstanding).
 		SetShowtimes(rep.ShowtimeIDs).Exec(ctx)
 	if err != nil {

@@ -22,7 +22,7 @@ type active struct {
 }
 
 // showtime reconciles one showtime: repair 3 (rebuild a missing hash, under the show lock
-// InitSeats takes), then, holding the same lock, repairs 2, 7, 4, 5 and 6 against one
+// InitSeats takes), then, holding the same lock, repairs 2, 7, 4, 5, 8 and 6 against one
 // reading of Redis followed by one of MySQL. Redis is read first, on purpose: a seat
 // sold in Redis was paid in MySQL before, so the later MySQL read always sees that order.
 func (x *run) showtime(ctx context.Context, sh *ent.Showtime) error {
@@ -73,6 +73,9 @@ func (x *run) showtime(ctx context.Context, sh *ent.Showtime) error {
 		if states, counts, tokens, err = x.read(ctx, showID); err != nil {
 			return err
 		}
+	}
+	if err := x.repairBlocks(ctx, showID, states, tokens); err != nil {
+		return err
 	}
 	x.reportOverLimit(sh, tokens)
 	return x.recountLimits(ctx, showID, states, counts, tokens)
@@ -153,6 +156,9 @@ func (x *run) fixPaidSeats(ctx context.Context, showID int, states map[int]seats
 				held = append(held, id)
 			case ok && st.Status == seatflow.SeatAvailable:
 				free = append(free, id)
+			case ok && st.Status == seatflow.SeatBlocked:
+				// A house seat over a paid seat: the order wins, repairBlocks frees the seat
+				// and the next run restores it.
 			case ok:
 				x.conflict(showID, strconv.Itoa(id), token, string(st.Status)+" by "+st.Token)
 			default:

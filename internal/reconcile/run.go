@@ -56,6 +56,8 @@ func (x *run) done(kind string, n, showID int) {
 		x.rep.SoldOrphansReleased += n
 	case kindPendingSeats:
 		x.rep.PendingSeatsReheld += n
+	case kindBlocks:
+		x.rep.BlocksRepaired += n
 	case kindLimits:
 		x.rep.LimitsRecounted += n
 	case kindRefunds:

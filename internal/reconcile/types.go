@@ -19,6 +19,9 @@ type Report struct {
 	// PendingSeatsReheld counts seats of pending orders that Redis showed free, held for
 	// their orders again.
 	PendingSeatsReheld int `json:"pendingSeatsReheld"`
+	// BlocksRepaired counts house seats brought into line with MySQL's block rows: seats
+	// blocked in Redis for a row, unblocked for none, rows dropped for seats an order has.
+	BlocksRepaired int `json:"blocksRepaired"`
 	// RefundsRetried counts refunds the run sent: never sent (a crash, the provider
 	// unreachable), reported failed by the provider, or owed to the paid orders of a
 	// cancelled showtime.
@@ -39,5 +42,5 @@ type Report struct {
 // repaired reports whether the run changed anything (and so is stored).
 func (r *Report) repaired() bool {
 	return r.ExpiredCancelled+r.PaidSeatsFixed+r.HashesRebuilt+r.OrphanHoldsReleased+
-		r.SoldOrphansReleased+r.LimitsRecounted+r.PendingSeatsReheld+r.RefundsRetried > 0
+		r.SoldOrphansReleased+r.LimitsRecounted+r.PendingSeatsReheld+r.BlocksRepaired+r.RefundsRetried > 0
 }

@@ -27,8 +27,9 @@ func (v Violation) String() string { return fmt.Sprintf("showtime %d: %s", v.Sho
 //   - no seat belongs to two active (PENDING_PAYMENT or PAID) orders, and every active
 //     order's seats are in seat_occupancy under that order;
 //   - for every showtime on sale or closed, Redis equals MySQL: a seat of a pending order
-//     is held by its token, a seat of a paid order is sold to its token, every other
-//     sellable seat is free;
+//     is held by its token, a seat of a paid order is sold to its token, a seat with a
+//     block row (a house seat) is BLOCKED, every other sellable seat is free; no seat of
+//     an active order has a block row;
 //   - each user's count in Redis equals the seats of their active orders.
 //
 // It returns every violation it finds (none means the stores agree).
@@ -81,6 +82,14 @@ func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violatio
 	if err != nil {
 		return nil, fmt.Errorf("verify: showtimes: %w", err)
 	}
+	blockRows, err := db.SeatBlock.Query().All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("verify: blocked seats: %w", err)
+	}
+	blocked := map[seatKey]bool{}
+	for _, b := range blockRows {
+		blocked[seatKey{b.ShowtimeID, b.SeatID}] = true
+	}
 	for _, sh := range shows {
 		states, _, err := store.States(ctx, sh.ID)
 		if err != nil {
@@ -101,6 +110,12 @@ func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violatio
 			}
 			o := owner[seatKey{sh.ID, seat.ID}]
 			want := seats.State{Status: seatflow.SeatAvailable}
+			if blocked[seatKey{sh.ID, seat.ID}] {
+				want.Status = seatflow.SeatBlocked
+				if o != nil {
+					out = append(out, Violation{sh.ID, fmt.Sprintf("seat %d is blocked in MySQL but in active order %d", seat.ID, o.ID)})
+				}
+			}
 			if o != nil {
 				counts[o.UserID]++
 				want = seats.State{Status: seatflow.SeatHeld, Token: o.HoldToken}

@@ -95,6 +95,7 @@ const (
 	measureMoney   = "money"   // money received and refunded by showtime
 	measureSeats   = "seats"   // sellable seats by showtime
 	measureCheckIn = "checkin" // tickets checked in by showtime
+	measureBlocked = "blocked" // house seats by showtime
 )
 
 // Line states of the statement, as it writes them (lines of orders in neither state are
@@ -104,11 +105,11 @@ const (
 	stateHeld = "held"
 )
 
-// reportSQL is the one statement of a report: four aggregates over the showtimes IN (%s),
+// reportSQL is the one statement of a report: five aggregates over the showtimes IN (%s),
 // each grouped by showtime, their rows told apart by the measure. Each part is an indexed
 // read: orders by (showtime_id, status) with their lines by (order_id, seat_id) and their
 // applied payment by (order_id, provider, reference); payments by order; seats by hall;
-// tickets by (showtime_id, revoked_at).
+// tickets by (showtime_id, revoked_at); house seats by (showtime_id, seat_id).
 //
 // A line is sold when its order is PAID and the payment the order was settled with has no
 // refund decided (a cancelled showtime's orders stay PAID while refunded); held when its
@@ -141,7 +142,12 @@ UNION ALL
 SELECT 'checkin', k.showtime_id, '', '', COUNT(*), 0, 0
 FROM tickets k
 WHERE k.showtime_id IN (%[1]s) AND k.revoked_at IS NULL AND k.checked_in_at IS NOT NULL
-GROUP BY k.showtime_id`
+GROUP BY k.showtime_id
+UNION ALL
+SELECT 'blocked', b.showtime_id, '', '', COUNT(*), 0, 0
+FROM seat_blocks b
+WHERE b.showtime_id IN (%[1]s)
+GROUP BY b.showtime_id`
 
 // compute reports on the showtimes ids with reportSQL, one statement.
 func (s *Service) compute(ctx context.Context, ids []int) (map[int]*seatflow.SalesReport, error) {
@@ -158,7 +164,7 @@ func (s *Service) compute(ctx context.Context, ids []int) (map[int]*seatflow.Sal
 	}
 	in := "?" + strings.Repeat(", ?", len(ids)-1)
 	var args []any
-	for part := range 4 {
+	for part := range 5 {
 		for _, id := range ids {
 			args = append(args, id)
 		}
@@ -202,13 +208,15 @@ func (s *Service) compute(ctx context.Context, ids []int) (map[int]*seatflow.Sal
 			sellable[showID] = n
 		case measureCheckIn:
 			r.CheckedIn = n
+		case measureBlocked:
+			r.Blocked = n
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sales report: %w", database.Classify(err))
 	}
 	for id, r := range out {
-		r.Available = max(0, sellable[id]-r.Sold-r.Held)
+		r.Available = max(0, sellable[id]-r.Sold-r.Held-r.Blocked)
 	}
 	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
 	"seatflow/ent/seat"
+	"seatflow/ent/seatblock"
 	"seatflow/ent/ticket"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
@@ -34,6 +35,7 @@ type env struct {
 	rep   *reports.Service
 	cat   *catalog.Service
 	store *seats.Store
+	sales *sales.Service
 	clock *testenv.Clock
 }
 
@@ -52,9 +54,9 @@ func newEnv(t *testing.T) *env {
 	clk := testenv.NewClock(time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC))
 	store := &seats.Store{RDB: r.Client, Keys: r.Keys, Now: clk.Now}
 	cat := &catalog.Service{DB: db, Now: clk.Now}
-	svc := booking.New(booking.Deps{DB: db, Seats: store, Layouts: &seats.Layouts{Halls: cat},
-		Hashes: &sales.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now},
-		RDB:    r.Client, Keys: r.Keys, Catalog: cat, Provider: payments.Test{}},
+	sl := &sales.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now}
+	svc := booking.New(booking.Deps{DB: db, Seats: store, Layouts: &seats.Layouts{Halls: cat}, Hashes: sl,
+		RDB: r.Client, Keys: r.Keys, Catalog: cat, Provider: payments.Test{}},
 		booking.Config{Now: clk.Now, LateWindow: 10 * time.Minute})
 	ring, err := tickets.NewKeyring(db, tickets.NewSecret(), clk.Now)
 	if err != nil {
@@ -64,7 +66,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	svc.Tickets = &tickets.Service{DB: db, Keys: ring, RDB: r.Client, RedisKeys: r.Keys, Now: clk.Now}
-	return &env{sql: mysql, db: db, svc: svc, rep: &reports.Service{DB: db, Catalog: cat, Now: clk.Now}, cat: cat, store: store, clock: clk}
+	return &env{sql: mysql, db: db, svc: svc, rep: &reports.Service{DB: db, Catalog: cat, Now: clk.Now}, cat: cat, store: store, sales: sl, clock: clk}
 }
 
 // showtime adds an on-sale showtime starting in `in` with its seat hash; it returns its id
@@ -132,13 +134,14 @@ func (e *env) bruteForce(t *testing.T, showID int) seatflow.SalesReport {
 	r.RevenueCents -= r.RefundedCents
 	st := e.db.Showtime.GetX(ctx, showID)
 	sellable := e.db.Seat.Query().Where(seat.HallID(st.HallID), seat.Sellable(true)).CountX(ctx)
-	r.Available = max(0, sellable-r.Sold-r.Held)
+	r.Blocked = e.db.SeatBlock.Query().Where(seatblock.ShowtimeID(showID)).CountX(ctx)
+	r.Available = max(0, sellable-r.Sold-r.Held-r.Blocked)
 	r.CheckedIn = e.db.Ticket.Query().Where(ticket.ShowtimeID(showID), ticket.RevokedAtIsNil(), ticket.CheckedInAtNotNil()).CountX(ctx)
 	return r
 }
 
 func sameReport(a, b seatflow.SalesReport) bool {
-	if a.Sold != b.Sold || a.Held != b.Held || a.Available != b.Available || a.RevenueCents != b.RevenueCents ||
+	if a.Sold != b.Sold || a.Held != b.Held || a.Available != b.Available || a.Blocked != b.Blocked || a.RevenueCents != b.RevenueCents ||
 		a.RefundedCents != b.RefundedCents || a.CheckedIn != b.CheckedIn || len(a.ByTicketType) != len(b.ByTicketType) {
 		return false
 	}
@@ -324,7 +327,11 @@ func TestReportOfAMixedShowtime(t *testing.T) {
 	if _, err := e.svc.RefundOrder(ctx, refunded.ID); err != nil {
 		t.Fatal(err)
 	}
-	want := seatflow.SalesReport{Sold: 2, Held: 1, Available: 7, RevenueCents: 2100, RefundedCents: 600,
+	// A house seat is neither available nor sold; a block refused (b1 is sold) counts nothing.
+	if _, refused, err := e.sales.BlockSeats(ctx, "admin", showID, []int{ids[9], b1}, "press"); err != nil || refused == nil {
+		t.Fatalf("block = %v, %v; want b1 refused", refused, err)
+	}
+	want := seatflow.SalesReport{Sold: 2, Held: 1, Available: 6, Blocked: 1, RevenueCents: 2100, RefundedCents: 600,
 		ByTicketType: []seatflow.TicketTypeSales{{TicketType: seatflow.TicketAdult, Count: 1, AmountCents: 1500},
 			{TicketType: seatflow.TicketChild, Count: 1, AmountCents: 600}, {TicketType: seatflow.TicketSenior},
 			{TicketType: seatflow.TicketStudent}}}

@@ -98,8 +98,8 @@ func (s *Service) CloseSales(ctx context.Context, showID int) (*seatflow.Showtim
 	return s.Catalog.SetShowtimeStatus(ctx, showID, seatflow.ShowtimeClosed)
 }
 
-// InitSeats builds a showtime's seat hash, if it has none, from the hall template and the
-// active orders. It holds the showtime's lock (shared with the reconciler's rebuild) so
+// InitSeats builds a showtime's seat hash, if it has none, from the hall template, the
+// active orders and the house seats (blocks.go; an active order wins over a block). It holds the showtime's lock (shared with the reconciler's rebuild) so
 // two builders never interleave, and reports whether it built the hash. Each build is
 // counted in MySQL first (the showtime's seat_epoch), and its versions start above that
 // epoch's base: a hash rebuilt after Redis came back empty continues above every version
@@ -117,6 +117,12 @@ func (s *Service) InitSeats(ctx context.Context, showID, hallID int) (bool, erro
 	if err != nil {
 		return false, err
 	}
+	// The blocks first: the occupancy is read as late as it can be, so an order ended
+	// meanwhile is seen ended (and an order wins over a block whatever the order of reads).
+	blocked, err := s.Blocked(ctx, showID)
+	if err != nil {
+		return false, err
+	}
 	occ, err := s.ActiveOccupancy(ctx, showID)
 	if err != nil {
 		return false, err
@@ -125,7 +131,7 @@ func (s *Service) InitSeats(ctx context.Context, showID, hallID int) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	return s.Seats.InitAbove(ctx, showID, hall, occ, base)
+	return s.Seats.InitBlocked(ctx, showID, hall, occ, blocked, base)
 }
 
 // nextEpoch counts one more build of the showtime's seat hash and returns the version

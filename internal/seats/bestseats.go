@@ -6,7 +6,8 @@ import (
 	"seatflow"
 )
 
-// BestSeats suggests count free seats of the hall given the seat states (from States):
+// BestSeats suggests count free seats of the hall given the seat states (from States;
+// blocked seats are not free, so they are never suggested):
 // count adjacent seats in one row, the block whose centre is closest to the centre of the
 // hall (middle rows, middle of the row, by x/y), never leaving a single-seat gap next to
 // it unless allowGaps.

@@ -19,7 +19,11 @@ var (
 	snapshotSrc string
 	//go:embed lua/restore.lua
 	restoreSrc string
-	// lua/delta.lua: the message a seat change publishes, written once for the four
+	//go:embed lua/block.lua
+	blockSrc string
+	//go:embed lua/unblock.lua
+	unblockSrc string
+	// lua/delta.lua: the message a seat change publishes, written once for the six
 	// scripts that publish one (put in front of each).
 	//go:embed lua/delta.lua
 	deltaSrc string
@@ -34,4 +38,6 @@ var (
 	initScript     = redis.NewScript(initSrc)               // lua/init.lua: create the seat hash unless it exists
 	snapshotScript = redis.NewScript(snapshotSrc)           // lua/snapshot.lua: the seat hash and its version at one instant
 	restoreScript  = redis.NewScript(deltaSrc + restoreSrc) // lua/restore.lua: give an order's seats back to its token
+	blockScript    = redis.NewScript(deltaSrc + blockSrc)   // lua/block.lua: make free seats house seats
+	unblockScript  = redis.NewScript(deltaSrc + unblockSrc) // lua/unblock.lua: give house seats back to sale
 )

@@ -67,6 +67,13 @@ func (s *Store) Init(ctx context.Context, showID int, hall *seatflow.Hall, occ [
 // InitAbove is Init with the hash's version starting above base (EpochBase) when Redis
 // lost the version key too: above every version an earlier build issued.
 func (s *Store) InitAbove(ctx context.Context, showID int, hall *seatflow.Hall, occ []Occupancy, base int) (bool, error) {
+	return s.InitBlocked(ctx, showID, hall, occ, nil, base)
+}
+
+// InitBlocked is InitAbove with house seats: the seats in blocked (MySQL's block rows)
+// start BLOCKED, unless an occupancy takes them (an active order wins over a block).
+func (s *Store) InitBlocked(ctx context.Context, showID int, hall *seatflow.Hall, occ []Occupancy, blocked []int, base int) (bool, error) {
+	isBlocked := uniq(blocked)
 	taken := make(map[int]Occupancy, len(occ))
 	counts := map[string]int{}
 	for _, o := range occ {
@@ -79,6 +86,9 @@ func (s *Store) InitAbove(ctx context.Context, showID int, hall *seatflow.Hall, 
 			continue
 		}
 		v := "0"
+		if isBlocked[seat.ID] {
+			v = "3"
+		}
 		if o, ok := taken[seat.ID]; ok {
 			if o.Sold {
 				v = "2|" + o.Token
@@ -142,7 +152,11 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 	if req.AllowGaps {
 		gaps = "1"
 	}
-	args := []any{s.now().UnixMilli(), req.Token, req.UserID, req.Limit, gaps, req.TakeOver, len(req.SeatIDs)}
+	useBlocked := "0"
+	if req.UseBlocked {
+		useBlocked = "1"
+	}
+	args := []any{s.now().UnixMilli(), req.Token, req.UserID, req.Limit, gaps, req.TakeOver, useBlocked, len(req.SeatIDs)}
 	args = append(args, ids(req.SeatIDs)...)
 	for _, row := range rows {
 		args = append(args, len(row))
@@ -331,11 +345,15 @@ func (s *Store) States(ctx context.Context, showID int) (map[int]State, int, err
 	return states, version, nil
 }
 
-// ParseState decodes a hash value: "0" free, "1|TOKEN|HELD_AT_MS" held, "2|TOKEN" sold.
-// Anything else reads as held with no token, so it is never offered as free.
+// ParseState decodes a hash value: "0" free, "1|TOKEN|HELD_AT_MS" held, "2|TOKEN" sold,
+// "3" blocked (a house seat). Anything else reads as held with no token, so it is never
+// offered as free.
 func ParseState(v string) State {
-	if v == "0" {
+	switch v {
+	case "0":
 		return State{Status: seatflow.SeatAvailable}
+	case "3":
+		return State{Status: seatflow.SeatBlocked}
 	}
 	// Cut, not Split: a seat map of 150 seats parses 150 of these per read.
 	kind, rest, ok := strings.Cut(v, "|")

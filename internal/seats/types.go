@@ -13,7 +13,7 @@ import (
 
 // State is a seat's raw state in Redis, with the token for the reconciler.
 type State struct {
-	Status seatflow.SeatStatus // SeatAvailable, SeatHeld or SeatSold
+	Status seatflow.SeatStatus // SeatAvailable, SeatHeld, SeatSold or SeatBlocked
 	Token  string
 	HeldAt time.Time // zero unless held
 }
@@ -40,6 +40,9 @@ type HoldRequest struct {
 	// the user's limit): a late payment moves its order's seats to a fresh token, so a
 	// delayed release of the old token cannot free them. Empty for ordinary holds.
 	TakeOver string
+	// UseBlocked lets the hold take blocked seats (house seats) as well as free ones: an
+	// admin's hold with useBlocked.
+	UseBlocked bool
 }
 
 // Delta is the JSON a seat-changing script publishes on the showtime's events channel.

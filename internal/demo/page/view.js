@@ -201,7 +201,7 @@ window.SeatFlow.view = (state, onSeat) => {
       el.setAttribute('aria-pressed', selected ? 'true' : 'false');
       el.disabled = !selected && (s.status !== 'AVAILABLE' || !!state.order);
       const kind = s.seat.kind === 'STANDARD' ? '' : ', ' + (s.seat.kind === 'ACCESSIBLE' ? 'wheelchair space' : 'premium');
-      const what = isMine ? 'held by you' : status === 'unavailable' ? 'not for sale' : status === 'held' ? 'held by someone' : status;
+      const what = isMine ? 'held by you' : status === 'unavailable' ? 'not for sale' : status === 'blocked' ? 'house seat, not for sale' : status === 'held' ? 'held by someone' : status;
       const label = `Row ${s.seat.row} seat ${s.seat.number}${kind}, ${what}${selected ? ', selected' : ''}`;
       el.setAttribute('aria-label', label);
       el.title = label;

@@ -1,6 +1,6 @@
 -- delta.lua is put in front of the scripts that publish a seat change (hold, confirm,
--- release, restore; scripts.go): their last ARGV is the caller's traceparent, "" when the
--- change is not traced.
+-- release, restore, block, unblock; scripts.go): their last ARGV is the caller's
+-- traceparent, "" when the change is not traced.
 local trace = ARGV[#ARGV]
 
 -- delta is the message published: the version, the changes, when they were made (Redis'

@@ -8,9 +8,12 @@
 -- ARGV[5] "1" when single-seat gaps are allowed
 -- ARGV[6] takeover token or "": seats held or sold by it count as free and are already
 --         counted in the user's limit (a late payment moving its own seats to a new token)
--- ARGV[7] n, then ARGV[8 .. 7+n] the requested seat ids
+-- ARGV[7] "1" when blocked seats ("3", house seats) count as free (an admin's hold with
+--         useBlocked); otherwise a blocked seat is taken like a held one
+-- ARGV[8] n, then ARGV[9 .. 8+n] the requested seat ids
 -- then, for the gap rule, each row touched: m, then the row's m seat ids ordered by number
---         (unsellable seats are absent from the hash and so act as a wall)
+--         (unsellable seats are absent from the hash and so act as a wall; blocked seats
+--         are not free, so they count as taken)
 -- ARGV[#ARGV] (last) the trace context of the change (a W3C traceparent) or ""
 --
 -- Returns {"OK", version} | {"UNAVAILABLE", seat id, ...} | {"LIMIT", user's count}
@@ -19,7 +22,8 @@ local now, token, user = ARGV[1], ARGV[2], ARGV[3]
 local limit = tonumber(ARGV[4])
 local allowGaps = ARGV[5] == '1'
 local takeover = ARGV[6]
-local n = tonumber(ARGV[7])
+local useBlocked = ARGV[7] == '1'
+local n = tonumber(ARGV[8])
 
 -- ownedByTakeover reports whether state v ("1|T|ms" or "2|T") belongs to the takeover token.
 local function ownedByTakeover(v)
@@ -30,11 +34,11 @@ end
 local requested, ids, conflicts = {}, {}, {}
 local fresh = 0
 for i = 1, n do
-  local id = ARGV[7 + i]
+  local id = ARGV[8 + i]
   ids[i] = id
   requested[id] = true
   local v = redis.call('HGET', KEYS[1], id)
-  if v == '0' then
+  if v == '0' or (useBlocked and v == '3') then
     fresh = fresh + 1
   elseif not v and redis.call('EXISTS', KEYS[1]) == 0 then
     return {'NOHASH'} -- checked only here: a missing field is rare, a missing hash rarer
@@ -57,7 +61,7 @@ end
 -- Gap rule: after taking the seats, no free seat may sit alone between taken seats, walls
 -- or the row's ends right next to the selection. Older gaps elsewhere do not block.
 if not allowGaps then
-  local i = 8 + n
+  local i = 9 + n
   while i < #ARGV do
     local m = tonumber(ARGV[i])
     local row, free = {}, {}

@@ -3,7 +3,8 @@
 --
 -- KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
 -- ARGV[1] base: when Redis lost the version key too, the version starts above it
--- ARGV[2] n, then n pairs: seat id, state ("0", "1|TOKEN|HELD_AT_MS" or "2|TOKEN"),
+-- ARGV[2] n, then n pairs: seat id, state ("0", "1|TOKEN|HELD_AT_MS", "2|TOKEN" or "3"
+--         blocked),
 --         sellable seats only
 -- then pairs: user id, seats the user holds or bought (replaces the limits hash)
 --
@@ -26,6 +27,8 @@ for i = 1, n do
     status = 'HELD'
   elseif string.sub(v, 1, 1) == '2' then
     status = 'SOLD'
+  elseif v == '3' then
+    status = 'BLOCKED'
   end
   changes[i] = {seatId = id, status = status}
 end

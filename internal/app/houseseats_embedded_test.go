@@ -1,0 +1,69 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"seatflow/internal/tooling/testenv"
+)
+
+// startEmbeddedTestApp is an instance in embedded mode (SQLite and the in-process Redis),
+// served like testApp's, for the statements that differ between MySQL and SQLite.
+func startEmbeddedTestApp(t *testing.T) *testApp {
+	t.Helper()
+	cfg, _, err := ParseConfig("test", []string{"-sqlite-path", filepath.Join(t.TempDir(), "seatflow.db"),
+		"-cost-budget", "100000000", "-cost-restore", "100000000", "-payment-provider", "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logBuf := &testenv.SyncBuffer{}
+	clk := testenv.NewClock(testNow)
+	a := &App{Config: cfg, Log: slog.New(slog.NewTextHandler(logBuf, nil)), Now: clk.Now}
+	a.Config.ReconcileEvery = 0
+	if err := a.openStores(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	if err := a.wire(); err != nil {
+		t.Fatal(err)
+	}
+	a.Start(context.Background())
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	ta := &testApp{App: a, t: t, srv: srv, clock: clk, logBuf: logBuf}
+	ta.admin = ta.token("admin-1", "admin")
+	return ta
+}
+
+// House seats on the embedded stores: the block rows' insert that keeps an existing row
+// (ON CONFLICT on SQLite), the hold refused, the rebuild and the unblock.
+func TestHouseSeatsOnEmbeddedStores(t *testing.T) {
+	a := startEmbeddedTestApp(t)
+	hall := a.createHall("Hall 1", 2, 6)
+	show := a.createShowtime(a.createMovie("Dune", 155), hall, testNow.Add(30*time.Hour))
+	seats := a.openSales(show)
+	a.must(a.admin, blockQ, blockVars(show, seats[2:4], "house"), nil)
+	a.must(a.admin, blockQ, blockVars(show, seats[1:4], "again"), nil) // 2 and 3 blocked already
+	if rows := a.blockedRows(show, seats); len(rows) != 3 {
+		t.Fatalf("blocked rows = %v, want 3", rows)
+	}
+	alice := a.token("alice", "customer")
+	a.wantCode(alice, holdQ, holdVars(show, seats[3:4], "k"), "SEATS_UNAVAILABLE")
+	if err := a.Redis.Del(t.Context(), a.Keys.Seats(idOf(t, show))).Err(); err != nil {
+		t.Fatal(err)
+	}
+	a.must(a.admin, `mutation { runReconcile { hashesRebuilt } }`, nil, nil)
+	st, _ := a.seatStatuses(show)
+	if st[seats[1]] != "BLOCKED" || st[seats[3]] != "BLOCKED" || st[seats[4]] != "AVAILABLE" {
+		t.Fatalf("rebuilt: %s %s %s", st[seats[1]], st[seats[3]], st[seats[4]])
+	}
+	a.must(a.admin, unblockQ, map[string]any{"show": show, "seats": seats[1:4]}, nil)
+	if st, _ := a.seatStatuses(show); st[seats[2]] != "AVAILABLE" || len(a.blockedRows(show, seats)) != 0 {
+		t.Fatalf("after unblock: %s, rows %v", st[seats[2]], a.blockedRows(show, seats))
+	}
+	a.mustAgree()
+}
