@@ -14,10 +14,10 @@ import (
 	"seatflow/internal/seats"
 )
 
-// House seats: seats of one showtime kept off sale by staff (docs/DESIGN.md "House
-// seats"). MySQL's seat_blocks rows are the record; the seat hash shows them BLOCKED. Both
-// writes are made under the showtime's lock, which the seat-hash build and the
-// reconciler's repairs share, so none of them reads the two stores between the writes.
+// House seats: seats of one showtime kept off sale by staff (docs/DESIGN.md,
+// "House seats"). MySQL's seat_blocks rows are the record; the seat hash shows them
+// BLOCKED. Both writes are made under the showtime's lock, which the seat-hash build and
+// the reconciler's repairs share, so none of them reads the two stores between the writes.
 //
 //   - block: the rows first (a seat already blocked keeps its row and reason), then
 //     lua/block.lua, which blocks only AVAILABLE seats; the rows of the seats it refused
