@@ -99,11 +99,12 @@ func (s *Service) CloseSales(ctx context.Context, showID int) (*seatflow.Showtim
 }
 
 // InitSeats builds a showtime's seat hash, if it has none, from the hall template, the
-// active orders and the house seats (blocks.go; an active order wins over a block). It holds the showtime's lock (shared with the reconciler's rebuild) so
-// two builders never interleave, and reports whether it built the hash. Each build is
-// counted in MySQL first (the showtime's seat_epoch), and its versions start above that
-// epoch's base: a hash rebuilt after Redis came back empty continues above every version
-// issued before (seats.EpochBase).
+// active orders and the house seats (blocks.go; an active order wins over a block). It
+// holds the showtime's lock (shared with the reconciler's rebuild) so two builders never
+// interleave, and reports whether it built the hash. Each build is counted in MySQL first
+// (the showtime's seat_epoch), and its versions start above that epoch's base: a hash
+// rebuilt after Redis came back empty continues above every version issued before
+// (seats.EpochBase).
 func (s *Service) InitSeats(ctx context.Context, showID, hallID int) (bool, error) {
 	lock, err := s.LockShow(ctx, showID)
 	if err != nil {

@@ -59,19 +59,15 @@ func ids(seatIDs []int) []any {
 // Init builds the seat hash of a showtime from the hall's sellable seats overlaid with
 // occupancy, and sets the users' counts from it. It never overwrites an existing hash and
 // reports whether it created one. Its version starts above the version key (if Redis
-// kept it); InitAbove is Init for a build that must also start above a base.
+// kept it); InitBlocked is Init for the build of a showtime on sale.
 func (s *Store) Init(ctx context.Context, showID int, hall *seatflow.Hall, occ []Occupancy) (bool, error) {
-	return s.InitAbove(ctx, showID, hall, occ, 0)
+	return s.InitBlocked(ctx, showID, hall, occ, nil, 0)
 }
 
-// InitAbove is Init with the hash's version starting above base (EpochBase) when Redis
-// lost the version key too: above every version an earlier build issued.
-func (s *Store) InitAbove(ctx context.Context, showID int, hall *seatflow.Hall, occ []Occupancy, base int) (bool, error) {
-	return s.InitBlocked(ctx, showID, hall, occ, nil, base)
-}
-
-// InitBlocked is InitAbove with house seats: the seats in blocked (MySQL's block rows)
-// start BLOCKED, unless an occupancy takes them (an active order wins over a block).
+// InitBlocked is Init with house seats and a base: the seats in blocked (MySQL's block
+// rows) start BLOCKED unless an occupancy takes them (an active order wins over a block),
+// and the hash's version starts above base (EpochBase) when Redis lost the version key
+// too: above every version an earlier build issued.
 func (s *Store) InitBlocked(ctx context.Context, showID int, hall *seatflow.Hall, occ []Occupancy, blocked []int, base int) (bool, error) {
 	isBlocked := uniq(blocked)
 	taken := make(map[int]Occupancy, len(occ))
