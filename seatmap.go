@@ -56,3 +56,16 @@ type SeatMapEvent struct {
 	Available int         `json:"available"`
 	Seats     []SeatState `json:"seats"`
 }
+
+// CheckSeatsOnce refuses a list of seats that names one seat twice (BAD_USER_INPUT naming
+// it): a hold, a block and an unblock each ask for every seat once.
+func CheckSeatsOnce(seatIDs []int) error {
+	seen := make(map[int]bool, len(seatIDs))
+	for _, id := range seatIDs {
+		if seen[id] {
+			return Errorf(EINVALID, "seat %d is listed twice", id)
+		}
+		seen[id] = true
+	}
+	return nil
+}

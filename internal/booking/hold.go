@@ -85,12 +85,8 @@ func (in HoldSeatsInput) validate(userID string) error {
 	if err := seatflow.CheckKey(in.IdempotencyKey); err != nil {
 		return seatflow.Errorf(seatflow.EINVALID, "idempotencyKey %v: send the key as it is compared, byte for byte", err)
 	}
-	seen := map[int]bool{}
-	for _, id := range ids {
-		if seen[id] {
-			return seatflow.Errorf(seatflow.EINVALID, "seat %d is listed twice", id)
-		}
-		seen[id] = true
+	if err := seatflow.CheckSeatsOnce(ids); err != nil {
+		return err
 	}
 	for _, t := range in.Seats {
 		if !t.TicketType.Valid() {

@@ -155,12 +155,8 @@ func (s *Service) blockTarget(ctx context.Context, showID int, seatIDs []int) (*
 	case len(seatIDs) > MaxBlockSeats:
 		return nil, nil, seatflow.Errorf(seatflow.EINVALID, "at most %d seats at once", MaxBlockSeats)
 	}
-	seen := make(map[int]bool, len(seatIDs))
-	for _, id := range seatIDs {
-		if seen[id] {
-			return nil, nil, seatflow.Errorf(seatflow.EINVALID, "seat %d is listed twice", id)
-		}
-		seen[id] = true
+	if err := seatflow.CheckSeatsOnce(seatIDs); err != nil {
+		return nil, nil, err
 	}
 	st, err := s.Catalog.FreshShowtime(ctx, showID)
 	if err != nil {
