@@ -79,9 +79,9 @@ func TracerProvider() trace.TracerProvider {
 type sampledOnly struct{ trace.Tracer }
 
 func (t sampledOnly) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
-	if Unsampled(ctx) {
+	if parent := trace.SpanFromContext(ctx); leftOut(parent.SpanContext()) {
 		if cfg := trace.NewSpanStartConfig(opts...); !cfg.NewRoot() {
-			return ctx, trace.SpanFromContext(ctx)
+			return ctx, parent
 		}
 	}
 	return t.Tracer.Start(ctx, name, opts...)
@@ -90,10 +90,10 @@ func (t sampledOnly) Start(ctx context.Context, name string, opts ...trace.SpanS
 // Unsampled reports whether ctx is in a span of this instance that the sampler left out:
 // a child of it is never started (sampledOnly), so a caller may skip what it would build
 // for one (its name, its attributes).
-func Unsampled(ctx context.Context) bool {
-	sc := trace.SpanContextFromContext(ctx)
-	return sc.IsValid() && !sc.IsSampled() && !sc.IsRemote()
-}
+func Unsampled(ctx context.Context) bool { return leftOut(trace.SpanContextFromContext(ctx)) }
+
+// leftOut reports whether sc is a span of this instance that the sampler left out.
+func leftOut(sc trace.SpanContext) bool { return sc.IsValid() && !sc.IsSampled() && !sc.IsRemote() }
 
 type sampledOnlyProvider struct{ trace.TracerProvider }
 
