@@ -26,6 +26,9 @@ const (
 	ERATELIMITED      = "RATE_LIMITED"
 	EUNAVAILABLE      = "SERVICE_UNAVAILABLE"
 	EINTERNAL         = "INTERNAL"
+	// ECOMPANION refuses a hold of a COMPANION seat without an adjacent ACCESSIBLE seat of
+	// the same row in the same order, or with more than MaxCompanions per accessible seat.
+	ECOMPANION = "COMPANION_WITHOUT_ACCESSIBLE"
 )
 
 // Messages of the codes whose wording never depends on the case: one wording each.

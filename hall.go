@@ -9,18 +9,49 @@ const (
 	SeatStandard   SeatKind = "STANDARD"
 	SeatPremium    SeatKind = "PREMIUM"
 	SeatAccessible SeatKind = "ACCESSIBLE"
+	// SeatCompanion is a companion seat: sold only with an adjacent ACCESSIBLE seat of
+	// the same row in the same order (the companion rule, internal/seats/companion.go).
+	SeatCompanion SeatKind = "COMPANION"
 )
 
 // SeatKinds lists every seat kind, in the order prices are shown.
-var SeatKinds = []SeatKind{SeatStandard, SeatPremium, SeatAccessible}
+var SeatKinds = []SeatKind{SeatStandard, SeatPremium, SeatAccessible, SeatCompanion}
 
 // Values lists every seat kind (ent builds its enum column from it).
 func (SeatKind) Values() []string {
-	return []string{string(SeatStandard), string(SeatPremium), string(SeatAccessible)}
+	out := make([]string, len(SeatKinds))
+	for i, k := range SeatKinds {
+		out[i] = string(k)
+	}
+	return out
 }
 
 // Valid reports whether k is a known kind.
-func (k SeatKind) Valid() bool { return k == SeatStandard || k == SeatPremium || k == SeatAccessible }
+func (k SeatKind) Valid() bool {
+	for _, known := range SeatKinds {
+		if k == known {
+			return true
+		}
+	}
+	return false
+}
+
+// Reserved reports whether seats of kind k are kept for customers who need them
+// (ACCESSIBLE) or their companions (COMPANION): the seats a general sale does not offer
+// while it has others (docs/DESIGN.md "Accessible seats and companions").
+func (k SeatKind) Reserved() bool { return k == SeatAccessible || k == SeatCompanion }
+
+// MaxCompanions is the most COMPANION seats per ACCESSIBLE seat in one stretch of adjacent
+// seats of those two kinds.
+const MaxCompanions = 3
+
+// CompanionsFit is the companion rule's count: a stretch of adjacent ACCESSIBLE and
+// COMPANION seats of one row (a hall's, or an order's) with accessible and companions of
+// each is right when it has no companion, or at least one accessible seat and at most
+// MaxCompanions companions per accessible seat.
+func CompanionsFit(accessible, companions int) bool {
+	return companions == 0 || (accessible > 0 && companions <= MaxCompanions*accessible)
+}
 
 // The longest names of a hall and of its rows, in characters (as their columns count).
 const (

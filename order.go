@@ -45,11 +45,29 @@ type Order struct {
 }
 
 // OrderLine is one seat of an order: its ticket type and what it cost when held (the
-// showtime's price of the seat's kind and type then). Lines never change: a refund or a
-// late payment keeps them, and the order's amount is their sum.
+// showtime's price of the seat's kind and type then). Lines are kept whatever becomes of
+// the order: a late payment keeps them, a refund marks them (RefundedAt), and the order's
+// amount is the sum of those not refunded.
 type OrderLine struct {
 	ShowtimeID  int        `json:"-"`
 	SeatID      int        `json:"seatId"`
 	TicketType  TicketType `json:"ticketType"`
 	AmountCents int        `json:"amountCents"`
+	// RefundedAt is when the seat was refunded (refundSeats, or refundOrder for the whole
+	// order); nil while it is the customer's.
+	RefundedAt *time.Time `json:"refundedAt"`
+}
+
+// Refunded reports whether the line's seat was refunded.
+func (l OrderLine) Refunded() bool { return l.RefundedAt != nil }
+
+// UnrefundedSeats returns the seats of the lines not refunded, in their order.
+func UnrefundedSeats(lines []OrderLine) []int {
+	var out []int
+	for _, l := range lines {
+		if !l.Refunded() {
+			out = append(out, l.SeatID)
+		}
+	}
+	return out
 }

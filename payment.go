@@ -63,6 +63,11 @@ const MaxRefundAttempts = 5
 // Due reports whether a refund in status s still has to be sent to the provider.
 func (s RefundStatus) Due() bool { return s == RefundRequired || s == RefundFailed }
 
+// ToSend reports whether a refund in status s, after attempts the provider reported
+// failed, still has to be sent: due, and failed fewer than MaxRefundAttempts times (after
+// that it is left to a person).
+func (s RefundStatus) ToSend(attempts int) bool { return s.Due() && attempts < MaxRefundAttempts }
+
 // Payment is one payment of an order as its provider reported it, with its refund if any.
 // An order keeps every payment it receives: the one that pays it, and any other (another
 // amount than the order's, a second payment of an order already paid, one that arrived
@@ -123,6 +128,9 @@ type PaymentEvent struct {
 	// RefundReference and RefundStatus describe the refund of a refund event.
 	RefundReference string
 	RefundStatus    RefundStatus
+	// SeatRefundID is SeatFlow's refund of some seats (refundSeats) a refund event is about,
+	// as the provider kept it; 0 for a payment's whole refund.
+	SeatRefundID int
 	// Reason is the provider's explanation of a failure, for the log.
 	Reason string
 }

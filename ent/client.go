@@ -21,6 +21,7 @@ import (
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
 	"seatflow/ent/reconcilerun"
+	"seatflow/ent/refund"
 	"seatflow/ent/seat"
 	"seatflow/ent/seatblock"
 	"seatflow/ent/seatoccupancy"
@@ -61,6 +62,8 @@ type Client struct {
 	PaymentEvent *PaymentEventClient
 	// ReconcileRun is the client for interacting with the ReconcileRun builders.
 	ReconcileRun *ReconcileRunClient
+	// Refund is the client for interacting with the Refund builders.
+	Refund *RefundClient
 	// Seat is the client for interacting with the Seat builders.
 	Seat *SeatClient
 	// SeatBlock is the client for interacting with the SeatBlock builders.
@@ -94,6 +97,7 @@ func (c *Client) init() {
 	c.Payment = NewPaymentClient(c.config)
 	c.PaymentEvent = NewPaymentEventClient(c.config)
 	c.ReconcileRun = NewReconcileRunClient(c.config)
+	c.Refund = NewRefundClient(c.config)
 	c.Seat = NewSeatClient(c.config)
 	c.SeatBlock = NewSeatBlockClient(c.config)
 	c.SeatOccupancy = NewSeatOccupancyClient(c.config)
@@ -202,6 +206,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Payment:       NewPaymentClient(cfg),
 		PaymentEvent:  NewPaymentEventClient(cfg),
 		ReconcileRun:  NewReconcileRunClient(cfg),
+		Refund:        NewRefundClient(cfg),
 		Seat:          NewSeatClient(cfg),
 		SeatBlock:     NewSeatBlockClient(cfg),
 		SeatOccupancy: NewSeatOccupancyClient(cfg),
@@ -237,6 +242,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Payment:       NewPaymentClient(cfg),
 		PaymentEvent:  NewPaymentEventClient(cfg),
 		ReconcileRun:  NewReconcileRunClient(cfg),
+		Refund:        NewRefundClient(cfg),
 		Seat:          NewSeatClient(cfg),
 		SeatBlock:     NewSeatBlockClient(cfg),
 		SeatOccupancy: NewSeatOccupancyClient(cfg),
@@ -273,7 +279,7 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat,
-		c.Payment, c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatBlock,
+		c.Payment, c.PaymentEvent, c.ReconcileRun, c.Refund, c.Seat, c.SeatBlock,
 		c.SeatOccupancy, c.Showtime, c.Ticket, c.TicketKey,
 	} {
 		n.Use(hooks...)
@@ -285,7 +291,7 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat,
-		c.Payment, c.PaymentEvent, c.ReconcileRun, c.Seat, c.SeatBlock,
+		c.Payment, c.PaymentEvent, c.ReconcileRun, c.Refund, c.Seat, c.SeatBlock,
 		c.SeatOccupancy, c.Showtime, c.Ticket, c.TicketKey,
 	} {
 		n.Intercept(interceptors...)
@@ -315,6 +321,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.PaymentEvent.mutate(ctx, m)
 	case *ReconcileRunMutation:
 		return c.ReconcileRun.mutate(ctx, m)
+	case *RefundMutation:
+		return c.Refund.mutate(ctx, m)
 	case *SeatMutation:
 		return c.Seat.mutate(ctx, m)
 	case *SeatBlockMutation:
@@ -1249,6 +1257,22 @@ func (c *OrderClient) QueryPayments(_m *Order) *PaymentQuery {
 	return query
 }
 
+// QueryRefunds queries the refunds edge of a Order.
+func (c *OrderClient) QueryRefunds(_m *Order) *RefundQuery {
+	query := (&RefundClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(order.Table, order.FieldID, id),
+			sqlgraph.To(refund.Table, refund.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, order.RefundsTable, order.RefundsColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *OrderClient) Hooks() []Hook {
 	return c.hooks.Order
@@ -1835,6 +1859,155 @@ func (c *ReconcileRunClient) mutate(ctx context.Context, m *ReconcileRunMutation
 		return (&ReconcileRunDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown ReconcileRun mutation op: %q", m.Op())
+	}
+}
+
+// RefundClient is a client for the Refund schema.
+type RefundClient struct {
+	config
+}
+
+// NewRefundClient returns a client for the Refund from the given config.
+func NewRefundClient(c config) *RefundClient {
+	return &RefundClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `refund.Hooks(f(g(h())))`.
+func (c *RefundClient) Use(hooks ...Hook) {
+	c.hooks.Refund = append(c.hooks.Refund, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `refund.Intercept(f(g(h())))`.
+func (c *RefundClient) Intercept(interceptors ...Interceptor) {
+	c.inters.Refund = append(c.inters.Refund, interceptors...)
+}
+
+// Create returns a builder for creating a Refund entity.
+func (c *RefundClient) Create() *RefundCreate {
+	mutation := newRefundMutation(c.config, OpCreate)
+	return &RefundCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of Refund entities.
+func (c *RefundClient) CreateBulk(builders ...*RefundCreate) *RefundCreateBulk {
+	return &RefundCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *RefundClient) MapCreateBulk(slice any, setFunc func(*RefundCreate, int)) *RefundCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &RefundCreateBulk{err: fmt.Errorf("calling to RefundClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*RefundCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &RefundCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for Refund.
+func (c *RefundClient) Update() *RefundUpdate {
+	mutation := newRefundMutation(c.config, OpUpdate)
+	return &RefundUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *RefundClient) UpdateOne(_m *Refund) *RefundUpdateOne {
+	mutation := newRefundMutation(c.config, OpUpdateOne, withRefund(_m))
+	return &RefundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *RefundClient) UpdateOneID(id int) *RefundUpdateOne {
+	mutation := newRefundMutation(c.config, OpUpdateOne, withRefundID(id))
+	return &RefundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for Refund.
+func (c *RefundClient) Delete() *RefundDelete {
+	mutation := newRefundMutation(c.config, OpDelete)
+	return &RefundDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *RefundClient) DeleteOne(_m *Refund) *RefundDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *RefundClient) DeleteOneID(id int) *RefundDeleteOne {
+	builder := c.Delete().Where(refund.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &RefundDeleteOne{builder}
+}
+
+// Query returns a query builder for Refund.
+func (c *RefundClient) Query() *RefundQuery {
+	return &RefundQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeRefund},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a Refund entity by its id.
+func (c *RefundClient) Get(ctx context.Context, id int) (*Refund, error) {
+	return c.Query().Where(refund.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *RefundClient) GetX(ctx context.Context, id int) *Refund {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// QueryOrder queries the order edge of a Refund.
+func (c *RefundClient) QueryOrder(_m *Refund) *OrderQuery {
+	query := (&OrderClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(refund.Table, refund.FieldID, id),
+			sqlgraph.To(order.Table, order.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, refund.OrderTable, refund.OrderColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// Hooks returns the client hooks.
+func (c *RefundClient) Hooks() []Hook {
+	return c.hooks.Refund
+}
+
+// Interceptors returns the client interceptors.
+func (c *RefundClient) Interceptors() []Interceptor {
+	return c.inters.Refund
+}
+
+func (c *RefundClient) mutate(ctx context.Context, m *RefundMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&RefundCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&RefundUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&RefundUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&RefundDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown Refund mutation op: %q", m.Op())
 	}
 }
 
@@ -2752,13 +2925,13 @@ func (c *TicketKeyClient) mutate(ctx context.Context, m *TicketKeyMutation) (Val
 type (
 	hooks struct {
 		CacheOutbox, Cinema, Hall, Movie, OfflineScan, Order, OrderSeat, Payment,
-		PaymentEvent, ReconcileRun, Seat, SeatBlock, SeatOccupancy, Showtime, Ticket,
-		TicketKey []ent.Hook
+		PaymentEvent, ReconcileRun, Refund, Seat, SeatBlock, SeatOccupancy, Showtime,
+		Ticket, TicketKey []ent.Hook
 	}
 	inters struct {
 		CacheOutbox, Cinema, Hall, Movie, OfflineScan, Order, OrderSeat, Payment,
-		PaymentEvent, ReconcileRun, Seat, SeatBlock, SeatOccupancy, Showtime, Ticket,
-		TicketKey []ent.Interceptor
+		PaymentEvent, ReconcileRun, Refund, Seat, SeatBlock, SeatOccupancy, Showtime,
+		Ticket, TicketKey []ent.Interceptor
 	}
 )
 

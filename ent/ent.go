@@ -17,6 +17,7 @@ import (
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
 	"seatflow/ent/reconcilerun"
+	"seatflow/ent/refund"
 	"seatflow/ent/seat"
 	"seatflow/ent/seatblock"
 	"seatflow/ent/seatoccupancy"
@@ -98,6 +99,7 @@ func checkColumn(t, c string) error {
 			payment.Table:       payment.ValidColumn,
 			paymentevent.Table:  paymentevent.ValidColumn,
 			reconcilerun.Table:  reconcilerun.ValidColumn,
+			refund.Table:        refund.ValidColumn,
 			seat.Table:          seat.ValidColumn,
 			seatblock.Table:     seatblock.ValidColumn,
 			seatoccupancy.Table: seatoccupancy.ValidColumn,

@@ -56,9 +56,11 @@ type OrderEdges struct {
 	Occupancy []*SeatOccupancy `json:"occupancy,omitempty"`
 	// Payments holds the value of the payments edge.
 	Payments []*Payment `json:"payments,omitempty"`
+	// Refunds holds the value of the refunds edge.
+	Refunds []*Refund `json:"refunds,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [4]bool
 }
 
 // SeatsOrErr returns the Seats value or an error if the edge
@@ -86,6 +88,15 @@ func (e OrderEdges) PaymentsOrErr() ([]*Payment, error) {
 		return e.Payments, nil
 	}
 	return nil, &NotLoadedError{edge: "payments"}
+}
+
+// RefundsOrErr returns the Refunds value or an error if the edge
+// was not loaded in eager-loading.
+func (e OrderEdges) RefundsOrErr() ([]*Refund, error) {
+	if e.loadedTypes[3] {
+		return e.Refunds, nil
+	}
+	return nil, &NotLoadedError{edge: "refunds"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -221,6 +232,11 @@ func (_m *Order) QueryOccupancy() *SeatOccupancyQuery {
 // QueryPayments queries the "payments" edge of the Order entity.
 func (_m *Order) QueryPayments() *PaymentQuery {
 	return NewOrderClient(_m.config).QueryPayments(_m)
+}
+
+// QueryRefunds queries the "refunds" edge of the Order entity.
+func (_m *Order) QueryRefunds() *RefundQuery {
+	return NewOrderClient(_m.config).QueryRefunds(_m)
 }
 
 // Update returns a builder for updating this Order.

@@ -8,6 +8,7 @@ import (
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"strings"
+	"time"
 
 	"entgo.io/ent"
 	"entgo.io/ent/dialect/sql"
@@ -26,6 +27,10 @@ type OrderSeat struct {
 	TicketType seatflow.TicketType `json:"ticket_type,omitempty"`
 	// AmountCents holds the value of the "amount_cents" field.
 	AmountCents *int `json:"amount_cents,omitempty"`
+	// RefundedAt holds the value of the "refunded_at" field.
+	RefundedAt *time.Time `json:"refunded_at,omitempty"`
+	// RefundID holds the value of the "refund_id" field.
+	RefundID *int `json:"refund_id,omitempty"`
 	// Edges holds the relations/edges for other nodes in the graph.
 	// The values are being populated by the OrderSeatQuery when eager-loading is set.
 	Edges        OrderSeatEdges `json:"edges"`
@@ -57,10 +62,12 @@ func (*OrderSeat) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
-		case orderseat.FieldID, orderseat.FieldOrderID, orderseat.FieldSeatID, orderseat.FieldAmountCents:
+		case orderseat.FieldID, orderseat.FieldOrderID, orderseat.FieldSeatID, orderseat.FieldAmountCents, orderseat.FieldRefundID:
 			values[i] = new(sql.NullInt64)
 		case orderseat.FieldTicketType:
 			values[i] = new(sql.NullString)
+		case orderseat.FieldRefundedAt:
+			values[i] = new(sql.NullTime)
 		default:
 			values[i] = new(sql.UnknownType)
 		}
@@ -106,6 +113,20 @@ func (_m *OrderSeat) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.AmountCents = new(int)
 				*_m.AmountCents = int(value.Int64)
+			}
+		case orderseat.FieldRefundedAt:
+			if value, ok := values[i].(*sql.NullTime); !ok {
+				return fmt.Errorf("unexpected type %T for field refunded_at", values[i])
+			} else if value.Valid {
+				_m.RefundedAt = new(time.Time)
+				*_m.RefundedAt = value.Time
+			}
+		case orderseat.FieldRefundID:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field refund_id", values[i])
+			} else if value.Valid {
+				_m.RefundID = new(int)
+				*_m.RefundID = int(value.Int64)
 			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
@@ -159,6 +180,16 @@ func (_m *OrderSeat) String() string {
 	builder.WriteString(", ")
 	if v := _m.AmountCents; v != nil {
 		builder.WriteString("amount_cents=")
+		builder.WriteString(fmt.Sprintf("%v", *v))
+	}
+	builder.WriteString(", ")
+	if v := _m.RefundedAt; v != nil {
+		builder.WriteString("refunded_at=")
+		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.RefundID; v != nil {
+		builder.WriteString("refund_id=")
 		builder.WriteString(fmt.Sprintf("%v", *v))
 	}
 	builder.WriteByte(')')

@@ -9,6 +9,7 @@ import (
 	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -59,6 +60,34 @@ func (_c *OrderSeatCreate) SetAmountCents(v int) *OrderSeatCreate {
 func (_c *OrderSeatCreate) SetNillableAmountCents(v *int) *OrderSeatCreate {
 	if v != nil {
 		_c.SetAmountCents(*v)
+	}
+	return _c
+}
+
+// SetRefundedAt sets the "refunded_at" field.
+func (_c *OrderSeatCreate) SetRefundedAt(v time.Time) *OrderSeatCreate {
+	_c.mutation.SetRefundedAt(v)
+	return _c
+}
+
+// SetNillableRefundedAt sets the "refunded_at" field if the given value is not nil.
+func (_c *OrderSeatCreate) SetNillableRefundedAt(v *time.Time) *OrderSeatCreate {
+	if v != nil {
+		_c.SetRefundedAt(*v)
+	}
+	return _c
+}
+
+// SetRefundID sets the "refund_id" field.
+func (_c *OrderSeatCreate) SetRefundID(v int) *OrderSeatCreate {
+	_c.mutation.SetRefundID(v)
+	return _c
+}
+
+// SetNillableRefundID sets the "refund_id" field if the given value is not nil.
+func (_c *OrderSeatCreate) SetNillableRefundID(v *int) *OrderSeatCreate {
+	if v != nil {
+		_c.SetRefundID(*v)
 	}
 	return _c
 }
@@ -171,6 +200,14 @@ func (_c *OrderSeatCreate) createSpec() (*OrderSeat, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.AmountCents(); ok {
 		_spec.SetField(orderseat.FieldAmountCents, field.TypeInt, value)
 		_node.AmountCents = &value
+	}
+	if value, ok := _c.mutation.RefundedAt(); ok {
+		_spec.SetField(orderseat.FieldRefundedAt, field.TypeTime, value)
+		_node.RefundedAt = &value
+	}
+	if value, ok := _c.mutation.RefundID(); ok {
+		_spec.SetField(orderseat.FieldRefundID, field.TypeInt, value)
+		_node.RefundID = &value
 	}
 	if nodes := _c.mutation.OrderIDs(); len(nodes) > 0 {
 		edge := &sqlgraph.EdgeSpec{
@@ -307,6 +344,48 @@ func (u *OrderSeatUpsert) ClearAmountCents() *OrderSeatUpsert {
 	return u
 }
 
+// SetRefundedAt sets the "refunded_at" field.
+func (u *OrderSeatUpsert) SetRefundedAt(v time.Time) *OrderSeatUpsert {
+	u.Set(orderseat.FieldRefundedAt, v)
+	return u
+}
+
+// UpdateRefundedAt sets the "refunded_at" field to the value that was provided on create.
+func (u *OrderSeatUpsert) UpdateRefundedAt() *OrderSeatUpsert {
+	u.SetExcluded(orderseat.FieldRefundedAt)
+	return u
+}
+
+// ClearRefundedAt clears the value of the "refunded_at" field.
+func (u *OrderSeatUpsert) ClearRefundedAt() *OrderSeatUpsert {
+	u.SetNull(orderseat.FieldRefundedAt)
+	return u
+}
+
+// SetRefundID sets the "refund_id" field.
+func (u *OrderSeatUpsert) SetRefundID(v int) *OrderSeatUpsert {
+	u.Set(orderseat.FieldRefundID, v)
+	return u
+}
+
+// UpdateRefundID sets the "refund_id" field to the value that was provided on create.
+func (u *OrderSeatUpsert) UpdateRefundID() *OrderSeatUpsert {
+	u.SetExcluded(orderseat.FieldRefundID)
+	return u
+}
+
+// AddRefundID adds v to the "refund_id" field.
+func (u *OrderSeatUpsert) AddRefundID(v int) *OrderSeatUpsert {
+	u.Add(orderseat.FieldRefundID, v)
+	return u
+}
+
+// ClearRefundID clears the value of the "refund_id" field.
+func (u *OrderSeatUpsert) ClearRefundID() *OrderSeatUpsert {
+	u.SetNull(orderseat.FieldRefundID)
+	return u
+}
+
 // UpdateNewValues updates the mutable fields using the new values that were set on create.
 // Using this option is equivalent to using:
 //
@@ -421,6 +500,55 @@ func (u *OrderSeatUpsertOne) UpdateAmountCents() *OrderSeatUpsertOne {
 func (u *OrderSeatUpsertOne) ClearAmountCents() *OrderSeatUpsertOne {
 	return u.Update(func(s *OrderSeatUpsert) {
 		s.ClearAmountCents()
+	})
+}
+
+// SetRefundedAt sets the "refunded_at" field.
+func (u *OrderSeatUpsertOne) SetRefundedAt(v time.Time) *OrderSeatUpsertOne {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.SetRefundedAt(v)
+	})
+}
+
+// UpdateRefundedAt sets the "refunded_at" field to the value that was provided on create.
+func (u *OrderSeatUpsertOne) UpdateRefundedAt() *OrderSeatUpsertOne {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.UpdateRefundedAt()
+	})
+}
+
+// ClearRefundedAt clears the value of the "refunded_at" field.
+func (u *OrderSeatUpsertOne) ClearRefundedAt() *OrderSeatUpsertOne {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.ClearRefundedAt()
+	})
+}
+
+// SetRefundID sets the "refund_id" field.
+func (u *OrderSeatUpsertOne) SetRefundID(v int) *OrderSeatUpsertOne {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.SetRefundID(v)
+	})
+}
+
+// AddRefundID adds v to the "refund_id" field.
+func (u *OrderSeatUpsertOne) AddRefundID(v int) *OrderSeatUpsertOne {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.AddRefundID(v)
+	})
+}
+
+// UpdateRefundID sets the "refund_id" field to the value that was provided on create.
+func (u *OrderSeatUpsertOne) UpdateRefundID() *OrderSeatUpsertOne {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.UpdateRefundID()
+	})
+}
+
+// ClearRefundID clears the value of the "refund_id" field.
+func (u *OrderSeatUpsertOne) ClearRefundID() *OrderSeatUpsertOne {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.ClearRefundID()
 	})
 }
 
@@ -702,6 +830,55 @@ func (u *OrderSeatUpsertBulk) UpdateAmountCents() *OrderSeatUpsertBulk {
 func (u *OrderSeatUpsertBulk) ClearAmountCents() *OrderSeatUpsertBulk {
 	return u.Update(func(s *OrderSeatUpsert) {
 		s.ClearAmountCents()
+	})
+}
+
+// SetRefundedAt sets the "refunded_at" field.
+func (u *OrderSeatUpsertBulk) SetRefundedAt(v time.Time) *OrderSeatUpsertBulk {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.SetRefundedAt(v)
+	})
+}
+
+// UpdateRefundedAt sets the "refunded_at" field to the value that was provided on create.
+func (u *OrderSeatUpsertBulk) UpdateRefundedAt() *OrderSeatUpsertBulk {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.UpdateRefundedAt()
+	})
+}
+
+// ClearRefundedAt clears the value of the "refunded_at" field.
+func (u *OrderSeatUpsertBulk) ClearRefundedAt() *OrderSeatUpsertBulk {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.ClearRefundedAt()
+	})
+}
+
+// SetRefundID sets the "refund_id" field.
+func (u *OrderSeatUpsertBulk) SetRefundID(v int) *OrderSeatUpsertBulk {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.SetRefundID(v)
+	})
+}
+
+// AddRefundID adds v to the "refund_id" field.
+func (u *OrderSeatUpsertBulk) AddRefundID(v int) *OrderSeatUpsertBulk {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.AddRefundID(v)
+	})
+}
+
+// UpdateRefundID sets the "refund_id" field to the value that was provided on create.
+func (u *OrderSeatUpsertBulk) UpdateRefundID() *OrderSeatUpsertBulk {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.UpdateRefundID()
+	})
+}
+
+// ClearRefundID clears the value of the "refund_id" field.
+func (u *OrderSeatUpsertBulk) ClearRefundID() *OrderSeatUpsertBulk {
+	return u.Update(func(s *OrderSeatUpsert) {
+		s.ClearRefundID()
 	})
 }
 

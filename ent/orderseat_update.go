@@ -10,6 +10,7 @@ import (
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/predicate"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -103,6 +104,53 @@ func (_u *OrderSeatUpdate) AddAmountCents(v int) *OrderSeatUpdate {
 // ClearAmountCents clears the value of the "amount_cents" field.
 func (_u *OrderSeatUpdate) ClearAmountCents() *OrderSeatUpdate {
 	_u.mutation.ClearAmountCents()
+	return _u
+}
+
+// SetRefundedAt sets the "refunded_at" field.
+func (_u *OrderSeatUpdate) SetRefundedAt(v time.Time) *OrderSeatUpdate {
+	_u.mutation.SetRefundedAt(v)
+	return _u
+}
+
+// SetNillableRefundedAt sets the "refunded_at" field if the given value is not nil.
+func (_u *OrderSeatUpdate) SetNillableRefundedAt(v *time.Time) *OrderSeatUpdate {
+	if v != nil {
+		_u.SetRefundedAt(*v)
+	}
+	return _u
+}
+
+// ClearRefundedAt clears the value of the "refunded_at" field.
+func (_u *OrderSeatUpdate) ClearRefundedAt() *OrderSeatUpdate {
+	_u.mutation.ClearRefundedAt()
+	return _u
+}
+
+// SetRefundID sets the "refund_id" field.
+func (_u *OrderSeatUpdate) SetRefundID(v int) *OrderSeatUpdate {
+	_u.mutation.ResetRefundID()
+	_u.mutation.SetRefundID(v)
+	return _u
+}
+
+// SetNillableRefundID sets the "refund_id" field if the given value is not nil.
+func (_u *OrderSeatUpdate) SetNillableRefundID(v *int) *OrderSeatUpdate {
+	if v != nil {
+		_u.SetRefundID(*v)
+	}
+	return _u
+}
+
+// AddRefundID adds value to the "refund_id" field.
+func (_u *OrderSeatUpdate) AddRefundID(v int) *OrderSeatUpdate {
+	_u.mutation.AddRefundID(v)
+	return _u
+}
+
+// ClearRefundID clears the value of the "refund_id" field.
+func (_u *OrderSeatUpdate) ClearRefundID() *OrderSeatUpdate {
+	_u.mutation.ClearRefundID()
 	return _u
 }
 
@@ -202,6 +250,21 @@ func (_u *OrderSeatUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if _u.mutation.AmountCentsCleared() {
 		_spec.ClearField(orderseat.FieldAmountCents, field.TypeInt)
+	}
+	if value, ok := _u.mutation.RefundedAt(); ok {
+		_spec.SetField(orderseat.FieldRefundedAt, field.TypeTime, value)
+	}
+	if _u.mutation.RefundedAtCleared() {
+		_spec.ClearField(orderseat.FieldRefundedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.RefundID(); ok {
+		_spec.SetField(orderseat.FieldRefundID, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRefundID(); ok {
+		_spec.AddField(orderseat.FieldRefundID, field.TypeInt, value)
+	}
+	if _u.mutation.RefundIDCleared() {
+		_spec.ClearField(orderseat.FieldRefundID, field.TypeInt)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{
@@ -327,6 +390,53 @@ func (_u *OrderSeatUpdateOne) AddAmountCents(v int) *OrderSeatUpdateOne {
 // ClearAmountCents clears the value of the "amount_cents" field.
 func (_u *OrderSeatUpdateOne) ClearAmountCents() *OrderSeatUpdateOne {
 	_u.mutation.ClearAmountCents()
+	return _u
+}
+
+// SetRefundedAt sets the "refunded_at" field.
+func (_u *OrderSeatUpdateOne) SetRefundedAt(v time.Time) *OrderSeatUpdateOne {
+	_u.mutation.SetRefundedAt(v)
+	return _u
+}
+
+// SetNillableRefundedAt sets the "refunded_at" field if the given value is not nil.
+func (_u *OrderSeatUpdateOne) SetNillableRefundedAt(v *time.Time) *OrderSeatUpdateOne {
+	if v != nil {
+		_u.SetRefundedAt(*v)
+	}
+	return _u
+}
+
+// ClearRefundedAt clears the value of the "refunded_at" field.
+func (_u *OrderSeatUpdateOne) ClearRefundedAt() *OrderSeatUpdateOne {
+	_u.mutation.ClearRefundedAt()
+	return _u
+}
+
+// SetRefundID sets the "refund_id" field.
+func (_u *OrderSeatUpdateOne) SetRefundID(v int) *OrderSeatUpdateOne {
+	_u.mutation.ResetRefundID()
+	_u.mutation.SetRefundID(v)
+	return _u
+}
+
+// SetNillableRefundID sets the "refund_id" field if the given value is not nil.
+func (_u *OrderSeatUpdateOne) SetNillableRefundID(v *int) *OrderSeatUpdateOne {
+	if v != nil {
+		_u.SetRefundID(*v)
+	}
+	return _u
+}
+
+// AddRefundID adds value to the "refund_id" field.
+func (_u *OrderSeatUpdateOne) AddRefundID(v int) *OrderSeatUpdateOne {
+	_u.mutation.AddRefundID(v)
+	return _u
+}
+
+// ClearRefundID clears the value of the "refund_id" field.
+func (_u *OrderSeatUpdateOne) ClearRefundID() *OrderSeatUpdateOne {
+	_u.mutation.ClearRefundID()
 	return _u
 }
 
@@ -456,6 +566,21 @@ func (_u *OrderSeatUpdateOne) sqlSave(ctx context.Context) (_node *OrderSeat, er
 	}
 	if _u.mutation.AmountCentsCleared() {
 		_spec.ClearField(orderseat.FieldAmountCents, field.TypeInt)
+	}
+	if value, ok := _u.mutation.RefundedAt(); ok {
+		_spec.SetField(orderseat.FieldRefundedAt, field.TypeTime, value)
+	}
+	if _u.mutation.RefundedAtCleared() {
+		_spec.ClearField(orderseat.FieldRefundedAt, field.TypeTime)
+	}
+	if value, ok := _u.mutation.RefundID(); ok {
+		_spec.SetField(orderseat.FieldRefundID, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedRefundID(); ok {
+		_spec.AddField(orderseat.FieldRefundID, field.TypeInt, value)
+	}
+	if _u.mutation.RefundIDCleared() {
+		_spec.ClearField(orderseat.FieldRefundID, field.TypeInt)
 	}
 	if _u.mutation.OrderCleared() {
 		edge := &sqlgraph.EdgeSpec{

@@ -12,6 +12,7 @@ import (
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
 	"seatflow/ent/reconcilerun"
+	"seatflow/ent/refund"
 	"seatflow/ent/schema"
 	"seatflow/ent/seat"
 	"seatflow/ent/seatblock"
@@ -386,6 +387,38 @@ func init() {
 	reconcilerunDescRefundsOutstanding := reconcilerunFields[11].Descriptor()
 	// reconcilerun.DefaultRefundsOutstanding holds the default value on creation for the refunds_outstanding field.
 	reconcilerun.DefaultRefundsOutstanding = reconcilerunDescRefundsOutstanding.Default.(int)
+	refundFields := schema.Refund{}.Fields()
+	_ = refundFields
+	// refundDescAmountCents is the schema descriptor for amount_cents field.
+	refundDescAmountCents := refundFields[2].Descriptor()
+	// refund.AmountCentsValidator is a validator for the "amount_cents" field. It is called by the builders before save.
+	refund.AmountCentsValidator = refundDescAmountCents.Validators[0].(func(int) error)
+	// refundDescCurrency is the schema descriptor for currency field.
+	refundDescCurrency := refundFields[3].Descriptor()
+	// refund.CurrencyValidator is a validator for the "currency" field. It is called by the builders before save.
+	refund.CurrencyValidator = refundDescCurrency.Validators[0].(func(string) error)
+	// refundDescReference is the schema descriptor for reference field.
+	refundDescReference := refundFields[5].Descriptor()
+	// refund.DefaultReference holds the default value on creation for the reference field.
+	refund.DefaultReference = refundDescReference.Default.(string)
+	// refund.ReferenceValidator is a validator for the "reference" field. It is called by the builders before save.
+	refund.ReferenceValidator = refundDescReference.Validators[0].(func(string) error)
+	// refundDescAttempts is the schema descriptor for attempts field.
+	refundDescAttempts := refundFields[6].Descriptor()
+	// refund.DefaultAttempts holds the default value on creation for the attempts field.
+	refund.DefaultAttempts = refundDescAttempts.Default.(int)
+	// refund.AttemptsValidator is a validator for the "attempts" field. It is called by the builders before save.
+	refund.AttemptsValidator = refundDescAttempts.Validators[0].(func(int) error)
+	// refundDescReason is the schema descriptor for reason field.
+	refundDescReason := refundFields[7].Descriptor()
+	// refund.DefaultReason holds the default value on creation for the reason field.
+	refund.DefaultReason = refundDescReason.Default.(string)
+	// refund.ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
+	refund.ReasonValidator = refundDescReason.Validators[0].(func(string) error)
+	// refundDescCreatedBy is the schema descriptor for created_by field.
+	refundDescCreatedBy := refundFields[8].Descriptor()
+	// refund.CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
+	refund.CreatedByValidator = refundDescCreatedBy.Validators[0].(func(string) error)
 	seatFields := schema.Seat{}.Fields()
 	_ = seatFields
 	// seatDescRowLabel is the schema descriptor for row_label field.

@@ -34,6 +34,8 @@ type Tx struct {
 	PaymentEvent *PaymentEventClient
 	// ReconcileRun is the client for interacting with the ReconcileRun builders.
 	ReconcileRun *ReconcileRunClient
+	// Refund is the client for interacting with the Refund builders.
+	Refund *RefundClient
 	// Seat is the client for interacting with the Seat builders.
 	Seat *SeatClient
 	// SeatBlock is the client for interacting with the SeatBlock builders.
@@ -187,6 +189,7 @@ func (tx *Tx) init() {
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.PaymentEvent = NewPaymentEventClient(tx.config)
 	tx.ReconcileRun = NewReconcileRunClient(tx.config)
+	tx.Refund = NewRefundClient(tx.config)
 	tx.Seat = NewSeatClient(tx.config)
 	tx.SeatBlock = NewSeatBlockClient(tx.config)
 	tx.SeatOccupancy = NewSeatOccupancyClient(tx.config)

@@ -124,6 +124,7 @@ type ComplexityRoot struct {
 		OpenSales          func(childComplexity int, showtimeID int) int
 		PayOrder           func(childComplexity int, orderID int, paymentRef string) int
 		RefundOrder        func(childComplexity int, orderID int) int
+		RefundSeats        func(childComplexity int, orderID int, seatIds []int) int
 		RescheduleShowtime func(childComplexity int, id int, startsAt time.Time) int
 		RunReconcile       func(childComplexity int) int
 		SetMovieStatus     func(childComplexity int, id int, status seatflow.MovieStatus) int
@@ -153,6 +154,8 @@ type ComplexityRoot struct {
 
 	OrderLine struct {
 		AmountCents func(childComplexity int) int
+		Refunded    func(childComplexity int) int
+		RefundedAt  func(childComplexity int) int
 		Seat        func(childComplexity int) int
 		TicketType  func(childComplexity int) int
 	}
@@ -189,7 +192,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		BestSeats      func(childComplexity int, showtimeID int, count int) int
+		BestSeats      func(childComplexity int, showtimeID int, count int, accessible *int) int
 		Cinema         func(childComplexity int, id int) int
 		Cinemas        func(childComplexity int) int
 		Movie          func(childComplexity int, id int) int
@@ -367,6 +370,7 @@ type MutationResolver interface {
 	BlockSeats(ctx context.Context, showtimeID int, seatIds []int, reason string) (*seatflow.SeatMap, error)
 	UnblockSeats(ctx context.Context, showtimeID int, seatIds []int) (*seatflow.SeatMap, error)
 	RefundOrder(ctx context.Context, orderID int) (*seatflow.Order, error)
+	RefundSeats(ctx context.Context, orderID int, seatIds []int) (*seatflow.Order, error)
 	CheckIn(ctx context.Context, showtimeID int, code string, nonce *string) (*seatflow.CheckInResult, error)
 	UploadCheckIns(ctx context.Context, showtimeID int, scans []*seatflow.OfflineScan) ([]*seatflow.CheckInResult, error)
 }
@@ -391,7 +395,7 @@ type QueryResolver interface {
 	Cinemas(ctx context.Context) ([]*seatflow.Cinema, error)
 	Cinema(ctx context.Context, id int) (*seatflow.Cinema, error)
 	SeatMap(ctx context.Context, showtimeID int) (*seatflow.SeatMap, error)
-	BestSeats(ctx context.Context, showtimeID int, count int) ([]*seatflow.Seat, error)
+	BestSeats(ctx context.Context, showtimeID int, count int, accessible *int) ([]*seatflow.Seat, error)
 	MyOrders(ctx context.Context) ([]*seatflow.Order, error)
 	Order(ctx context.Context, id int) (*seatflow.Order, error)
 	ReconcileRuns(ctx context.Context, first *int) ([]*reconcile.Report, error)
@@ -828,6 +832,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundOrder(childComplexity, args["orderId"].(int)), true
+	case "Mutation.refundSeats":
+		if e.ComplexityRoot.Mutation.RefundSeats == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_refundSeats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RefundSeats(childComplexity, args["orderId"].(int), args["seatIds"].([]int)), true
 	case "Mutation.rescheduleShowtime":
 		if e.ComplexityRoot.Mutation.RescheduleShowtime == nil {
 			break
@@ -1003,6 +1018,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OrderLine.AmountCents(childComplexity), true
+	case "OrderLine.refunded":
+		if e.ComplexityRoot.OrderLine.Refunded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.Refunded(childComplexity), true
+	case "OrderLine.refundedAt":
+		if e.ComplexityRoot.OrderLine.RefundedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderLine.RefundedAt(childComplexity), true
 	case "OrderLine.seat":
 		if e.ComplexityRoot.OrderLine.Seat == nil {
 			break
@@ -1144,7 +1171,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.BestSeats(childComplexity, args["showtimeId"].(int), args["count"].(int)), true
+		return e.ComplexityRoot.Query.BestSeats(childComplexity, args["showtimeId"].(int), args["count"].(int), args["accessible"].(*int)), true
 	case "Query.cinema":
 		if e.ComplexityRoot.Query.Cinema == nil {
 			break
@@ -1944,7 +1971,7 @@ var sources = []*ast.Source{
 # added. Errors carry extensions.code: UNAUTHENTICATED, FORBIDDEN, NOT_FOUND,
 # BAD_USER_INPUT, SEATS_UNAVAILABLE (extensions.seatIds), SEAT_GAP,
 # PURCHASE_LIMIT_EXCEEDED, IN_PROGRESS, NOT_ON_SALE, ORDER_EXPIRED, INVALID_STATE,
-# RATE_LIMITED, SERVICE_UNAVAILABLE, INTERNAL; from the request limits
+# RATE_LIMITED, SERVICE_UNAVAILABLE, INTERNAL, COMPANION_WITHOUT_ACCESSIBLE (extensions.seatIds); from the request limits
 # COMPLEXITY_LIMIT_EXCEEDED, DEPTH_LIMIT_EXCEEDED, FIELD_LIMIT_EXCEEDED,
 # ALIAS_LIMIT_EXCEEDED, MULTIPLE_MUTATIONS, RESPONSE_TOO_LARGE, TOO_MANY_ERRORS,
 # PERSISTED_QUERY_NOT_FOUND, PERSISTED_QUERY_NOT_ALLOWED, BAD_REQUEST.
@@ -2024,12 +2051,22 @@ type Query {
   cinema("""The cinema's id.""" id: ID!): Cinema @catalog
   """Live state of every seat of a showtime; never cached."""
   seatMap("""The showtime whose seats to show.""" showtimeId: ID!): SeatMap!
-  """The best count adjacent free seats, as close to the centre of the hall as possible."""
+  """
+  The best count adjacent free seats, as close to the centre of the hall as possible. Without
+  accessible it never suggests a COMPANION seat, nor an ACCESSIBLE one while other seats are
+  free; empty when the party cannot be seated.
+  """
   bestSeats(
     """The showtime to seat the party in."""
     showtimeId: ID!
     """How many adjacent seats: 1 to the showtime's purchase limit."""
     count: Int!
+    """
+    How many of them are ACCESSIBLE seats (1 to count, the rest adjacent COMPANION seats, at
+    most 3 per accessible seat; BAD_USER_INPUT otherwise): one block of one row, for a hold with
+    needsAccessible: true. 0 or absent: the ordinary suggestion.
+    """
+    accessible: Int
   ): [Seat!]!
   """The caller's orders, newest first."""
   myOrders: [Order!]!
@@ -2173,6 +2210,24 @@ type Mutation {
   """
   refundOrder("""The order to refund.""" orderId: ID!): Order!
   """
+  Admin: refunds some seats of a PAID order. Those seats go back on sale (a DELTA to
+  watchers), their tickets are revoked (the others stay valid), the order stays PAID with
+  amountCents lowered by their lines' amounts (the lines say which were refunded), the
+  customer's purchase-limit count drops, and the payment provider refunds exactly that
+  amount; a refund the provider does not take now is sent again by the reconciler. Seats
+  already refunded are left as they are, so a repeated call changes nothing; refunding every
+  seat left is refundOrder (the order is cancelled, the rest of its payment refunded). A seat
+  not of the order, a repeat, more than 10 seats or none is BAD_USER_INPUT; an order not
+  PAID, one whose payment is refunded whole (its showtime cancelled), or a seat already
+  checked in at the door is INVALID_STATE, and nothing changes.
+  """
+  refundSeats(
+    """The order."""
+    orderId: ID!
+    """The seats to refund, 1 to 10, each once."""
+    seatIds: [ID!]!
+  ): Order!
+  """
   Staff and admins: a scan at the door of a showtime. The first valid scan of a ticket is
   ADMITTED; every later one ALREADY_CHECKED_IN with firstCheckedInAt, except a retry with the
   nonce of the admitting scan, which answers ADMITTED again and changes nothing. A customer's
@@ -2231,8 +2286,20 @@ enum SeatKind {
   STANDARD
   """A better seat at a higher price."""
   PREMIUM
-  """A seat for wheelchair users and their companions."""
+  """
+  A seat for a customer who needs an accessible seat (a wheelchair space). While any STANDARD
+  or PREMIUM seat of the showtime is AVAILABLE, a hold takes it only with
+  HoldSeatsInput.needsAccessible: true (SEATS_UNAVAILABLE otherwise); once all of them are
+  sold, held or blocked it is sold to anyone.
+  """
   ACCESSIBLE
+  """
+  A seat for the companion of a customer in an accessible seat: sold only in an order that also
+  holds an ACCESSIBLE seat next to it in the same row (directly, or through other seats of the
+  order), at most 3 companions per accessible seat; otherwise the hold is
+  COMPANION_WITHOUT_ACCESSIBLE and nothing is held. Priced at most at the STANDARD price.
+  """
+  COMPANION
 }
 
 """
@@ -2414,10 +2481,18 @@ input HallRowInput {
   label: String!
   """How many seats, 1 to 100."""
   seats: Int!
-  """The kind of every seat of the row (default STANDARD)."""
+  """The kind of every seat of the row (default STANDARD), except those listed below."""
   kind: SeatKind
   """Numbers of the row's seats that can never be sold."""
   unsellable: [Int!]
+  """Numbers of the row's seats that are ACCESSIBLE whatever kind says."""
+  accessible: [Int!]
+  """
+  Numbers of the row's seats that are COMPANION seats whatever kind says. Each needs an
+  ACCESSIBLE seat next to it in the row, directly or through other companion seats, with at
+  most 3 companions per accessible seat in such a stretch (BAD_USER_INPUT otherwise).
+  """
+  companion: [Int!]
 }
 
 """A showtime to schedule."""
@@ -2473,6 +2548,11 @@ input HoldSeatsInput {
   an admin passing true is FORBIDDEN; false or absent holds AVAILABLE seats only.
   """
   useBlocked: Boolean
+  """
+  True when the customer needs an accessible seat: only then does the hold take an ACCESSIBLE
+  seat while other seats of the showtime are free. Nobody is asked for proof.
+  """
+  needsAccessible: Boolean
 }
 
 """A seat to hold and the ticket type it is held as."""
@@ -2700,13 +2780,14 @@ type Order implements Node {
   """The seats it covers."""
   seats: [Seat!]!
   """
-  Its seats with their ticket types and prices, in seat order: amountCents is their sum. They
-  never change: a refund or a late payment keeps them.
+  Its seats with their ticket types and prices, in seat order: amountCents is the sum of those
+  not refunded. They are kept whatever becomes of the order; a refund only marks them
+  refunded.
   """
   lines: [OrderLine!]!
   """Where it is in its life."""
   status: OrderStatus!
-  """Its total, in cents of currency."""
+  """Its total, in cents of currency: its lines not refunded (refundSeats lowers it)."""
   amountCents: Int!
   """ISO 4217 currency code of the amount, upper case."""
   currency: String!
@@ -2741,6 +2822,13 @@ type OrderLine {
   ticketType: TicketType!
   """Its price when it was held, in cents of the order's currency."""
   amountCents: Int!
+  """
+  True once the seat was refunded (refundSeats, or the whole order by refundOrder or
+  refundSeats): it is no longer the customer's, its ticket is revoked.
+  """
+  refunded: Boolean!
+  """When it was refunded; null while it is not."""
+  refundedAt: Time
 }
 
 """
@@ -3116,6 +3204,10 @@ func (ec *executionContext) childFields_OrderLine(ctx context.Context, field gra
 		return ec.fieldContext_OrderLine_ticketType(ctx, field)
 	case "amountCents":
 		return ec.fieldContext_OrderLine_amountCents(ctx, field)
+	case "refunded":
+		return ec.fieldContext_OrderLine_refunded(ctx, field)
+	case "refundedAt":
+		return ec.fieldContext_OrderLine_refundedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OrderLine", field.Name)
 }
@@ -3814,6 +3906,28 @@ func (ec *executionContext) field_Mutation_refundOrder_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_refundSeats_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "orderId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "seatIds",
+		func(ctx context.Context, v any) ([]int, error) {
+			return ec.unmarshalNID2ᚕintᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seatIds"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_rescheduleShowtime_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3993,6 +4107,14 @@ func (ec *executionContext) field_Query_bestSeats_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["count"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "accessible",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["accessible"] = arg2
 	return args, nil
 }
 
@@ -6139,6 +6261,50 @@ func (ec *executionContext) fieldContext_Mutation_refundOrder(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_refundSeats(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_refundSeats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RefundSeats(ctx, fc.Args["orderId"].(int), fc.Args["seatIds"].([]int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖseatflowᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_refundSeats(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_refundSeats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_checkIn(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6679,6 +6845,52 @@ func (ec *executionContext) _OrderLine_amountCents(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_OrderLine_amountCents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OrderLine_refunded(ctx context.Context, field graphql.CollectedField, obj *seatflow.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_refunded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Refunded(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_refunded(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderLine", field, true, false, "Boolean")
+}
+
+func (ec *executionContext) _OrderLine_refundedAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.OrderLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderLine_refundedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefundedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OrderLine_refundedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderLine", field, false, false, "Time")
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -7512,7 +7724,7 @@ func (ec *executionContext) _Query_bestSeats(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().BestSeats(ctx, fc.Args["showtimeId"].(int), fc.Args["count"].(int))
+			return ec.Resolvers.Query().BestSeats(ctx, fc.Args["showtimeId"].(int), fc.Args["count"].(int), fc.Args["accessible"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Seat) graphql.Marshaler {
@@ -11211,7 +11423,7 @@ func (ec *executionContext) unmarshalInputHallRowInput(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"label", "seats", "kind", "unsellable"}
+	fieldsInOrder := [...]string{"label", "seats", "kind", "unsellable", "accessible", "companion"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -11246,6 +11458,20 @@ func (ec *executionContext) unmarshalInputHallRowInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.Unsellable = data
+		case "accessible":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("accessible"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Accessible = data
+		case "companion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("companion"))
+			data, err := ec.unmarshalOInt2ᚕintᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Companion = data
 		}
 	}
 	return it, nil
@@ -11274,7 +11500,7 @@ func (ec *executionContext) unmarshalInputHoldSeatsInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"showtimeId", "seatIds", "seats", "idempotencyKey", "useBlocked"}
+	fieldsInOrder := [...]string{"showtimeId", "seatIds", "seats", "idempotencyKey", "useBlocked", "needsAccessible"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -11316,6 +11542,13 @@ func (ec *executionContext) unmarshalInputHoldSeatsInput(ctx context.Context, ob
 				return it, err
 			}
 			it.UseBlocked = data
+		case "needsAccessible":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("needsAccessible"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NeedsAccessible = data
 		}
 	}
 	return it, nil
@@ -12286,6 +12519,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "refundSeats":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_refundSeats(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "checkIn":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_checkIn(ctx, field)
@@ -12445,6 +12685,16 @@ func (ec *executionContext) _OrderLine(ctx context.Context, sel ast.SelectionSet
 		case "amountCents":
 			out.Values[i] = ec._OrderLine_amountCents(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "refunded":
+			out.Values[i] = ec._OrderLine_refunded(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "refundedAt":
+			out.Values[i] = ec._OrderLine_refundedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
@@ -14628,11 +14878,13 @@ var (
 		"STANDARD":   seatflow.SeatStandard,
 		"PREMIUM":    seatflow.SeatPremium,
 		"ACCESSIBLE": seatflow.SeatAccessible,
+		"COMPANION":  seatflow.SeatCompanion,
 	}
 	marshalNSeatKind2seatflowᚐSeatKind = map[seatflow.SeatKind]string{
 		seatflow.SeatStandard:   "STANDARD",
 		seatflow.SeatPremium:    "PREMIUM",
 		seatflow.SeatAccessible: "ACCESSIBLE",
+		seatflow.SeatCompanion:  "COMPANION",
 	}
 )
 
@@ -15419,11 +15671,13 @@ var (
 		"STANDARD":   seatflow.SeatStandard,
 		"PREMIUM":    seatflow.SeatPremium,
 		"ACCESSIBLE": seatflow.SeatAccessible,
+		"COMPANION":  seatflow.SeatCompanion,
 	}
 	marshalOSeatKind2ᚖseatflowᚐSeatKind = map[seatflow.SeatKind]string{
 		seatflow.SeatStandard:   "STANDARD",
 		seatflow.SeatPremium:    "PREMIUM",
 		seatflow.SeatAccessible: "ACCESSIBLE",
+		seatflow.SeatCompanion:  "COMPANION",
 	}
 )
 

@@ -65,3 +65,12 @@ func found[T any](v *T, err error) (*T, error) {
 	}
 	return v, err
 }
+
+// deref returns *p, or T's zero value for a nil p (an argument left out).
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

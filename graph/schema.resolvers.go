@@ -231,6 +231,15 @@ func (r *mutationResolver) RefundOrder(ctx context.Context, orderID int) (*seatf
 	return r.Booking.RefundOrder(ctx, orderID)
 }
 
+// RefundSeats is the resolver for the refundSeats field.
+func (r *mutationResolver) RefundSeats(ctx context.Context, orderID int, seatIds []int) (*seatflow.Order, error) {
+	u, err := auth.RequireAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Booking.RefundSeats(ctx, u.ID, orderID, seatIds)
+}
+
 // CheckIn is the resolver for the checkIn field.
 func (r *mutationResolver) CheckIn(ctx context.Context, showtimeID int, code string, nonce *string) (*seatflow.CheckInResult, error) {
 	u, err := auth.RequireStaff(ctx)
@@ -353,8 +362,8 @@ func (r *queryResolver) SeatMap(ctx context.Context, showtimeID int) (*seatflow.
 }
 
 // BestSeats is the resolver for the bestSeats field.
-func (r *queryResolver) BestSeats(ctx context.Context, showtimeID int, count int) ([]*seatflow.Seat, error) {
-	best, err := r.Maps.BestSeats(ctx, showtimeID, count)
+func (r *queryResolver) BestSeats(ctx context.Context, showtimeID int, count int, accessible *int) ([]*seatflow.Seat, error) {
+	best, err := r.Maps.BestSeats(ctx, showtimeID, count, deref(accessible))
 	return ptrs(best), err
 }
 

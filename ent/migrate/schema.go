@@ -173,6 +173,8 @@ var (
 		{Name: "seat_id", Type: field.TypeInt},
 		{Name: "ticket_type", Type: field.TypeEnum, Enums: []string{"ADULT", "CHILD", "SENIOR", "STUDENT"}, Default: "ADULT"},
 		{Name: "amount_cents", Type: field.TypeInt, Nullable: true},
+		{Name: "refunded_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "refund_id", Type: field.TypeInt, Nullable: true},
 		{Name: "order_id", Type: field.TypeInt},
 	}
 	// OrderSeatsTable holds the schema information for the "order_seats" table.
@@ -183,7 +185,7 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "order_seats_orders_seats",
-				Columns:    []*schema.Column{OrderSeatsColumns[4]},
+				Columns:    []*schema.Column{OrderSeatsColumns[6]},
 				RefColumns: []*schema.Column{OrdersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -192,7 +194,7 @@ var (
 			{
 				Name:    "orderseat_order_id_seat_id",
 				Unique:  true,
-				Columns: []*schema.Column{OrderSeatsColumns[4], OrderSeatsColumns[1]},
+				Columns: []*schema.Column{OrderSeatsColumns[6], OrderSeatsColumns[1]},
 			},
 		},
 	}
@@ -300,6 +302,52 @@ var (
 			},
 		},
 	}
+	// RefundsColumns holds the columns for the "refunds" table.
+	RefundsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "payment_id", Type: field.TypeInt},
+		{Name: "amount_cents", Type: field.TypeInt},
+		{Name: "currency", Type: field.TypeString, Size: 3},
+		{Name: "status", Type: field.TypeEnum, Enums: []string{"REQUIRED", "PENDING", "SUCCEEDED", "FAILED"}},
+		{Name: "reference", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "attempts", Type: field.TypeInt, Default: 0},
+		{Name: "reason", Type: field.TypeString, Size: 255, Default: ""},
+		{Name: "created_by", Type: field.TypeString, Size: 128},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "order_id", Type: field.TypeInt},
+	}
+	// RefundsTable holds the schema information for the "refunds" table.
+	RefundsTable = &schema.Table{
+		Name:       "refunds",
+		Columns:    RefundsColumns,
+		PrimaryKey: []*schema.Column{RefundsColumns[0]},
+		ForeignKeys: []*schema.ForeignKey{
+			{
+				Symbol:     "refunds_orders_refunds",
+				Columns:    []*schema.Column{RefundsColumns[11]},
+				RefColumns: []*schema.Column{OrdersColumns[0]},
+				OnDelete:   schema.NoAction,
+			},
+		},
+		Indexes: []*schema.Index{
+			{
+				Name:    "refund_payment_id",
+				Unique:  false,
+				Columns: []*schema.Column{RefundsColumns[1]},
+			},
+			{
+				Name:    "refund_status_updated_at",
+				Unique:  false,
+				Columns: []*schema.Column{RefundsColumns[4], RefundsColumns[10]},
+			},
+			{
+				Name:    "refund_reference",
+				Unique:  false,
+				Columns: []*schema.Column{RefundsColumns[5]},
+			},
+		},
+	}
 	// SeatsColumns holds the columns for the "seats" table.
 	SeatsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -307,7 +355,7 @@ var (
 		{Name: "number", Type: field.TypeInt},
 		{Name: "x", Type: field.TypeInt},
 		{Name: "y", Type: field.TypeInt},
-		{Name: "kind", Type: field.TypeEnum, Enums: []string{"STANDARD", "PREMIUM", "ACCESSIBLE"}, Default: "STANDARD"},
+		{Name: "kind", Type: field.TypeEnum, Enums: []string{"STANDARD", "PREMIUM", "ACCESSIBLE", "COMPANION"}, Default: "STANDARD"},
 		{Name: "sellable", Type: field.TypeBool, Default: true},
 		{Name: "hall_id", Type: field.TypeInt},
 	}
@@ -503,6 +551,7 @@ var (
 		PaymentsTable,
 		PaymentEventsTable,
 		ReconcileRunsTable,
+		RefundsTable,
 		SeatsTable,
 		SeatBlocksTable,
 		SeatOccupanciesTable,
@@ -517,6 +566,7 @@ func init() {
 	OfflineScansTable.ForeignKeys[0].RefTable = TicketsTable
 	OrderSeatsTable.ForeignKeys[0].RefTable = OrdersTable
 	PaymentsTable.ForeignKeys[0].RefTable = OrdersTable
+	RefundsTable.ForeignKeys[0].RefTable = OrdersTable
 	SeatsTable.ForeignKeys[0].RefTable = HallsTable
 	SeatOccupanciesTable.ForeignKeys[0].RefTable = OrdersTable
 	ShowtimesTable.ForeignKeys[0].RefTable = HallsTable

@@ -23,6 +23,10 @@ const (
 	FieldTicketType = "ticket_type"
 	// FieldAmountCents holds the string denoting the amount_cents field in the database.
 	FieldAmountCents = "amount_cents"
+	// FieldRefundedAt holds the string denoting the refunded_at field in the database.
+	FieldRefundedAt = "refunded_at"
+	// FieldRefundID holds the string denoting the refund_id field in the database.
+	FieldRefundID = "refund_id"
 	// EdgeOrder holds the string denoting the order edge name in mutations.
 	EdgeOrder = "order"
 	// Table holds the table name of the orderseat in the database.
@@ -43,6 +47,8 @@ var Columns = []string{
 	FieldSeatID,
 	FieldTicketType,
 	FieldAmountCents,
+	FieldRefundedAt,
+	FieldRefundID,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -98,6 +104,16 @@ func ByTicketType(opts ...sql.OrderTermOption) OrderOption {
 // ByAmountCents orders the results by the amount_cents field.
 func ByAmountCents(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldAmountCents, opts...).ToFunc()
+}
+
+// ByRefundedAt orders the results by the refunded_at field.
+func ByRefundedAt(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRefundedAt, opts...).ToFunc()
+}
+
+// ByRefundID orders the results by the refund_id field.
+func ByRefundID(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldRefundID, opts...).ToFunc()
 }
 
 // ByOrderField orders the results by order field.

@@ -5,6 +5,7 @@ package orderseat
 import (
 	"seatflow"
 	"seatflow/ent/predicate"
+	"time"
 
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
@@ -68,6 +69,16 @@ func SeatID(v int) predicate.OrderSeat {
 // AmountCents applies equality check predicate on the "amount_cents" field. It's identical to AmountCentsEQ.
 func AmountCents(v int) predicate.OrderSeat {
 	return predicate.OrderSeat(sql.FieldEQ(FieldAmountCents, v))
+}
+
+// RefundedAt applies equality check predicate on the "refunded_at" field. It's identical to RefundedAtEQ.
+func RefundedAt(v time.Time) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldEQ(FieldRefundedAt, v))
+}
+
+// RefundID applies equality check predicate on the "refund_id" field. It's identical to RefundIDEQ.
+func RefundID(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldEQ(FieldRefundID, v))
 }
 
 // OrderIDEQ applies the EQ predicate on the "order_id" field.
@@ -208,6 +219,106 @@ func AmountCentsIsNil() predicate.OrderSeat {
 // AmountCentsNotNil applies the NotNil predicate on the "amount_cents" field.
 func AmountCentsNotNil() predicate.OrderSeat {
 	return predicate.OrderSeat(sql.FieldNotNull(FieldAmountCents))
+}
+
+// RefundedAtEQ applies the EQ predicate on the "refunded_at" field.
+func RefundedAtEQ(v time.Time) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldEQ(FieldRefundedAt, v))
+}
+
+// RefundedAtNEQ applies the NEQ predicate on the "refunded_at" field.
+func RefundedAtNEQ(v time.Time) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldNEQ(FieldRefundedAt, v))
+}
+
+// RefundedAtIn applies the In predicate on the "refunded_at" field.
+func RefundedAtIn(vs ...time.Time) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldIn(FieldRefundedAt, vs...))
+}
+
+// RefundedAtNotIn applies the NotIn predicate on the "refunded_at" field.
+func RefundedAtNotIn(vs ...time.Time) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldNotIn(FieldRefundedAt, vs...))
+}
+
+// RefundedAtGT applies the GT predicate on the "refunded_at" field.
+func RefundedAtGT(v time.Time) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldGT(FieldRefundedAt, v))
+}
+
+// RefundedAtGTE applies the GTE predicate on the "refunded_at" field.
+func RefundedAtGTE(v time.Time) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldGTE(FieldRefundedAt, v))
+}
+
+// RefundedAtLT applies the LT predicate on the "refunded_at" field.
+func RefundedAtLT(v time.Time) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldLT(FieldRefundedAt, v))
+}
+
+// RefundedAtLTE applies the LTE predicate on the "refunded_at" field.
+func RefundedAtLTE(v time.Time) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldLTE(FieldRefundedAt, v))
+}
+
+// RefundedAtIsNil applies the IsNil predicate on the "refunded_at" field.
+func RefundedAtIsNil() predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldIsNull(FieldRefundedAt))
+}
+
+// RefundedAtNotNil applies the NotNil predicate on the "refunded_at" field.
+func RefundedAtNotNil() predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldNotNull(FieldRefundedAt))
+}
+
+// RefundIDEQ applies the EQ predicate on the "refund_id" field.
+func RefundIDEQ(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldEQ(FieldRefundID, v))
+}
+
+// RefundIDNEQ applies the NEQ predicate on the "refund_id" field.
+func RefundIDNEQ(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldNEQ(FieldRefundID, v))
+}
+
+// RefundIDIn applies the In predicate on the "refund_id" field.
+func RefundIDIn(vs ...int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldIn(FieldRefundID, vs...))
+}
+
+// RefundIDNotIn applies the NotIn predicate on the "refund_id" field.
+func RefundIDNotIn(vs ...int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldNotIn(FieldRefundID, vs...))
+}
+
+// RefundIDGT applies the GT predicate on the "refund_id" field.
+func RefundIDGT(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldGT(FieldRefundID, v))
+}
+
+// RefundIDGTE applies the GTE predicate on the "refund_id" field.
+func RefundIDGTE(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldGTE(FieldRefundID, v))
+}
+
+// RefundIDLT applies the LT predicate on the "refund_id" field.
+func RefundIDLT(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldLT(FieldRefundID, v))
+}
+
+// RefundIDLTE applies the LTE predicate on the "refund_id" field.
+func RefundIDLTE(v int) predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldLTE(FieldRefundID, v))
+}
+
+// RefundIDIsNil applies the IsNil predicate on the "refund_id" field.
+func RefundIDIsNil() predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldIsNull(FieldRefundID))
+}
+
+// RefundIDNotNil applies the NotNil predicate on the "refund_id" field.
+func RefundIDNotNil() predicate.OrderSeat {
+	return predicate.OrderSeat(sql.FieldNotNull(FieldRefundID))
 }
 
 // HasOrder applies the HasEdge predicate on the "order" edge.

@@ -36,6 +36,9 @@ type PaymentEvent func(*sql.Selector)
 // ReconcileRun is the predicate function for reconcilerun builders.
 type ReconcileRun func(*sql.Selector)
 
+// Refund is the predicate function for refund builders.
+type Refund func(*sql.Selector)
+
 // Seat is the predicate function for seat builders.
 type Seat func(*sql.Selector)
 

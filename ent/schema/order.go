@@ -35,6 +35,7 @@ func (Order) Edges() []ent.Edge {
 		edge.To("seats", OrderSeat.Type),
 		edge.To("occupancy", SeatOccupancy.Type),
 		edge.To("payments", Payment.Type),
+		edge.To("refunds", Refund.Type),
 	}
 }
 
@@ -62,6 +63,12 @@ func (OrderSeat) Fields() []ent.Field {
 		// amount_cents is the line's price when it was held; NULL only on lines from before
 		// ticket types until the migration fills it (internal/database/prices.go).
 		field.Int("amount_cents").NonNegative().Optional().Nillable(),
+		// refunded_at marks a seat refunded (refundSeats, or the whole order by refundOrder):
+		// no longer the customer's, not counted in the order's amount or the purchase limit.
+		field.Time("refunded_at").SchemaType(datetime6).Optional().Nillable(),
+		// refund_id is the refund of some seats (refunds) that returned this seat's money;
+		// NULL for a seat refunded with the whole order (its payment's refund).
+		field.Int("refund_id").Optional().Nillable(),
 	}
 }
 

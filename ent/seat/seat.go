@@ -78,7 +78,7 @@ const DefaultKind seatflow.SeatKind = "STANDARD"
 // KindValidator is a validator for the "kind" field enum values. It is called by the builders before save.
 func KindValidator(k seatflow.SeatKind) error {
 	switch k {
-	case "STANDARD", "PREMIUM", "ACCESSIBLE":
+	case "STANDARD", "PREMIUM", "ACCESSIBLE", "COMPANION":
 		return nil
 	default:
 		return fmt.Errorf("seat: invalid enum value for kind field: %q", k)

@@ -242,6 +242,18 @@ func (b *tab) text(sel string) string {
 	return s
 }
 
+// seatLabel is the accessible name of the seat id, as the page renders it now.
+func (b *tab) seatLabel(id string) string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector('.seat[data-seat-id="%s"]').getAttribute('aria-label')`, id)))
+	if err != nil {
+		b.t.Fatalf("%s: label of seat %s: %v", b.name, id, err)
+	}
+	return s
+}
+
 // open loads the demo page on showtime show and signs in by pasting token, as a user would
 // outside embedded mode (the test app is not embedded, so /demo/token has no token).
 func (b *tab) open(baseURL, date, show, token string) {
@@ -281,12 +293,13 @@ func (b *tab) screenshot(path string) {
 }
 
 // demoShowtime is an on-sale showtime (testNow + 30h) in a hall with every kind and a
-// seat that is not for sale: A wheelchair spaces (A4, A5 not for sale), B premium, C–E
-// standard. It returns the showtime and the seat ids by label ("D1").
+// seat that is not for sale: A wheelchair spaces (A1, A8) with companion seats beside them
+// (A2, A3, A6, A7; A4, A5 not for sale), B premium, C–E standard. It returns the showtime
+// and the seat ids by label ("D1").
 func demoShowtime(a *testApp) (string, map[string]string) {
 	a.t.Helper()
 	rows := []map[string]any{
-		{"label": "A", "seats": 8, "kind": "ACCESSIBLE", "unsellable": []int{4, 5}},
+		{"label": "A", "seats": 8, "accessible": []int{1, 8}, "companion": []int{2, 3, 6, 7}, "unsellable": []int{4, 5}},
 		{"label": "B", "seats": 10, "kind": "PREMIUM"},
 		{"label": "C", "seats": 10}, {"label": "D", "seats": 10}, {"label": "E", "seats": 10},
 	}
@@ -379,6 +392,27 @@ func TestDemoBrowser(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Errorf("after Best 3 seats, %d seats selected (%v); page: %s", n, err, tab2.debug())
 	}
+
+	// Kinds are told apart by more than colour: a symbol in the seat and its label.
+	for label, want := range map[string]string{"A1": "wheelchair space", "A2": "companion seat", "B1": "premium"} {
+		if got := tab2.seatLabel(seat[label]); !strings.Contains(got, want) {
+			t.Errorf("seat %s's label = %q, want it to say %q", label, got, want)
+		}
+	}
+	// A wheelchair user's party of three: the suggestion is a space and the two companion
+	// seats beside it (A1–A3 or A6–A8, as close to the centre), and the hold
+	// (needsAccessible) takes them.
+	tab2.do("clear, then best 3 for a wheelchair user", chromedp.Click(chromedp.CSS(`#clear-btn`)),
+		chromedp.Click(chromedp.CSS(`#needs-accessible`)), chromedp.SetValue(chromedp.CSS(`#best-count`), "3"),
+		chromedp.Click(chromedp.CSS(`#best-btn`)), chromedp.WaitReady(chromedp.CSS(`.seat[data-selected="true"][data-kind="accessible"]`)))
+	ctx, cancel = context.WithTimeout(tab2.ctx, browserWait)
+	kinds, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('.seat[data-seat-id][data-selected="true"]')].map((s) => s.dataset.kind).sort()`))
+	cancel()
+	if err != nil || strings.Join(kinds, " ") != "accessible companion companion" {
+		t.Fatalf("the wheelchair user's suggestion is %v (%v); page: %s", kinds, err, tab2.debug())
+	}
+	tab2.do("hold them", chromedp.Click(chromedp.CSS(`#hold-btn`)),
+		chromedp.WaitVisible(chromedp.CSS(`#order-status[data-status="PENDING_PAYMENT"]`)))
 
 	dir := t.TempDir()
 	for _, b := range []*tab{tab1, tab2} {

@@ -213,7 +213,8 @@ func (a *testApp) createHall(name string, rows, n int) string {
 	return out.CreateHall.ID
 }
 
-var allPrices = []map[string]any{{"kind": "STANDARD", "amountCents": 1000}, {"kind": "PREMIUM", "amountCents": 1500}, {"kind": "ACCESSIBLE", "amountCents": 800}}
+var allPrices = []map[string]any{{"kind": "STANDARD", "amountCents": 1000}, {"kind": "PREMIUM", "amountCents": 1500}, {"kind": "ACCESSIBLE", "amountCents": 800},
+	{"kind": "COMPANION", "amountCents": 800}}
 
 const createShowtimeQ = `mutation($in: ShowtimeInput!) { createShowtime(input: $in) { id status startsAt endsAt } }`
 

@@ -67,3 +67,32 @@ func TestHouseSeatsOnEmbeddedStores(t *testing.T) {
 	}
 	a.mustAgree()
 }
+
+// Accessible seats, companions and refunds of some seats on the embedded stores: the hold
+// script's check of the general seats, the refund's transaction without a locking read,
+// the report's refunds and verify.
+func TestAccessibleAndSeatRefundsOnEmbeddedStores(t *testing.T) {
+	a := startEmbeddedTestApp(t)
+	show, seat := a.accessibleShowtime()
+	alice := a.token("alice", "customer")
+	a.wantCode(alice, holdQ, holdVars(show, []string{seat["A1"]}, "k1"), "SEATS_UNAVAILABLE")
+	a.wantCode(alice, holdQ, holdVars(show, []string{seat["A2"]}, "k2"), "COMPANION_WITHOUT_ACCESSIBLE")
+	vars := holdVars(show, []string{seat["A1"], seat["A2"], seat["B1"]}, "k3")
+	vars["in"].(map[string]any)["needsAccessible"] = true
+	var held struct{ HoldSeats orderOut }
+	a.must(alice, holdQ, vars, &held)
+	a.must(alice, payQ, map[string]any{"id": held.HoldSeats.ID, "ref": "r"}, nil)
+	var refunded refundSeatsOut
+	a.must(a.admin, refundSeatsQ, map[string]any{"id": held.HoldSeats.ID, "seats": []string{seat["B1"]}}, &refunded)
+	if refunded.RefundSeats.AmountCents != 1600 || refunded.RefundSeats.Status != "PAID" {
+		t.Fatalf("refundSeats answered %+v", refunded.RefundSeats)
+	}
+	var report struct {
+		ShowtimeSales struct{ Sold, RevenueCents, RefundedCents int }
+	}
+	a.must(a.admin, `query($id: ID!) { showtimeSales(showtimeId: $id) { sold revenueCents refundedCents } }`, map[string]any{"id": show}, &report)
+	if r := report.ShowtimeSales; r.Sold != 2 || r.RevenueCents != 1600 || r.RefundedCents != 1000 {
+		t.Fatalf("sales = %+v, want 2 sold, 1600 kept, 1000 refunded", r)
+	}
+	a.mustAgree()
+}

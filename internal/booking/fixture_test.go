@@ -39,6 +39,9 @@ type showOpts struct {
 	startsIn  time.Duration // from the clock; 1h (its sales close 15 minutes after)
 	// ticketPrices are prices of other ticket types than ADULT (STANDARD 1000, PREMIUM 1500).
 	ticketPrices []seatflow.Price
+	// kinds gives seats a kind of their own by label ("A1"); ACCESSIBLE and COMPANION seats
+	// then cost 800 (ADULT).
+	kinds map[string]seatflow.SeatKind
 }
 
 func newEnv(t testing.TB, rows, perRow int, opts showOpts) *env {
@@ -64,7 +67,7 @@ func (e *env) addShowtime(t testing.TB, rows, perRow int, opts showOpts) (int, *
 	ctx := context.Background()
 	showID, hallID := testenv.Showtime(t, e.db, e.clock.Now(), testenv.ShowtimeSpec{Rows: rows, PerRow: perRow,
 		PremiumFirstRow: true, Status: opts.status, Limit: opts.limit, AllowGaps: opts.allowGaps, StartsIn: opts.startsIn,
-		TicketPrices: opts.ticketPrices})
+		TicketPrices: opts.ticketPrices, Kinds: opts.kinds, Prices: kindPrices(opts.kinds)})
 	hall, err := e.cat.Hall(ctx, hallID)
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +78,16 @@ func (e *env) addShowtime(t testing.TB, rows, perRow int, opts showOpts) (int, *
 		}
 	}
 	return showID, hall
+}
+
+// kindPrices are the ADULT prices of a hall whose seats have kinds (nil: the fixture's
+// defaults): STANDARD 1000, PREMIUM 1500, ACCESSIBLE and COMPANION 800.
+func kindPrices(kinds map[string]seatflow.SeatKind) map[seatflow.SeatKind]int {
+	if kinds == nil {
+		return nil
+	}
+	return map[seatflow.SeatKind]int{seatflow.SeatStandard: 1000, seatflow.SeatPremium: 1500,
+		seatflow.SeatAccessible: 800, seatflow.SeatCompanion: 800}
 }
 
 // seat returns the id of seat number n of row ("A", "B", ...).

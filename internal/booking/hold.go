@@ -28,6 +28,9 @@ type HoldSeatsInput struct {
 	// refuses anyone else). The seats taken leave the house seats in the order's
 	// transaction.
 	UseBlocked *bool `json:"useBlocked"`
+	// NeedsAccessible says the customer needs an accessible seat: only then are ACCESSIBLE
+	// seats held while other seats are free.
+	NeedsAccessible *bool `json:"needsAccessible"`
 }
 
 // useBlocked reports whether the hold may take blocked seats.
@@ -165,7 +168,8 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 
 	token := uuid.NewString()
 	req := seats.HoldRequest{ShowtimeID: st.ID, Layout: layout, SeatIDs: seatIDs, Token: token,
-		UserID: userID, Limit: st.PurchaseLimit, AllowGaps: st.AllowSeatGaps, UseBlocked: in.useBlocked()}
+		UserID: userID, Limit: st.PurchaseLimit, AllowGaps: st.AllowSeatGaps, UseBlocked: in.useBlocked(),
+		NeedsAccessible: in.NeedsAccessible != nil && *in.NeedsAccessible}
 	// Not cancelled with the request: a hold applied in Redis must also reach MySQL or be
 	// released below, whenever the client goes away (but by the request's deadline).
 	ctx, cancel := detach(ctx)

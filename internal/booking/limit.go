@@ -40,16 +40,17 @@ import (
 const maxLimitRetries = 5
 
 // limitQuery counts the seats of a user's active orders for a showtime, the new order's
-// included; lockingLimitQuery is the same on MySQL, reading the orders through their
-// (user_id, showtime_id) index first and locking what it reads. The index and the join
+// included, less the seats refunded (no longer the user's); lockingLimitQuery is the same
+// on MySQL, reading the orders through their (user_id, showtime_id) index first and
+// locking what it reads. The index and the join
 // order are forced: a plan that reached the orders through another index (the
 // showtime's, say) would lock, for a moment, the rows of every buyer of the showtime,
 // and the racing holds of different buyers would deadlock. ent's builder is not used: it
 // cannot join without an edge predicate's subquery, and MySQL does not lock the rows a
 // subquery reads.
 var (
-	limitWhere = fmt.Sprintf("s.%s = o.%s WHERE o.%s = ? AND o.%s = ? AND o.%s IN (?, ?)",
-		orderseat.FieldOrderID, order.FieldID, order.FieldUserID, order.FieldShowtimeID, order.FieldStatus)
+	limitWhere = fmt.Sprintf("s.%s = o.%s WHERE o.%s = ? AND o.%s = ? AND o.%s IN (?, ?) AND s.%s IS NULL",
+		orderseat.FieldOrderID, order.FieldID, order.FieldUserID, order.FieldShowtimeID, order.FieldStatus, orderseat.FieldRefundedAt)
 	limitQuery        = fmt.Sprintf("SELECT COUNT(*) FROM %s o JOIN %s s ON %s", order.Table, orderseat.Table, limitWhere)
 	lockingLimitQuery = fmt.Sprintf("SELECT COUNT(*) FROM %s o FORCE INDEX (%s) STRAIGHT_JOIN %s s ON %s FOR UPDATE",
 		order.Table, limitIndex, orderseat.Table, limitWhere)

@@ -11,37 +11,48 @@ import (
 	"seatflow/ent"
 	"seatflow/ent/order"
 	"seatflow/ent/payment"
+	"seatflow/ent/refund"
 	"seatflow/internal/database"
 	"seatflow/internal/nodeid"
 	"seatflow/internal/payments"
 )
 
 // RefundOrder is staff's refund of an order's payment (admin refundOrder). A PAID order is
-// cancelled in the same transaction that makes its refund due, and its seats go back on
-// sale (SERVICE_UNAVAILABLE, changing nothing, while the seat Redis cannot be reached); an
-// order whose payment is already being refunded is returned as it is. An order
-// with no payment that took money is INVALID_STATE. The refund is sent at once; if the
-// provider does not take it now, the order shows refundStatus REQUIRED and the reconciler
-// sends it again.
+// cancelled in the same transaction that makes its refund due, its lines are marked
+// refunded, and its seats go back on sale (SERVICE_UNAVAILABLE, changing nothing, while the
+// seat Redis cannot be reached); an order whose payment is already being refunded is
+// returned as it is. An order with no payment that took money is INVALID_STATE. The refund
+// is sent at once (all of the payment that some seats' refunds have not returned yet); if
+// the provider does not take it now, the order shows refundStatus REQUIRED and the
+// reconciler sends it again.
 func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order, error) {
 	o, ps, lines, err := s.readForRefund(ctx, orderID)
 	if err != nil {
 		return nil, err
 	}
+	return s.refundWhole(ctx, o, ps, lines, nil)
+}
+
+// refundWhole is RefundOrder for an order read with its payments and lines. asked are the
+// seats a refundSeats named when it refunds every seat left (nil for refundOrder): a
+// ticket of theirs already checked in refuses the refund (INVALID_STATE), as it does for
+// some seats.
+func (s *Service) refundWhole(ctx context.Context, o *ent.Order, ps []*ent.Payment, lines []seatflow.OrderLine, asked []int) (*seatflow.Order, error) {
 	p := heldPayment(o, ps)
 	if p == nil {
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order has no received payment to refund")
 	}
 	if p.RefundStatus == nil {
-		if o.Status == seatflow.OrderPaid {
+		paid := o.Status == seatflow.OrderPaid
+		if paid {
 			// Its seats go back on sale in the same step: not while they cannot be reached.
 			if err := s.seatsReachable(ctx, o.ShowtimeID); err != nil {
 				return nil, err
 			}
 		}
-		cancelled := false
+		now := s.Now()
 		err := s.withTx(ctx, func(tx *ent.Tx) error {
-			if o.Status == seatflow.OrderPaid {
+			if paid {
 				n, err := tx.Order.Update().Where(order.ID(o.ID), order.StatusEQ(seatflow.OrderPaid), order.HoldToken(o.HoldToken)).
 					SetStatus(seatflow.OrderCancelled).Save(ctx)
 				if err != nil {
@@ -49,7 +60,13 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 				} else if n == 0 {
 					return errChanged
 				}
+				if err := s.revokeSeats(ctx, tx, o.ID, asked); err != nil {
+					return err
+				}
 				if err := deleteOccupancy(ctx, tx, o.ID); err != nil {
+					return err
+				}
+				if err := markRefunded(ctx, tx, o.ID, nil, now, nil); err != nil {
 					return err
 				}
 				if s.Tickets != nil {
@@ -57,7 +74,6 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 						return err
 					}
 				}
-				cancelled = true
 			}
 			return s.requireRefund(ctx, tx, p, staffRefundReason)
 		})
@@ -66,9 +82,10 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 		} else if err != nil {
 			return nil, fmt.Errorf("refund order: %w", database.Classify(err))
 		}
-		if cancelled {
-			s.releaseSeatsOf(ctx, o, lineSeats(lines))
+		if paid {
+			s.releaseSeatsOf(ctx, o, seatflow.UnrefundedSeats(lines))
 			o.Status = seatflow.OrderCancelled // as the transaction wrote it
+			refundedAt(lines, nil, now)
 		}
 		required := seatflow.RefundRequired
 		p.RefundStatus, p.RefundReason = &required, staffRefundReason // as the transaction wrote it
@@ -153,7 +170,12 @@ func (s *Service) RefundCancelledShowtime(ctx context.Context, orderID int) (boo
 	if p == nil || p.RefundStatus != nil {
 		return false, nil
 	}
-	err = s.withTx(ctx, func(tx *ent.Tx) error { return s.requireRefund(ctx, tx, p, "the showtime was cancelled") })
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
+		if err := markRefunded(ctx, tx, o.ID, nil, s.Now(), nil); err != nil {
+			return err
+		}
+		return s.requireRefund(ctx, tx, p, "the showtime was cancelled")
+	})
 	if errors.Is(err, errChanged) {
 		return false, nil
 	} else if err != nil {
@@ -205,7 +227,7 @@ func (s *Service) SendRefund(ctx context.Context, paymentID int) (bool, error) {
 // refundDue reports whether p's refund still has to be sent (REQUIRED, or FAILED fewer
 // than seatflow.MaxRefundAttempts times).
 func refundDue(p *ent.Payment) bool {
-	return p.RefundStatus != nil && p.RefundStatus.Due() && p.RefundAttempts < seatflow.MaxRefundAttempts
+	return p.RefundStatus != nil && p.RefundStatus.ToSend(p.RefundAttempts)
 }
 
 // sendRefund is SendRefund for a caller that has read the order and the payment (as they
@@ -224,10 +246,27 @@ func (s *Service) sendRefund(ctx context.Context, o *ent.Order, p *ent.Payment, 
 	if earlier { // the order's first payment keeps the order's key, as when an order had one payment
 		key = fmt.Sprintf("%s-payment-%d", key, p.ID)
 	}
-	r, err := s.Provider.Refund(ctx, payments.RefundRequest{Reference: p.Reference, OrderID: nodeid.Encode(nodeid.Order, o.ID),
-		IdempotencyKey: fmt.Sprintf("%s-refund-%d", key, p.RefundAttempts), Reason: p.RefundReason})
+	// Refunds of some seats returned part of it already: the rest goes back, said exactly.
+	parts, err := s.DB.Refund.Query().Where(refund.PaymentID(p.ID)).Select(refund.FieldAmountCents).Ints(ctx)
 	if err != nil {
-		return false, fmt.Errorf("send refund of payment %d of order %d: %w", p.ID, o.ID, err)
+		return false, fmt.Errorf("refunds of payment %d: %w", p.ID, database.Classify(err))
+	}
+	rest := 0
+	if len(parts) > 0 {
+		rest = p.AmountCents
+		for _, c := range parts {
+			rest -= c
+		}
+	}
+	var r *payments.Refund
+	if len(parts) > 0 && rest <= 0 { // nothing is left to send
+		r = &payments.Refund{Status: seatflow.RefundSucceeded}
+	} else {
+		r, err = s.Provider.Refund(ctx, payments.RefundRequest{Reference: p.Reference, OrderID: nodeid.Encode(nodeid.Order, o.ID),
+			IdempotencyKey: fmt.Sprintf("%s-refund-%d", key, p.RefundAttempts), Reason: p.RefundReason, AmountCents: rest})
+		if err != nil {
+			return false, fmt.Errorf("send refund of payment %d of order %d: %w", p.ID, o.ID, err)
+		}
 	}
 	// Only over the state it was sent from: a webhook may have said more meanwhile.
 	u := s.DB.Payment.Update().Where(payment.ID(p.ID), payment.RefundStatusEQ(*p.RefundStatus), payment.RefundAttempts(p.RefundAttempts)).
@@ -252,9 +291,8 @@ func (s *Service) trySendRefund(ctx context.Context, paymentID int) {
 	}
 }
 
-// refundUpdated follows the provider's word on a refund. A success counts whichever refund
-// of the payment it is about; a failure only for the refund last sent (an older attempt's
-// failure changes nothing); a pending refund only while none is confirmed. Refunds of
+// refundUpdated follows the provider's word on a refund: a refund of some seats when the
+// event names one of ours (seatRefundOf), else the refund of the payment. Refunds of
 // payments SeatFlow does not know are ignored.
 func (s *Service) refundUpdated(ctx context.Context, ev seatflow.PaymentEvent) (payments.Outcome, error) {
 	p, err := s.DB.Payment.Query().Where(payment.Provider(ev.Provider), payment.Reference(ev.Reference)).
@@ -265,32 +303,43 @@ func (s *Service) refundUpdated(ctx context.Context, ev seatflow.PaymentEvent) (
 		return "", fmt.Errorf("load payment: %w", database.Classify(err))
 	}
 	ev.OrderID = p.OrderID
+	part, err := s.seatRefundOf(ctx, p, ev)
+	if err != nil {
+		return "", err
+	}
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		if err := s.claim(ev)(ctx, tx); err != nil {
 			return err
+		}
+		if part != nil {
+			cur, err := tx.Refund.Get(ctx, part.ID)
+			if err != nil {
+				return err
+			}
+			apply, failed := refundStep(&cur.Status, cur.Reference, ev)
+			if !apply {
+				return nil
+			}
+			u := tx.Refund.UpdateOneID(cur.ID).SetUpdatedAt(s.Now()).SetStatus(ev.RefundStatus)
+			if failed {
+				u.AddAttempts(1)
+			}
+			if ev.RefundReference != "" {
+				u.SetReference(ev.RefundReference)
+			}
+			return u.Exec(ctx)
 		}
 		cur, err := tx.Payment.Get(ctx, p.ID)
 		if err != nil {
 			return err
 		}
-		u := tx.Payment.UpdateOneID(cur.ID).SetUpdatedAt(s.Now())
-		same := ev.RefundReference != "" && ev.RefundReference == cur.RefundReference
-		switch st := cur.RefundStatus; {
-		case ev.RefundStatus == seatflow.RefundSucceeded:
-			if st != nil && *st == seatflow.RefundSucceeded {
-				return nil
-			}
-		case ev.RefundStatus == seatflow.RefundFailed:
-			if !same || (st != nil && *st == seatflow.RefundFailed) {
-				return nil
-			}
-			u.AddRefundAttempts(1)
-		case ev.RefundStatus == seatflow.RefundPending:
-			if st != nil && *st != seatflow.RefundRequired && (*st != seatflow.RefundFailed || same) {
-				return nil
-			}
-		default:
+		apply, failed := refundStep(cur.RefundStatus, cur.RefundReference, ev)
+		if !apply {
 			return nil
+		}
+		u := tx.Payment.UpdateOneID(cur.ID).SetUpdatedAt(s.Now()).SetRefundStatus(ev.RefundStatus)
+		if failed {
+			u.AddRefundAttempts(1)
 		}
 		if ev.RefundReference != "" {
 			u.SetRefundReference(ev.RefundReference)
@@ -298,7 +347,7 @@ func (s *Service) refundUpdated(ctx context.Context, ev seatflow.PaymentEvent) (
 		if cur.RefundStatus == nil { // refunded from outside SeatFlow (the provider's dashboard)
 			u.SetRefundReason("refunded at the provider")
 		}
-		return u.SetRefundStatus(ev.RefundStatus).Exec(ctx)
+		return u.Exec(ctx)
 	})
 	if errors.Is(err, errReplay) {
 		return payments.Replayed, nil
@@ -310,4 +359,46 @@ func (s *Service) refundUpdated(ctx context.Context, ev seatflow.PaymentEvent) (
 			"refund", ev.RefundReference, "reason", ev.Reason)
 	}
 	return payments.Applied, nil
+}
+
+// seatRefundOf returns the refund of some seats of payment p that a refund event is about:
+// the one its metadata names (only if it is p's: another database sharing the provider
+// account has refunds of the same ids), else the one whose provider reference it carries;
+// nil when it is about p's whole refund.
+func (s *Service) seatRefundOf(ctx context.Context, p *ent.Payment, ev seatflow.PaymentEvent) (*ent.Refund, error) {
+	q := s.DB.Refund.Query().Where(refund.PaymentID(p.ID))
+	switch {
+	case ev.SeatRefundID > 0:
+		q.Where(refund.ID(ev.SeatRefundID))
+	case ev.RefundReference != "":
+		q.Where(refund.Reference(ev.RefundReference))
+	default:
+		return nil, nil
+	}
+	r, err := q.Only(ctx)
+	if ent.IsNotFound(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("load refund: %w", database.Classify(err))
+	}
+	return r, nil
+}
+
+// refundStep decides what the provider's word ev changes of a refund recorded with status
+// cur (nil: none decided) and provider reference ref (of the refund last sent): apply
+// ev's status or not, and whether it counts a failed attempt. A success counts whichever
+// refund it is about; a failure only for the refund last sent (an older attempt's failure
+// changes nothing) and once; a pending refund only while none is confirmed.
+func refundStep(cur *seatflow.RefundStatus, ref string, ev seatflow.PaymentEvent) (apply, failed bool) {
+	same := ev.RefundReference != "" && ev.RefundReference == ref
+	switch {
+	case ev.RefundStatus == seatflow.RefundSucceeded:
+		return cur == nil || *cur != seatflow.RefundSucceeded, false
+	case ev.RefundStatus == seatflow.RefundFailed:
+		ok := same && (cur == nil || *cur != seatflow.RefundFailed)
+		return ok, ok
+	case ev.RefundStatus == seatflow.RefundPending:
+		return cur == nil || *cur == seatflow.RefundRequired || (*cur == seatflow.RefundFailed && !same), false
+	}
+	return false, false
 }

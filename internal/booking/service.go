@@ -50,6 +50,10 @@ type Tickets interface {
 	IssueIn(ctx context.Context, tx *ent.Tx, orderID, showID int, lines []seatflow.OrderLine) error
 	// RevokeOrderIn revokes an order's tickets in the transaction that refunds it.
 	RevokeOrderIn(ctx context.Context, tx *ent.Tx, orderID int) error
+	// RevokeSeatsIn revokes the tickets of some seats of an order in the transaction that
+	// refunds them; it revokes nothing and returns the seats whose ticket was checked in,
+	// if any (lock: a locking read, for MySQL).
+	RevokeSeatsIn(ctx context.Context, tx *ent.Tx, orderID int, seatIDs []int, lock bool) (checkedIn []int, err error)
 }
 
 // Deps are the stores and services a Service works with.
@@ -303,7 +307,7 @@ func (s *Service) reload(ctx context.Context, id int) (*seatflow.Order, error) {
 
 // toLine is an order_seats row as the line of an order of showtime showID.
 func toLine(r *ent.OrderSeat, showID int) seatflow.OrderLine {
-	l := seatflow.OrderLine{ShowtimeID: showID, SeatID: r.SeatID, TicketType: r.TicketType}
+	l := seatflow.OrderLine{ShowtimeID: showID, SeatID: r.SeatID, TicketType: r.TicketType, RefundedAt: r.RefundedAt}
 	if r.AmountCents != nil {
 		l.AmountCents = *r.AmountCents
 	}

@@ -160,7 +160,8 @@ func TestPurchaseLimitCountsSeatsNotTypes(t *testing.T) {
 }
 
 // TestRefundAndLatePaymentKeepLines: an order paid late (after its expiry) and then
-// refunded keeps its lines, types and amounts; its tickets carry the types.
+// refunded keeps its lines, types and amounts, the refund marking each refunded; its
+// tickets carry the types.
 func TestRefundAndLatePaymentKeepLines(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, 2, 8, showOpts{ticketPrices: childAndSenior})
@@ -184,7 +185,21 @@ func TestRefundAndLatePaymentKeepLines(t *testing.T) {
 	if err != nil || refunded.Status != seatflow.OrderCancelled {
 		t.Fatalf("refund = %+v, %v", refunded, err)
 	}
-	if !slices.Equal(refunded.Lines, want) || refunded.AmountCents != 1600 {
+	now := e.clock.Now()
+	for i := range want {
+		want[i].RefundedAt = &now
+	}
+	if !slices.EqualFunc(refunded.Lines, want, sameLine) || refunded.AmountCents != 1600 {
 		t.Errorf("after the refund: %d %+v, want 1600 %+v", refunded.AmountCents, refunded.Lines, want)
 	}
+	if again, err := e.svc.Order(ctx, "u1", o.ID); err != nil || !slices.EqualFunc(again.Lines, want, sameLine) {
+		t.Errorf("read again: %+v, %v; want lines %+v", again, err, want)
+	}
+}
+
+// sameLine compares two order lines, their refund times as instants.
+func sameLine(a, b seatflow.OrderLine) bool {
+	sameTime := (a.RefundedAt == nil) == (b.RefundedAt == nil) && (a.RefundedAt == nil || a.RefundedAt.Equal(*b.RefundedAt))
+	a.RefundedAt, b.RefundedAt = nil, nil
+	return a == b && sameTime
 }

@@ -15,8 +15,9 @@ import (
 )
 
 // validatePrices checks the prices of a showtime in hall: at most one per (seat kind,
-// ticket type), an omitted type being ADULT, and an ADULT price for every kind of the
-// hall's sellable seats (a seat held without a type is ADULT). It returns them in seat
+// ticket type), an omitted type being ADULT, no ACCESSIBLE or COMPANION price above the
+// STANDARD price of its type, and an ADULT price for every kind of the hall's sellable
+// seats (a seat held without a type is ADULT). It returns them in seat
 // kind, then ticket type order.
 func validatePrices(prices []PriceInput, hall *seatflow.Hall) (seatflow.PriceList, error) {
 	type key struct {
@@ -42,6 +43,17 @@ func validatePrices(prices []PriceInput, hall *seatflow.Hall) (seatflow.PriceLis
 			return nil, invalid("price for %s %s must be between 0 and %d cents", p.Kind, p.TicketType, maxPriceCents)
 		}
 		given[k] = p.AmountCents
+	}
+	// Accessible seats and their companions cost no more than a standard seat (docs/DESIGN.md
+	// "Accessible seats and companions"); a ticket type without a STANDARD price has no bound.
+	for _, kind := range []seatflow.SeatKind{seatflow.SeatAccessible, seatflow.SeatCompanion} {
+		for _, typ := range seatflow.TicketTypes {
+			cents, ok := given[key{kind, typ}]
+			if std, bounded := given[key{seatflow.SeatStandard, typ}]; ok && bounded && cents > std {
+				return nil, invalid("price for %s %s (%d cents) is above the STANDARD %s price (%d cents): accessible and companion seats cost at most a standard seat",
+					kind, typ, cents, typ, std)
+			}
+		}
 	}
 	var missing []string
 	for _, st := range hall.Seats {

@@ -40,6 +40,10 @@ type HallRowInput struct {
 	Seats      int                `json:"seats"`
 	Kind       *seatflow.SeatKind `json:"kind"`
 	Unsellable []int              `json:"unsellable"`
+	// Accessible and Companion are numbers of the row's seats of those kinds, whatever Kind
+	// says.
+	Accessible []int `json:"accessible"`
+	Companion  []int `json:"companion"`
 }
 
 // ShowtimeInput schedules a showtime; EndsAt is StartsAt plus the movie's duration.

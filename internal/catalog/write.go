@@ -197,15 +197,15 @@ func validateHall(in *HallInput) ([]seatflow.Seat, error) {
 		if r.Seats < 1 || r.Seats > maxSeatsPerRow {
 			return nil, invalid("row %s: seats must be between 1 and %d", r.Label, maxSeatsPerRow)
 		}
-		seen := map[int]bool{}
-		for _, n := range r.Unsellable {
-			if n < 1 || n > r.Seats {
-				return nil, invalid("row %s: unsellable seat %d is not a seat of the row (1..%d)", r.Label, n, r.Seats)
-			}
-			if seen[n] {
-				return nil, invalid("row %s: unsellable seat %d is listed twice", r.Label, n)
-			}
-			seen[n] = true
+		if err := checkRowNumbers(r.Label, "unsellable", r.Unsellable, r.Seats, nil); err != nil {
+			return nil, err
+		}
+		kinds := map[int]bool{} // seats given a kind of their own: one kind each
+		if err := checkRowNumbers(r.Label, "accessible", r.Accessible, r.Seats, kinds); err != nil {
+			return nil, err
+		}
+		if err := checkRowNumbers(r.Label, "companion", r.Companion, r.Seats, kinds); err != nil {
+			return nil, err
 		}
 		if r.Kind != nil && !r.Kind.Valid() {
 			return nil, invalid("row %s: unknown seat kind %q", r.Label, *r.Kind)
@@ -226,15 +226,79 @@ func validateHall(in *HallInput) ([]seatflow.Seat, error) {
 		for _, n := range r.Unsellable {
 			unsellable[n] = true
 		}
+		kindOf := map[int]seatflow.SeatKind{}
+		for _, n := range r.Accessible {
+			kindOf[n] = seatflow.SeatAccessible
+		}
+		for _, n := range r.Companion {
+			kindOf[n] = seatflow.SeatCompanion
+		}
 		offset := (widest - r.Seats) / 2
+		row := len(seats)
 		for n := 1; n <= r.Seats; n++ {
-			seats = append(seats, seatflow.Seat{Row: r.Label, Number: n, X: offset + n - 1, Y: y, Kind: kind, Sellable: !unsellable[n]})
+			k, ok := kindOf[n]
+			if !ok {
+				k = kind
+			}
+			seats = append(seats, seatflow.Seat{Row: r.Label, Number: n, X: offset + n - 1, Y: y, Kind: k, Sellable: !unsellable[n]})
+		}
+		if err := checkCompanionSeats(r.Label, seats[row:]); err != nil {
+			return nil, err
 		}
 	}
 	if sellable := countSellable(seats); sellable == 0 {
 		return nil, invalid("a hall needs at least one sellable seat")
 	}
 	return seats, nil
+}
+
+// checkRowNumbers checks a list of seat numbers of row label (what names the list): each
+// a seat of the row (1..seats) and listed once. kinds, when not nil, holds the seats given
+// a kind by an earlier list: a seat in two such lists is refused.
+func checkRowNumbers(label, what string, numbers []int, seats int, kinds map[int]bool) error {
+	seen := map[int]bool{}
+	for _, n := range numbers {
+		if n < 1 || n > seats {
+			return invalid("row %s: %s seat %d is not a seat of the row (1..%d)", label, what, n, seats)
+		}
+		if seen[n] {
+			return invalid("row %s: %s seat %d is listed twice", label, what, n)
+		}
+		seen[n] = true
+		if kinds != nil {
+			if kinds[n] {
+				return invalid("row %s: seat %d is both accessible and companion", label, n)
+			}
+			kinds[n] = true
+		}
+	}
+	return nil
+}
+
+// checkCompanionSeats refuses a row (its seats by number) with a companion seat that could
+// never be sold: every stretch of adjacent sellable ACCESSIBLE and COMPANION seats must fit
+// the companion rule (seatflow.CompanionsFit), as an order's seats must.
+func checkCompanionSeats(label string, row []seatflow.Seat) error {
+	accessible, companions, first := 0, 0, 0
+	for i := 0; i <= len(row); i++ {
+		if i < len(row) && row[i].Sellable && row[i].Kind.Reserved() {
+			if accessible+companions == 0 {
+				first = row[i].Number
+			}
+			if row[i].Kind == seatflow.SeatAccessible {
+				accessible++
+			} else {
+				companions++
+			}
+			continue
+		}
+		if !seatflow.CompanionsFit(accessible, companions) {
+			return invalid("row %s: the companion seats from seat %d need an accessible seat next to them, at most %d companions per accessible seat",
+				label, first, seatflow.MaxCompanions)
+		}
+		accessible, companions = 0, 0
+	}
+	return nil
 }
 
 func countSellable(seats []seatflow.Seat) int {

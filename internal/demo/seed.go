@@ -144,7 +144,8 @@ func (a *Seeder) Seed(ctx context.Context) (SeedReport, error) {
 	slices.SortStableFunc(plan, func(x, y plannedShow) int { return x.hall - y.hall })
 	days := map[string]bool{}
 	prices := []catalog.PriceInput{{Kind: seatflow.SeatStandard, AmountCents: 1200},
-		{Kind: seatflow.SeatPremium, AmountCents: 1800}, {Kind: seatflow.SeatAccessible, AmountCents: 1000}}
+		{Kind: seatflow.SeatPremium, AmountCents: 1800}, {Kind: seatflow.SeatAccessible, AmountCents: 1000},
+		{Kind: seatflow.SeatCompanion, AmountCents: 1000}}
 	for _, p := range plan {
 		st, err := a.Catalog.CreateShowtime(ctx, catalog.ShowtimeInput{MovieID: p.movie.ID, HallID: halls[p.hall].ID,
 			StartsAt: p.at, Prices: prices})
@@ -277,15 +278,16 @@ func (a *Seeder) createCatalog(ctx context.Context) error {
 			return fmt.Errorf("seed movie: %w", err)
 		}
 	}
-	// Hall 1: rows A–L, 150 seats; A has wheelchair places, G–H are premium, and the
-	// front row keeps two seats back for staff.
+	// Hall 1: rows A–L, 150 seats; A has four wheelchair spaces (1, 2, 9, 10) with their
+	// companion seats beside them (3, 4, 7, 8), G–H are premium, and the front row keeps
+	// two seats back for staff.
 	var rows []catalog.HallRowInput
 	for i, n := range []int{10, 10, 12, 12, 12, 12, 14, 14, 14, 14, 13, 13} {
 		label := string(rune('A' + i))
 		row := catalog.HallRowInput{Label: label, Seats: n}
 		switch label {
 		case "A":
-			row.Kind, row.Unsellable = ptr(seatflow.SeatAccessible), []int{5, 6}
+			row.Accessible, row.Companion, row.Unsellable = []int{1, 2, 9, 10}, []int{3, 4, 7, 8}, []int{5, 6}
 		case "G", "H":
 			row.Kind = ptr(seatflow.SeatPremium)
 		}

@@ -28,7 +28,7 @@ type Provider interface {
 	// ResumePayment returns a payment started before, by its reference, for a client that
 	// asks for its session again.
 	ResumePayment(ctx context.Context, reference string) (*Intent, error)
-	// Refund returns the whole of a payment. The same IdempotencyKey returns the refund
+	// Refund returns a payment, whole or in part (RefundRequest.AmountCents). The same IdempotencyKey returns the refund
 	// the first call created; a refund the provider reported failed needs a new key.
 	Refund(ctx context.Context, req RefundRequest) (*Refund, error)
 }
@@ -52,7 +52,7 @@ type Intent struct {
 	ClientSecret string
 }
 
-// RefundRequest asks a provider to return the whole of a payment.
+// RefundRequest asks a provider to return a payment: the whole of it, or AmountCents of it.
 type RefundRequest struct {
 	// Reference is the payment's id with the provider.
 	Reference      string
@@ -60,6 +60,13 @@ type RefundRequest struct {
 	IdempotencyKey string
 	// Reason is kept with the refund (Stripe: metadata.reason), for people reading it there.
 	Reason string
+	// AmountCents is how much to return, in the payment's currency; 0 returns all of the
+	// payment not yet returned.
+	AmountCents int
+	// SeatRefundID names SeatFlow's refund of some seats (refundSeats) the request is for,
+	// 0 for a payment's whole refund; the provider keeps it (Stripe: metadata.seat_refund)
+	// and its events about the refund carry it back (seatflow.PaymentEvent.SeatRefundID).
+	SeatRefundID int
 }
 
 // Refund is a refund as the provider answered it.

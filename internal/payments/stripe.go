@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,11 +87,19 @@ func (s *Stripe) ResumePayment(ctx context.Context, reference string) (*Intent, 
 	return &Intent{Reference: pi.ID, ClientSecret: pi.ClientSecret}, nil
 }
 
-// Refund refunds a PaymentIntent in full. A charge Stripe reports as refunded already (by
-// hand in the dashboard, say) counts as a succeeded refund: the money is back.
+// Refund refunds a PaymentIntent: what is left of it, or req.AmountCents of it (a partial
+// refund, whose metadata.seat_refund names SeatFlow's refund of some seats). A charge Stripe
+// reports as refunded already (by hand in the dashboard, say) counts as a succeeded refund:
+// the money is back.
 func (s *Stripe) Refund(ctx context.Context, req RefundRequest) (*Refund, error) {
 	params := &stripe.RefundCreateParams{PaymentIntent: stripe.String(req.Reference),
 		Metadata: map[string]string{"order_id": req.OrderID, "reason": req.Reason}}
+	if req.AmountCents > 0 {
+		params.Amount = stripe.Int64(int64(req.AmountCents))
+	}
+	if req.SeatRefundID > 0 {
+		params.Metadata[seatRefundKey] = strconv.Itoa(req.SeatRefundID)
+	}
 	params.SetIdempotencyKey(req.IdempotencyKey)
 	r, err := s.client.V1Refunds.Create(ctx, params)
 	var se *stripe.Error
@@ -101,6 +110,9 @@ func (s *Stripe) Refund(ctx context.Context, req RefundRequest) (*Refund, error)
 	}
 	return &Refund{Reference: r.ID, Status: stripeRefundStatus(r.Status)}, nil
 }
+
+// seatRefundKey is the refund metadata key that names SeatFlow's refund of some seats.
+const seatRefundKey = "seat_refund"
 
 // stripeRefundStatus maps a Stripe refund status to SeatFlow's: anything that is not yet
 // final is PENDING, and a canceled refund has returned nothing, like a failed one.

@@ -1,16 +1,10 @@
 package payments_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"seatflow"
@@ -19,34 +13,10 @@ import (
 )
 
 // sent is a request the provider sent to Stripe.
-type sent struct {
-	method, path string
-	form         url.Values
-	header       http.Header
-}
+type sent = testenv.StripeRequest
 
-// recordingStripe is stripe-mock behind a proxy that records what reaches it, so a test
-// can see what the provider asked Stripe for (stripe-mock itself echoes no metadata).
-func recordingStripe(t *testing.T) (string, func() []sent) {
-	target, err := url.Parse(testenv.StripeMock(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	var mu sync.Mutex
-	var reqs []sent
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		form, _ := url.ParseQuery(string(body))
-		mu.Lock()
-		reqs = append(reqs, sent{r.Method, r.URL.Path, form, r.Header.Clone()})
-		mu.Unlock()
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL, func() []sent { mu.Lock(); defer mu.Unlock(); return append([]sent(nil), reqs...) }
-}
+// recordingStripe is stripe-mock behind a proxy that records what reaches it.
+func recordingStripe(t *testing.T) (string, func() []sent) { return testenv.RecordingStripe(t) }
 
 func newStripe(t *testing.T, base, key string) *payments.Stripe {
 	t.Helper()
@@ -82,12 +52,12 @@ func TestStripeStartPaymentTagsTheIntentWithTheOrder(t *testing.T) {
 	r := only(t, requests())
 	want := map[string]string{"amount": "2500", "currency": "usd", "metadata[order_id]": "42", "automatic_payment_methods[enabled]": "true"}
 	for k, v := range want {
-		if got := r.form.Get(k); got != v {
+		if got := r.Form.Get(k); got != v {
 			t.Errorf("%s = %q, want %q", k, got, v)
 		}
 	}
-	if r.method != http.MethodPost || r.path != "/v1/payment_intents" || r.header.Get("Idempotency-Key") != "seatflow-order-42-1-payment" {
-		t.Fatalf("request = %s %s, Idempotency-Key %q", r.method, r.path, r.header.Get("Idempotency-Key"))
+	if r.Method != http.MethodPost || r.Path != "/v1/payment_intents" || r.Header.Get("Idempotency-Key") != "seatflow-order-42-1-payment" {
+		t.Fatalf("request = %s %s, Idempotency-Key %q", r.Method, r.Path, r.Header.Get("Idempotency-Key"))
 	}
 }
 
@@ -100,8 +70,8 @@ func TestStripeResumePaymentReadsTheIntent(t *testing.T) {
 	if in.Reference != "pi_123" || in.ClientSecret == "" {
 		t.Fatalf("intent = %+v, want pi_123 with its client secret", in)
 	}
-	if r := only(t, requests()); r.method != http.MethodGet || r.path != "/v1/payment_intents/pi_123" {
-		t.Fatalf("request = %s %s", r.method, r.path)
+	if r := only(t, requests()); r.Method != http.MethodGet || r.Path != "/v1/payment_intents/pi_123" {
+		t.Fatalf("request = %s %s", r.Method, r.Path)
 	}
 }
 
@@ -116,9 +86,29 @@ func TestStripeRefundsTheWholeIntent(t *testing.T) {
 		t.Fatalf("refund = %+v, want a succeeded re_…", rf)
 	}
 	r := only(t, requests())
-	if r.path != "/v1/refunds" || r.form.Get("payment_intent") != "pi_123" || r.form.Has("amount") ||
-		r.form.Get("metadata[order_id]") != "42" || r.header.Get("Idempotency-Key") != "seatflow-order-42-1-refund-0" {
-		t.Fatalf("request = %s %v, Idempotency-Key %q", r.path, r.form, r.header.Get("Idempotency-Key"))
+	if r.Path != "/v1/refunds" || r.Form.Get("payment_intent") != "pi_123" || r.Form.Has("amount") ||
+		r.Form.Get("metadata[order_id]") != "42" || r.Header.Get("Idempotency-Key") != "seatflow-order-42-1-refund-0" {
+		t.Fatalf("request = %s %v, Idempotency-Key %q", r.Path, r.Form, r.Header.Get("Idempotency-Key"))
+	}
+}
+
+// TestStripeRefundsPartOfTheIntent: a refund of some seats asks Stripe for exactly their
+// amount and names SeatFlow's refund in the metadata, for the events that follow it.
+func TestStripeRefundsPartOfTheIntent(t *testing.T) {
+	base, requests := recordingStripe(t)
+	rf, err := newStripe(t, base, testenv.StripeMockKey).Refund(context.Background(), payments.RefundRequest{
+		Reference: "pi_123", OrderID: "42", IdempotencyKey: "seatflow-order-42-1-seats-7-refund-0", Reason: "seats refunded by staff",
+		AmountCents: 1250, SeatRefundID: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(rf.Reference, "re_") || rf.Status != seatflow.RefundSucceeded {
+		t.Fatalf("refund = %+v, want a succeeded re_…", rf)
+	}
+	r := only(t, requests())
+	if r.Path != "/v1/refunds" || r.Form.Get("payment_intent") != "pi_123" || r.Form.Get("amount") != "1250" ||
+		r.Form.Get("metadata[seat_refund]") != "7" || r.Header.Get("Idempotency-Key") != "seatflow-order-42-1-seats-7-refund-0" {
+		t.Fatalf("request = %s %v, Idempotency-Key %q", r.Path, r.Form, r.Header.Get("Idempotency-Key"))
 	}
 }
 

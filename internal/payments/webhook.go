@@ -186,7 +186,7 @@ func stripeEvent(ev stripe.Event) (pe seatflow.PaymentEvent, ours bool, err erro
 			return pe, false, fmt.Errorf("data.object is not a charge: %v", err)
 		}
 		if !ch.Refunded || ch.PaymentIntent == nil || ch.PaymentIntent.ID == "" {
-			return pe, false, nil // partly refunded (SeatFlow refunds in full), or not a PaymentIntent's
+			return pe, false, nil // partly refunded (its refund objects' events say which), or not a PaymentIntent's
 		}
 		pe.Reference, pe.RefundStatus = ch.PaymentIntent.ID, seatflow.RefundSucceeded
 	default: // a refund object
@@ -199,6 +199,9 @@ func stripeEvent(ev stripe.Event) (pe seatflow.PaymentEvent, ours bool, err erro
 		}
 		pe.Reference, pe.RefundReference = rf.PaymentIntent.ID, rf.ID
 		pe.RefundStatus, pe.Reason = stripeRefundStatus(rf.Status), string(rf.FailureReason)
+		if id, err := strconv.Atoi(rf.Metadata[seatRefundKey]); err == nil && id > 0 {
+			pe.SeatRefundID = id
+		}
 	}
 	return pe, true, nil
 }

@@ -10,15 +10,16 @@ import (
 	"seatflow/ent"
 	"seatflow/ent/order"
 	"seatflow/ent/payment"
+	"seatflow/ent/refund"
 	"seatflow/ent/showtime"
 )
 
-// retryRefunds sends the money that should go back and has not (after the seven seat
-// repairs). Paid orders of a cancelled showtime get their refund; refunds of payments
-// (every payment of an order: the one that paid it and any other it could not take) made
-// due but never sent (a crash after the commit, the provider unreachable) or reported
-// failed by the provider are sent again once RefundGrace old (a younger one is being sent by its
-// request). At most RefundBatch per run, each through booking. Last, it counts the refunds still unconfirmed, so the
+// retryRefunds sends the money that should go back and has not (after the seat repairs).
+// Paid orders of a cancelled showtime get their refund; refunds of payments (every payment
+// of an order: the one that paid it and any other it could not take) and refunds of some
+// seats (refundSeats) made due but never sent (a crash after the commit, the provider
+// unreachable) or reported failed by the provider are sent again once RefundGrace old (a
+// younger one is being sent by its request). At most RefundBatch per run, each through booking. Last, it counts the refunds still unconfirmed, so the
 // report shows money not yet returned even when nothing could be done about it.
 func (x *run) retryRefunds(ctx context.Context) error {
 	owed, err := x.r.DB.Order.Query().
@@ -47,12 +48,31 @@ func (x *run) retryRefunds(ctx context.Context) error {
 		}
 		x.send(ctx, p.ID, p.Edges.Order.ShowtimeID, x.r.Orders.SendRefund)
 	}
-	n, err := x.r.DB.Payment.Query().
-		Where(payment.RefundStatusIn(seatflow.RefundRequired, seatflow.RefundPending, seatflow.RefundFailed)).Count(ctx)
+	// Refunds of some seats of paid orders (refundSeats), each its own request.
+	parts, err := x.r.DB.Refund.Query().
+		Where(refund.StatusIn(seatflow.RefundRequired, seatflow.RefundFailed),
+			refund.AttemptsLT(seatflow.MaxRefundAttempts), refund.UpdatedAtLT(x.now.Add(-x.c.RefundGrace))).
+		Order(ent.Asc(refund.FieldID)).Limit(max(x.left[kindRefunds], 0)).
+		WithOrder(func(q *ent.OrderQuery) { q.Select(order.FieldShowtimeID) }).All(ctx)
+	if err != nil {
+		return fmt.Errorf("due refunds of seats: %w", err)
+	}
+	for _, r := range parts {
+		if x.left[kindRefunds] <= 0 {
+			break
+		}
+		x.send(ctx, r.ID, r.Edges.Order.ShowtimeID, x.r.Orders.SendSeatRefund)
+	}
+	unconfirmed := []seatflow.RefundStatus{seatflow.RefundRequired, seatflow.RefundPending, seatflow.RefundFailed}
+	n, err := x.r.DB.Payment.Query().Where(payment.RefundStatusIn(unconfirmed...)).Count(ctx)
 	if err != nil {
 		return fmt.Errorf("outstanding refunds: %w", err)
 	}
-	x.rep.RefundsOutstanding = n
+	m, err := x.r.DB.Refund.Query().Where(refund.StatusIn(unconfirmed...)).Count(ctx)
+	if err != nil {
+		return fmt.Errorf("outstanding refunds of seats: %w", err)
+	}
+	x.rep.RefundsOutstanding = n + m
 	return nil
 }
 

@@ -234,11 +234,11 @@ func (x *run) conflict(showID int, seatID, paidToken, redisState string) {
 	paidSeatConflictsTotal.Inc()
 }
 
-// byToken groups the seats in state status whose token pick accepts.
-func byToken(states map[int]seats.State, status seatflow.SeatStatus, pick func(seats.State) bool) map[string][]int {
+// byToken groups by token the seats in state status that pick accepts.
+func byToken(states map[int]seats.State, status seatflow.SeatStatus, pick func(int, seats.State) bool) map[string][]int {
 	out := map[string][]int{}
 	for id, st := range states {
-		if st.Status == status && pick(st) {
+		if st.Status == status && pick(id, st) {
 			out[st.Token] = append(out[st.Token], id)
 		}
 	}
@@ -254,19 +254,21 @@ func byToken(states map[int]seats.State, status seatflow.SeatStatus, pick func(s
 // Counts are left to recountLimits (the orphan's user is unknown).
 func (x *run) releaseOrphanHolds(ctx context.Context, showID int, states map[int]seats.State, tokens map[string]*active) (int, error) {
 	cutoff := x.now.Add(-x.c.Grace)
-	orphans := byToken(states, seatflow.SeatHeld, func(st seats.State) bool {
+	orphans := byToken(states, seatflow.SeatHeld, func(_ int, st seats.State) bool {
 		return st.Token != "" && tokens[st.Token] == nil && st.HeldAt.Before(cutoff)
 	})
 	return x.release(ctx, showID, kindOrphanHolds, orphans)
 }
 
-// releaseSoldOrphans is repair 5: seats sold to a token no paid order has are freed. No
-// grace is needed: a seat becomes sold only after its order's PAID commit, which the
-// MySQL read (made after the Redis read) sees.
+// releaseSoldOrphans is repair 5: seats sold to a token no paid order has, or to one whose
+// paid order no longer occupies them (refunded seats whose release was lost), are freed.
+// No grace is needed: a seat becomes sold only after its order's PAID commit, and a seat
+// stops being a paid order's only by a commit, both of which the MySQL read (made after
+// the Redis read) sees.
 func (x *run) releaseSoldOrphans(ctx context.Context, showID int, states map[int]seats.State, tokens map[string]*active) (int, error) {
-	orphans := byToken(states, seatflow.SeatSold, func(st seats.State) bool {
+	orphans := byToken(states, seatflow.SeatSold, func(id int, st seats.State) bool {
 		a := tokens[st.Token]
-		return a == nil || !a.paid
+		return a == nil || !a.paid || !slices.Contains(a.seats, id)
 	})
 	return x.release(ctx, showID, kindSoldOrphans, orphans)
 }

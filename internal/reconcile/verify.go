@@ -25,7 +25,8 @@ func (v Violation) String() string { return fmt.Sprintf("showtime %d: %s", v.Sho
 
 // Verify checks the invariants that must hold whenever no request is in flight:
 //   - no seat belongs to two active (PENDING_PAYMENT or PAID) orders, and every active
-//     order's seats are in seat_occupancy under that order;
+//     order's seats not refunded are in seat_occupancy under that order, its refunded
+//     seats are not, and its amount is the sum of its lines not refunded;
 //   - for every showtime on sale or closed, Redis equals MySQL: a seat of a pending order
 //     is held by its token, a seat of a paid order is sold to its token, a seat with a
 //     block row (a house seat) is BLOCKED, every other sellable seat is free; no seat of
@@ -55,9 +56,18 @@ func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violatio
 	}
 	type seatKey struct{ show, seat int }
 	owner := map[seatKey]*ent.Order{}
+	refunded := map[seatKey]int{} // a refunded seat of an active order: the order
+	amount := map[int]int{}       // an active order's lines not refunded, summed
 	for _, r := range seatRows {
 		o := byID[r.OrderID]
 		k := seatKey{o.ShowtimeID, r.SeatID}
+		if r.RefundedAt != nil {
+			refunded[k] = o.ID
+			continue
+		}
+		if r.AmountCents != nil {
+			amount[o.ID] += *r.AmountCents
+		}
 		if prev := owner[k]; prev != nil {
 			out = append(out, Violation{o.ShowtimeID, fmt.Sprintf("seat %d is in active orders %d and %d", r.SeatID, prev.ID, o.ID)})
 			continue
@@ -74,6 +84,16 @@ func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violatio
 	for k, o := range owner {
 		if occupied[k] != o.ID {
 			out = append(out, Violation{k.show, fmt.Sprintf("seat %d of active order %d has no occupancy row", k.seat, o.ID)})
+		}
+	}
+	for k, orderID := range refunded {
+		if occupied[k] == orderID {
+			out = append(out, Violation{k.show, fmt.Sprintf("seat %d was refunded but is still occupied by order %d", k.seat, orderID)})
+		}
+	}
+	for _, o := range active {
+		if got, ok := amount[o.ID]; ok && got != o.AmountCents {
+			out = append(out, Violation{o.ShowtimeID, fmt.Sprintf("order %d's amount is %d, its lines not refunded add up to %d", o.ID, o.AmountCents, got)})
 		}
 	}
 

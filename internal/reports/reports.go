@@ -111,17 +111,19 @@ const (
 // applied payment by (order_id, provider, reference); payments by order; seats by hall;
 // tickets by (showtime_id, revoked_at); house seats by (showtime_id, seat_id).
 //
-// A line is sold when its order is PAID and the payment the order was settled with has no
-// refund decided (a cancelled showtime's orders stay PAID while refunded); held when its
-// order is PENDING_PAYMENT and its hold has not expired. Money counts the payments that
-// took money (SUCCEEDED, MISMATCH); refunded those of them whose refund is decided.
+// A line is sold when it is not refunded, its order is PAID and the payment the order was
+// settled with has no refund decided (a cancelled showtime's orders stay PAID while
+// refunded); held when its order is PENDING_PAYMENT and its hold has not expired. Money
+// counts the payments that took money (SUCCEEDED, MISMATCH); refunded those of them whose
+// refund is decided, and of the others what refunds of some seats (refunds, by payment_id)
+// return.
 const reportSQL = `
 SELECT 'lines' AS measure, l.showtime_id, l.state, l.ticket_type, COUNT(*) AS n, COALESCE(SUM(l.amount_cents), 0) AS a, 0 AS b
 FROM (
   SELECT o.showtime_id AS showtime_id, l.ticket_type AS ticket_type, l.amount_cents AS amount_cents,
     CASE WHEN o.status = 'PAID' THEN 'sold' ELSE 'held' END AS state
   FROM orders o JOIN order_seats l ON l.order_id = o.id
-  WHERE o.showtime_id IN (%[1]s) AND (
+  WHERE o.showtime_id IN (%[1]s) AND l.refunded_at IS NULL AND (
     (o.status = 'PAID' AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id
       AND p.reference = o.payment_ref AND p.status IN ('SUCCEEDED', 'MISMATCH') AND p.refund_status IS NOT NULL))
     OR (o.status = 'PENDING_PAYMENT' AND o.expires_at > ?))
@@ -129,7 +131,8 @@ FROM (
 GROUP BY l.showtime_id, l.state, l.ticket_type
 UNION ALL
 SELECT 'money', o.showtime_id, '', '', COUNT(*), COALESCE(SUM(p.amount_cents), 0),
-  COALESCE(SUM(CASE WHEN p.refund_status IS NOT NULL THEN p.amount_cents ELSE 0 END), 0)
+  COALESCE(SUM(CASE WHEN p.refund_status IS NOT NULL THEN p.amount_cents
+    ELSE (SELECT COALESCE(SUM(r.amount_cents), 0) FROM refunds r WHERE r.payment_id = p.id) END), 0)
 FROM payments p JOIN orders o ON o.id = p.order_id
 WHERE o.showtime_id IN (%[1]s) AND p.status IN ('SUCCEEDED', 'MISMATCH')
 GROUP BY o.showtime_id

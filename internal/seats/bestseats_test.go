@@ -58,3 +58,53 @@ func TestBestSeats(t *testing.T) {
 		})
 	}
 }
+
+// withKinds gives seats of hall (by id) kinds of their own.
+func withKinds(hall *seatflow.Hall, kinds map[int]seatflow.SeatKind) *seatflow.Hall {
+	for i := range hall.Seats {
+		if k, ok := kinds[hall.Seats[i].ID]; ok {
+			hall.Seats[i].Kind = k
+		}
+	}
+	return hall
+}
+
+// TestBestSeatsAndKinds: the ordinary suggestion never offers a companion seat, nor an
+// accessible one while a general seat is free; asked for accessible seats, it offers a
+// block of exactly that many accessible seats and companions beside them.
+func TestBestSeatsAndKinds(t *testing.T) {
+	A, C := seatflow.SeatAccessible, seatflow.SeatCompanion
+	// Row A: A1 accessible, A2–A3 companions, A4–A5 standard. Row B: B1–B2 companions,
+	// B3 accessible, B4–B5 accessible (two spaces), all central rows equal.
+	kinds := map[int]seatflow.SeatKind{101: A, 102: C, 103: C, 201: C, 202: C, 203: A, 204: A, 205: A}
+	hall := func() *seatflow.Hall { return withKinds(testHall(2, 5), kinds) }
+	cases := []struct {
+		name              string
+		taken             []int
+		count, accessible int
+		want              string
+	}{
+		{name: "OrdinarySkipsReservedSeats", count: 2, want: "[104 105]"},
+		{name: "OrdinaryNoRoom", count: 3, want: "[]"},
+		{name: "AccessibleReleasedWhenTheRestIsTaken", taken: []int{104, 105}, count: 1, want: "[203]"},
+		{name: "OneAccessibleTwoCompanions", count: 3, accessible: 1, want: "[101 102 103]"},
+		{name: "OneAccessibleOneCompanion", count: 2, accessible: 1, want: "[202 203]"},
+		{name: "TwoAccessible", count: 2, accessible: 2, want: "[203 204]"},
+		{name: "AccessibleOnly", count: 1, accessible: 1, want: "[203]"},
+		{name: "NoBlockOfThatMix", count: 4, accessible: 1, taken: []int{102}, want: "[]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := hall()
+			var got []seatflow.Seat
+			if c.accessible > 0 {
+				got = seats.BestAccessibleSeats(h, freeStates(h, c.taken...), c.count, c.accessible, true)
+			} else {
+				got = seats.BestSeats(h, freeStates(h, c.taken...), c.count, true)
+			}
+			if s := seatIDs(got); s != c.want {
+				t.Errorf("got %s, want %s", s, c.want)
+			}
+		})
+	}
+}

@@ -53,5 +53,5 @@ func (s *Store) Unblock(ctx context.Context, showID int, seatIDs []int) (int, er
 // or sold: SEATS_UNAVAILABLE with extensions.seatIds naming them (as holds name the seats
 // they could not take). l names the seats for people; nil names them by id.
 func BlockRefused(l *Layout, refused []int) *seatflow.Error {
-	return seatsError(seatflow.ESEATSUNAVAILABLE, refused, "not blocked, held or sold: %s", labels(l, refused))
+	return Error(seatflow.ESEATSUNAVAILABLE, refused, "not blocked, held or sold: %s", labels(l, refused))
 }

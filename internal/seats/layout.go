@@ -16,6 +16,9 @@ type Layout struct {
 	rowOf   map[int]int
 	labelOf map[int]string
 	rows    [][]int
+	// general are the hall's sellable seats of kinds not Reserved (STANDARD, PREMIUM): while
+	// one is free, an ACCESSIBLE seat goes only to a customer who needs it.
+	general []int
 }
 
 // Label is what a customer calls a seat of the hall: its row and number, e.g. C7.
@@ -40,6 +43,9 @@ func NewLayout(hall *seatflow.Hall) *Layout {
 			l.rowOf[seat.ID] = i
 			l.kindOf[seat.ID] = seat.Kind
 			l.labelOf[seat.ID] = seat.Row + strconv.Itoa(seat.Number)
+			if seat.Sellable && !seat.Kind.Reserved() {
+				l.general = append(l.general, seat.ID)
+			}
 		}
 		l.rows = append(l.rows, ids)
 	}

@@ -29,10 +29,19 @@ func (m *Maps) SeatMap(ctx context.Context, showID int) (*seatflow.SeatMap, erro
 	return m.Store.Map(ctx, showID, hall)
 }
 
-// BestSeats suggests count seats for a showtime (see BestSeats for the rule).
-func (m *Maps) BestSeats(ctx context.Context, showID, count int) ([]seatflow.Seat, error) {
+// BestSeats suggests count seats for a showtime (see BestSeats for the rule); with
+// accessible above 0, accessible ACCESSIBLE seats and the rest adjacent COMPANION seats
+// (BestAccessibleSeats).
+func (m *Maps) BestSeats(ctx context.Context, showID, count, accessible int) ([]seatflow.Seat, error) {
 	if count < 1 || count > seatflow.MaxSeatsPerOrder {
 		return nil, seatflow.Errorf(seatflow.EINVALID, "count must be between 1 and %d", seatflow.MaxSeatsPerOrder)
+	}
+	if accessible < 0 || accessible > count {
+		return nil, seatflow.Errorf(seatflow.EINVALID, "accessible must be between 0 and count (%d)", count)
+	}
+	if accessible > 0 && count-accessible > seatflow.MaxCompanions*accessible {
+		return nil, seatflow.Errorf(seatflow.EINVALID, "at most %d companion seats per accessible seat: ask for %d accessible seats or fewer seats",
+			seatflow.MaxCompanions, (count+seatflow.MaxCompanions)/(seatflow.MaxCompanions+1))
 	}
 	st, err := m.Showtimes.Showtime(ctx, showID)
 	if err != nil {
@@ -45,6 +54,9 @@ func (m *Maps) BestSeats(ctx context.Context, showID, count int) ([]seatflow.Sea
 	states, _, err := m.Store.States(ctx, showID)
 	if err != nil {
 		return nil, err
+	}
+	if accessible > 0 {
+		return BestAccessibleSeats(layout.Hall, states, count, accessible, st.AllowSeatGaps), nil
 	}
 	return BestSeats(layout.Hall, states, count, st.AllowSeatGaps), nil
 }

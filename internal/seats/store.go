@@ -144,6 +144,17 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 	if err != nil {
 		return err
 	}
+	// A late payment's takeover holds again the seats its order had: the rules of kinds
+	// were kept when it first held them.
+	var general []int
+	if req.TakeOver == "" {
+		if err := req.Layout.CheckCompanions(req.SeatIDs); err != nil {
+			return err
+		}
+		if !req.NeedsAccessible && len(req.Layout.accessibleOf(req.SeatIDs)) > 0 {
+			general = req.Layout.general
+		}
+	}
 	gaps := "0"
 	if req.AllowGaps {
 		gaps = "1"
@@ -154,6 +165,8 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 	}
 	args := []any{s.now().UnixMilli(), req.Token, req.UserID, req.Limit, gaps, req.TakeOver, useBlocked, len(req.SeatIDs)}
 	args = append(args, ids(req.SeatIDs)...)
+	args = append(args, len(general))
+	args = append(args, ids(general)...)
 	for _, row := range rows {
 		args = append(args, len(row))
 		args = append(args, ids(row)...)
@@ -170,21 +183,26 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 		return nil
 	case "UNAVAILABLE":
 		taken := seatIDs(res[1:])
-		return seatsError(seatflow.ESEATSUNAVAILABLE, taken, "some of these seats were just taken: %s", labels(req.Layout, taken))
+		return Error(seatflow.ESEATSUNAVAILABLE, taken, "some of these seats were just taken: %s", labels(req.Layout, taken))
+	case "RESERVED":
+		kept := req.Layout.accessibleOf(req.SeatIDs)
+		return Error(seatflow.ESEATSUNAVAILABLE, kept,
+			"accessible seat %s is kept for customers who need one while other seats are free: hold it with needsAccessible if you do",
+			labels(req.Layout, kept))
 	case "LIMIT":
 		return seatflow.Errorf(seatflow.ELIMIT, "at most %d seats per customer for this showtime (you have %s)", req.Limit, res[1])
 	case "GAP":
 		stranded := seatIDs(res[1:2])
-		return seatsError(seatflow.ESEATGAP, stranded, "this selection would leave seat %s empty on its own", labels(req.Layout, stranded))
+		return Error(seatflow.ESEATGAP, stranded, "this selection would leave seat %s empty on its own", labels(req.Layout, stranded))
 	case "NOHASH":
 		return seatflow.Unavailable("hold seats", ErrNoSeatMap)
 	}
 	return fmt.Errorf("hold seats: unexpected reply %q", res)
 }
 
-// seatsError is a refusal because of the seats ids; extensions.seatIds names them to the
+// Error is a refusal because of the seats ids; extensions.seatIds names them to the
 // client as the API's ids (nodeid), so the error presenter passes them as they are.
-func seatsError(code string, ids []int, format string, args ...any) *seatflow.Error {
+func Error(code string, ids []int, format string, args ...any) *seatflow.Error {
 	api := make([]string, len(ids))
 	for i, id := range ids {
 		api[i] = nodeid.Encode(nodeid.Seat, id)

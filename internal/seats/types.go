@@ -43,6 +43,9 @@ type HoldRequest struct {
 	// UseBlocked lets the hold take blocked seats (house seats) as well as free ones: an
 	// admin's hold with useBlocked.
 	UseBlocked bool
+	// NeedsAccessible says the customer needs an accessible seat: only then may a hold
+	// take an ACCESSIBLE seat while a STANDARD or PREMIUM seat of the showtime is free.
+	NeedsAccessible bool
 }
 
 // Delta is the JSON a seat-changing script publishes on the showtime's events channel.

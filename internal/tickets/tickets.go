@@ -70,8 +70,12 @@ func (s *Service) issue(ctx context.Context, c *ent.Client, orderID, showID int,
 	now := s.now()
 	bulk := make([]*ent.TicketCreate, len(lines))
 	for i, l := range lines {
+		revoked := revokedAt
+		if l.Refunded() { // a seat refunded before its ticket was made
+			revoked = l.RefundedAt
+		}
 		bulk[i] = c.Ticket.Create().SetOrderID(orderID).SetShowtimeID(showID).SetSeatID(l.SeatID).
-			SetTicketType(l.TicketType).SetKeyID(key.id).SetCreatedAt(now).SetNillableRevokedAt(revokedAt)
+			SetTicketType(l.TicketType).SetKeyID(key.id).SetCreatedAt(now).SetNillableRevokedAt(revoked)
 	}
 	if err := c.Ticket.CreateBulk(bulk...).OnConflictColumns(ticket.FieldOrderID, ticket.FieldSeatID).DoNothing().Exec(ctx); err != nil {
 		return fmt.Errorf("issue tickets of order %d: %w", orderID, err)
@@ -86,6 +90,37 @@ func (s *Service) RevokeOrderIn(ctx context.Context, tx *ent.Tx, orderID int) er
 		return fmt.Errorf("revoke tickets of order %d: %w", orderID, err)
 	}
 	return nil
+}
+
+// RevokeSeatsIn revokes the tickets of some seats of an order inside tx (the transaction
+// that refunds those seats), the order's other tickets staying valid. A ticket already
+// checked in is not taken back: it returns the seats of such tickets and revokes nothing,
+// and the caller ends its transaction. lock reads the tickets with a locking read (MySQL;
+// the embedded SQLite runs one transaction at a time), so a check-in racing the refund
+// waits for its end and then finds the ticket revoked.
+func (s *Service) RevokeSeatsIn(ctx context.Context, tx *ent.Tx, orderID int, seatIDs []int, lock bool) (checkedIn []int, err error) {
+	q := tx.Ticket.Query().Where(ticket.OrderID(orderID), ticket.SeatIDIn(seatIDs...))
+	if lock {
+		q = q.ForUpdate()
+	}
+	rows, err := q.All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read tickets of order %d: %w", orderID, err)
+	}
+	for _, r := range rows {
+		if r.CheckedInAt != nil && r.RevokedAt == nil {
+			checkedIn = append(checkedIn, r.SeatID)
+		}
+	}
+	if len(checkedIn) > 0 {
+		return checkedIn, nil
+	}
+	_, err = tx.Ticket.Update().Where(ticket.OrderID(orderID), ticket.SeatIDIn(seatIDs...), ticket.RevokedAtIsNil()).
+		SetRevokedAt(s.now()).Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("revoke tickets of order %d: %w", orderID, err)
+	}
+	return nil, nil
 }
 
 // RevokeShowtimeIn revokes every ticket of a showtime inside tx (its cancellation's).

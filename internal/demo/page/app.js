@@ -290,7 +290,7 @@
       try {
         const before = Date.now();
         const { data } = await gql(`mutation DemoHold($in: HoldSeatsInput!) { holdSeats(input: $in) { ${ORDER_FIELDS} } }`,
-          { in: { showtimeId: state.showtime.id, seatIds: ids, idempotencyKey: state.holdKey } });
+          { in: { showtimeId: state.showtime.id, seatIds: ids, idempotencyKey: state.holdKey, needsAccessible: $('needs-accessible').checked } });
         const o = data.holdSeats;
         state.selected.clear();
         state.holdKey = null;
@@ -366,8 +366,10 @@
       const n = Math.max(1, Math.min(limit, Number($('best-count').value) || 1));
       $('best-count').value = String(n);
       try {
-        const { data } = await gql('query DemoBest($id: ID!, $n: Int!) { bestSeats(showtimeId: $id, count: $n) { id row number } }',
-          { id: state.showtime.id, n });
+        // A wheelchair user's party: one wheelchair space, the rest companion seats beside it.
+        const accessible = $('needs-accessible').checked ? Math.ceil(n / 4) : 0;
+        const { data } = await gql('query DemoBest($id: ID!, $n: Int!, $a: Int) { bestSeats(showtimeId: $id, count: $n, accessible: $a) { id row number } }',
+          { id: state.showtime.id, n, a: accessible });
         const seats = data.bestSeats;
         if (seats.length === 0) {
           showMessage('info', `There are no ${n} free seats side by side right now.`, 'NO_BEST_SEATS');

@@ -200,7 +200,7 @@ window.SeatFlow.view = (state, onSeat) => {
       el.dataset.mine = isMine ? 'true' : 'false';
       el.setAttribute('aria-pressed', selected ? 'true' : 'false');
       el.disabled = !selected && (s.status !== 'AVAILABLE' || !!state.order);
-      const kind = s.seat.kind === 'STANDARD' ? '' : ', ' + (s.seat.kind === 'ACCESSIBLE' ? 'wheelchair space' : 'premium');
+      const kind = s.seat.kind === 'STANDARD' ? '' : ', ' + ({ ACCESSIBLE: 'wheelchair space', COMPANION: 'companion seat', PREMIUM: 'premium' }[s.seat.kind] || s.seat.kind.toLowerCase());
       const what = isMine ? 'held by you' : status === 'unavailable' ? 'not for sale' : status === 'blocked' ? 'house seat, not for sale' : status === 'held' ? 'held by someone' : status;
       const label = `Row ${s.seat.row} seat ${s.seat.number}${kind}, ${what}${selected ? ', selected' : ''}`;
       el.setAttribute('aria-label', label);

@@ -11,12 +11,16 @@
 -- ARGV[7] "1" when blocked seats ("3", house seats) count as free (an admin's hold with
 --         useBlocked); otherwise a blocked seat is taken like a held one
 -- ARGV[8] n, then ARGV[9 .. 8+n] the requested seat ids
+-- then g, then g seat ids: the showtime's general seats (STANDARD, PREMIUM) when the hold
+--         takes an ACCESSIBLE seat for a customer who did not say they need one; while
+--         any of them is free ("0") the hold is refused (0 and none otherwise)
 -- then, for the gap rule, each row touched: m, then the row's m seat ids ordered by number
 --         (unsellable seats are absent from the hash and so act as a wall; blocked seats
 --         are not free, so they count as taken)
 -- ARGV[#ARGV] (last) the trace context of the change (a W3C traceparent) or ""
 --
--- Returns {"OK", version} | {"UNAVAILABLE", seat id, ...} | {"LIMIT", user's count}
+-- Returns {"OK", version} | {"UNAVAILABLE", seat id, ...} | {"RESERVED"} (a general seat
+--         is free: accessible seats are kept for those who need them) | {"LIMIT", user's count}
 --       | {"GAP", stranded seat id} | {"NOHASH"} when the showtime has no seat hash.
 local now, token, user = ARGV[1], ARGV[2], ARGV[3]
 local limit = tonumber(ARGV[4])
@@ -51,6 +55,18 @@ if #conflicts > 0 then
   return conflicts
 end
 
+-- Accessible seats go to anyone only once every general seat is held, sold or blocked.
+local g = tonumber(ARGV[9 + n])
+local first = 10 + n
+for from = first, first + g - 1, 500 do
+  local states = redis.call('HMGET', KEYS[1], unpack(ARGV, from, math.min(from + 499, first + g - 1)))
+  for _, v in ipairs(states) do
+    if v == '0' then
+      return {'RESERVED'}
+    end
+  end
+end
+
 if limit > 0 then
   local count = tonumber(redis.call('HGET', KEYS[3], user) or '0')
   if count + fresh > limit then
@@ -61,7 +77,7 @@ end
 -- Gap rule: after taking the seats, no free seat may sit alone between taken seats, walls
 -- or the row's ends right next to the selection. Older gaps elsewhere do not block.
 if not allowGaps then
-  local i = 9 + n
+  local i = first + g
   while i < #ARGV do
     local m = tonumber(ARGV[i])
     local row, free = {}, {}

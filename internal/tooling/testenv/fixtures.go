@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -15,11 +16,14 @@ type ShowtimeSpec struct {
 	Rows, PerRow int // hall size: rows A, B, … of PerRow seats numbered 1..PerRow
 	// PremiumFirstRow makes row A PREMIUM (the rest STANDARD).
 	PremiumFirstRow bool
-	Status          seatflow.ShowtimeStatus // ON_SALE
-	Limit           int                     // purchase limit, 6
-	AllowGaps       bool
-	StartsIn        time.Duration             // from now, 1h
-	Prices          map[seatflow.SeatKind]int // ADULT prices: STANDARD 1000 and PREMIUM 1500
+	// Kinds gives seats a kind of their own, by label ("A1": ACCESSIBLE); the prices then
+	// need those kinds (Prices).
+	Kinds     map[string]seatflow.SeatKind
+	Status    seatflow.ShowtimeStatus // ON_SALE
+	Limit     int                     // purchase limit, 6
+	AllowGaps bool
+	StartsIn  time.Duration             // from now, 1h
+	Prices    map[seatflow.SeatKind]int // ADULT prices: STANDARD 1000 and PREMIUM 1500
 	// TicketPrices are prices of other ticket types, added to the ADULT ones.
 	TicketPrices []seatflow.Price
 	Currency     string // EUR
@@ -61,8 +65,13 @@ func Showtime(tb testing.TB, db *ent.Client, now time.Time, spec ShowtimeSpec) (
 			kind = seatflow.SeatPremium
 		}
 		for n := 1; n <= spec.PerRow; n++ {
-			bulk = append(bulk, db.Seat.Create().SetHallID(h.ID).SetRowLabel(string(rune('A'+r))).SetNumber(n).
-				SetX(n*10).SetY(r*10).SetKind(kind))
+			row := string(rune('A' + r))
+			k, ok := spec.Kinds[row+strconv.Itoa(n)]
+			if !ok {
+				k = kind
+			}
+			bulk = append(bulk, db.Seat.Create().SetHallID(h.ID).SetRowLabel(row).SetNumber(n).
+				SetX(n*10).SetY(r*10).SetKind(k))
 		}
 	}
 	db.Seat.CreateBulk(bulk...).SaveX(ctx)

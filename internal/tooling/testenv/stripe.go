@@ -1,9 +1,15 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync"
 	"testing"
 	"time"
 )
@@ -38,4 +44,36 @@ func StripeMock(tb testing.TB) string {
 		tb.Fatalf("stripe-mock does not answer at %s (is it running? `make services` starts it): %v", url, err)
 	}
 	return url
+}
+
+// StripeRequest is a request that reached Stripe (stripe-mock) through RecordingStripe.
+type StripeRequest struct {
+	Method, Path string
+	Form         url.Values
+	Header       http.Header
+}
+
+// RecordingStripe is stripe-mock behind a proxy that records what reaches it, so a test can
+// see what SeatFlow asked Stripe for (stripe-mock echoes no metadata and keeps no state):
+// its base URL, and the requests so far.
+func RecordingStripe(tb testing.TB) (string, func() []StripeRequest) {
+	tb.Helper()
+	target, err := url.Parse(StripeMock(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	var reqs []StripeRequest
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		form, _ := url.ParseQuery(string(body))
+		mu.Lock()
+		reqs = append(reqs, StripeRequest{r.Method, r.URL.Path, form, r.Header.Clone()})
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	tb.Cleanup(srv.Close)
+	return srv.URL, func() []StripeRequest { mu.Lock(); defer mu.Unlock(); return append([]StripeRequest(nil), reqs...) }
 }

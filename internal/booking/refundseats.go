@@ -1,0 +1,269 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"seatflow"
+	"seatflow/ent"
+	"seatflow/ent/order"
+	"seatflow/ent/orderseat"
+	"seatflow/ent/refund"
+	"seatflow/ent/seatoccupancy"
+	"seatflow/internal/database"
+	"seatflow/internal/nodeid"
+	"seatflow/internal/payments"
+	"seatflow/internal/seats"
+)
+
+// seatsRefundReason is the reason of staff's refundSeats, kept with the refund.
+const seatsRefundReason = "seats refunded by staff"
+
+// maxRefundRounds is how often RefundSeats reads the order again after another change of
+// it (a concurrent refund) won the race; then it answers INVALID_STATE, try again.
+const maxRefundRounds = 3
+
+// RefundSeats is staff's refund of some seats of a PAID order (admin refundSeats), by the
+// admin `by`. In one transaction the order's amount drops by those seats' lines, the lines
+// are marked refunded with a refund of their amount due from the payment that paid the
+// order, the seats' tickets are revoked and their occupancy deleted; after commit the
+// seats go back on sale (release.lua: a DELTA, the customer's count lowered) and the refund
+// is sent (the reconciler sends it again if the provider does not take it now). Seats
+// already refunded are skipped, so a repeat changes nothing; refunding every seat left is
+// RefundOrder's whole refund. Bad input changes nothing: seats not of the order are
+// BAD_USER_INPUT; an order not PAID, one whose payment is refunded whole, or a seat checked
+// in at the door is INVALID_STATE. Concurrent refunds of one order are decided on the
+// order's row (a conditional update of its amount): a seat is never refunded twice.
+func (s *Service) RefundSeats(ctx context.Context, by string, orderID int, seatIDs []int) (*seatflow.Order, error) {
+	switch {
+	case len(seatIDs) == 0:
+		return nil, seatflow.Errorf(seatflow.EINVALID, "choose at least one seat to refund")
+	case len(seatIDs) > seatflow.MaxSeatsPerOrder:
+		return nil, seatflow.Errorf(seatflow.EINVALID, "at most %d seats per refund", seatflow.MaxSeatsPerOrder)
+	}
+	if err := seatflow.CheckSeatsOnce(seatIDs); err != nil {
+		return nil, err
+	}
+	for round := 1; ; round++ {
+		o, ps, lines, err := s.readForRefund(ctx, orderID)
+		if err != nil {
+			return nil, err
+		}
+		out, err := s.refundSeats(ctx, by, o, ps, lines, seatIDs)
+		if !errors.Is(err, errChanged) {
+			return out, err
+		}
+		if round == maxRefundRounds {
+			return nil, errChangedMeanwhile()
+		}
+	}
+}
+
+// refundSeats is one round of RefundSeats over the order as read; errChanged when another
+// change of the order came first.
+func (s *Service) refundSeats(ctx context.Context, by string, o *ent.Order, ps []*ent.Payment, lines []seatflow.OrderLine,
+	asked []int) (*seatflow.Order, error) {
+	lineOf := make(map[int]seatflow.OrderLine, len(lines))
+	for _, l := range lines {
+		lineOf[l.SeatID] = l
+	}
+	var unknown []int
+	for _, id := range asked {
+		if _, ok := lineOf[id]; !ok {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, seats.Error(seatflow.EINVALID, unknown, "%d of these seats are not seats of the order", len(unknown))
+	}
+	p := heldPayment(o, ps)
+	switch {
+	case o.Status == seatflow.OrderCancelled && p != nil && p.RefundStatus != nil:
+		return toOrder(o, lines), nil // refunded whole already, every seat with it
+	case o.Status != seatflow.OrderPaid:
+		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order is %s: only a PAID order's seats are refunded", o.Status)
+	case p == nil:
+		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order has no received payment to refund")
+	case p.RefundStatus != nil:
+		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order's payment is being refunded whole")
+	}
+	var todo []int
+	amount := 0
+	for _, id := range asked {
+		if l := lineOf[id]; !l.Refunded() {
+			todo = append(todo, id)
+			amount += l.AmountCents
+		}
+	}
+	switch left := seatflow.UnrefundedSeats(lines); {
+	case len(todo) == 0:
+		return toOrder(o, lines), nil
+	case len(todo) == len(left):
+		return s.refundWhole(ctx, o, ps, lines, todo)
+	}
+	// The seats go back on sale in the same step: not while they cannot be reached.
+	if err := s.seatsReachable(ctx, o.ShowtimeID); err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	var r *ent.Refund
+	err := s.withTx(ctx, func(tx *ent.Tx) error {
+		n, err := tx.Order.Update().Where(order.ID(o.ID), order.StatusEQ(seatflow.OrderPaid), order.HoldToken(o.HoldToken),
+			order.AmountCents(o.AmountCents)).AddAmountCents(-amount).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("lower the order's amount: %w", err)
+		} else if n == 0 {
+			return errChanged
+		}
+		status := seatflow.RefundRequired
+		if amount == 0 { // seats sold for nothing: no money to return
+			status = seatflow.RefundSucceeded
+		}
+		r, err = tx.Refund.Create().SetOrderID(o.ID).SetPaymentID(p.ID).SetAmountCents(amount).SetCurrency(p.Currency).
+			SetStatus(status).SetReason(seatsRefundReason).SetCreatedBy(by).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+		if err != nil {
+			return fmt.Errorf("record refund: %w", err)
+		}
+		if err := markRefunded(ctx, tx, o.ID, todo, now, &r.ID); err != nil {
+			return err
+		}
+		if err := s.revokeSeats(ctx, tx, o.ID, todo); err != nil {
+			return err
+		}
+		if _, err := tx.SeatOccupancy.Delete().Where(seatoccupancy.OrderID(o.ID), seatoccupancy.SeatIDIn(todo...)).Exec(ctx); err != nil {
+			return fmt.Errorf("delete occupancy: %w", err)
+		}
+		return nil
+	})
+	if errors.Is(err, errChanged) {
+		return nil, err
+	} else if err != nil {
+		return nil, fmt.Errorf("refund seats: %w", database.Classify(err))
+	}
+	rctx, cancel := detach(ctx)
+	s.release(rctx, o.ShowtimeID, o.HoldToken, o.UserID, todo)
+	cancel()
+	o.AmountCents -= amount // as the transaction wrote it
+	refundedAt(lines, todo, now)
+	if _, err := s.sendSeatRefund(context.WithoutCancel(ctx), o, p, r); err != nil {
+		s.Log.WarnContext(ctx, "payments: refund of seats not sent yet; the reconciler will send it", "refund", r.ID, "err", err)
+	}
+	return toOrder(o, lines), nil
+}
+
+// markRefunded marks refunded at `at` the lines of an order for seatIDs (nil: every line
+// not refunded yet), with the refund of some seats they belong to (nil for a whole
+// refund). A line refunded meanwhile is left as it is and reported as errChanged when
+// seatIDs named it.
+func markRefunded(ctx context.Context, tx *ent.Tx, orderID int, seatIDs []int, at time.Time, refundID *int) error {
+	u := tx.OrderSeat.Update().Where(orderseat.OrderID(orderID), orderseat.RefundedAtIsNil()).SetRefundedAt(at).SetNillableRefundID(refundID)
+	if seatIDs != nil {
+		u.Where(orderseat.SeatIDIn(seatIDs...))
+	}
+	n, err := u.Save(ctx)
+	if err != nil {
+		return fmt.Errorf("mark lines refunded: %w", err)
+	} else if seatIDs != nil && n != len(seatIDs) {
+		return errChanged
+	}
+	return nil
+}
+
+// refundedAt marks in lines, as a transaction wrote them, the seats seatIDs (nil: every
+// line not refunded yet) refunded at `at`.
+func refundedAt(lines []seatflow.OrderLine, seatIDs []int, at time.Time) {
+	for i := range lines {
+		if lines[i].Refunded() {
+			continue
+		}
+		for _, id := range seatIDs {
+			if id == lines[i].SeatID {
+				lines[i].RefundedAt = &at
+			}
+		}
+		if seatIDs == nil {
+			lines[i].RefundedAt = &at
+		}
+	}
+}
+
+// revokeSeats revokes the tickets of seatIDs of an order inside tx; a ticket of theirs
+// already checked in refuses the refund (INVALID_STATE naming the seats). Nothing to do
+// for no seats or without tickets.
+func (s *Service) revokeSeats(ctx context.Context, tx *ent.Tx, orderID int, seatIDs []int) error {
+	if len(seatIDs) == 0 || s.Tickets == nil {
+		return nil
+	}
+	checkedIn, err := s.Tickets.RevokeSeatsIn(ctx, tx, orderID, seatIDs, !s.SingleWriter)
+	if err != nil {
+		return err
+	}
+	if len(checkedIn) > 0 {
+		return seats.Error(seatflow.EINVALIDSTATE, checkedIn, "%d of these seats were checked in at the door: a seat in use is not refunded", len(checkedIn))
+	}
+	return nil
+}
+
+// SendSeatRefund sends a refund of some seats to the provider when it is due (REQUIRED,
+// or FAILED fewer than seatflow.MaxRefundAttempts times) and records the provider's
+// answer; it reports whether the provider took it. The reconciler calls it.
+func (s *Service) SendSeatRefund(ctx context.Context, refundID int) (bool, error) {
+	if s.Provider == nil {
+		return false, errNoProvider
+	}
+	r, err := s.DB.Refund.Get(ctx, refundID)
+	if err != nil {
+		return false, fmt.Errorf("load refund: %w", database.Classify(err))
+	}
+	if !seatRefundDue(r) {
+		return false, nil
+	}
+	p, err := s.DB.Payment.Get(ctx, r.PaymentID)
+	if err != nil {
+		return false, fmt.Errorf("load payment: %w", database.Classify(err))
+	}
+	o, err := s.DB.Order.Get(ctx, r.OrderID)
+	if err != nil {
+		return false, fmt.Errorf("load order: %w", database.Classify(err))
+	}
+	return s.sendSeatRefund(ctx, o, p, r)
+}
+
+// seatRefundDue reports whether a refund of some seats still has to be sent.
+func seatRefundDue(r *ent.Refund) bool {
+	return r.Status.ToSend(r.Attempts)
+}
+
+// sendSeatRefund is SendSeatRefund for a caller that has read the order, the payment and
+// the refund. The same attempt is sent under the same idempotency key; after the provider
+// reported a refund failed, the next one is a new request.
+func (s *Service) sendSeatRefund(ctx context.Context, o *ent.Order, p *ent.Payment, r *ent.Refund) (bool, error) {
+	if !seatRefundDue(r) {
+		return false, nil
+	}
+	if p.Provider != s.Provider.Name() {
+		return false, fmt.Errorf("refund %d of order %d: its payment was taken by provider %q, this instance runs %q",
+			r.ID, o.ID, p.Provider, s.Provider.Name())
+	}
+	ans, err := s.Provider.Refund(ctx, payments.RefundRequest{Reference: p.Reference, OrderID: nodeid.Encode(nodeid.Order, o.ID),
+		IdempotencyKey: fmt.Sprintf("%s-seats-%d-refund-%d", orderKey(o), r.ID, r.Attempts), Reason: r.Reason,
+		AmountCents: r.AmountCents, SeatRefundID: r.ID})
+	if err != nil {
+		return false, fmt.Errorf("send refund %d of order %d: %w", r.ID, o.ID, err)
+	}
+	// Only over the state it was sent from: a webhook may have said more meanwhile.
+	u := s.DB.Refund.Update().Where(refund.ID(r.ID), refund.StatusEQ(r.Status), refund.Attempts(r.Attempts)).
+		SetStatus(ans.Status).SetUpdatedAt(s.Now())
+	if ans.Reference != "" {
+		u.SetReference(ans.Reference)
+	}
+	if ans.Status == seatflow.RefundFailed {
+		u.AddAttempts(1)
+	}
+	if _, err := u.Save(context.WithoutCancel(ctx)); err != nil { // the provider has it: record it
+		return true, fmt.Errorf("record refund %d of order %d: %w", r.ID, o.ID, database.Classify(err))
+	}
+	return true, nil
+}
