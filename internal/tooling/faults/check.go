@@ -132,7 +132,9 @@ func checkStores(ctx context.Context, e *Env, w *Workload, res *Result, now time
 		return
 	}
 	for _, r := range rows {
-		seatsOf[r.OrderID] = append(seatsOf[r.OrderID], r.SeatID)
+		if r.RefundedAt == nil { // a seat refunded is no longer its order's
+			seatsOf[r.OrderID] = append(seatsOf[r.OrderID], r.SeatID)
+		}
 	}
 	states, _, err := e.Checker.Seats.States(ctx, e.Show.ID)
 	if err != nil {

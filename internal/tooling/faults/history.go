@@ -11,7 +11,9 @@ import (
 const (
 	OpExtend = "extendHold"
 	OpRefund = "refundOrder" // admin: the staff's release of a paid order's seats
-	OpOrder  = "order"       // a customer reads one of their orders
+	// OpRefundSeats is the staff's refund of some seats of a paid order (refundSeats).
+	OpRefundSeats = "refundSeats"
+	OpOrder       = "order" // a customer reads one of their orders
 )
 
 // Call is one hold, payment, cancel, extend, refund or order read as the client saw it:
@@ -25,7 +27,7 @@ type Call struct {
 	Customer int       `json:"customer"`
 	// Order is the order's database id (a hold's from its answer; 0 when it was lost).
 	Order int    `json:"order,omitempty"`
-	Seats []int  `json:"seats,omitempty"` // a hold's seats
+	Seats []int  `json:"seats,omitempty"` // a hold's seats, or the seats a refundSeats named
 	Ref   string `json:"ref,omitempty"`   // a payment's reference
 	Key   string `json:"key,omitempty"`   // a hold's idempotency key
 	Code  string `json:"code"`

@@ -152,6 +152,8 @@ func (h *History) split() {
 			a.Kind = actCancel
 		case OpRefund:
 			a.Kind = actRefund
+		case OpRefundSeats:
+			a.Kind = actRefundSeats
 		case OpExtend:
 			a.Kind = actExtend
 		case OpOrder:
@@ -164,11 +166,19 @@ func (h *History) split() {
 			continue
 		}
 		ans := Answer{Out: outcomeOf(c.Code)}
+		if a.Kind == actRefundSeats && ans.Out == outOK {
+			ans.Status = c.Status // PAID: some seats; CANCELLED: every seat left
+		}
 		add(orderPart(order), c.Customer, a, ans, call, ret)
-		if a.Kind != actExtend {
-			for _, s := range h.seatsOf[order] {
-				add(seatPart(s), c.Customer, a, ans, call, ret)
-			}
+		touched := h.seatsOf[order]
+		switch a.Kind {
+		case actExtend:
+			touched = nil
+		case actRefundSeats:
+			touched = c.Seats // only the seats it named
+		}
+		for _, s := range touched {
+			add(seatPart(s), c.Customer, a, ans, call, ret)
 		}
 	}
 	const checker = 99 // the lane of what no client did: expiries and the final reads

@@ -23,10 +23,13 @@ const (
 	actCancel = "cancel"
 	actExtend = "extend"
 	actRefund = "refund" // admin refundOrder: the staff release of a paid order's seats
-	actRead   = "read"   // order(id): the order's status as MySQL holds it
-	actLapse  = "lapse"  // the order's hold runs out (not a client operation)
-	actExpire = "expire" // the expiry worker or the reconciler ends the order (not a client operation)
-	actFinal  = "final"  // the stores read directly once the run is over and reconciled
+	// actRefundSeats is admin refundSeats: some seats of a paid order refunded (every seat
+	// left: the whole order); in the partitions of the seats it named and of the order.
+	actRefundSeats = "refundSeats"
+	actRead        = "read"   // order(id): the order's status as MySQL holds it
+	actLapse       = "lapse"  // the order's hold runs out (not a client operation)
+	actExpire      = "expire" // the expiry worker or the reconciler ends the order (not a client operation)
+	actFinal       = "final"  // the stores read directly once the run is over and reconciled
 )
 
 // outcome is what an answer tells the model.
@@ -233,6 +236,19 @@ func seatStep(state, input, output any) []any {
 			}
 		}
 		return one(s)
+	case actRefundSeats:
+		sold := s.owner == o && s.sold
+		switch {
+		case ans.Out == outOK && held:
+			return nil // a pending order's seats are not refunded
+		case ans.Out == outOK && sold:
+			return one(seatState{lapsed: s.lapsed})
+		case ans.Out == outUnknown && sold:
+			return []any{s, seatState{lapsed: s.lapsed}}
+		}
+		// An OK for a seat the order no longer has repeats a refund made before (a lost
+		// answer's, or the whole order's): it changes nothing.
+		return one(s)
 	case actExpire:
 		if held {
 			return one(s.lapse(o))
@@ -265,7 +281,8 @@ func isPending(s string) bool { return s == orderPending || s == orderDue }
 
 // orderStep is the order state machine's specification: PENDING_PAYMENT → PAID, CANCELLED
 // or EXPIRED; EXPIRED → PAID (a late payment while its seats are free again); PAID →
-// CANCELLED (refunded by staff). The payment step is tolerant: any payment answered OK
+// CANCELLED (refunded by staff: the order, or its last seats); PAID → PAID (some seats
+// refunded). The payment step is tolerant: any payment answered OK
 // means the order is PAID, whichever payment it was.
 func orderStep(state, input, output any) []any {
 	s, a, ans := state.(string), input.(Action), output.(Answer)
@@ -330,6 +347,19 @@ func orderStep(state, input, output any) []any {
 		case orderPaid:
 			ok = one(orderCancelled)
 		case orderCancelled, orderExpired: // being refunded already: returned as it is
+			ok = one(s)
+		}
+		if s != orderPaid {
+			invalid = one(s)
+		}
+	case actRefundSeats:
+		switch s {
+		case orderPaid: // some seats (it stays PAID), or every seat left (the whole refund), as it answered
+			ok = []any{orderPaid, orderCancelled}
+			if ans.Status == orderPaid || ans.Status == orderCancelled {
+				ok = one(ans.Status)
+			}
+		case orderCancelled: // refunded whole already: returned as it is
 			ok = one(s)
 		}
 		if s != orderPaid {

@@ -51,6 +51,14 @@ func history(calls []Call, seats map[int]Answer, orders map[int]string) *History
 	return h
 }
 
+// refundSeats is a refundSeats of the order's seats answered code (status: the order's,
+// when OK).
+func refundSeats(from, to, order int, code, status string, seats ...int) Call {
+	c := call(OpRefundSeats, from, to, order, code)
+	c.Seats, c.Status = seats, status
+	return c
+}
+
 func held(o int) Answer { return Answer{Owner: o} }
 func sold(o int) Answer { return Answer{Owner: o, Sold: true} }
 
@@ -103,7 +111,32 @@ func TestCheckerCatches(t *testing.T) {
 			call(OpRefund, 40, 50, 1, CodeOK),
 			hold(60, 70, 2, "SEATS_UNAVAILABLE", 2), // named below
 		}, map[int]Answer{2: sold(1)}, map[int]string{1: orderCancelled})},
+		{name: "RefundedSeatStillSold", illegal: []string{"seat-2"}, h: history([]Call{
+			hold(0, 10, 1, CodeOK, 1, 2),
+			call(OpPay, 20, 30, 1, CodeOK),
+			refundSeats(40, 50, 1, CodeOK, orderPaid, 2),
+		}, map[int]Answer{1: sold(1), 2: sold(1)}, map[int]string{1: orderPaid})},
+		{name: "SomeSeatsRefundedOrderCancelled", illegal: []string{"order-1"}, h: history([]Call{
+			hold(0, 10, 1, CodeOK, 1, 2),
+			call(OpPay, 20, 30, 1, CodeOK),
+			refundSeats(40, 50, 1, CodeOK, orderPaid, 2),
+			read(60, 70, 1, orderCancelled),
+		}, map[int]Answer{1: sold(1)}, map[int]string{1: orderCancelled})},
 		// What a correct server may answer: all linearizable.
+		{name: "SomeSeatsRefundedAndSoldAgain", h: history([]Call{
+			hold(0, 10, 1, CodeOK, 1, 2),
+			call(OpPay, 20, 30, 1, CodeOK),
+			refundSeats(40, 50, 1, CodeOK, orderPaid, 2),
+			hold(60, 70, 2, CodeOK, 2),
+			refundSeats(80, 90, 1, CodeOK, orderPaid, 2), // a repeat changes nothing
+			read(100, 110, 1, orderPaid),
+		}, map[int]Answer{1: sold(1), 2: held(2)}, map[int]string{1: orderPaid, 2: orderPending})},
+		{name: "LostSeatRefundThenTheLastSeat", h: history([]Call{
+			hold(0, 10, 1, CodeOK, 1, 2),
+			call(OpPay, 20, 30, 1, CodeOK),
+			refundSeats(40, 5040, 1, CodeTimeout, "", 2), // it went through
+			refundSeats(6000, 6010, 1, CodeOK, orderCancelled, 1),
+		}, nil, map[int]string{1: orderCancelled})},
 		{name: "LostPaymentThenCancelRefused", h: history([]Call{
 			hold(0, 10, 1, CodeOK, 1, 2),
 			call(OpPay, 20, 5020, 1, CodeTimeout), // it went through after all

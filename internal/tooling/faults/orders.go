@@ -16,7 +16,9 @@ const (
 	qCancel = `mutation FaultCancel($id: ID!) { cancelOrder(orderId: $id) { id status } }`
 	qExtend = `mutation FaultExtend($id: ID!) { extendHold(orderId: $id) { id status expiresAt } }`
 	qRefund = `mutation FaultRefund($id: ID!) { refundOrder(orderId: $id) { id status } }`
-	qOrder  = `query FaultOrder($id: ID!) { order(id: $id) { id status } }`
+	// qRefundSeats is the staff's refund of some seats of a paid order.
+	qRefundSeats = `mutation FaultRefundSeats($id: ID!, $seats: [ID!]!) { refundSeats(orderId: $id, seatIds: $seats) { id status } }`
+	qOrder       = `query FaultOrder($id: ID!) { order(id: $id) { id status } }`
 )
 
 // orderAnswer is the part of an order the workload reads in an answer.
@@ -214,6 +216,40 @@ func (w *Workload) refundPaid(ctx context.Context, in *Instance) {
 	w.record(OpRefund, in, a, o.cust, o.id, &out.RefundOrder, Call{})
 	switch {
 	case a.code == CodeOK:
+		w.freed(o.seats)
+	case retryable(a.code):
+		w.give(&w.paid, o)
+	}
+}
+
+// refundSomeSeats has staff refund one seat of a paid order of several seats: the order
+// stays PAID with the others (the whole refund when a lost answer refunded them already).
+// A refund whose answer was lost is sent again later, as staff would.
+func (w *Workload) refundSomeSeats(ctx context.Context, in *Instance) {
+	o := w.take(&w.paid)
+	if o == nil {
+		return
+	}
+	if len(o.seats) < 2 {
+		w.give(&w.paid, o)
+		return
+	}
+	w.mu.Lock()
+	seat := o.seats[w.rnd.IntN(len(o.seats))]
+	delete(w.Paid, o.id) // promised PAID again only by this answer
+	w.mu.Unlock()
+	var out struct{ RefundSeats orderAnswer }
+	a := w.post(ctx, in, OpRefundSeats, w.env.Admin, qRefundSeats, map[string]any{"id": o.id, "seats": []string{seat}}, &out)
+	w.record(OpRefundSeats, in, a, o.cust, o.id, &out.RefundSeats, Call{Seats: dbIDs([]string{seat})})
+	switch {
+	case a.code == CodeOK && out.RefundSeats.Status == "PAID":
+		o.seats = slices.DeleteFunc(slices.Clone(o.seats), func(s string) bool { return s == seat })
+		w.freed([]string{seat})
+		w.mu.Lock()
+		w.Paid[o.id] = o
+		w.mu.Unlock()
+		w.give(&w.paid, o)
+	case a.code == CodeOK: // the whole order: a lost answer had refunded the other seats
 		w.freed(o.seats)
 	case retryable(a.code):
 		w.give(&w.paid, o)

@@ -45,7 +45,7 @@ type mixEntry struct {
 // mix is the workload, in shares of 100: half reads, 30 % holds of 1–2 seats picked from
 // the last map read, and the rest what customers and staff do with the orders held.
 var mix = []mixEntry{
-	{OpSeatMap, 28, false, (*Workload).readSeatMap},
+	{OpSeatMap, 26, false, (*Workload).readSeatMap},
 	{OpShowtime, 10, false, func(w *Workload, ctx context.Context, in *Instance) {
 		w.send(ctx, in, OpShowtime, "", qShowtime, map[string]any{"id": w.env.Show.GQLID}, nil)
 	}},
@@ -56,6 +56,7 @@ var mix = []mixEntry{
 	{OpCancel, 5, true, (*Workload).cancelPending},
 	{OpExtend, 2, true, (*Workload).extendPending},
 	{OpRefund, 2, true, (*Workload).refundPaid},
+	{OpRefundSeats, 2, true, (*Workload).refundSomeSeats},
 }
 
 // heldOrder is an order the workload holds and may pay, cancel, extend, read or refund.
