@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -169,4 +171,57 @@ func TestRefundSeatsThroughStripe(t *testing.T) {
 		}
 		a.mustAgree()
 	})
+}
+
+// TestConcurrentSeatRefundsThroughStripe: several admins refund overlapping seats of one
+// order at once. Stripe is asked for each seat's money once: the amounts it was asked for
+// add up to the lines refunded, and the order keeps the rest.
+func TestConcurrentSeatRefundsThroughStripe(t *testing.T) {
+	base, sent := testenv.RecordingStripe(t)
+	a := newTestApp(t, stripeFlags(base)...)
+	alice := a.token("alice", "customer")
+	show, seats := a.onSaleShowtime()
+	o, _ := a.paidByStripe(alice, show, seats[:6], "six") // 6 × 1000
+	sets := [][]string{seats[0:2], seats[1:3], seats[2:4], seats[0:3], seats[3:5], {seats[0], seats[4]}}
+	var wg sync.WaitGroup
+	codes := make([]string, len(sets))
+	for i, set := range sets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = a.do(a.admin, refundSeatsQ, map[string]any{"id": o.ID, "seats": set}).Code()
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != "" && c != "INVALID_STATE" {
+			t.Errorf("admin %d: %s", i, c)
+		}
+	}
+	asked := 0
+	for _, r := range refundsSent(sent) {
+		n, err := strconv.Atoi(r.Form.Get("amount"))
+		if err != nil {
+			t.Fatalf("a refund without its amount: %v", r.Form)
+		}
+		asked += n
+	}
+	var out struct {
+		Order struct {
+			Status      string
+			AmountCents int
+			Lines       []struct{ Refunded bool }
+		}
+	}
+	a.must(alice, `query($id: ID!) { order(id: $id) { status amountCents lines { refunded } } }`, map[string]any{"id": o.ID}, &out)
+	refunded := 0
+	for _, l := range out.Order.Lines {
+		if l.Refunded {
+			refunded++
+		}
+	}
+	if asked != refunded*1000 || out.Order.AmountCents != 6000-asked || out.Order.Status != "PAID" || refunded < 2 {
+		t.Fatalf("Stripe asked for %d, %d seats refunded, the order %s at %d", asked, refunded, out.Order.Status, out.Order.AmountCents)
+	}
+	a.mustAgree()
 }
