@@ -90,6 +90,8 @@ func checkHistory(ctx context.Context, e *Env, w *Workload, ws []*Watcher, res *
 	for seat, st := range states {
 		ans := Answer{}
 		switch st.Status {
+		case seatflow.SeatBlocked:
+			ans.Owner = house
 		case seatflow.SeatHeld, seatflow.SeatSold:
 			ans.Owner, ans.Sold = byToken[st.Token], st.Status == seatflow.SeatSold
 			if !known[ans.Owner] {

@@ -13,7 +13,11 @@ const (
 	OpRefund = "refundOrder" // admin: the staff's release of a paid order's seats
 	// OpRefundSeats is the staff's refund of some seats of a paid order (refundSeats).
 	OpRefundSeats = "refundSeats"
-	OpOrder       = "order" // a customer reads one of their orders
+	// OpBlock and OpUnblock are the staff's house seats: one seat kept off sale, or given
+	// back to sale (blockSeats, unblockSeats).
+	OpBlock   = "blockSeats"
+	OpUnblock = "unblockSeats"
+	OpOrder   = "order" // a customer reads one of their orders
 )
 
 // Call is one hold, payment, cancel, extend, refund or order read as the client saw it:
@@ -27,7 +31,7 @@ type Call struct {
 	Customer int       `json:"customer"`
 	// Order is the order's database id (a hold's from its answer; 0 when it was lost).
 	Order int    `json:"order,omitempty"`
-	Seats []int  `json:"seats,omitempty"` // a hold's seats, or the seats a refundSeats named
+	Seats []int  `json:"seats,omitempty"` // a hold's seats, or the seats a refundSeats, a block or an unblock named
 	Ref   string `json:"ref,omitempty"`   // a payment's reference
 	Key   string `json:"key,omitempty"`   // a hold's idempotency key
 	Code  string `json:"code"`

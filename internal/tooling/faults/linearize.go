@@ -146,6 +146,15 @@ func (h *History) split() {
 				add(orderPart(order), c.Customer, a, Answer{Out: outOK}, call, ret)
 			}
 			continue
+		case OpBlock, OpUnblock: // the seats' business alone
+			a.Kind, a.Order = actBlock, 0
+			if c.Op == OpUnblock {
+				a.Kind = actUnblock
+			}
+			for _, s := range c.Seats {
+				add(seatPart(s), c.Customer, a, Answer{Out: h.seatAnswer(c, s)}, call, ret)
+			}
+			continue
 		case OpPay:
 			a.Kind = actPay
 		case OpCancel:

@@ -26,10 +26,14 @@ const (
 	// actRefundSeats is admin refundSeats: some seats of a paid order refunded (every seat
 	// left: the whole order); in the partitions of the seats it named and of the order.
 	actRefundSeats = "refundSeats"
-	actRead        = "read"   // order(id): the order's status as MySQL holds it
-	actLapse       = "lapse"  // the order's hold runs out (not a client operation)
-	actExpire      = "expire" // the expiry worker or the reconciler ends the order (not a client operation)
-	actFinal       = "final"  // the stores read directly once the run is over and reconciled
+	// actBlock and actUnblock are admin blockSeats and unblockSeats of one seat: a house
+	// seat, off sale (BLOCKED) until unblocked; in the seat's partition only.
+	actBlock   = "block"
+	actUnblock = "unblock"
+	actRead    = "read"   // order(id): the order's status as MySQL holds it
+	actLapse   = "lapse"  // the order's hold runs out (not a client operation)
+	actExpire  = "expire" // the expiry worker or the reconciler ends the order (not a client operation)
+	actFinal   = "final"  // the stores read directly once the run is over and reconciled
 )
 
 // outcome is what an answer tells the model.
@@ -95,6 +99,9 @@ type Answer struct {
 // without a word, so a ghost seat may be free as well.
 const ghost = -1
 
+// house owns a house seat: blocked by staff, off sale to everyone until unblocked.
+const house = -2
+
 // seatState is a seat as the API promised it.
 type seatState struct {
 	owner int // 0 free, an order, or ghost
@@ -138,6 +145,8 @@ func (s seatState) String() string {
 		st = "free"
 	case s.owner == ghost:
 		st = "ghost (held by a lost hold, or free)"
+	case s.owner == house:
+		st = "blocked (a house seat)"
 	case s.sold:
 		st = fmt.Sprintf("sold to order %d", s.owner)
 	default:
@@ -249,6 +258,36 @@ func seatStep(state, input, output any) []any {
 		// An OK for a seat the order no longer has repeats a refund made before (a lost
 		// answer's, or the whole order's): it changes nothing.
 		return one(s)
+	case actBlock:
+		blocked := seatState{owner: house, lapsed: s.lapsed}
+		switch ans.Out {
+		case outOK: // a free seat blocked, or a house seat kept so
+			if s.maybeFree() || s.owner == house {
+				return one(blocked)
+			}
+			return nil
+		case outTaken: // refused: held or sold
+			if s.owner != 0 && s.owner != house {
+				return one(s)
+			}
+			return nil
+		case outUnknown:
+			if s.maybeFree() {
+				return []any{s, blocked}
+			}
+		}
+		return one(s)
+	case actUnblock:
+		free := seatState{lapsed: s.lapsed}
+		switch {
+		case s.owner != house: // unblocking a seat that is not blocked changes nothing
+			return one(s)
+		case ans.Out == outOK:
+			return one(free)
+		case ans.Out == outUnknown:
+			return []any{s, free}
+		}
+		return one(s)
 	case actExpire:
 		if held {
 			return one(s.lapse(o))
@@ -257,6 +296,7 @@ func seatStep(state, input, output any) []any {
 	case actFinal:
 		switch {
 		case ans.Owner == 0 && s.maybeFree(),
+			ans.Owner == house && s.owner == house,
 			ans.Owner == ghost && !ans.Sold && s.owner == ghost,
 			ans.Owner > 0 && ans.Owner == s.owner && ans.Sold == s.sold:
 			return one(s)

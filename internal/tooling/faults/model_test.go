@@ -59,6 +59,17 @@ func refundSeats(from, to, order int, code, status string, seats ...int) Call {
 	return c
 }
 
+// seatsCall is a staff call about seats (a block or an unblock) answered code; a
+// SEATS_UNAVAILABLE names them all.
+func seatsCall(op string, from, to int, code string, seats ...int) Call {
+	c := call(op, from, to, 0, code)
+	c.Seats = seats
+	if code == "SEATS_UNAVAILABLE" {
+		c.Taken, c.Named = seats, true
+	}
+	return c
+}
+
 func held(o int) Answer { return Answer{Owner: o} }
 func sold(o int) Answer { return Answer{Owner: o, Sold: true} }
 
@@ -122,7 +133,24 @@ func TestCheckerCatches(t *testing.T) {
 			refundSeats(40, 50, 1, CodeOK, orderPaid, 2),
 			read(60, 70, 1, orderCancelled),
 		}, map[int]Answer{1: sold(1)}, map[int]string{1: orderCancelled})},
+		{name: "HoldOfAHouseSeat", illegal: []string{"seat-3"}, h: history([]Call{
+			seatsCall(OpBlock, 0, 10, CodeOK, 3),
+			hold(20, 30, 1, CodeOK, 3),
+		}, map[int]Answer{3: held(1)}, map[int]string{1: orderPending})},
+		{name: "BlockedSeatFreeAtTheEnd", illegal: []string{"seat-3"}, h: history([]Call{
+			seatsCall(OpBlock, 0, 10, CodeOK, 3),
+		}, nil, nil)},
 		// What a correct server may answer: all linearizable.
+		{name: "HouseSeatBlockedAndGivenBack", h: history([]Call{
+			seatsCall(OpBlock, 0, 10, CodeOK, 3),
+			unavailable(20, 30, []int{3}, 3),      // a customer's hold of it is refused
+			seatsCall(OpBlock, 40, 50, CodeOK, 3), // blocked again: kept so
+			seatsCall(OpUnblock, 60, 70, CodeOK, 3),
+			seatsCall(OpUnblock, 80, 90, CodeOK, 3), // not blocked: nothing changes
+			hold(100, 110, 1, CodeOK, 3),
+			seatsCall(OpBlock, 120, 130, "SEATS_UNAVAILABLE", 3), // held: refused, named
+			seatsCall(OpBlock, 140, 5140, CodeTimeout, 4),        // it went through
+		}, map[int]Answer{3: held(1), 4: {Owner: house}}, map[int]string{1: orderPending})},
 		{name: "SomeSeatsRefundedAndSoldAgain", h: history([]Call{
 			hold(0, 10, 1, CodeOK, 1, 2),
 			call(OpPay, 20, 30, 1, CodeOK),

@@ -19,6 +19,9 @@ const (
 	// qRefundSeats is the staff's refund of some seats of a paid order.
 	qRefundSeats = `mutation FaultRefundSeats($id: ID!, $seats: [ID!]!) { refundSeats(orderId: $id, seatIds: $seats) { id status } }`
 	qOrder       = `query FaultOrder($id: ID!) { order(id: $id) { id status } }`
+	// qBlock and qUnblock keep one seat off sale and give it back (staff).
+	qBlock   = `mutation FaultBlock($show: ID!, $seats: [ID!]!) { blockSeats(showtimeId: $show, seatIds: $seats, reason: "fault suite") { version } }`
+	qUnblock = `mutation FaultUnblock($show: ID!, $seats: [ID!]!) { unblockSeats(showtimeId: $show, seatIds: $seats) { version } }`
 )
 
 // orderAnswer is the part of an order the workload reads in an answer.
@@ -253,5 +256,52 @@ func (w *Workload) refundSomeSeats(ctx context.Context, in *Instance) {
 		w.freed(o.seats)
 	case retryable(a.code):
 		w.give(&w.paid, o)
+	}
+}
+
+// blockFree has staff keep a seat the workload believes free off sale (a house seat); the
+// answer refuses a seat taken meanwhile (SEATS_UNAVAILABLE naming it). One whose answer
+// was lost may be blocked: it is unblocked later, as staff would clear it up.
+func (w *Workload) blockFree(ctx context.Context, in *Instance) {
+	w.mu.Lock()
+	if len(w.free) == 0 {
+		w.mu.Unlock()
+		return
+	}
+	seat := w.free[w.rnd.IntN(len(w.free))]
+	w.free = slices.DeleteFunc(w.free, func(s string) bool { return s == seat })
+	w.mu.Unlock()
+	vars := map[string]any{"show": w.env.Show.GQLID, "seats": []string{seat}}
+	a := w.post(ctx, in, OpBlock, w.env.Admin, qBlock, vars, nil)
+	w.record(OpBlock, in, a, 0, "", nil, Call{Seats: dbIDs([]string{seat})})
+	if a.code == CodeOK || retryable(a.code) {
+		w.mu.Lock()
+		w.blocked = append(w.blocked, seat)
+		w.mu.Unlock()
+	}
+}
+
+// unblockBlocked has staff give a house seat back to sale; one whose answer was lost is
+// unblocked again later.
+func (w *Workload) unblockBlocked(ctx context.Context, in *Instance) {
+	w.mu.Lock()
+	if len(w.blocked) == 0 {
+		w.mu.Unlock()
+		return
+	}
+	k := w.rnd.IntN(len(w.blocked))
+	seat := w.blocked[k]
+	w.blocked = append(w.blocked[:k], w.blocked[k+1:]...)
+	w.mu.Unlock()
+	vars := map[string]any{"show": w.env.Show.GQLID, "seats": []string{seat}}
+	a := w.post(ctx, in, OpUnblock, w.env.Admin, qUnblock, vars, nil)
+	w.record(OpUnblock, in, a, 0, "", nil, Call{Seats: dbIDs([]string{seat})})
+	switch {
+	case a.code == CodeOK:
+		w.freed([]string{seat})
+	case retryable(a.code):
+		w.mu.Lock()
+		w.blocked = append(w.blocked, seat)
+		w.mu.Unlock()
 	}
 }

@@ -101,7 +101,7 @@ func changesSeats(op string) bool { return isMutation(op) && op != OpExtend }
 // isMutation reports whether op changes orders or seats.
 func isMutation(op string) bool {
 	switch op {
-	case OpHold, OpPay, OpCancel, OpExtend, OpRefund, OpRefundSeats:
+	case OpHold, OpPay, OpCancel, OpExtend, OpRefund, OpRefundSeats, OpBlock, OpUnblock:
 		return true
 	}
 	return false

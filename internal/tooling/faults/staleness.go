@@ -46,6 +46,8 @@ func statusOf(s seatState) []string {
 		return []string{"AVAILABLE"}
 	case s.owner == ghost:
 		return []string{"AVAILABLE", "HELD"}
+	case s.owner == house:
+		return []string{"BLOCKED"}
 	case s.sold:
 		return []string{"SOLD"}
 	}

@@ -45,7 +45,7 @@ type mixEntry struct {
 // mix is the workload, in shares of 100: half reads, 30 % holds of 1–2 seats picked from
 // the last map read, and the rest what customers and staff do with the orders held.
 var mix = []mixEntry{
-	{OpSeatMap, 26, false, (*Workload).readSeatMap},
+	{OpSeatMap, 24, false, (*Workload).readSeatMap},
 	{OpShowtime, 10, false, func(w *Workload, ctx context.Context, in *Instance) {
 		w.send(ctx, in, OpShowtime, "", qShowtime, map[string]any{"id": w.env.Show.GQLID}, nil)
 	}},
@@ -57,6 +57,8 @@ var mix = []mixEntry{
 	{OpExtend, 2, true, (*Workload).extendPending},
 	{OpRefund, 2, true, (*Workload).refundPaid},
 	{OpRefundSeats, 2, true, (*Workload).refundSomeSeats},
+	{OpBlock, 1, true, (*Workload).blockFree},
+	{OpUnblock, 1, true, (*Workload).unblockBlocked},
 }
 
 // heldOrder is an order the workload holds and may pay, cancel, extend, read or refund.
@@ -82,6 +84,7 @@ type Workload struct {
 	paid    []*heldOrder // may be refunded
 	orders  []*heldOrder // every order held, for order reads
 	free    []string     // seat ids free in the last seat map read (and those released since)
+	blocked []string     // seat ids blocked (or maybe, after a lost answer) by the workload's staff
 	// Paid are the orders the workload saw answered PAID and never asked to refund, by id.
 	Paid    map[string]*heldOrder
 	client  *http.Client
