@@ -48,6 +48,10 @@ type Showtime struct {
 	AllowSeatGaps bool           `json:"allowSeatGaps"`
 	Prices        []Price        `json:"prices"`
 	Currency      string         `json:"currency"`
+	// HasQueue says an on-sale queue decides who may hold its seats (OnSaleQueue): read
+	// from MySQL by every hold, so a queue's state lost with Redis never opens the sale
+	// to everyone.
+	HasQueue bool `json:"hasQueue"`
 }
 
 // DefaultSalesCloseAfter is how long after its start a showtime's sales close by
