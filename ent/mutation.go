@@ -3427,6 +3427,8 @@ type OnSaleQueueMutation struct {
 	draw_commitment       *string
 	epoch                 *int
 	addepoch              *int
+	admitted              *int
+	addadmitted           *int
 	created_by            *string
 	created_at            *time.Time
 	updated_at            *time.Time
@@ -3979,6 +3981,62 @@ func (m *OnSaleQueueMutation) ResetEpoch() {
 	m.addepoch = nil
 }
 
+// SetAdmitted sets the "admitted" field.
+func (m *OnSaleQueueMutation) SetAdmitted(i int) {
+	m.admitted = &i
+	m.addadmitted = nil
+}
+
+// Admitted returns the value of the "admitted" field in the mutation.
+func (m *OnSaleQueueMutation) Admitted() (r int, exists bool) {
+	v := m.admitted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAdmitted returns the old "admitted" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldAdmitted(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAdmitted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAdmitted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAdmitted: %w", err)
+	}
+	return oldValue.Admitted, nil
+}
+
+// AddAdmitted adds i to the "admitted" field.
+func (m *OnSaleQueueMutation) AddAdmitted(i int) {
+	if m.addadmitted != nil {
+		*m.addadmitted += i
+	} else {
+		m.addadmitted = &i
+	}
+}
+
+// AddedAdmitted returns the value that was added to the "admitted" field in this mutation.
+func (m *OnSaleQueueMutation) AddedAdmitted() (r int, exists bool) {
+	v := m.addadmitted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAdmitted resets all changes to the "admitted" field.
+func (m *OnSaleQueueMutation) ResetAdmitted() {
+	m.admitted = nil
+	m.addadmitted = nil
+}
+
 // SetCreatedBy sets the "created_by" field.
 func (m *OnSaleQueueMutation) SetCreatedBy(s string) {
 	m.created_by = &s
@@ -4170,7 +4228,7 @@ func (m *OnSaleQueueMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *OnSaleQueueMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 14)
 	if m.showtime_id != nil {
 		fields = append(fields, onsalequeue.FieldShowtimeID)
 	}
@@ -4197,6 +4255,9 @@ func (m *OnSaleQueueMutation) Fields() []string {
 	}
 	if m.epoch != nil {
 		fields = append(fields, onsalequeue.FieldEpoch)
+	}
+	if m.admitted != nil {
+		fields = append(fields, onsalequeue.FieldAdmitted)
 	}
 	if m.created_by != nil {
 		fields = append(fields, onsalequeue.FieldCreatedBy)
@@ -4236,6 +4297,8 @@ func (m *OnSaleQueueMutation) Field(name string) (ent.Value, bool) {
 		return m.DrawCommitment()
 	case onsalequeue.FieldEpoch:
 		return m.Epoch()
+	case onsalequeue.FieldAdmitted:
+		return m.Admitted()
 	case onsalequeue.FieldCreatedBy:
 		return m.CreatedBy()
 	case onsalequeue.FieldCreatedAt:
@@ -4271,6 +4334,8 @@ func (m *OnSaleQueueMutation) OldField(ctx context.Context, name string) (ent.Va
 		return m.OldDrawCommitment(ctx)
 	case onsalequeue.FieldEpoch:
 		return m.OldEpoch(ctx)
+	case onsalequeue.FieldAdmitted:
+		return m.OldAdmitted(ctx)
 	case onsalequeue.FieldCreatedBy:
 		return m.OldCreatedBy(ctx)
 	case onsalequeue.FieldCreatedAt:
@@ -4351,6 +4416,13 @@ func (m *OnSaleQueueMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetEpoch(v)
 		return nil
+	case onsalequeue.FieldAdmitted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAdmitted(v)
+		return nil
 	case onsalequeue.FieldCreatedBy:
 		v, ok := value.(string)
 		if !ok {
@@ -4405,6 +4477,9 @@ func (m *OnSaleQueueMutation) AddedFields() []string {
 	if m.addepoch != nil {
 		fields = append(fields, onsalequeue.FieldEpoch)
 	}
+	if m.addadmitted != nil {
+		fields = append(fields, onsalequeue.FieldAdmitted)
+	}
 	return fields
 }
 
@@ -4425,6 +4500,8 @@ func (m *OnSaleQueueMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedAveragePartySize()
 	case onsalequeue.FieldEpoch:
 		return m.AddedEpoch()
+	case onsalequeue.FieldAdmitted:
+		return m.AddedAdmitted()
 	}
 	return nil, false
 }
@@ -4475,6 +4552,13 @@ func (m *OnSaleQueueMutation) AddField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.AddEpoch(v)
+		return nil
+	case onsalequeue.FieldAdmitted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAdmitted(v)
 		return nil
 	}
 	return fmt.Errorf("unknown OnSaleQueue numeric field %s", name)
@@ -4538,6 +4622,9 @@ func (m *OnSaleQueueMutation) ResetField(name string) error {
 		return nil
 	case onsalequeue.FieldEpoch:
 		m.ResetEpoch()
+		return nil
+	case onsalequeue.FieldAdmitted:
+		m.ResetAdmitted()
 		return nil
 	case onsalequeue.FieldCreatedBy:
 		m.ResetCreatedBy()

@@ -35,6 +35,8 @@ type OnSaleQueue struct {
 	DrawCommitment string `json:"draw_commitment,omitempty"`
 	// Epoch holds the value of the "epoch" field.
 	Epoch int `json:"epoch,omitempty"`
+	// Admitted holds the value of the "admitted" field.
+	Admitted int `json:"admitted,omitempty"`
 	// CreatedBy holds the value of the "created_by" field.
 	CreatedBy string `json:"created_by,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
@@ -53,7 +55,7 @@ func (*OnSaleQueue) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case onsalequeue.FieldAveragePartySize:
 			values[i] = new(sql.NullFloat64)
-		case onsalequeue.FieldID, onsalequeue.FieldShowtimeID, onsalequeue.FieldAdmitPerMinute, onsalequeue.FieldMaxActive, onsalequeue.FieldPassMinutes, onsalequeue.FieldEpoch:
+		case onsalequeue.FieldID, onsalequeue.FieldShowtimeID, onsalequeue.FieldAdmitPerMinute, onsalequeue.FieldMaxActive, onsalequeue.FieldPassMinutes, onsalequeue.FieldEpoch, onsalequeue.FieldAdmitted:
 			values[i] = new(sql.NullInt64)
 		case onsalequeue.FieldDrawSeed, onsalequeue.FieldDrawCommitment, onsalequeue.FieldCreatedBy:
 			values[i] = new(sql.NullString)
@@ -133,6 +135,12 @@ func (_m *OnSaleQueue) assignValues(columns []string, values []any) error {
 				return fmt.Errorf("unexpected type %T for field epoch", values[i])
 			} else if value.Valid {
 				_m.Epoch = int(value.Int64)
+			}
+		case onsalequeue.FieldAdmitted:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field admitted", values[i])
+			} else if value.Valid {
+				_m.Admitted = int(value.Int64)
 			}
 		case onsalequeue.FieldCreatedBy:
 			if value, ok := values[i].(*sql.NullString); !ok {
@@ -220,6 +228,9 @@ func (_m *OnSaleQueue) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("epoch=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Epoch))
+	builder.WriteString(", ")
+	builder.WriteString("admitted=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Admitted))
 	builder.WriteString(", ")
 	builder.WriteString("created_by=")
 	builder.WriteString(_m.CreatedBy)

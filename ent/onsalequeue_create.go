@@ -84,6 +84,20 @@ func (_c *OnSaleQueueCreate) SetNillableEpoch(v *int) *OnSaleQueueCreate {
 	return _c
 }
 
+// SetAdmitted sets the "admitted" field.
+func (_c *OnSaleQueueCreate) SetAdmitted(v int) *OnSaleQueueCreate {
+	_c.mutation.SetAdmitted(v)
+	return _c
+}
+
+// SetNillableAdmitted sets the "admitted" field if the given value is not nil.
+func (_c *OnSaleQueueCreate) SetNillableAdmitted(v *int) *OnSaleQueueCreate {
+	if v != nil {
+		_c.SetAdmitted(*v)
+	}
+	return _c
+}
+
 // SetCreatedBy sets the "created_by" field.
 func (_c *OnSaleQueueCreate) SetCreatedBy(v string) *OnSaleQueueCreate {
 	_c.mutation.SetCreatedBy(v)
@@ -155,6 +169,10 @@ func (_c *OnSaleQueueCreate) defaults() {
 		v := onsalequeue.DefaultEpoch
 		_c.mutation.SetEpoch(v)
 	}
+	if _, ok := _c.mutation.Admitted(); !ok {
+		v := onsalequeue.DefaultAdmitted
+		_c.mutation.SetAdmitted(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -214,6 +232,14 @@ func (_c *OnSaleQueueCreate) check() error {
 	if v, ok := _c.mutation.Epoch(); ok {
 		if err := onsalequeue.EpochValidator(v); err != nil {
 			return &ValidationError{Name: "epoch", err: fmt.Errorf(`ent: validator failed for field "OnSaleQueue.epoch": %w`, err)}
+		}
+	}
+	if _, ok := _c.mutation.Admitted(); !ok {
+		return &ValidationError{Name: "admitted", err: errors.New(`ent: missing required field "OnSaleQueue.admitted"`)}
+	}
+	if v, ok := _c.mutation.Admitted(); ok {
+		if err := onsalequeue.AdmittedValidator(v); err != nil {
+			return &ValidationError{Name: "admitted", err: fmt.Errorf(`ent: validator failed for field "OnSaleQueue.admitted": %w`, err)}
 		}
 	}
 	if _, ok := _c.mutation.CreatedBy(); !ok {
@@ -292,6 +318,10 @@ func (_c *OnSaleQueueCreate) createSpec() (*OnSaleQueue, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.Epoch(); ok {
 		_spec.SetField(onsalequeue.FieldEpoch, field.TypeInt, value)
 		_node.Epoch = value
+	}
+	if value, ok := _c.mutation.Admitted(); ok {
+		_spec.SetField(onsalequeue.FieldAdmitted, field.TypeInt, value)
+		_node.Admitted = value
 	}
 	if value, ok := _c.mutation.CreatedBy(); ok {
 		_spec.SetField(onsalequeue.FieldCreatedBy, field.TypeString, value)
@@ -460,6 +490,24 @@ func (u *OnSaleQueueUpsert) UpdateEpoch() *OnSaleQueueUpsert {
 // AddEpoch adds v to the "epoch" field.
 func (u *OnSaleQueueUpsert) AddEpoch(v int) *OnSaleQueueUpsert {
 	u.Add(onsalequeue.FieldEpoch, v)
+	return u
+}
+
+// SetAdmitted sets the "admitted" field.
+func (u *OnSaleQueueUpsert) SetAdmitted(v int) *OnSaleQueueUpsert {
+	u.Set(onsalequeue.FieldAdmitted, v)
+	return u
+}
+
+// UpdateAdmitted sets the "admitted" field to the value that was provided on create.
+func (u *OnSaleQueueUpsert) UpdateAdmitted() *OnSaleQueueUpsert {
+	u.SetExcluded(onsalequeue.FieldAdmitted)
+	return u
+}
+
+// AddAdmitted adds v to the "admitted" field.
+func (u *OnSaleQueueUpsert) AddAdmitted(v int) *OnSaleQueueUpsert {
+	u.Add(onsalequeue.FieldAdmitted, v)
 	return u
 }
 
@@ -675,6 +723,27 @@ func (u *OnSaleQueueUpsertOne) AddEpoch(v int) *OnSaleQueueUpsertOne {
 func (u *OnSaleQueueUpsertOne) UpdateEpoch() *OnSaleQueueUpsertOne {
 	return u.Update(func(s *OnSaleQueueUpsert) {
 		s.UpdateEpoch()
+	})
+}
+
+// SetAdmitted sets the "admitted" field.
+func (u *OnSaleQueueUpsertOne) SetAdmitted(v int) *OnSaleQueueUpsertOne {
+	return u.Update(func(s *OnSaleQueueUpsert) {
+		s.SetAdmitted(v)
+	})
+}
+
+// AddAdmitted adds v to the "admitted" field.
+func (u *OnSaleQueueUpsertOne) AddAdmitted(v int) *OnSaleQueueUpsertOne {
+	return u.Update(func(s *OnSaleQueueUpsert) {
+		s.AddAdmitted(v)
+	})
+}
+
+// UpdateAdmitted sets the "admitted" field to the value that was provided on create.
+func (u *OnSaleQueueUpsertOne) UpdateAdmitted() *OnSaleQueueUpsertOne {
+	return u.Update(func(s *OnSaleQueueUpsert) {
+		s.UpdateAdmitted()
 	})
 }
 
@@ -1063,6 +1132,27 @@ func (u *OnSaleQueueUpsertBulk) AddEpoch(v int) *OnSaleQueueUpsertBulk {
 func (u *OnSaleQueueUpsertBulk) UpdateEpoch() *OnSaleQueueUpsertBulk {
 	return u.Update(func(s *OnSaleQueueUpsert) {
 		s.UpdateEpoch()
+	})
+}
+
+// SetAdmitted sets the "admitted" field.
+func (u *OnSaleQueueUpsertBulk) SetAdmitted(v int) *OnSaleQueueUpsertBulk {
+	return u.Update(func(s *OnSaleQueueUpsert) {
+		s.SetAdmitted(v)
+	})
+}
+
+// AddAdmitted adds v to the "admitted" field.
+func (u *OnSaleQueueUpsertBulk) AddAdmitted(v int) *OnSaleQueueUpsertBulk {
+	return u.Update(func(s *OnSaleQueueUpsert) {
+		s.AddAdmitted(v)
+	})
+}
+
+// UpdateAdmitted sets the "admitted" field to the value that was provided on create.
+func (u *OnSaleQueueUpsertBulk) UpdateAdmitted() *OnSaleQueueUpsertBulk {
+	return u.Update(func(s *OnSaleQueueUpsert) {
+		s.UpdateAdmitted()
 	})
 }
 

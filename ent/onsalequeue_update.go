@@ -148,6 +148,27 @@ func (_u *OnSaleQueueUpdate) AddEpoch(v int) *OnSaleQueueUpdate {
 	return _u
 }
 
+// SetAdmitted sets the "admitted" field.
+func (_u *OnSaleQueueUpdate) SetAdmitted(v int) *OnSaleQueueUpdate {
+	_u.mutation.ResetAdmitted()
+	_u.mutation.SetAdmitted(v)
+	return _u
+}
+
+// SetNillableAdmitted sets the "admitted" field if the given value is not nil.
+func (_u *OnSaleQueueUpdate) SetNillableAdmitted(v *int) *OnSaleQueueUpdate {
+	if v != nil {
+		_u.SetAdmitted(*v)
+	}
+	return _u
+}
+
+// AddAdmitted adds value to the "admitted" field.
+func (_u *OnSaleQueueUpdate) AddAdmitted(v int) *OnSaleQueueUpdate {
+	_u.mutation.AddAdmitted(v)
+	return _u
+}
+
 // SetCreatedBy sets the "created_by" field.
 func (_u *OnSaleQueueUpdate) SetCreatedBy(v string) *OnSaleQueueUpdate {
 	_u.mutation.SetCreatedBy(v)
@@ -250,6 +271,11 @@ func (_u *OnSaleQueueUpdate) check() error {
 			return &ValidationError{Name: "epoch", err: fmt.Errorf(`ent: validator failed for field "OnSaleQueue.epoch": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Admitted(); ok {
+		if err := onsalequeue.AdmittedValidator(v); err != nil {
+			return &ValidationError{Name: "admitted", err: fmt.Errorf(`ent: validator failed for field "OnSaleQueue.admitted": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.CreatedBy(); ok {
 		if err := onsalequeue.CreatedByValidator(v); err != nil {
 			return &ValidationError{Name: "created_by", err: fmt.Errorf(`ent: validator failed for field "OnSaleQueue.created_by": %w`, err)}
@@ -308,6 +334,12 @@ func (_u *OnSaleQueueUpdate) sqlSave(ctx context.Context) (_node int, err error)
 	}
 	if value, ok := _u.mutation.AddedEpoch(); ok {
 		_spec.AddField(onsalequeue.FieldEpoch, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.Admitted(); ok {
+		_spec.SetField(onsalequeue.FieldAdmitted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAdmitted(); ok {
+		_spec.AddField(onsalequeue.FieldAdmitted, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.CreatedBy(); ok {
 		_spec.SetField(onsalequeue.FieldCreatedBy, field.TypeString, value)
@@ -462,6 +494,27 @@ func (_u *OnSaleQueueUpdateOne) AddEpoch(v int) *OnSaleQueueUpdateOne {
 	return _u
 }
 
+// SetAdmitted sets the "admitted" field.
+func (_u *OnSaleQueueUpdateOne) SetAdmitted(v int) *OnSaleQueueUpdateOne {
+	_u.mutation.ResetAdmitted()
+	_u.mutation.SetAdmitted(v)
+	return _u
+}
+
+// SetNillableAdmitted sets the "admitted" field if the given value is not nil.
+func (_u *OnSaleQueueUpdateOne) SetNillableAdmitted(v *int) *OnSaleQueueUpdateOne {
+	if v != nil {
+		_u.SetAdmitted(*v)
+	}
+	return _u
+}
+
+// AddAdmitted adds value to the "admitted" field.
+func (_u *OnSaleQueueUpdateOne) AddAdmitted(v int) *OnSaleQueueUpdateOne {
+	_u.mutation.AddAdmitted(v)
+	return _u
+}
+
 // SetCreatedBy sets the "created_by" field.
 func (_u *OnSaleQueueUpdateOne) SetCreatedBy(v string) *OnSaleQueueUpdateOne {
 	_u.mutation.SetCreatedBy(v)
@@ -577,6 +630,11 @@ func (_u *OnSaleQueueUpdateOne) check() error {
 			return &ValidationError{Name: "epoch", err: fmt.Errorf(`ent: validator failed for field "OnSaleQueue.epoch": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.Admitted(); ok {
+		if err := onsalequeue.AdmittedValidator(v); err != nil {
+			return &ValidationError{Name: "admitted", err: fmt.Errorf(`ent: validator failed for field "OnSaleQueue.admitted": %w`, err)}
+		}
+	}
 	if v, ok := _u.mutation.CreatedBy(); ok {
 		if err := onsalequeue.CreatedByValidator(v); err != nil {
 			return &ValidationError{Name: "created_by", err: fmt.Errorf(`ent: validator failed for field "OnSaleQueue.created_by": %w`, err)}
@@ -652,6 +710,12 @@ func (_u *OnSaleQueueUpdateOne) sqlSave(ctx context.Context) (_node *OnSaleQueue
 	}
 	if value, ok := _u.mutation.AddedEpoch(); ok {
 		_spec.AddField(onsalequeue.FieldEpoch, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.Admitted(); ok {
+		_spec.SetField(onsalequeue.FieldAdmitted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedAdmitted(); ok {
+		_spec.AddField(onsalequeue.FieldAdmitted, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.CreatedBy(); ok {
 		_spec.SetField(onsalequeue.FieldCreatedBy, field.TypeString, value)

@@ -187,8 +187,14 @@ func init() {
 	onsalequeue.DefaultEpoch = onsalequeueDescEpoch.Default.(int)
 	// onsalequeue.EpochValidator is a validator for the "epoch" field. It is called by the builders before save.
 	onsalequeue.EpochValidator = onsalequeueDescEpoch.Validators[0].(func(int) error)
+	// onsalequeueDescAdmitted is the schema descriptor for admitted field.
+	onsalequeueDescAdmitted := onsalequeueFields[9].Descriptor()
+	// onsalequeue.DefaultAdmitted holds the default value on creation for the admitted field.
+	onsalequeue.DefaultAdmitted = onsalequeueDescAdmitted.Default.(int)
+	// onsalequeue.AdmittedValidator is a validator for the "admitted" field. It is called by the builders before save.
+	onsalequeue.AdmittedValidator = onsalequeueDescAdmitted.Validators[0].(func(int) error)
 	// onsalequeueDescCreatedBy is the schema descriptor for created_by field.
-	onsalequeueDescCreatedBy := onsalequeueFields[9].Descriptor()
+	onsalequeueDescCreatedBy := onsalequeueFields[10].Descriptor()
 	// onsalequeue.CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
 	onsalequeue.CreatedByValidator = onsalequeueDescCreatedBy.Validators[0].(func(string) error)
 	orderFields := schema.Order{}.Fields()

@@ -130,6 +130,7 @@ var (
 		{Name: "draw_seed", Type: field.TypeString, Size: 64},
 		{Name: "draw_commitment", Type: field.TypeString, Size: 64},
 		{Name: "epoch", Type: field.TypeInt, Default: 1},
+		{Name: "admitted", Type: field.TypeInt, Default: 0},
 		{Name: "created_by", Type: field.TypeString, Size: 128},
 		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
@@ -144,7 +145,7 @@ var (
 			{
 				Name:    "onsalequeue_closed_at",
 				Unique:  false,
-				Columns: []*schema.Column{OnSaleQueuesColumns[13]},
+				Columns: []*schema.Column{OnSaleQueuesColumns[14]},
 			},
 		},
 	}

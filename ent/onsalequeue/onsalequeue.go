@@ -29,6 +29,8 @@ const (
 	FieldDrawCommitment = "draw_commitment"
 	// FieldEpoch holds the string denoting the epoch field in the database.
 	FieldEpoch = "epoch"
+	// FieldAdmitted holds the string denoting the admitted field in the database.
+	FieldAdmitted = "admitted"
 	// FieldCreatedBy holds the string denoting the created_by field in the database.
 	FieldCreatedBy = "created_by"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
@@ -53,6 +55,7 @@ var Columns = []string{
 	FieldDrawSeed,
 	FieldDrawCommitment,
 	FieldEpoch,
+	FieldAdmitted,
 	FieldCreatedBy,
 	FieldCreatedAt,
 	FieldUpdatedAt,
@@ -84,6 +87,10 @@ var (
 	DefaultEpoch int
 	// EpochValidator is a validator for the "epoch" field. It is called by the builders before save.
 	EpochValidator func(int) error
+	// DefaultAdmitted holds the default value on creation for the "admitted" field.
+	DefaultAdmitted int
+	// AdmittedValidator is a validator for the "admitted" field. It is called by the builders before save.
+	AdmittedValidator func(int) error
 	// CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
 	CreatedByValidator func(string) error
 )
@@ -139,6 +146,11 @@ func ByDrawCommitment(opts ...sql.OrderTermOption) OrderOption {
 // ByEpoch orders the results by the epoch field.
 func ByEpoch(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldEpoch, opts...).ToFunc()
+}
+
+// ByAdmitted orders the results by the admitted field.
+func ByAdmitted(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldAdmitted, opts...).ToFunc()
 }
 
 // ByCreatedBy orders the results by the created_by field.

@@ -99,6 +99,11 @@ func Epoch(v int) predicate.OnSaleQueue {
 	return predicate.OnSaleQueue(sql.FieldEQ(FieldEpoch, v))
 }
 
+// Admitted applies equality check predicate on the "admitted" field. It's identical to AdmittedEQ.
+func Admitted(v int) predicate.OnSaleQueue {
+	return predicate.OnSaleQueue(sql.FieldEQ(FieldAdmitted, v))
+}
+
 // CreatedBy applies equality check predicate on the "created_by" field. It's identical to CreatedByEQ.
 func CreatedBy(v string) predicate.OnSaleQueue {
 	return predicate.OnSaleQueue(sql.FieldEQ(FieldCreatedBy, v))
@@ -527,6 +532,46 @@ func EpochLT(v int) predicate.OnSaleQueue {
 // EpochLTE applies the LTE predicate on the "epoch" field.
 func EpochLTE(v int) predicate.OnSaleQueue {
 	return predicate.OnSaleQueue(sql.FieldLTE(FieldEpoch, v))
+}
+
+// AdmittedEQ applies the EQ predicate on the "admitted" field.
+func AdmittedEQ(v int) predicate.OnSaleQueue {
+	return predicate.OnSaleQueue(sql.FieldEQ(FieldAdmitted, v))
+}
+
+// AdmittedNEQ applies the NEQ predicate on the "admitted" field.
+func AdmittedNEQ(v int) predicate.OnSaleQueue {
+	return predicate.OnSaleQueue(sql.FieldNEQ(FieldAdmitted, v))
+}
+
+// AdmittedIn applies the In predicate on the "admitted" field.
+func AdmittedIn(vs ...int) predicate.OnSaleQueue {
+	return predicate.OnSaleQueue(sql.FieldIn(FieldAdmitted, vs...))
+}
+
+// AdmittedNotIn applies the NotIn predicate on the "admitted" field.
+func AdmittedNotIn(vs ...int) predicate.OnSaleQueue {
+	return predicate.OnSaleQueue(sql.FieldNotIn(FieldAdmitted, vs...))
+}
+
+// AdmittedGT applies the GT predicate on the "admitted" field.
+func AdmittedGT(v int) predicate.OnSaleQueue {
+	return predicate.OnSaleQueue(sql.FieldGT(FieldAdmitted, v))
+}
+
+// AdmittedGTE applies the GTE predicate on the "admitted" field.
+func AdmittedGTE(v int) predicate.OnSaleQueue {
+	return predicate.OnSaleQueue(sql.FieldGTE(FieldAdmitted, v))
+}
+
+// AdmittedLT applies the LT predicate on the "admitted" field.
+func AdmittedLT(v int) predicate.OnSaleQueue {
+	return predicate.OnSaleQueue(sql.FieldLT(FieldAdmitted, v))
+}
+
+// AdmittedLTE applies the LTE predicate on the "admitted" field.
+func AdmittedLTE(v int) predicate.OnSaleQueue {
+	return predicate.OnSaleQueue(sql.FieldLTE(FieldAdmitted, v))
 }
 
 // CreatedByEQ applies the EQ predicate on the "created_by" field.

@@ -29,6 +29,9 @@ func (OnSaleQueue) Fields() []ent.Field {
 		// they were issued in, and a rebuilt state accepts the older epochs' passes on their
 		// signature alone (the record of which are in use was lost).
 		field.Int("epoch").Default(1).Positive(),
+		// admitted is the passes the queue's last state issued, recorded when it closed (its
+		// state in Redis expires after a day; the count stays readable).
+		field.Int("admitted").Default(0).NonNegative(),
 		// created_by is the token subject of the admin who set the queue up.
 		field.String("created_by").MaxLen(128),
 		field.Time("created_at").SchemaType(datetime6).Immutable(),

@@ -28,6 +28,9 @@ type HoldSeatsInput struct {
 	// refuses anyone else). The seats taken leave the house seats in the order's
 	// transaction.
 	UseBlocked *bool `json:"useBlocked"`
+	// AdmissionPass is the caller's pass from the showtime's on-sale queue, needed while
+	// the queue gates holds (NOT_ADMITTED without a valid one).
+	AdmissionPass *string `json:"admissionPass"`
 }
 
 // useBlocked reports whether the hold may take blocked seats.
@@ -165,7 +168,8 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 
 	token := uuid.NewString()
 	req := seats.HoldRequest{ShowtimeID: st.ID, Layout: layout, SeatIDs: seatIDs, Token: token,
-		UserID: userID, Limit: st.PurchaseLimit, AllowGaps: st.AllowSeatGaps, UseBlocked: in.useBlocked()}
+		UserID: userID, Limit: st.PurchaseLimit, AllowGaps: st.AllowSeatGaps, UseBlocked: in.useBlocked(),
+		Admission: s.admission(st, userID, in.AdmissionPass)}
 	// Not cancelled with the request: a hold applied in Redis must also reach MySQL or be
 	// released below, whenever the client goes away (but by the request's deadline).
 	ctx, cancel := detach(ctx)
