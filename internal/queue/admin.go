@@ -97,13 +97,16 @@ func (s *Service) Set(ctx context.Context, adminID string, showID int, in OnSale
 		if !v.opensAt.Before(st.StartsAt) {
 			return invalid("opensAt must be before the showtime starts (%s)", st.StartsAt.UTC().Format(time.RFC3339))
 		}
-		n, err := tx.Showtime.Update().Where(showtime.ID(showID), showtime.StatusEQ(seatflow.ShowtimeScheduled)).
-			SetHasQueue(true).Save(ctx)
-		if err != nil {
-			return err
-		} else if n == 0 {
-			return seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d changed meanwhile; try again", showID)
+		if !st.HasQueue { // a conditional update: a sale opened meanwhile gets no queue
+			n, err := tx.Showtime.Update().Where(showtime.ID(showID), showtime.StatusEQ(seatflow.ShowtimeScheduled),
+				showtime.HasQueue(false)).SetHasQueue(true).Save(ctx)
+			if err != nil {
+				return err
+			} else if n == 0 {
+				return seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d changed meanwhile; try again", showID)
+			}
 		}
+		var err error
 		row, err = tx.OnSaleQueue.Query().Where(onsalequeue.ShowtimeID(showID)).Only(ctx)
 		switch {
 		case ent.IsNotFound(err):

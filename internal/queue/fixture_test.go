@@ -3,6 +3,8 @@ package queue_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"sort"
 	"testing"
 	"time"
@@ -60,10 +62,14 @@ func newEnv(t testing.TB, rows, perRow int) *env {
 	return e
 }
 
-// instance is one more SeatFlow instance's queue service.
-func (e *env) instance() *queue.Service {
-	return queue.New(e.db, e.rdb, e.r.Keys, e.cat, e.sales, queue.NewPasses(secret, e.clock.Now),
-		queue.Config{Now: e.clock.Now, Lease: 2 * time.Second, Refresh: 2 * time.Second, SeenEvery: 500 * time.Millisecond})
+// instance is one more SeatFlow instance's queue service; change alters its settings.
+func (e *env) instance(change ...func(*queue.Config)) *queue.Service {
+	c := queue.Config{Now: e.clock.Now, Lease: 2 * time.Second, Refresh: 2 * time.Second, SeenEvery: 500 * time.Millisecond,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, f := range change {
+		f(&c)
+	}
+	return queue.New(e.db, e.rdb, e.r.Keys, e.cat, e.sales, queue.NewPasses(secret, e.clock.Now), c)
 }
 
 // setQueue puts a queue in front of the showtime, opening in 3 minutes (entrants who join
