@@ -8,8 +8,8 @@ import (
 
 // OnSaleQueue is the record of a showtime's on-sale queue (setOnSaleQueue): its settings
 // and the draw's seed, kept in MySQL so that the queue's state, which lives in Redis, can
-// be rebuilt after a Redis loss and the draw stays verifiable (docs/DESIGN.md "On-sale
-// queue"). A showtime has at most one; its showtimes.has_queue says so.
+// be rebuilt after a Redis loss and the draw stays verifiable. A showtime has at most one;
+// its showtimes.has_queue says so (docs/DESIGN.md "On-sale queue").
 type OnSaleQueue struct{ ent.Schema }
 
 func (OnSaleQueue) Fields() []ent.Field {

@@ -13,6 +13,7 @@ import (
 	"seatflow/ent"
 	"seatflow/ent/onsalequeue"
 	"seatflow/ent/showtime"
+	"seatflow/internal/background"
 	"seatflow/internal/database"
 	"seatflow/internal/rdb"
 )
@@ -48,8 +49,8 @@ func (s *Service) RunAdmission(ctx context.Context) {
 	t := time.NewTicker(s.Tick)
 	defer t.Stop()
 	for {
-		if _, err := s.AdmitOnce(ctx); err != nil && ctx.Err() == nil {
-			s.Log.Warn("queue: an admission tick failed; the next one tries again", "err", err)
+		if _, err := s.AdmitOnce(ctx); err != nil {
+			background.Failed(ctx, s.Log, background.QueueAdmission, err)
 		}
 		select {
 		case <-ctx.Done():
