@@ -87,7 +87,7 @@ type App struct {
 	Reports *reports.Service
 	// Queues runs the showtimes' on-sale queues.
 	Queues *queue.Service
-	Now     func() time.Time
+	Now    func() time.Time
 
 	embeddedRedis *miniredis.Miniredis
 	closers       []func()
