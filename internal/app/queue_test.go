@@ -328,3 +328,35 @@ func TestQueueJoinsLimitedPerAddress(t *testing.T) {
 		t.Errorf("RATE_LIMITED without retryAfterMs: %+v", r.Errors[0])
 	}
 }
+
+// TestOnSaleQueueOnEmbeddedStores runs a queue's scripts on the in-process Redis and its
+// record on SQLite (embedded mode, make run): a join, the opening, an admission, a hold
+// with the pass and one refused without.
+func TestOnSaleQueueOnEmbeddedStores(t *testing.T) {
+	a := startEmbeddedTestApp(t)
+	show := a.createShowtime(a.createMovie("Premiere", 120), a.createHall("H", 2, 5), testNow.Add(3*time.Hour))
+	a.must(a.admin, setQueueQ, map[string]any{"id": show, "in": map[string]any{
+		"opensAt": testNow.Add(time.Minute).Format(time.RFC3339), "admitPerMinute": 60}}, nil)
+	alice, bob := a.token("alice", "customer"), a.token("bob", "customer")
+	first := a.joinQueue(alice, show)
+	a.joinQueue(bob, show)
+	if again := a.joinQueue(alice, show); again.ID != first.ID {
+		t.Fatalf("alice joined twice: %s then %s", first.ID, again.ID)
+	}
+	a.clock.Advance(time.Minute)
+	a.waitPhase(show, "OPEN")
+	var in, out string
+	for deadline := time.Now().Add(5 * time.Second); in == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, tok := range []string{alice, bob} {
+			if a.queueTicket(tok, show).Status == "ADMITTED" {
+				in, out = tok, map[string]string{alice: bob, bob: alice}[tok]
+			}
+		}
+	}
+	if in == "" {
+		t.Fatal("nobody admitted")
+	}
+	seatIDs := a.openSalesSeats(show)
+	a.wantCode(out, holdPassQ, holdWithPass(show, seatIDs[:1], "e1", nil), seatflow.ENOTADMITTED)
+	a.must(in, holdPassQ, holdWithPass(show, seatIDs[:1], "e2", a.queueTicket(in, show).Pass), nil)
+}

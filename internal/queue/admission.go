@@ -40,6 +40,8 @@ type Tick struct {
 	InUse     int
 	Available int
 	Held      int
+	// RedisTime is the tick's own time inside Redis (OK ticks), by Redis' clock.
+	RedisTime time.Duration
 }
 
 // RunAdmission runs the instance's share of every open queue's admission until ctx ends:
@@ -152,10 +154,11 @@ func (s *Service) admit(ctx context.Context, showID int, opened bool) (Tick, err
 	switch {
 	case t.Outcome == "DONE" && len(res) == 2:
 		t.Phase = seatflow.QueuePhase(str(res[1]))
-	case t.Outcome == "OK" && len(res) == 8:
+	case t.Outcome == "OK" && len(res) == 9:
 		t.Phase = seatflow.QueuePhase(str(res[1]))
 		t.Admitted, t.Skipped, t.Waiting = int(num(res[2])), int(num(res[3])), int(num(res[4]))
 		t.InUse, t.Available, t.Held = int(num(res[5])), int(num(res[6])), int(num(res[7]))
+		t.RedisTime = time.Duration(num(res[8])) * time.Microsecond
 		admittedTotal.Add(float64(t.Admitted))
 	}
 	return t, nil

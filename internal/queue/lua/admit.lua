@@ -17,12 +17,19 @@
 -- ceil(available seats / averagePartySize) passes in use, the entrants waiting. An
 -- entrant unseen for ARGV[5] when its turn comes is skipped ("X"), not admitted. When no
 -- seat is available and none is held the queue becomes SOLD_OUT. Every change is
--- published: {v, ph, at, a: [[ticket, pass id, expiry ms], ...], x: [skipped ticket, ...]}.
+-- published: {v, ph, at, a: [[ticket, pass id, expiry ms], ...], x: [skipped ticket, ...],
+-- us: the tick's own time in Redis so far, in µs (Redis' clock, TIME)}.
 --
 -- Returns {"NOSTATE"} | {"FOLLOWER"} (another instance holds the lease) | {"WAIT"} (before
 -- opensAt) | {"OPEN_DUE"} (opensAt has passed: open the sales, then call again with ARGV[4]
 -- "1") | {"NOSEATS"} (no seat hash) | {"DONE", phase} (SOLD_OUT or CLOSED) | {"OK", phase,
--- admitted, skipped, waiting, passes in use, seats available, seats held}.
+-- admitted, skipped, waiting, passes in use, seats available, seats held, the tick's time
+-- in Redis in µs}.
+local started = redis.call('TIME')
+local function elapsed() -- µs since the script started, by Redis' clock
+  local t = redis.call('TIME')
+  return (tonumber(t[1]) - tonumber(started[1])) * 1000000 + tonumber(t[2]) - tonumber(started[2])
+end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'NOSTATE'} end
 local holder = redis.call('GET', KEYS[7])
 if holder and holder ~= ARGV[2] then return {'FOLLOWER'} end
@@ -56,7 +63,7 @@ for _, v in ipairs(seats) do
 end
 
 local function publish(msg)
-  msg.v, msg.ph, msg.at = redis.call('HINCRBY', KEYS[1], 'v', 1), phase, ARGV[1]
+  msg.v, msg.ph, msg.at, msg.us = redis.call('HINCRBY', KEYS[1], 'v', 1), phase, ARGV[1], elapsed()
   redis.call('PUBLISH', KEYS[8], cjson.encode(msg))
 end
 
@@ -124,4 +131,4 @@ if admitted > 0 or skipped > 0 or changed then
   if skipped > 0 then msg.x = x end
   publish(msg)
 end
-return {'OK', phase, admitted, skipped, redis.call('ZCARD', KEYS[2]), inUse + admitted, avail, held}
+return {'OK', phase, admitted, skipped, redis.call('ZCARD', KEYS[2]), inUse + admitted, avail, held, elapsed()}
