@@ -24,7 +24,7 @@ const positionsChunk = 1000
 // queue's events and one positions.lua read per chunk of subscribers per update, whatever
 // their number. NOT_FOUND when the user has no ticket.
 func (s *Service) Watch(ctx context.Context, showID int, userID string) (<-chan *seatflow.QueueTicket, error) {
-	res, err := ticketScript.Run(ctx, s.RDB, s.ticketKeys(showID), s.Now().UnixMilli(), userID).Slice()
+	res, err := s.run(ctx, ticketScript, s.ticketKeys(showID), s.Now().UnixMilli(), userID).Slice()
 	if err != nil {
 		return nil, rdb.Classify("read the on-sale queue", err)
 	}
@@ -253,7 +253,7 @@ func (f *feed) refresh(ctx context.Context, s *Service) {
 			args = append(args, sub.tnum, member)
 		}
 		f.mu.Unlock()
-		res, err := positionsScript.Run(ctx, s.RDB, []string{s.Keys.Queue(f.showID), s.Keys.QueueWaiting(f.showID),
+		res, err := s.run(ctx, positionsScript, []string{s.Keys.Queue(f.showID), s.Keys.QueueWaiting(f.showID),
 			s.Keys.QueueTickets(f.showID)}, args...).Slice()
 		if err != nil || len(res) != 3+len(chunk) {
 			if ctx.Err() == nil {
@@ -327,7 +327,7 @@ func (f *feed) markSeen(ctx context.Context, s *Service) {
 	now := s.Now().UnixMilli()
 	for start := 0; start < len(nums); start += positionsChunk {
 		args := append([]any{now}, nums[start:min(start+positionsChunk, len(nums))]...)
-		err := seenScript.Run(ctx, s.RDB, []string{s.Keys.QueueTickets(f.showID), s.Keys.QueueSeen(f.showID)}, args...).Err()
+		err := s.run(ctx, seenScript, []string{s.Keys.QueueTickets(f.showID), s.Keys.QueueSeen(f.showID)}, args...).Err()
 		if err != nil && ctx.Err() == nil {
 			s.Log.Warn("queue: mark subscribers seen", "showtime", f.showID, "err", err)
 			return

@@ -19,7 +19,7 @@ func (s *Service) VerifyPass(pass, userID string, showID int) seats.Admission {
 // to the next entrant.
 func (s *Service) SpendPass(ctx context.Context, showID int, userID string, heldAt time.Time) error {
 	k := s.Keys
-	err := spendScript.Run(ctx, s.RDB, []string{k.QueueTickets(showID), k.QueueUsers(showID), k.QueuePasses(showID)},
+	err := s.run(ctx, spendScript, []string{k.QueueTickets(showID), k.QueueUsers(showID), k.QueuePasses(showID)},
 		userID, heldAt.UnixMilli()).Err()
 	return rdb.Classify("end an admission pass", err)
 }

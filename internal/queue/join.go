@@ -40,7 +40,7 @@ func (s *Service) Join(ctx context.Context, showID int, userID string) (*seatflo
 	for range 4 {
 		tnum := ticketNumber()
 		key := seatflow.DrawKey(secret.seed, ticketID(showID, tnum))
-		res, err := joinScript.Run(ctx, s.RDB, s.ticketKeys(showID), s.Now().UnixMilli(), userID,
+		res, err := s.run(ctx, joinScript, s.ticketKeys(showID), s.Now().UnixMilli(), userID,
 			strconv.FormatInt(tnum, 10), key, secret.commitment).Slice()
 		if err != nil {
 			return nil, rdb.Classify("join the on-sale queue", err)
@@ -72,7 +72,7 @@ func (s *Service) Ticket(ctx context.Context, showID int, userID string) (*seatf
 	if err != nil || !st.HasQueue {
 		return nil, err
 	}
-	res, err := ticketScript.Run(ctx, s.RDB, s.ticketKeys(showID), s.Now().UnixMilli(), userID).Slice()
+	res, err := s.run(ctx, ticketScript, s.ticketKeys(showID), s.Now().UnixMilli(), userID).Slice()
 	if err != nil {
 		return nil, rdb.Classify("read the on-sale queue", err)
 	}
@@ -86,7 +86,7 @@ func (s *Service) Ticket(ctx context.Context, showID int, userID string) (*seatf
 // with it); false when they had none.
 func (s *Service) Leave(ctx context.Context, showID int, userID string) (bool, error) {
 	k := s.Keys
-	n, err := leaveScript.Run(ctx, s.RDB, []string{k.QueueWaiting(showID), k.QueueTickets(showID), k.QueueUsers(showID),
+	n, err := s.run(ctx, leaveScript, []string{k.QueueWaiting(showID), k.QueueTickets(showID), k.QueueUsers(showID),
 		k.QueueSeen(showID), k.QueuePasses(showID)}, userID).Int()
 	if err != nil {
 		return false, rdb.Classify("leave the on-sale queue", err)

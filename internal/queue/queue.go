@@ -90,7 +90,8 @@ type Service struct {
 	Config
 
 	limiter *redis_rate.Limiter
-	lease   string // this instance's lease token
+	batch   rdb.Batch // the round trips joins, reads and subscribers' updates share
+	lease   string    // this instance's lease token
 	secrets secrets
 	feeds   feeds
 }
@@ -121,6 +122,12 @@ func New(db *ent.Client, r redis.UniversalClient, k keys.Keys, cat Catalog, sale
 	}
 	return &Service{DB: db, RDB: r, Keys: k, Catalog: cat, Sales: sales, Passes: passes, Config: c,
 		limiter: rdb.NewLimiter(r), lease: redislock.Token()}
+}
+
+// run runs script through the service's batch: under a rush of joins the round trips,
+// not the scripts, are the cost.
+func (s *Service) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return s.batch.Run(ctx, s.RDB, script, keys, args...)
 }
 
 // stateKeys are every key of a showtime's queue state, in setup.lua's order.

@@ -50,7 +50,3 @@ var (
 	removeScript    = redis.NewScript(removeSrc)           // lua/remove.lua: a queue deleted before it opened
 	statusScript    = redis.NewScript(statusSrc)           // lua/status.lua: a queue's settings and counts
 )
-
-// AdmitScriptHash is the SHA-1 by which Redis knows the admission tick's script: the
-// benchmark finds the tick's own time in Redis' slow log by it.
-func AdmitScriptHash() string { return admitScript.Hash() }

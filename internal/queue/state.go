@@ -97,7 +97,7 @@ func (s *Service) status(ctx context.Context, row *ent.OnSaleQueue) (*seatflow.O
 	q := &seatflow.OnSaleQueue{ShowtimeID: row.ShowtimeID, OpensAt: row.OpensAt.UTC(), AdmitPerMinute: row.AdmitPerMinute,
 		MaxActive: row.MaxActive, PassMinutes: row.PassMinutes, AveragePartySize: row.AveragePartySize,
 		DrawCommitment: row.DrawCommitment, Admitted: row.Admitted}
-	res, err := statusScript.Run(ctx, s.RDB, []string{s.Keys.Queue(row.ShowtimeID), s.Keys.QueueWaiting(row.ShowtimeID)}).Slice()
+	res, err := s.run(ctx, statusScript, []string{s.Keys.Queue(row.ShowtimeID), s.Keys.QueueWaiting(row.ShowtimeID)}).Slice()
 	if err != nil {
 		return nil, rdb.Classify("read the on-sale queue", err)
 	}

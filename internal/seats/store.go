@@ -29,7 +29,7 @@ type Store struct {
 	// Now is the clock (HELD_AT of new holds); time.Now when nil.
 	Now func() time.Time
 
-	batch batcher
+	batch rdb.Batch
 	seen  seenVersions
 }
 
