@@ -138,7 +138,8 @@ func (s *Service) tick(ctx context.Context, row *ent.OnSaleQueue, st *ent.Showti
 func (s *Service) admit(ctx context.Context, showID int, opened bool) (Tick, error) {
 	k := s.Keys
 	keys := []string{k.Queue(showID), k.QueueWaiting(showID), k.QueueTickets(showID), k.QueueSeen(showID),
-		k.QueuePasses(showID), k.QueueRate(showID), k.QueueLease(showID), k.QueueEvents(showID), k.Seats(showID)}
+		k.QueuePasses(showID), k.QueueRate(showID), k.QueueLease(showID), k.QueueEvents(showID), k.Seats(showID),
+		k.Version(showID)}
 	open := "0"
 	if opened {
 		open = "1"

@@ -3,7 +3,7 @@
 --
 -- KEYS[1] queue hash, KEYS[2] waiting set, KEYS[3] tickets hash, KEYS[4] seen hash,
 -- KEYS[5] passes in use, KEYS[6] rate samples, KEYS[7] lease, KEYS[8] events channel,
--- KEYS[9] the showtime's seat hash
+-- KEYS[9] the showtime's seat hash, KEYS[10] its seat-map version
 -- ARGV[1] now in ms
 -- ARGV[2] the caller's lease token, ARGV[3] the lease's length in ms
 -- ARGV[4] "1" when the caller has opened the showtime's sales (the queue may open now)
@@ -51,15 +51,24 @@ if phase == 'PREQUEUE' then
   redis.call('HSET', KEYS[1], 'phase', 'OPEN', 'openedAt', ARGV[1])
 end
 
-local seats = redis.call('HVALS', KEYS[9])
-if #seats == 0 then return {'NOSEATS'} end
-local avail, held = 0, 0
-for _, v in ipairs(seats) do
-  if v == '0' then
-    avail = avail + 1
-  elseif string.byte(v, 1) == 49 then -- "1|TOKEN|ms": held
-    held = held + 1
+-- The seats available and held: counted over the seat hash (reading a 2,000-seat hash is
+-- most of a tick's time), or kept from the last count while the seat-map version, which
+-- every change of a seat bumps, is the same.
+local ver = redis.call('GET', KEYS[10])
+local inv = redis.call('HMGET', KEYS[1], 'invVer', 'invAvail', 'invHeld')
+local avail, held = tonumber(inv[2]), tonumber(inv[3])
+if not ver or inv[1] ~= ver or redis.call('EXISTS', KEYS[9]) == 0 then
+  local seats = redis.call('HVALS', KEYS[9])
+  if #seats == 0 then return {'NOSEATS'} end
+  avail, held = 0, 0
+  for _, v in ipairs(seats) do
+    if v == '0' then
+      avail = avail + 1
+    elseif string.byte(v, 1) == 49 then -- "1|TOKEN|ms": held
+      held = held + 1
+    end
   end
+  if ver then redis.call('HSET', KEYS[1], 'invVer', ver, 'invAvail', avail, 'invHeld', held) end
 end
 
 local function publish(msg)

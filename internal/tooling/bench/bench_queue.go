@@ -146,6 +146,7 @@ func benchQueue(ctx context.Context, b *benchEnv, w io.Writer) error {
 	var firstErr atomic.Value
 	jobs := make(chan int, entrants)
 	var wg sync.WaitGroup
+	cpu0, client0 := child.cpuSeconds(), benchCPUSeconds()
 	start := time.Now()
 	interval := queueJoinSpread / time.Duration(entrants)
 	for range 256 {
@@ -175,6 +176,7 @@ func benchQueue(ctx context.Context, b *benchEnv, w io.Writer) error {
 	close(jobs)
 	wg.Wait()
 	joinTook := time.Since(start)
+	joinCPU, joinClientCPU := child.cpuSeconds()-cpu0, benchCPUSeconds()-client0
 	if n := joinErrs.Load(); n > 0 {
 		return fmt.Errorf("%d joins failed: %v", n, firstErr.Load())
 	}
@@ -264,6 +266,7 @@ func benchQueue(ctx context.Context, b *benchEnv, w io.Writer) error {
 	evMu.Unlock()
 	r := analyseQueue(ids, seed, fs, evs, watchEnd)
 	r.entrants, r.followers, r.joinTook, r.joinLat = entrants, followers, joinTook, joinLat
+	r.joinCPU, r.joinClientCPU = joinCPU, joinClientCPU
 	r.rssPerFollower = float64(rss1-rss0) / float64(followers)
 	r.admittedTotal = closed.Showtime.Queue.Admitted
 	writeQueue(w, r)
@@ -303,6 +306,8 @@ type queueResult struct {
 	entrants, followers int
 	joinTook            time.Duration
 	joinLat             latencies
+	// CPU seconds the server and the bench process (the clients) used during the joins
+	joinCPU, joinClientCPU float64
 	rssPerFollower      float64
 	admittedTotal       int
 	// ticks that admitted: their Redis time and the entrants waiting at them
@@ -443,8 +448,9 @@ func writeQueue(w io.Writer, r *queueResult) {
 		waitingAt = fmt.Sprintf("%d to %d", slices.Min(r.tickWaiting), slices.Max(r.tickWaiting))
 	}
 	table(w, []string{"measure", "result", "target", "verdict"}, [][]string{
-		{"joins", fmt.Sprintf("%d in %s: %.0f/s; p50 %s, p99 %s, max %s", r.entrants, r.joinTook.Round(time.Millisecond), joinRate,
-			ms(r.joinLat.pct(50)), ms(r.joinLat.pct(99)), ms(r.joinLat.max())), "p99 ≤ " + ms(queueJoinP99Target), verdict(r.joinLat.pct(99) <= queueJoinP99Target)},
+		{"joins", fmt.Sprintf("%d in %s: %.0f/s; p50 %s, p99 %s, max %s; server CPU %.1f s (%.2f cores), the clients' %.1f s",
+			r.entrants, r.joinTook.Round(time.Millisecond), joinRate, ms(r.joinLat.pct(50)), ms(r.joinLat.pct(99)), ms(r.joinLat.max()),
+			r.joinCPU, r.joinCPU/r.joinTook.Seconds(), r.joinClientCPU), "p99 ≤ " + ms(queueJoinP99Target), verdict(r.joinLat.pct(99) <= queueJoinP99Target)},
 		{"admission tick, Redis time", fmt.Sprintf("%d ticks that admitted (%d admitted; %s waiting at them): p50 %s, p99 %s, max %s",
 			len(r.tickTimes), r.admitted, waitingAt, ms(r.tickTimes.pct(50)), ms(tickP99), ms(r.tickTimes.max())),
 			"≤ " + ms(queueTickTarget) + " per tick at 50,000 waiting", verdict(len(r.tickTimes) > 0 && r.tickTimes.max() <= queueTickTarget)},
