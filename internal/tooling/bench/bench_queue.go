@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,7 +147,7 @@ func benchQueue(ctx context.Context, b *benchEnv, w io.Writer) error {
 	var firstErr atomic.Value
 	jobs := make(chan int, entrants)
 	var wg sync.WaitGroup
-	cpu0, client0 := child.cpuSeconds(), benchCPUSeconds()
+	cpu0, client0, redis0 := child.cpuSeconds(), benchCPUSeconds(), redisCPUSeconds(ctx, b)
 	start := time.Now()
 	interval := queueJoinSpread / time.Duration(entrants)
 	for range 256 {
@@ -176,7 +177,7 @@ func benchQueue(ctx context.Context, b *benchEnv, w io.Writer) error {
 	close(jobs)
 	wg.Wait()
 	joinTook := time.Since(start)
-	joinCPU, joinClientCPU := child.cpuSeconds()-cpu0, benchCPUSeconds()-client0
+	joinCPU, joinClientCPU, joinRedisCPU := child.cpuSeconds()-cpu0, benchCPUSeconds()-client0, redisCPUSeconds(ctx, b)-redis0
 	if n := joinErrs.Load(); n > 0 {
 		return fmt.Errorf("%d joins failed: %v", n, firstErr.Load())
 	}
@@ -266,9 +267,10 @@ func benchQueue(ctx context.Context, b *benchEnv, w io.Writer) error {
 	evMu.Unlock()
 	r := analyseQueue(ids, seed, fs, evs, watchEnd)
 	r.entrants, r.followers, r.joinTook, r.joinLat = entrants, followers, joinTook, joinLat
-	r.joinCPU, r.joinClientCPU = joinCPU, joinClientCPU
+	r.joinCPU, r.joinClientCPU, r.joinRedisCPU = joinCPU, joinClientCPU, joinRedisCPU
 	r.rssPerFollower = float64(rss1-rss0) / float64(followers)
 	r.admittedTotal = closed.Showtime.Queue.Admitted
+	progress("bench:   queue: the ticks' Redis times: %v", r.tickTimes)
 	writeQueue(w, r)
 	return nil
 }
@@ -306,8 +308,9 @@ type queueResult struct {
 	entrants, followers int
 	joinTook            time.Duration
 	joinLat             latencies
-	// CPU seconds the server and the bench process (the clients) used during the joins
-	joinCPU, joinClientCPU float64
+	// CPU seconds the server, the bench process (the clients) and Redis (every client of
+	// it: the host's) used during the joins
+	joinCPU, joinClientCPU, joinRedisCPU float64
 	rssPerFollower      float64
 	admittedTotal       int
 	// ticks that admitted: their Redis time and the entrants waiting at them
@@ -448,9 +451,9 @@ func writeQueue(w io.Writer, r *queueResult) {
 		waitingAt = fmt.Sprintf("%d to %d", slices.Min(r.tickWaiting), slices.Max(r.tickWaiting))
 	}
 	table(w, []string{"measure", "result", "target", "verdict"}, [][]string{
-		{"joins", fmt.Sprintf("%d in %s: %.0f/s; p50 %s, p99 %s, max %s; server CPU %.1f s (%.2f cores), the clients' %.1f s",
+		{"joins", fmt.Sprintf("%d in %s: %.0f/s; p50 %s, p99 %s, max %s; server CPU %.1f s (%.2f cores), the clients' %.1f s, Redis' %.1f s",
 			r.entrants, r.joinTook.Round(time.Millisecond), joinRate, ms(r.joinLat.pct(50)), ms(r.joinLat.pct(99)), ms(r.joinLat.max()),
-			r.joinCPU, r.joinCPU/r.joinTook.Seconds(), r.joinClientCPU), "p99 ≤ " + ms(queueJoinP99Target), verdict(r.joinLat.pct(99) <= queueJoinP99Target)},
+			r.joinCPU, r.joinCPU/r.joinTook.Seconds(), r.joinClientCPU, r.joinRedisCPU), "p99 ≤ " + ms(queueJoinP99Target), verdict(r.joinLat.pct(99) <= queueJoinP99Target)},
 		{"admission tick, Redis time", fmt.Sprintf("%d ticks that admitted (%d admitted; %s waiting at them): p50 %s, p99 %s, max %s",
 			len(r.tickTimes), r.admitted, waitingAt, ms(r.tickTimes.pct(50)), ms(tickP99), ms(r.tickTimes.max())),
 			"≤ " + ms(queueTickTarget) + " per tick at 50,000 waiting", verdict(len(r.tickTimes) > 0 && r.tickTimes.max() <= queueTickTarget)},
@@ -462,4 +465,22 @@ func writeQueue(w io.Writer, r *queueResult) {
 		{"fairness: Spearman ρ of join order and drawn place", fmt.Sprintf("%+.4f over %d pre-open entrants; admitted in the draw's order: %v",
 			r.rho, r.entrants, r.drawOK), fmt.Sprintf("−%.2f ≤ ρ ≤ %.2f", queueRhoTarget, queueRhoTarget), verdict(math.Abs(r.rho) <= queueRhoTarget && r.drawOK)},
 	})
+}
+
+// redisCPUSeconds is the CPU time Redis has used (INFO cpu: user and system), whoever its
+// clients are.
+func redisCPUSeconds(ctx context.Context, b *benchEnv) float64 {
+	info, err := b.RDB.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0
+	}
+	total := 0.0
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return total
 }
