@@ -208,7 +208,19 @@ func TestSoldOutAndResumption(t *testing.T) {
 	if tk := e.tick(t, e.q); tk.Admitted != 1 {
 		t.Fatalf("seats back: %+v, want 1 admitted", tk)
 	}
-	// Everything sold: SOLD_OUT.
+	// Everything sold: SOLD_OUT, pushed to a subscriber still waiting.
+	var follower string
+	for _, u := range users("u", 6) {
+		if e.ticket(t, u).Status == seatflow.QueueWaiting {
+			follower = u
+		}
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	stream, err := e.q.Watch(watchCtx, e.show, follower)
+	if err != nil {
+		t.Fatal(err)
+	}
 	hold("c", ids[2], ids[3])
 	for _, tok := range []string{"a", "c"} {
 		st, _, _ := e.store.States(ctx, e.show)
@@ -223,8 +235,14 @@ func TestSoldOutAndResumption(t *testing.T) {
 		}
 	}
 	e.clock.Advance(time.Second)
+	soldOutAt := time.Now()
 	if tk := e.tick(t, e.q); tk.Outcome != "DONE" || tk.Phase != seatflow.QueueSoldOut {
 		t.Fatalf("nothing available, nothing held: %+v, want SOLD_OUT", tk)
+	}
+	if tk := until(t, stream, 5*time.Second, func(tk *seatflow.QueueTicket) bool { return tk.Status != seatflow.QueueWaiting }); tk == nil || tk.Status != seatflow.QueueTicketSoldOut {
+		t.Fatalf("pushed after the sell-out: %+v, want SOLD_OUT", tk)
+	} else if took := time.Since(soldOutAt); took > 5*time.Second {
+		t.Errorf("SOLD_OUT pushed %v after the tick, want within 5 s", took)
 	}
 	soldOut := 0
 	for _, u := range users("u", 6) {
