@@ -311,8 +311,8 @@ type queueResult struct {
 	// CPU seconds the server, the bench process (the clients) and Redis (every client of
 	// it: the host's) used during the joins
 	joinCPU, joinClientCPU, joinRedisCPU float64
-	rssPerFollower      float64
-	admittedTotal       int
+	rssPerFollower                       float64
+	admittedTotal                        int
 	// ticks that admitted: their Redis time and the entrants waiting at them
 	tickTimes   latencies
 	tickWaiting []int
