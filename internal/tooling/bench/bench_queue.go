@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -77,6 +78,10 @@ func benchQueue(ctx context.Context, b *benchEnv, w io.Writer) error {
 	if capN := int(b.NoFile) - 600; followers > capN {
 		b.note("On-sale queue: %d subscribers capped at %d by the open-file limit (%d per process).", followers, capN, b.NoFile)
 		followers = capN
+	}
+	if load := loadAverage(); busyHost(load) {
+		b.note("On-sale queue: the host was shared, load average %s at the section's start on %d cores: the server, its clients, MySQL and Redis ran beside other work, which the joins' tail and the staleness feel first.",
+			load, runtime.NumCPU())
 	}
 	fixtures, err := b.openBenchApp(ctx)
 	if err != nil {
@@ -483,4 +488,15 @@ func redisCPUSeconds(ctx context.Context, b *benchEnv) float64 {
 		}
 	}
 	return total
+}
+
+// busyHost reports whether a load average ("1 5 15") says the machine's cores were busy
+// with more than the bench: the one-minute load above the number of cores.
+func busyHost(load string) bool {
+	fields := strings.Fields(load)
+	if len(fields) == 0 {
+		return false
+	}
+	one, err := strconv.ParseFloat(fields[0], 64)
+	return err == nil && one > float64(runtime.NumCPU())
 }
