@@ -6,8 +6,8 @@ export PATH := /usr/local/go/bin:$(PATH)
 
 GO ?= go
 BIN := bin/seatflow
-# Packages for test-cluster: the seat, order, cache, live, reconcile and API suites.
-CLUSTER_PKGS ?= ./internal/seats ./internal/booking ./internal/cache ./internal/live ./internal/reconcile ./internal/app
+# Packages for test-cluster: the seat, order, cache, live, reconcile, on-sale queue and API suites.
+CLUSTER_PKGS ?= ./internal/seats ./internal/booking ./internal/cache ./internal/live ./internal/reconcile ./internal/queue ./internal/app
 CLUSTER_NODES := 127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103
 BENCH_OUT ?= docs/BENCHMARKS.md
 

@@ -24,8 +24,11 @@ const (
 	EORDEREXPIRED     = "ORDER_EXPIRED"
 	EINVALIDSTATE     = "INVALID_STATE"
 	ERATELIMITED      = "RATE_LIMITED"
-	EUNAVAILABLE      = "SERVICE_UNAVAILABLE"
-	EINTERNAL         = "INTERNAL"
+	// ENOTADMITTED refuses a hold while the showtime's on-sale queue is open and the
+	// caller shows no valid admission pass of theirs for it (docs/DESIGN.md "On-sale queue").
+	ENOTADMITTED = "NOT_ADMITTED"
+	EUNAVAILABLE = "SERVICE_UNAVAILABLE"
+	EINTERNAL    = "INTERNAL"
 	// ECOMPANION refuses a hold of a COMPANION seat without an adjacent ACCESSIBLE seat of
 	// the same row in the same order, or with more than MaxCompanions per accessible seat.
 	ECOMPANION = "COMPANION_WITHOUT_ACCESSIBLE"

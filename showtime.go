@@ -48,6 +48,10 @@ type Showtime struct {
 	AllowSeatGaps bool           `json:"allowSeatGaps"`
 	Prices        []Price        `json:"prices"`
 	Currency      string         `json:"currency"`
+	// HasQueue says an on-sale queue decides who may hold its seats (OnSaleQueue): read
+	// from MySQL by every hold, so a queue's state lost with Redis never opens the sale
+	// to everyone.
+	HasQueue bool `json:"hasQueue"`
 }
 
 // DefaultSalesCloseAfter is how long after its start a showtime's sales close by
@@ -60,6 +64,12 @@ const DefaultSalesCloseAfter = 15 * time.Minute
 func (s *Showtime) SalesCloseAt(closeAfter time.Duration) time.Time {
 	return s.StartsAt.Add(closeAfter)
 }
+
+// QueueGates reports whether the showtime's on-sale queue decides who may hold its seats at
+// now, as far as MySQL knows: it has one and has not started (its queue closes then). The
+// queue's state in Redis may still say it gates nothing (SOLD_OUT, CLOSED); the hold
+// script reads it with the hold.
+func (s *Showtime) QueueGates(now time.Time) bool { return s.HasQueue && now.Before(s.StartsAt) }
 
 // SalesEnded reports whether the showtime's sales have closed by themselves at now.
 func (s *Showtime) SalesEnded(now time.Time, closeAfter time.Duration) bool {

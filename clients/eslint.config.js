@@ -18,13 +18,14 @@ export default [
       // session startPayment answers with, a reconciler run's report, the door's answer to a
       // scan, an entry of a revocation list (its ticketId names it), a showtime's door count
       // (its showtimeId names it), a public key (its kid names it), an order's line (its
-      // order and seat name it) and the sales reports (computed, named by their showtime).
+      // order and seat name it), the sales reports (computed, named by their showtime) and a
+      // showtime's on-sale queue (one per showtime: its showtimeId names it).
       '@graphql-eslint/strict-id-in-types': ['error', {
         exceptions: {
           suffixes: ['Connection', 'Edge'],
           types: ['PageInfo', 'Price', 'SeatMapEvent', 'Payment', 'PaymentSession', 'ReconcileReport',
             'CheckInResult', 'RevokedTicket', 'CheckInCount', 'TicketKey', 'GuestSession',
-            'OrderLine', 'SalesReport', 'TicketTypeSales', 'ShowtimeSales'],
+            'OrderLine', 'SalesReport', 'TicketTypeSales', 'ShowtimeSales', 'OnSaleQueue'],
         },
       }],
     },

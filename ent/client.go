@@ -16,6 +16,7 @@ import (
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/offlinescan"
+	"seatflow/ent/onsalequeue"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
@@ -52,6 +53,8 @@ type Client struct {
 	Movie *MovieClient
 	// OfflineScan is the client for interacting with the OfflineScan builders.
 	OfflineScan *OfflineScanClient
+	// OnSaleQueue is the client for interacting with the OnSaleQueue builders.
+	OnSaleQueue *OnSaleQueueClient
 	// Order is the client for interacting with the Order builders.
 	Order *OrderClient
 	// OrderSeat is the client for interacting with the OrderSeat builders.
@@ -92,6 +95,7 @@ func (c *Client) init() {
 	c.Hall = NewHallClient(c.config)
 	c.Movie = NewMovieClient(c.config)
 	c.OfflineScan = NewOfflineScanClient(c.config)
+	c.OnSaleQueue = NewOnSaleQueueClient(c.config)
 	c.Order = NewOrderClient(c.config)
 	c.OrderSeat = NewOrderSeatClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
@@ -201,6 +205,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		Hall:          NewHallClient(cfg),
 		Movie:         NewMovieClient(cfg),
 		OfflineScan:   NewOfflineScanClient(cfg),
+		OnSaleQueue:   NewOnSaleQueueClient(cfg),
 		Order:         NewOrderClient(cfg),
 		OrderSeat:     NewOrderSeatClient(cfg),
 		Payment:       NewPaymentClient(cfg),
@@ -237,6 +242,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		Hall:          NewHallClient(cfg),
 		Movie:         NewMovieClient(cfg),
 		OfflineScan:   NewOfflineScanClient(cfg),
+		OnSaleQueue:   NewOnSaleQueueClient(cfg),
 		Order:         NewOrderClient(cfg),
 		OrderSeat:     NewOrderSeatClient(cfg),
 		Payment:       NewPaymentClient(cfg),
@@ -278,9 +284,9 @@ func (c *Client) Close() error {
 // In order to add hooks to a specific client, call: `client.Node.Use(...)`.
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
-		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat,
-		c.Payment, c.PaymentEvent, c.ReconcileRun, c.Refund, c.Seat, c.SeatBlock,
-		c.SeatOccupancy, c.Showtime, c.Ticket, c.TicketKey,
+		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.OnSaleQueue, c.Order,
+		c.OrderSeat, c.Payment, c.PaymentEvent, c.ReconcileRun, c.Refund, c.Seat,
+		c.SeatBlock, c.SeatOccupancy, c.Showtime, c.Ticket, c.TicketKey,
 	} {
 		n.Use(hooks...)
 	}
@@ -290,9 +296,9 @@ func (c *Client) Use(hooks ...Hook) {
 // In order to add interceptors to a specific client, call: `client.Node.Intercept(...)`.
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
-		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.Order, c.OrderSeat,
-		c.Payment, c.PaymentEvent, c.ReconcileRun, c.Refund, c.Seat, c.SeatBlock,
-		c.SeatOccupancy, c.Showtime, c.Ticket, c.TicketKey,
+		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.OnSaleQueue, c.Order,
+		c.OrderSeat, c.Payment, c.PaymentEvent, c.ReconcileRun, c.Refund, c.Seat,
+		c.SeatBlock, c.SeatOccupancy, c.Showtime, c.Ticket, c.TicketKey,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -311,6 +317,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Movie.mutate(ctx, m)
 	case *OfflineScanMutation:
 		return c.OfflineScan.mutate(ctx, m)
+	case *OnSaleQueueMutation:
+		return c.OnSaleQueue.mutate(ctx, m)
 	case *OrderMutation:
 		return c.Order.mutate(ctx, m)
 	case *OrderSeatMutation:
@@ -1098,6 +1106,139 @@ func (c *OfflineScanClient) mutate(ctx context.Context, m *OfflineScanMutation) 
 		return (&OfflineScanDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown OfflineScan mutation op: %q", m.Op())
+	}
+}
+
+// OnSaleQueueClient is a client for the OnSaleQueue schema.
+type OnSaleQueueClient struct {
+	config
+}
+
+// NewOnSaleQueueClient returns a client for the OnSaleQueue from the given config.
+func NewOnSaleQueueClient(c config) *OnSaleQueueClient {
+	return &OnSaleQueueClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `onsalequeue.Hooks(f(g(h())))`.
+func (c *OnSaleQueueClient) Use(hooks ...Hook) {
+	c.hooks.OnSaleQueue = append(c.hooks.OnSaleQueue, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `onsalequeue.Intercept(f(g(h())))`.
+func (c *OnSaleQueueClient) Intercept(interceptors ...Interceptor) {
+	c.inters.OnSaleQueue = append(c.inters.OnSaleQueue, interceptors...)
+}
+
+// Create returns a builder for creating a OnSaleQueue entity.
+func (c *OnSaleQueueClient) Create() *OnSaleQueueCreate {
+	mutation := newOnSaleQueueMutation(c.config, OpCreate)
+	return &OnSaleQueueCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of OnSaleQueue entities.
+func (c *OnSaleQueueClient) CreateBulk(builders ...*OnSaleQueueCreate) *OnSaleQueueCreateBulk {
+	return &OnSaleQueueCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *OnSaleQueueClient) MapCreateBulk(slice any, setFunc func(*OnSaleQueueCreate, int)) *OnSaleQueueCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &OnSaleQueueCreateBulk{err: fmt.Errorf("calling to OnSaleQueueClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*OnSaleQueueCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &OnSaleQueueCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for OnSaleQueue.
+func (c *OnSaleQueueClient) Update() *OnSaleQueueUpdate {
+	mutation := newOnSaleQueueMutation(c.config, OpUpdate)
+	return &OnSaleQueueUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *OnSaleQueueClient) UpdateOne(_m *OnSaleQueue) *OnSaleQueueUpdateOne {
+	mutation := newOnSaleQueueMutation(c.config, OpUpdateOne, withOnSaleQueue(_m))
+	return &OnSaleQueueUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *OnSaleQueueClient) UpdateOneID(id int) *OnSaleQueueUpdateOne {
+	mutation := newOnSaleQueueMutation(c.config, OpUpdateOne, withOnSaleQueueID(id))
+	return &OnSaleQueueUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for OnSaleQueue.
+func (c *OnSaleQueueClient) Delete() *OnSaleQueueDelete {
+	mutation := newOnSaleQueueMutation(c.config, OpDelete)
+	return &OnSaleQueueDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *OnSaleQueueClient) DeleteOne(_m *OnSaleQueue) *OnSaleQueueDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *OnSaleQueueClient) DeleteOneID(id int) *OnSaleQueueDeleteOne {
+	builder := c.Delete().Where(onsalequeue.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &OnSaleQueueDeleteOne{builder}
+}
+
+// Query returns a query builder for OnSaleQueue.
+func (c *OnSaleQueueClient) Query() *OnSaleQueueQuery {
+	return &OnSaleQueueQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypeOnSaleQueue},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a OnSaleQueue entity by its id.
+func (c *OnSaleQueueClient) Get(ctx context.Context, id int) (*OnSaleQueue, error) {
+	return c.Query().Where(onsalequeue.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *OnSaleQueueClient) GetX(ctx context.Context, id int) *OnSaleQueue {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *OnSaleQueueClient) Hooks() []Hook {
+	return c.hooks.OnSaleQueue
+}
+
+// Interceptors returns the client interceptors.
+func (c *OnSaleQueueClient) Interceptors() []Interceptor {
+	return c.inters.OnSaleQueue
+}
+
+func (c *OnSaleQueueClient) mutate(ctx context.Context, m *OnSaleQueueMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&OnSaleQueueCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&OnSaleQueueUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&OnSaleQueueUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&OnSaleQueueDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown OnSaleQueue mutation op: %q", m.Op())
 	}
 }
 
@@ -2924,14 +3065,14 @@ func (c *TicketKeyClient) mutate(ctx context.Context, m *TicketKeyMutation) (Val
 // hooks and interceptors per client, for fast access.
 type (
 	hooks struct {
-		CacheOutbox, Cinema, Hall, Movie, OfflineScan, Order, OrderSeat, Payment,
-		PaymentEvent, ReconcileRun, Refund, Seat, SeatBlock, SeatOccupancy, Showtime,
-		Ticket, TicketKey []ent.Hook
+		CacheOutbox, Cinema, Hall, Movie, OfflineScan, OnSaleQueue, Order, OrderSeat,
+		Payment, PaymentEvent, ReconcileRun, Refund, Seat, SeatBlock, SeatOccupancy,
+		Showtime, Ticket, TicketKey []ent.Hook
 	}
 	inters struct {
-		CacheOutbox, Cinema, Hall, Movie, OfflineScan, Order, OrderSeat, Payment,
-		PaymentEvent, ReconcileRun, Refund, Seat, SeatBlock, SeatOccupancy, Showtime,
-		Ticket, TicketKey []ent.Interceptor
+		CacheOutbox, Cinema, Hall, Movie, OfflineScan, OnSaleQueue, Order, OrderSeat,
+		Payment, PaymentEvent, ReconcileRun, Refund, Seat, SeatBlock, SeatOccupancy,
+		Showtime, Ticket, TicketKey []ent.Interceptor
 	}
 )
 

@@ -12,6 +12,7 @@ import (
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/offlinescan"
+	"seatflow/ent/onsalequeue"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
@@ -94,6 +95,7 @@ func checkColumn(t, c string) error {
 			hall.Table:          hall.ValidColumn,
 			movie.Table:         movie.ValidColumn,
 			offlinescan.Table:   offlinescan.ValidColumn,
+			onsalequeue.Table:   onsalequeue.ValidColumn,
 			order.Table:         order.ValidColumn,
 			orderseat.Table:     orderseat.ValidColumn,
 			payment.Table:       payment.ValidColumn,

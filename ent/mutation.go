@@ -12,6 +12,7 @@ import (
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/offlinescan"
+	"seatflow/ent/onsalequeue"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
@@ -46,6 +47,7 @@ const (
 	TypeHall          = "Hall"
 	TypeMovie         = "Movie"
 	TypeOfflineScan   = "OfflineScan"
+	TypeOnSaleQueue   = "OnSaleQueue"
 	TypeOrder         = "Order"
 	TypeOrderSeat     = "OrderSeat"
 	TypePayment       = "Payment"
@@ -3404,6 +3406,1290 @@ func (m *OfflineScanMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown OfflineScan edge %s", name)
+}
+
+// OnSaleQueueMutation represents an operation that mutates the OnSaleQueue nodes in the graph.
+type OnSaleQueueMutation struct {
+	config
+	op                    Op
+	typ                   string
+	id                    *int
+	showtime_id           *int
+	addshowtime_id        *int
+	opens_at              *time.Time
+	admit_per_minute      *int
+	addadmit_per_minute   *int
+	max_active            *int
+	addmax_active         *int
+	pass_minutes          *int
+	addpass_minutes       *int
+	average_party_size    *float64
+	addaverage_party_size *float64
+	draw_seed             *string
+	draw_commitment       *string
+	epoch                 *int
+	addepoch              *int
+	admitted              *int
+	addadmitted           *int
+	created_by            *string
+	created_at            *time.Time
+	updated_at            *time.Time
+	closed_at             *time.Time
+	clearedFields         map[string]struct{}
+	done                  bool
+	oldValue              func(context.Context) (*OnSaleQueue, error)
+	predicates            []predicate.OnSaleQueue
+}
+
+var _ ent.Mutation = (*OnSaleQueueMutation)(nil)
+
+// onsalequeueOption allows management of the mutation configuration using functional options.
+type onsalequeueOption func(*OnSaleQueueMutation)
+
+// newOnSaleQueueMutation creates new mutation for the OnSaleQueue entity.
+func newOnSaleQueueMutation(c config, op Op, opts ...onsalequeueOption) *OnSaleQueueMutation {
+	m := &OnSaleQueueMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeOnSaleQueue,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withOnSaleQueueID sets the ID field of the mutation.
+func withOnSaleQueueID(id int) onsalequeueOption {
+	return func(m *OnSaleQueueMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *OnSaleQueue
+		)
+		m.oldValue = func(ctx context.Context) (*OnSaleQueue, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().OnSaleQueue.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withOnSaleQueue sets the old OnSaleQueue of the mutation.
+func withOnSaleQueue(node *OnSaleQueue) onsalequeueOption {
+	return func(m *OnSaleQueueMutation) {
+		m.oldValue = func(context.Context) (*OnSaleQueue, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m OnSaleQueueMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m OnSaleQueueMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *OnSaleQueueMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *OnSaleQueueMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().OnSaleQueue.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetShowtimeID sets the "showtime_id" field.
+func (m *OnSaleQueueMutation) SetShowtimeID(i int) {
+	m.showtime_id = &i
+	m.addshowtime_id = nil
+}
+
+// ShowtimeID returns the value of the "showtime_id" field in the mutation.
+func (m *OnSaleQueueMutation) ShowtimeID() (r int, exists bool) {
+	v := m.showtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShowtimeID returns the old "showtime_id" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldShowtimeID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShowtimeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShowtimeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShowtimeID: %w", err)
+	}
+	return oldValue.ShowtimeID, nil
+}
+
+// AddShowtimeID adds i to the "showtime_id" field.
+func (m *OnSaleQueueMutation) AddShowtimeID(i int) {
+	if m.addshowtime_id != nil {
+		*m.addshowtime_id += i
+	} else {
+		m.addshowtime_id = &i
+	}
+}
+
+// AddedShowtimeID returns the value that was added to the "showtime_id" field in this mutation.
+func (m *OnSaleQueueMutation) AddedShowtimeID() (r int, exists bool) {
+	v := m.addshowtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetShowtimeID resets all changes to the "showtime_id" field.
+func (m *OnSaleQueueMutation) ResetShowtimeID() {
+	m.showtime_id = nil
+	m.addshowtime_id = nil
+}
+
+// SetOpensAt sets the "opens_at" field.
+func (m *OnSaleQueueMutation) SetOpensAt(t time.Time) {
+	m.opens_at = &t
+}
+
+// OpensAt returns the value of the "opens_at" field in the mutation.
+func (m *OnSaleQueueMutation) OpensAt() (r time.Time, exists bool) {
+	v := m.opens_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOpensAt returns the old "opens_at" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldOpensAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOpensAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOpensAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOpensAt: %w", err)
+	}
+	return oldValue.OpensAt, nil
+}
+
+// ResetOpensAt resets all changes to the "opens_at" field.
+func (m *OnSaleQueueMutation) ResetOpensAt() {
+	m.opens_at = nil
+}
+
+// SetAdmitPerMinute sets the "admit_per_minute" field.
+func (m *OnSaleQueueMutation) SetAdmitPerMinute(i int) {
+	m.admit_per_minute = &i
+	m.addadmit_per_minute = nil
+}
+
+// AdmitPerMinute returns the value of the "admit_per_minute" field in the mutation.
+func (m *OnSaleQueueMutation) AdmitPerMinute() (r int, exists bool) {
+	v := m.admit_per_minute
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAdmitPerMinute returns the old "admit_per_minute" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldAdmitPerMinute(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAdmitPerMinute is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAdmitPerMinute requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAdmitPerMinute: %w", err)
+	}
+	return oldValue.AdmitPerMinute, nil
+}
+
+// AddAdmitPerMinute adds i to the "admit_per_minute" field.
+func (m *OnSaleQueueMutation) AddAdmitPerMinute(i int) {
+	if m.addadmit_per_minute != nil {
+		*m.addadmit_per_minute += i
+	} else {
+		m.addadmit_per_minute = &i
+	}
+}
+
+// AddedAdmitPerMinute returns the value that was added to the "admit_per_minute" field in this mutation.
+func (m *OnSaleQueueMutation) AddedAdmitPerMinute() (r int, exists bool) {
+	v := m.addadmit_per_minute
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAdmitPerMinute resets all changes to the "admit_per_minute" field.
+func (m *OnSaleQueueMutation) ResetAdmitPerMinute() {
+	m.admit_per_minute = nil
+	m.addadmit_per_minute = nil
+}
+
+// SetMaxActive sets the "max_active" field.
+func (m *OnSaleQueueMutation) SetMaxActive(i int) {
+	m.max_active = &i
+	m.addmax_active = nil
+}
+
+// MaxActive returns the value of the "max_active" field in the mutation.
+func (m *OnSaleQueueMutation) MaxActive() (r int, exists bool) {
+	v := m.max_active
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldMaxActive returns the old "max_active" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldMaxActive(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldMaxActive is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldMaxActive requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldMaxActive: %w", err)
+	}
+	return oldValue.MaxActive, nil
+}
+
+// AddMaxActive adds i to the "max_active" field.
+func (m *OnSaleQueueMutation) AddMaxActive(i int) {
+	if m.addmax_active != nil {
+		*m.addmax_active += i
+	} else {
+		m.addmax_active = &i
+	}
+}
+
+// AddedMaxActive returns the value that was added to the "max_active" field in this mutation.
+func (m *OnSaleQueueMutation) AddedMaxActive() (r int, exists bool) {
+	v := m.addmax_active
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetMaxActive resets all changes to the "max_active" field.
+func (m *OnSaleQueueMutation) ResetMaxActive() {
+	m.max_active = nil
+	m.addmax_active = nil
+}
+
+// SetPassMinutes sets the "pass_minutes" field.
+func (m *OnSaleQueueMutation) SetPassMinutes(i int) {
+	m.pass_minutes = &i
+	m.addpass_minutes = nil
+}
+
+// PassMinutes returns the value of the "pass_minutes" field in the mutation.
+func (m *OnSaleQueueMutation) PassMinutes() (r int, exists bool) {
+	v := m.pass_minutes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPassMinutes returns the old "pass_minutes" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldPassMinutes(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPassMinutes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPassMinutes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPassMinutes: %w", err)
+	}
+	return oldValue.PassMinutes, nil
+}
+
+// AddPassMinutes adds i to the "pass_minutes" field.
+func (m *OnSaleQueueMutation) AddPassMinutes(i int) {
+	if m.addpass_minutes != nil {
+		*m.addpass_minutes += i
+	} else {
+		m.addpass_minutes = &i
+	}
+}
+
+// AddedPassMinutes returns the value that was added to the "pass_minutes" field in this mutation.
+func (m *OnSaleQueueMutation) AddedPassMinutes() (r int, exists bool) {
+	v := m.addpass_minutes
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPassMinutes resets all changes to the "pass_minutes" field.
+func (m *OnSaleQueueMutation) ResetPassMinutes() {
+	m.pass_minutes = nil
+	m.addpass_minutes = nil
+}
+
+// SetAveragePartySize sets the "average_party_size" field.
+func (m *OnSaleQueueMutation) SetAveragePartySize(f float64) {
+	m.average_party_size = &f
+	m.addaverage_party_size = nil
+}
+
+// AveragePartySize returns the value of the "average_party_size" field in the mutation.
+func (m *OnSaleQueueMutation) AveragePartySize() (r float64, exists bool) {
+	v := m.average_party_size
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAveragePartySize returns the old "average_party_size" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldAveragePartySize(ctx context.Context) (v float64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAveragePartySize is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAveragePartySize requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAveragePartySize: %w", err)
+	}
+	return oldValue.AveragePartySize, nil
+}
+
+// AddAveragePartySize adds f to the "average_party_size" field.
+func (m *OnSaleQueueMutation) AddAveragePartySize(f float64) {
+	if m.addaverage_party_size != nil {
+		*m.addaverage_party_size += f
+	} else {
+		m.addaverage_party_size = &f
+	}
+}
+
+// AddedAveragePartySize returns the value that was added to the "average_party_size" field in this mutation.
+func (m *OnSaleQueueMutation) AddedAveragePartySize() (r float64, exists bool) {
+	v := m.addaverage_party_size
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAveragePartySize resets all changes to the "average_party_size" field.
+func (m *OnSaleQueueMutation) ResetAveragePartySize() {
+	m.average_party_size = nil
+	m.addaverage_party_size = nil
+}
+
+// SetDrawSeed sets the "draw_seed" field.
+func (m *OnSaleQueueMutation) SetDrawSeed(s string) {
+	m.draw_seed = &s
+}
+
+// DrawSeed returns the value of the "draw_seed" field in the mutation.
+func (m *OnSaleQueueMutation) DrawSeed() (r string, exists bool) {
+	v := m.draw_seed
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDrawSeed returns the old "draw_seed" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldDrawSeed(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDrawSeed is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDrawSeed requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDrawSeed: %w", err)
+	}
+	return oldValue.DrawSeed, nil
+}
+
+// ResetDrawSeed resets all changes to the "draw_seed" field.
+func (m *OnSaleQueueMutation) ResetDrawSeed() {
+	m.draw_seed = nil
+}
+
+// SetDrawCommitment sets the "draw_commitment" field.
+func (m *OnSaleQueueMutation) SetDrawCommitment(s string) {
+	m.draw_commitment = &s
+}
+
+// DrawCommitment returns the value of the "draw_commitment" field in the mutation.
+func (m *OnSaleQueueMutation) DrawCommitment() (r string, exists bool) {
+	v := m.draw_commitment
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDrawCommitment returns the old "draw_commitment" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldDrawCommitment(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDrawCommitment is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDrawCommitment requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDrawCommitment: %w", err)
+	}
+	return oldValue.DrawCommitment, nil
+}
+
+// ResetDrawCommitment resets all changes to the "draw_commitment" field.
+func (m *OnSaleQueueMutation) ResetDrawCommitment() {
+	m.draw_commitment = nil
+}
+
+// SetEpoch sets the "epoch" field.
+func (m *OnSaleQueueMutation) SetEpoch(i int) {
+	m.epoch = &i
+	m.addepoch = nil
+}
+
+// Epoch returns the value of the "epoch" field in the mutation.
+func (m *OnSaleQueueMutation) Epoch() (r int, exists bool) {
+	v := m.epoch
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldEpoch returns the old "epoch" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldEpoch(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldEpoch is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldEpoch requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldEpoch: %w", err)
+	}
+	return oldValue.Epoch, nil
+}
+
+// AddEpoch adds i to the "epoch" field.
+func (m *OnSaleQueueMutation) AddEpoch(i int) {
+	if m.addepoch != nil {
+		*m.addepoch += i
+	} else {
+		m.addepoch = &i
+	}
+}
+
+// AddedEpoch returns the value that was added to the "epoch" field in this mutation.
+func (m *OnSaleQueueMutation) AddedEpoch() (r int, exists bool) {
+	v := m.addepoch
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetEpoch resets all changes to the "epoch" field.
+func (m *OnSaleQueueMutation) ResetEpoch() {
+	m.epoch = nil
+	m.addepoch = nil
+}
+
+// SetAdmitted sets the "admitted" field.
+func (m *OnSaleQueueMutation) SetAdmitted(i int) {
+	m.admitted = &i
+	m.addadmitted = nil
+}
+
+// Admitted returns the value of the "admitted" field in the mutation.
+func (m *OnSaleQueueMutation) Admitted() (r int, exists bool) {
+	v := m.admitted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldAdmitted returns the old "admitted" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldAdmitted(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldAdmitted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldAdmitted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldAdmitted: %w", err)
+	}
+	return oldValue.Admitted, nil
+}
+
+// AddAdmitted adds i to the "admitted" field.
+func (m *OnSaleQueueMutation) AddAdmitted(i int) {
+	if m.addadmitted != nil {
+		*m.addadmitted += i
+	} else {
+		m.addadmitted = &i
+	}
+}
+
+// AddedAdmitted returns the value that was added to the "admitted" field in this mutation.
+func (m *OnSaleQueueMutation) AddedAdmitted() (r int, exists bool) {
+	v := m.addadmitted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetAdmitted resets all changes to the "admitted" field.
+func (m *OnSaleQueueMutation) ResetAdmitted() {
+	m.admitted = nil
+	m.addadmitted = nil
+}
+
+// SetCreatedBy sets the "created_by" field.
+func (m *OnSaleQueueMutation) SetCreatedBy(s string) {
+	m.created_by = &s
+}
+
+// CreatedBy returns the value of the "created_by" field in the mutation.
+func (m *OnSaleQueueMutation) CreatedBy() (r string, exists bool) {
+	v := m.created_by
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedBy returns the old "created_by" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldCreatedBy(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedBy is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedBy requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedBy: %w", err)
+	}
+	return oldValue.CreatedBy, nil
+}
+
+// ResetCreatedBy resets all changes to the "created_by" field.
+func (m *OnSaleQueueMutation) ResetCreatedBy() {
+	m.created_by = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *OnSaleQueueMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *OnSaleQueueMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *OnSaleQueueMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetUpdatedAt sets the "updated_at" field.
+func (m *OnSaleQueueMutation) SetUpdatedAt(t time.Time) {
+	m.updated_at = &t
+}
+
+// UpdatedAt returns the value of the "updated_at" field in the mutation.
+func (m *OnSaleQueueMutation) UpdatedAt() (r time.Time, exists bool) {
+	v := m.updated_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUpdatedAt returns the old "updated_at" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldUpdatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUpdatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUpdatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUpdatedAt: %w", err)
+	}
+	return oldValue.UpdatedAt, nil
+}
+
+// ResetUpdatedAt resets all changes to the "updated_at" field.
+func (m *OnSaleQueueMutation) ResetUpdatedAt() {
+	m.updated_at = nil
+}
+
+// SetClosedAt sets the "closed_at" field.
+func (m *OnSaleQueueMutation) SetClosedAt(t time.Time) {
+	m.closed_at = &t
+}
+
+// ClosedAt returns the value of the "closed_at" field in the mutation.
+func (m *OnSaleQueueMutation) ClosedAt() (r time.Time, exists bool) {
+	v := m.closed_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldClosedAt returns the old "closed_at" field's value of the OnSaleQueue entity.
+// If the OnSaleQueue object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *OnSaleQueueMutation) OldClosedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldClosedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldClosedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldClosedAt: %w", err)
+	}
+	return oldValue.ClosedAt, nil
+}
+
+// ClearClosedAt clears the value of the "closed_at" field.
+func (m *OnSaleQueueMutation) ClearClosedAt() {
+	m.closed_at = nil
+	m.clearedFields[onsalequeue.FieldClosedAt] = struct{}{}
+}
+
+// ClosedAtCleared returns if the "closed_at" field was cleared in this mutation.
+func (m *OnSaleQueueMutation) ClosedAtCleared() bool {
+	_, ok := m.clearedFields[onsalequeue.FieldClosedAt]
+	return ok
+}
+
+// ResetClosedAt resets all changes to the "closed_at" field.
+func (m *OnSaleQueueMutation) ResetClosedAt() {
+	m.closed_at = nil
+	delete(m.clearedFields, onsalequeue.FieldClosedAt)
+}
+
+// Where appends a list predicates to the OnSaleQueueMutation builder.
+func (m *OnSaleQueueMutation) Where(ps ...predicate.OnSaleQueue) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the OnSaleQueueMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *OnSaleQueueMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.OnSaleQueue, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *OnSaleQueueMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *OnSaleQueueMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (OnSaleQueue).
+func (m *OnSaleQueueMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *OnSaleQueueMutation) Fields() []string {
+	fields := make([]string, 0, 14)
+	if m.showtime_id != nil {
+		fields = append(fields, onsalequeue.FieldShowtimeID)
+	}
+	if m.opens_at != nil {
+		fields = append(fields, onsalequeue.FieldOpensAt)
+	}
+	if m.admit_per_minute != nil {
+		fields = append(fields, onsalequeue.FieldAdmitPerMinute)
+	}
+	if m.max_active != nil {
+		fields = append(fields, onsalequeue.FieldMaxActive)
+	}
+	if m.pass_minutes != nil {
+		fields = append(fields, onsalequeue.FieldPassMinutes)
+	}
+	if m.average_party_size != nil {
+		fields = append(fields, onsalequeue.FieldAveragePartySize)
+	}
+	if m.draw_seed != nil {
+		fields = append(fields, onsalequeue.FieldDrawSeed)
+	}
+	if m.draw_commitment != nil {
+		fields = append(fields, onsalequeue.FieldDrawCommitment)
+	}
+	if m.epoch != nil {
+		fields = append(fields, onsalequeue.FieldEpoch)
+	}
+	if m.admitted != nil {
+		fields = append(fields, onsalequeue.FieldAdmitted)
+	}
+	if m.created_by != nil {
+		fields = append(fields, onsalequeue.FieldCreatedBy)
+	}
+	if m.created_at != nil {
+		fields = append(fields, onsalequeue.FieldCreatedAt)
+	}
+	if m.updated_at != nil {
+		fields = append(fields, onsalequeue.FieldUpdatedAt)
+	}
+	if m.closed_at != nil {
+		fields = append(fields, onsalequeue.FieldClosedAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *OnSaleQueueMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case onsalequeue.FieldShowtimeID:
+		return m.ShowtimeID()
+	case onsalequeue.FieldOpensAt:
+		return m.OpensAt()
+	case onsalequeue.FieldAdmitPerMinute:
+		return m.AdmitPerMinute()
+	case onsalequeue.FieldMaxActive:
+		return m.MaxActive()
+	case onsalequeue.FieldPassMinutes:
+		return m.PassMinutes()
+	case onsalequeue.FieldAveragePartySize:
+		return m.AveragePartySize()
+	case onsalequeue.FieldDrawSeed:
+		return m.DrawSeed()
+	case onsalequeue.FieldDrawCommitment:
+		return m.DrawCommitment()
+	case onsalequeue.FieldEpoch:
+		return m.Epoch()
+	case onsalequeue.FieldAdmitted:
+		return m.Admitted()
+	case onsalequeue.FieldCreatedBy:
+		return m.CreatedBy()
+	case onsalequeue.FieldCreatedAt:
+		return m.CreatedAt()
+	case onsalequeue.FieldUpdatedAt:
+		return m.UpdatedAt()
+	case onsalequeue.FieldClosedAt:
+		return m.ClosedAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *OnSaleQueueMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case onsalequeue.FieldShowtimeID:
+		return m.OldShowtimeID(ctx)
+	case onsalequeue.FieldOpensAt:
+		return m.OldOpensAt(ctx)
+	case onsalequeue.FieldAdmitPerMinute:
+		return m.OldAdmitPerMinute(ctx)
+	case onsalequeue.FieldMaxActive:
+		return m.OldMaxActive(ctx)
+	case onsalequeue.FieldPassMinutes:
+		return m.OldPassMinutes(ctx)
+	case onsalequeue.FieldAveragePartySize:
+		return m.OldAveragePartySize(ctx)
+	case onsalequeue.FieldDrawSeed:
+		return m.OldDrawSeed(ctx)
+	case onsalequeue.FieldDrawCommitment:
+		return m.OldDrawCommitment(ctx)
+	case onsalequeue.FieldEpoch:
+		return m.OldEpoch(ctx)
+	case onsalequeue.FieldAdmitted:
+		return m.OldAdmitted(ctx)
+	case onsalequeue.FieldCreatedBy:
+		return m.OldCreatedBy(ctx)
+	case onsalequeue.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case onsalequeue.FieldUpdatedAt:
+		return m.OldUpdatedAt(ctx)
+	case onsalequeue.FieldClosedAt:
+		return m.OldClosedAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown OnSaleQueue field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OnSaleQueueMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case onsalequeue.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShowtimeID(v)
+		return nil
+	case onsalequeue.FieldOpensAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOpensAt(v)
+		return nil
+	case onsalequeue.FieldAdmitPerMinute:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAdmitPerMinute(v)
+		return nil
+	case onsalequeue.FieldMaxActive:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetMaxActive(v)
+		return nil
+	case onsalequeue.FieldPassMinutes:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPassMinutes(v)
+		return nil
+	case onsalequeue.FieldAveragePartySize:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAveragePartySize(v)
+		return nil
+	case onsalequeue.FieldDrawSeed:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDrawSeed(v)
+		return nil
+	case onsalequeue.FieldDrawCommitment:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDrawCommitment(v)
+		return nil
+	case onsalequeue.FieldEpoch:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetEpoch(v)
+		return nil
+	case onsalequeue.FieldAdmitted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetAdmitted(v)
+		return nil
+	case onsalequeue.FieldCreatedBy:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedBy(v)
+		return nil
+	case onsalequeue.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case onsalequeue.FieldUpdatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUpdatedAt(v)
+		return nil
+	case onsalequeue.FieldClosedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetClosedAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OnSaleQueue field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *OnSaleQueueMutation) AddedFields() []string {
+	var fields []string
+	if m.addshowtime_id != nil {
+		fields = append(fields, onsalequeue.FieldShowtimeID)
+	}
+	if m.addadmit_per_minute != nil {
+		fields = append(fields, onsalequeue.FieldAdmitPerMinute)
+	}
+	if m.addmax_active != nil {
+		fields = append(fields, onsalequeue.FieldMaxActive)
+	}
+	if m.addpass_minutes != nil {
+		fields = append(fields, onsalequeue.FieldPassMinutes)
+	}
+	if m.addaverage_party_size != nil {
+		fields = append(fields, onsalequeue.FieldAveragePartySize)
+	}
+	if m.addepoch != nil {
+		fields = append(fields, onsalequeue.FieldEpoch)
+	}
+	if m.addadmitted != nil {
+		fields = append(fields, onsalequeue.FieldAdmitted)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *OnSaleQueueMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case onsalequeue.FieldShowtimeID:
+		return m.AddedShowtimeID()
+	case onsalequeue.FieldAdmitPerMinute:
+		return m.AddedAdmitPerMinute()
+	case onsalequeue.FieldMaxActive:
+		return m.AddedMaxActive()
+	case onsalequeue.FieldPassMinutes:
+		return m.AddedPassMinutes()
+	case onsalequeue.FieldAveragePartySize:
+		return m.AddedAveragePartySize()
+	case onsalequeue.FieldEpoch:
+		return m.AddedEpoch()
+	case onsalequeue.FieldAdmitted:
+		return m.AddedAdmitted()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *OnSaleQueueMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case onsalequeue.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddShowtimeID(v)
+		return nil
+	case onsalequeue.FieldAdmitPerMinute:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAdmitPerMinute(v)
+		return nil
+	case onsalequeue.FieldMaxActive:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddMaxActive(v)
+		return nil
+	case onsalequeue.FieldPassMinutes:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPassMinutes(v)
+		return nil
+	case onsalequeue.FieldAveragePartySize:
+		v, ok := value.(float64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAveragePartySize(v)
+		return nil
+	case onsalequeue.FieldEpoch:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddEpoch(v)
+		return nil
+	case onsalequeue.FieldAdmitted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddAdmitted(v)
+		return nil
+	}
+	return fmt.Errorf("unknown OnSaleQueue numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *OnSaleQueueMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(onsalequeue.FieldClosedAt) {
+		fields = append(fields, onsalequeue.FieldClosedAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *OnSaleQueueMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *OnSaleQueueMutation) ClearField(name string) error {
+	switch name {
+	case onsalequeue.FieldClosedAt:
+		m.ClearClosedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown OnSaleQueue nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *OnSaleQueueMutation) ResetField(name string) error {
+	switch name {
+	case onsalequeue.FieldShowtimeID:
+		m.ResetShowtimeID()
+		return nil
+	case onsalequeue.FieldOpensAt:
+		m.ResetOpensAt()
+		return nil
+	case onsalequeue.FieldAdmitPerMinute:
+		m.ResetAdmitPerMinute()
+		return nil
+	case onsalequeue.FieldMaxActive:
+		m.ResetMaxActive()
+		return nil
+	case onsalequeue.FieldPassMinutes:
+		m.ResetPassMinutes()
+		return nil
+	case onsalequeue.FieldAveragePartySize:
+		m.ResetAveragePartySize()
+		return nil
+	case onsalequeue.FieldDrawSeed:
+		m.ResetDrawSeed()
+		return nil
+	case onsalequeue.FieldDrawCommitment:
+		m.ResetDrawCommitment()
+		return nil
+	case onsalequeue.FieldEpoch:
+		m.ResetEpoch()
+		return nil
+	case onsalequeue.FieldAdmitted:
+		m.ResetAdmitted()
+		return nil
+	case onsalequeue.FieldCreatedBy:
+		m.ResetCreatedBy()
+		return nil
+	case onsalequeue.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case onsalequeue.FieldUpdatedAt:
+		m.ResetUpdatedAt()
+		return nil
+	case onsalequeue.FieldClosedAt:
+		m.ResetClosedAt()
+		return nil
+	}
+	return fmt.Errorf("unknown OnSaleQueue field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *OnSaleQueueMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *OnSaleQueueMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *OnSaleQueueMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *OnSaleQueueMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *OnSaleQueueMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *OnSaleQueueMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *OnSaleQueueMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown OnSaleQueue unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *OnSaleQueueMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown OnSaleQueue edge %s", name)
 }
 
 // OrderMutation represents an operation that mutates the Order nodes in the graph.
@@ -11617,6 +12903,7 @@ type ShowtimeMutation struct {
 	currency          *string
 	seat_epoch        *int
 	addseat_epoch     *int
+	has_queue         *bool
 	created_at        *time.Time
 	updated_at        *time.Time
 	clearedFields     map[string]struct{}
@@ -12142,6 +13429,42 @@ func (m *ShowtimeMutation) ResetSeatEpoch() {
 	m.addseat_epoch = nil
 }
 
+// SetHasQueue sets the "has_queue" field.
+func (m *ShowtimeMutation) SetHasQueue(b bool) {
+	m.has_queue = &b
+}
+
+// HasQueue returns the value of the "has_queue" field in the mutation.
+func (m *ShowtimeMutation) HasQueue() (r bool, exists bool) {
+	v := m.has_queue
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldHasQueue returns the old "has_queue" field's value of the Showtime entity.
+// If the Showtime object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ShowtimeMutation) OldHasQueue(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldHasQueue is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldHasQueue requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldHasQueue: %w", err)
+	}
+	return oldValue.HasQueue, nil
+}
+
+// ResetHasQueue resets all changes to the "has_queue" field.
+func (m *ShowtimeMutation) ResetHasQueue() {
+	m.has_queue = nil
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *ShowtimeMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -12302,7 +13625,7 @@ func (m *ShowtimeMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ShowtimeMutation) Fields() []string {
-	fields := make([]string, 0, 12)
+	fields := make([]string, 0, 13)
 	if m.movie != nil {
 		fields = append(fields, showtime.FieldMovieID)
 	}
@@ -12332,6 +13655,9 @@ func (m *ShowtimeMutation) Fields() []string {
 	}
 	if m.seat_epoch != nil {
 		fields = append(fields, showtime.FieldSeatEpoch)
+	}
+	if m.has_queue != nil {
+		fields = append(fields, showtime.FieldHasQueue)
 	}
 	if m.created_at != nil {
 		fields = append(fields, showtime.FieldCreatedAt)
@@ -12367,6 +13693,8 @@ func (m *ShowtimeMutation) Field(name string) (ent.Value, bool) {
 		return m.Currency()
 	case showtime.FieldSeatEpoch:
 		return m.SeatEpoch()
+	case showtime.FieldHasQueue:
+		return m.HasQueue()
 	case showtime.FieldCreatedAt:
 		return m.CreatedAt()
 	case showtime.FieldUpdatedAt:
@@ -12400,6 +13728,8 @@ func (m *ShowtimeMutation) OldField(ctx context.Context, name string) (ent.Value
 		return m.OldCurrency(ctx)
 	case showtime.FieldSeatEpoch:
 		return m.OldSeatEpoch(ctx)
+	case showtime.FieldHasQueue:
+		return m.OldHasQueue(ctx)
 	case showtime.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case showtime.FieldUpdatedAt:
@@ -12482,6 +13812,13 @@ func (m *ShowtimeMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetSeatEpoch(v)
+		return nil
+	case showtime.FieldHasQueue:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetHasQueue(v)
 		return nil
 	case showtime.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -12602,6 +13939,9 @@ func (m *ShowtimeMutation) ResetField(name string) error {
 		return nil
 	case showtime.FieldSeatEpoch:
 		m.ResetSeatEpoch()
+		return nil
+	case showtime.FieldHasQueue:
+		m.ResetHasQueue()
 		return nil
 	case showtime.FieldCreatedAt:
 		m.ResetCreatedAt()

@@ -7,6 +7,7 @@ import (
 	"seatflow/ent/hall"
 	"seatflow/ent/movie"
 	"seatflow/ent/offlinescan"
+	"seatflow/ent/onsalequeue"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
@@ -159,6 +160,44 @@ func init() {
 	offlinescanDescStaffID := offlinescanFields[5].Descriptor()
 	// offlinescan.StaffIDValidator is a validator for the "staff_id" field. It is called by the builders before save.
 	offlinescan.StaffIDValidator = offlinescanDescStaffID.Validators[0].(func(string) error)
+	onsalequeueFields := schema.OnSaleQueue{}.Fields()
+	_ = onsalequeueFields
+	// onsalequeueDescAdmitPerMinute is the schema descriptor for admit_per_minute field.
+	onsalequeueDescAdmitPerMinute := onsalequeueFields[2].Descriptor()
+	// onsalequeue.AdmitPerMinuteValidator is a validator for the "admit_per_minute" field. It is called by the builders before save.
+	onsalequeue.AdmitPerMinuteValidator = onsalequeueDescAdmitPerMinute.Validators[0].(func(int) error)
+	// onsalequeueDescMaxActive is the schema descriptor for max_active field.
+	onsalequeueDescMaxActive := onsalequeueFields[3].Descriptor()
+	// onsalequeue.MaxActiveValidator is a validator for the "max_active" field. It is called by the builders before save.
+	onsalequeue.MaxActiveValidator = onsalequeueDescMaxActive.Validators[0].(func(int) error)
+	// onsalequeueDescPassMinutes is the schema descriptor for pass_minutes field.
+	onsalequeueDescPassMinutes := onsalequeueFields[4].Descriptor()
+	// onsalequeue.PassMinutesValidator is a validator for the "pass_minutes" field. It is called by the builders before save.
+	onsalequeue.PassMinutesValidator = onsalequeueDescPassMinutes.Validators[0].(func(int) error)
+	// onsalequeueDescDrawSeed is the schema descriptor for draw_seed field.
+	onsalequeueDescDrawSeed := onsalequeueFields[6].Descriptor()
+	// onsalequeue.DrawSeedValidator is a validator for the "draw_seed" field. It is called by the builders before save.
+	onsalequeue.DrawSeedValidator = onsalequeueDescDrawSeed.Validators[0].(func(string) error)
+	// onsalequeueDescDrawCommitment is the schema descriptor for draw_commitment field.
+	onsalequeueDescDrawCommitment := onsalequeueFields[7].Descriptor()
+	// onsalequeue.DrawCommitmentValidator is a validator for the "draw_commitment" field. It is called by the builders before save.
+	onsalequeue.DrawCommitmentValidator = onsalequeueDescDrawCommitment.Validators[0].(func(string) error)
+	// onsalequeueDescEpoch is the schema descriptor for epoch field.
+	onsalequeueDescEpoch := onsalequeueFields[8].Descriptor()
+	// onsalequeue.DefaultEpoch holds the default value on creation for the epoch field.
+	onsalequeue.DefaultEpoch = onsalequeueDescEpoch.Default.(int)
+	// onsalequeue.EpochValidator is a validator for the "epoch" field. It is called by the builders before save.
+	onsalequeue.EpochValidator = onsalequeueDescEpoch.Validators[0].(func(int) error)
+	// onsalequeueDescAdmitted is the schema descriptor for admitted field.
+	onsalequeueDescAdmitted := onsalequeueFields[9].Descriptor()
+	// onsalequeue.DefaultAdmitted holds the default value on creation for the admitted field.
+	onsalequeue.DefaultAdmitted = onsalequeueDescAdmitted.Default.(int)
+	// onsalequeue.AdmittedValidator is a validator for the "admitted" field. It is called by the builders before save.
+	onsalequeue.AdmittedValidator = onsalequeueDescAdmitted.Validators[0].(func(int) error)
+	// onsalequeueDescCreatedBy is the schema descriptor for created_by field.
+	onsalequeueDescCreatedBy := onsalequeueFields[10].Descriptor()
+	// onsalequeue.CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
+	onsalequeue.CreatedByValidator = onsalequeueDescCreatedBy.Validators[0].(func(string) error)
 	orderFields := schema.Order{}.Fields()
 	_ = orderFields
 	// orderDescUserID is the schema descriptor for user_id field.
@@ -481,6 +520,10 @@ func init() {
 	showtime.DefaultSeatEpoch = showtimeDescSeatEpoch.Default.(int)
 	// showtime.SeatEpochValidator is a validator for the "seat_epoch" field. It is called by the builders before save.
 	showtime.SeatEpochValidator = showtimeDescSeatEpoch.Validators[0].(func(int) error)
+	// showtimeDescHasQueue is the schema descriptor for has_queue field.
+	showtimeDescHasQueue := showtimeFields[10].Descriptor()
+	// showtime.DefaultHasQueue holds the default value on creation for the has_queue field.
+	showtime.DefaultHasQueue = showtimeDescHasQueue.Default.(bool)
 	ticketFields := schema.Ticket{}.Fields()
 	_ = ticketFields
 	// ticketDescCheckInNonce is the schema descriptor for check_in_nonce field.

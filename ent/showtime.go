@@ -41,6 +41,8 @@ type Showtime struct {
 	Currency string `json:"currency,omitempty"`
 	// SeatEpoch holds the value of the "seat_epoch" field.
 	SeatEpoch int `json:"seat_epoch,omitempty"`
+	// HasQueue holds the value of the "has_queue" field.
+	HasQueue bool `json:"has_queue,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -91,7 +93,7 @@ func (*Showtime) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case showtime.FieldPrices:
 			values[i] = new([]byte)
-		case showtime.FieldAllowSeatGaps:
+		case showtime.FieldAllowSeatGaps, showtime.FieldHasQueue:
 			values[i] = new(sql.NullBool)
 		case showtime.FieldID, showtime.FieldMovieID, showtime.FieldHallID, showtime.FieldPurchaseLimit, showtime.FieldSeatEpoch:
 			values[i] = new(sql.NullInt64)
@@ -182,6 +184,12 @@ func (_m *Showtime) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.SeatEpoch = int(value.Int64)
 			}
+		case showtime.FieldHasQueue:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field has_queue", values[i])
+			} else if value.Valid {
+				_m.HasQueue = value.Bool
+			}
 		case showtime.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
@@ -269,6 +277,9 @@ func (_m *Showtime) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("seat_epoch=")
 	builder.WriteString(fmt.Sprintf("%v", _m.SeatEpoch))
+	builder.WriteString(", ")
+	builder.WriteString("has_queue=")
+	builder.WriteString(fmt.Sprintf("%v", _m.HasQueue))
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

@@ -125,6 +125,20 @@ func (_c *ShowtimeCreate) SetNillableSeatEpoch(v *int) *ShowtimeCreate {
 	return _c
 }
 
+// SetHasQueue sets the "has_queue" field.
+func (_c *ShowtimeCreate) SetHasQueue(v bool) *ShowtimeCreate {
+	_c.mutation.SetHasQueue(v)
+	return _c
+}
+
+// SetNillableHasQueue sets the "has_queue" field if the given value is not nil.
+func (_c *ShowtimeCreate) SetNillableHasQueue(v *bool) *ShowtimeCreate {
+	if v != nil {
+		_c.SetHasQueue(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *ShowtimeCreate) SetCreatedAt(v time.Time) *ShowtimeCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -202,6 +216,10 @@ func (_c *ShowtimeCreate) defaults() {
 		v := showtime.DefaultSeatEpoch
 		_c.mutation.SetSeatEpoch(v)
 	}
+	if _, ok := _c.mutation.HasQueue(); !ok {
+		v := showtime.DefaultHasQueue
+		_c.mutation.SetHasQueue(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -255,6 +273,9 @@ func (_c *ShowtimeCreate) check() error {
 		if err := showtime.SeatEpochValidator(v); err != nil {
 			return &ValidationError{Name: "seat_epoch", err: fmt.Errorf(`ent: validator failed for field "Showtime.seat_epoch": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.HasQueue(); !ok {
+		return &ValidationError{Name: "has_queue", err: errors.New(`ent: missing required field "Showtime.has_queue"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Showtime.created_at"`)}
@@ -326,6 +347,10 @@ func (_c *ShowtimeCreate) createSpec() (*Showtime, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.SeatEpoch(); ok {
 		_spec.SetField(showtime.FieldSeatEpoch, field.TypeInt, value)
 		_node.SeatEpoch = value
+	}
+	if value, ok := _c.mutation.HasQueue(); ok {
+		_spec.SetField(showtime.FieldHasQueue, field.TypeBool, value)
+		_node.HasQueue = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(showtime.FieldCreatedAt, field.TypeTime, value)
@@ -553,6 +578,18 @@ func (u *ShowtimeUpsert) AddSeatEpoch(v int) *ShowtimeUpsert {
 	return u
 }
 
+// SetHasQueue sets the "has_queue" field.
+func (u *ShowtimeUpsert) SetHasQueue(v bool) *ShowtimeUpsert {
+	u.Set(showtime.FieldHasQueue, v)
+	return u
+}
+
+// UpdateHasQueue sets the "has_queue" field to the value that was provided on create.
+func (u *ShowtimeUpsert) UpdateHasQueue() *ShowtimeUpsert {
+	u.SetExcluded(showtime.FieldHasQueue)
+	return u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (u *ShowtimeUpsert) SetUpdatedAt(v time.Time) *ShowtimeUpsert {
 	u.Set(showtime.FieldUpdatedAt, v)
@@ -761,6 +798,20 @@ func (u *ShowtimeUpsertOne) AddSeatEpoch(v int) *ShowtimeUpsertOne {
 func (u *ShowtimeUpsertOne) UpdateSeatEpoch() *ShowtimeUpsertOne {
 	return u.Update(func(s *ShowtimeUpsert) {
 		s.UpdateSeatEpoch()
+	})
+}
+
+// SetHasQueue sets the "has_queue" field.
+func (u *ShowtimeUpsertOne) SetHasQueue(v bool) *ShowtimeUpsertOne {
+	return u.Update(func(s *ShowtimeUpsert) {
+		s.SetHasQueue(v)
+	})
+}
+
+// UpdateHasQueue sets the "has_queue" field to the value that was provided on create.
+func (u *ShowtimeUpsertOne) UpdateHasQueue() *ShowtimeUpsertOne {
+	return u.Update(func(s *ShowtimeUpsert) {
+		s.UpdateHasQueue()
 	})
 }
 
@@ -1140,6 +1191,20 @@ func (u *ShowtimeUpsertBulk) AddSeatEpoch(v int) *ShowtimeUpsertBulk {
 func (u *ShowtimeUpsertBulk) UpdateSeatEpoch() *ShowtimeUpsertBulk {
 	return u.Update(func(s *ShowtimeUpsert) {
 		s.UpdateSeatEpoch()
+	})
+}
+
+// SetHasQueue sets the "has_queue" field.
+func (u *ShowtimeUpsertBulk) SetHasQueue(v bool) *ShowtimeUpsertBulk {
+	return u.Update(func(s *ShowtimeUpsert) {
+		s.SetHasQueue(v)
+	})
+}
+
+// UpdateHasQueue sets the "has_queue" field to the value that was provided on create.
+func (u *ShowtimeUpsertBulk) UpdateHasQueue() *ShowtimeUpsertBulk {
+	return u.Update(func(s *ShowtimeUpsert) {
+		s.UpdateHasQueue()
 	})
 }
 

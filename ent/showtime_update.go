@@ -185,6 +185,20 @@ func (_u *ShowtimeUpdate) AddSeatEpoch(v int) *ShowtimeUpdate {
 	return _u
 }
 
+// SetHasQueue sets the "has_queue" field.
+func (_u *ShowtimeUpdate) SetHasQueue(v bool) *ShowtimeUpdate {
+	_u.mutation.SetHasQueue(v)
+	return _u
+}
+
+// SetNillableHasQueue sets the "has_queue" field if the given value is not nil.
+func (_u *ShowtimeUpdate) SetNillableHasQueue(v *bool) *ShowtimeUpdate {
+	if v != nil {
+		_u.SetHasQueue(*v)
+	}
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *ShowtimeUpdate) SetUpdatedAt(v time.Time) *ShowtimeUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -336,6 +350,9 @@ func (_u *ShowtimeUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.AddedSeatEpoch(); ok {
 		_spec.AddField(showtime.FieldSeatEpoch, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.HasQueue(); ok {
+		_spec.SetField(showtime.FieldHasQueue, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(showtime.FieldUpdatedAt, field.TypeTime, value)
@@ -572,6 +589,20 @@ func (_u *ShowtimeUpdateOne) AddSeatEpoch(v int) *ShowtimeUpdateOne {
 	return _u
 }
 
+// SetHasQueue sets the "has_queue" field.
+func (_u *ShowtimeUpdateOne) SetHasQueue(v bool) *ShowtimeUpdateOne {
+	_u.mutation.SetHasQueue(v)
+	return _u
+}
+
+// SetNillableHasQueue sets the "has_queue" field if the given value is not nil.
+func (_u *ShowtimeUpdateOne) SetNillableHasQueue(v *bool) *ShowtimeUpdateOne {
+	if v != nil {
+		_u.SetHasQueue(*v)
+	}
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *ShowtimeUpdateOne) SetUpdatedAt(v time.Time) *ShowtimeUpdateOne {
 	_u.mutation.SetUpdatedAt(v)
@@ -753,6 +784,9 @@ func (_u *ShowtimeUpdateOne) sqlSave(ctx context.Context) (_node *Showtime, err 
 	}
 	if value, ok := _u.mutation.AddedSeatEpoch(); ok {
 		_spec.AddField(showtime.FieldSeatEpoch, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.HasQueue(); ok {
+		_spec.SetField(showtime.FieldHasQueue, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(showtime.FieldUpdatedAt, field.TypeTime, value)

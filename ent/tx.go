@@ -24,6 +24,8 @@ type Tx struct {
 	Movie *MovieClient
 	// OfflineScan is the client for interacting with the OfflineScan builders.
 	OfflineScan *OfflineScanClient
+	// OnSaleQueue is the client for interacting with the OnSaleQueue builders.
+	OnSaleQueue *OnSaleQueueClient
 	// Order is the client for interacting with the Order builders.
 	Order *OrderClient
 	// OrderSeat is the client for interacting with the OrderSeat builders.
@@ -184,6 +186,7 @@ func (tx *Tx) init() {
 	tx.Hall = NewHallClient(tx.config)
 	tx.Movie = NewMovieClient(tx.config)
 	tx.OfflineScan = NewOfflineScanClient(tx.config)
+	tx.OnSaleQueue = NewOnSaleQueueClient(tx.config)
 	tx.Order = NewOrderClient(tx.config)
 	tx.OrderSeat = NewOrderSeatClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)

@@ -12,6 +12,7 @@ import (
 	"seatflow/graph/model"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
+	"seatflow/internal/queue"
 	"seatflow/internal/reconcile"
 	"strconv"
 	"sync/atomic"
@@ -121,18 +122,36 @@ type ComplexityRoot struct {
 		ExtendHold         func(childComplexity int, orderID int) int
 		GuestSession       func(childComplexity int) int
 		HoldSeats          func(childComplexity int, input booking.HoldSeatsInput) int
+		JoinQueue          func(childComplexity int, showtimeID int) int
+		LeaveQueue         func(childComplexity int, showtimeID int) int
 		OpenSales          func(childComplexity int, showtimeID int) int
 		PayOrder           func(childComplexity int, orderID int, paymentRef string) int
 		RefundOrder        func(childComplexity int, orderID int) int
 		RefundSeats        func(childComplexity int, orderID int, seatIds []int) int
+		RemoveOnSaleQueue  func(childComplexity int, showtimeID int) int
 		RescheduleShowtime func(childComplexity int, id int, startsAt time.Time) int
 		RunReconcile       func(childComplexity int) int
 		SetMovieStatus     func(childComplexity int, id int, status seatflow.MovieStatus) int
+		SetOnSaleQueue     func(childComplexity int, showtimeID int, input queue.OnSaleQueueInput) int
 		StartPayment       func(childComplexity int, orderID int) int
 		UnblockSeats       func(childComplexity int, showtimeID int, seatIds []int) int
 		UpdateCinema       func(childComplexity int, id int, input catalog.CinemaInput) int
 		UpdateMovie        func(childComplexity int, id int, input catalog.MovieInput) int
 		UploadCheckIns     func(childComplexity int, showtimeID int, scans []*seatflow.OfflineScan) int
+	}
+
+	OnSaleQueue struct {
+		AdmitPerMinute   func(childComplexity int) int
+		Admitted         func(childComplexity int) int
+		AveragePartySize func(childComplexity int) int
+		DrawCommitment   func(childComplexity int) int
+		DrawSeed         func(childComplexity int) int
+		MaxActive        func(childComplexity int) int
+		OpensAt          func(childComplexity int) int
+		PassMinutes      func(childComplexity int) int
+		Phase            func(childComplexity int) int
+		ShowtimeID       func(childComplexity int) int
+		Waiting          func(childComplexity int) int
 	}
 
 	Order struct {
@@ -201,6 +220,7 @@ type ComplexityRoot struct {
 		Node           func(childComplexity int, id int) int
 		Nodes          func(childComplexity int, ids []int) int
 		Order          func(childComplexity int, id int) int
+		QueueTicket    func(childComplexity int, showtimeID int) int
 		ReconcileRuns  func(childComplexity int, first *int) int
 		RevokedTickets func(childComplexity int, showtimeID int, since *time.Time) int
 		SalesReport    func(childComplexity int, cinemaID *int, from string, to string) int
@@ -209,6 +229,18 @@ type ComplexityRoot struct {
 		ShowtimeSales  func(childComplexity int, showtimeID int) int
 		Showtimes      func(childComplexity int, date string, movieID *int, cinemaID *int) int
 		TicketKeys     func(childComplexity int) int
+	}
+
+	QueueTicket struct {
+		EstimatedWaitSeconds func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		JoinedAt             func(childComplexity int) int
+		Pass                 func(childComplexity int) int
+		PassExpiresAt        func(childComplexity int) int
+		Position             func(childComplexity int) int
+		ShowtimeID           func(childComplexity int) int
+		Status               func(childComplexity int) int
+		Waiting              func(childComplexity int) int
 	}
 
 	ReconcileReport struct {
@@ -288,6 +320,7 @@ type ComplexityRoot struct {
 		Movie         func(childComplexity int) int
 		Prices        func(childComplexity int) int
 		PurchaseLimit func(childComplexity int) int
+		Queue         func(childComplexity int) int
 		SeatMap       func(childComplexity int) int
 		StartsAt      func(childComplexity int) int
 		Status        func(childComplexity int) int
@@ -300,6 +333,7 @@ type ComplexityRoot struct {
 
 	Subscription struct {
 		CheckIns func(childComplexity int, showtimeID int) int
+		Queue    func(childComplexity int, showtimeID int) int
 		SeatMap  func(childComplexity int, showtimeID int) int
 	}
 
@@ -367,6 +401,10 @@ type MutationResolver interface {
 	CloseSales(ctx context.Context, showtimeID int) (*seatflow.Showtime, error)
 	CancelShowtime(ctx context.Context, id int) (*seatflow.Showtime, error)
 	RunReconcile(ctx context.Context) (*reconcile.Report, error)
+	SetOnSaleQueue(ctx context.Context, showtimeID int, input queue.OnSaleQueueInput) (*seatflow.OnSaleQueue, error)
+	RemoveOnSaleQueue(ctx context.Context, showtimeID int) (*seatflow.Showtime, error)
+	JoinQueue(ctx context.Context, showtimeID int) (*seatflow.QueueTicket, error)
+	LeaveQueue(ctx context.Context, showtimeID int) (bool, error)
 	BlockSeats(ctx context.Context, showtimeID int, seatIds []int, reason string) (*seatflow.SeatMap, error)
 	UnblockSeats(ctx context.Context, showtimeID int, seatIds []int) (*seatflow.SeatMap, error)
 	RefundOrder(ctx context.Context, orderID int) (*seatflow.Order, error)
@@ -403,6 +441,7 @@ type QueryResolver interface {
 	SalesReport(ctx context.Context, cinemaID *int, from string, to string) ([]*seatflow.ShowtimeSales, error)
 	TicketKeys(ctx context.Context) ([]*seatflow.TicketKey, error)
 	RevokedTickets(ctx context.Context, showtimeID int, since *time.Time) ([]*seatflow.RevokedTicket, error)
+	QueueTicket(ctx context.Context, showtimeID int) (*seatflow.QueueTicket, error)
 }
 type ShowtimeResolver interface {
 	Movie(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Movie, error)
@@ -414,6 +453,7 @@ type ShowtimeResolver interface {
 	SeatMap(ctx context.Context, obj *seatflow.Showtime) (*seatflow.SeatMap, error)
 	CheckedIn(ctx context.Context, obj *seatflow.Showtime) (int, error)
 	CheckInCount(ctx context.Context, obj *seatflow.Showtime) (*seatflow.CheckInCount, error)
+	Queue(ctx context.Context, obj *seatflow.Showtime) (*seatflow.OnSaleQueue, error)
 }
 type ShowtimeSalesResolver interface {
 	Showtime(ctx context.Context, obj *seatflow.ShowtimeSales) (*seatflow.Showtime, error)
@@ -421,6 +461,7 @@ type ShowtimeSalesResolver interface {
 type SubscriptionResolver interface {
 	SeatMap(ctx context.Context, showtimeID int) (<-chan *seatflow.SeatMapEvent, error)
 	CheckIns(ctx context.Context, showtimeID int) (<-chan *seatflow.CheckInCount, error)
+	Queue(ctx context.Context, showtimeID int) (<-chan *seatflow.QueueTicket, error)
 }
 type TicketResolver interface {
 	Order(ctx context.Context, obj *seatflow.Ticket) (*seatflow.Order, error)
@@ -799,6 +840,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.HoldSeats(childComplexity, args["input"].(booking.HoldSeatsInput)), true
+	case "Mutation.joinQueue":
+		if e.ComplexityRoot.Mutation.JoinQueue == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_joinQueue_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.JoinQueue(childComplexity, args["showtimeId"].(int)), true
+	case "Mutation.leaveQueue":
+		if e.ComplexityRoot.Mutation.LeaveQueue == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_leaveQueue_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LeaveQueue(childComplexity, args["showtimeId"].(int)), true
 	case "Mutation.openSales":
 		if e.ComplexityRoot.Mutation.OpenSales == nil {
 			break
@@ -843,6 +906,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RefundSeats(childComplexity, args["orderId"].(int), args["seatIds"].([]int)), true
+	case "Mutation.removeOnSaleQueue":
+		if e.ComplexityRoot.Mutation.RemoveOnSaleQueue == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeOnSaleQueue_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveOnSaleQueue(childComplexity, args["showtimeId"].(int)), true
 	case "Mutation.rescheduleShowtime":
 		if e.ComplexityRoot.Mutation.RescheduleShowtime == nil {
 			break
@@ -871,6 +945,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetMovieStatus(childComplexity, args["id"].(int), args["status"].(seatflow.MovieStatus)), true
+	case "Mutation.setOnSaleQueue":
+		if e.ComplexityRoot.Mutation.SetOnSaleQueue == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setOnSaleQueue_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetOnSaleQueue(childComplexity, args["showtimeId"].(int), args["input"].(queue.OnSaleQueueInput)), true
 	case "Mutation.startPayment":
 		if e.ComplexityRoot.Mutation.StartPayment == nil {
 			break
@@ -926,6 +1011,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UploadCheckIns(childComplexity, args["showtimeId"].(int), args["scans"].([]*seatflow.OfflineScan)), true
+
+	case "OnSaleQueue.admitPerMinute":
+		if e.ComplexityRoot.OnSaleQueue.AdmitPerMinute == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnSaleQueue.AdmitPerMinute(childComplexity), true
+	case "OnSaleQueue.admitted":
+		if e.ComplexityRoot.OnSaleQueue.Admitted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnSaleQueue.Admitted(childComplexity), true
+	case "OnSaleQueue.averagePartySize":
+		if e.ComplexityRoot.OnSaleQueue.AveragePartySize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnSaleQueue.AveragePartySize(childComplexity), true
+	case "OnSaleQueue.drawCommitment":
+		if e.ComplexityRoot.OnSaleQueue.DrawCommitment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnSaleQueue.DrawCommitment(childComplexity), true
+	case "OnSaleQueue.drawSeed":
+		if e.ComplexityRoot.OnSaleQueue.DrawSeed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnSaleQueue.DrawSeed(childComplexity), true
+	case "OnSaleQueue.maxActive":
+		if e.ComplexityRoot.OnSaleQueue.MaxActive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnSaleQueue.MaxActive(childComplexity), true
+	case "OnSaleQueue.opensAt":
+		if e.ComplexityRoot.OnSaleQueue.OpensAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnSaleQueue.OpensAt(childComplexity), true
+	case "OnSaleQueue.passMinutes":
+		if e.ComplexityRoot.OnSaleQueue.PassMinutes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnSaleQueue.PassMinutes(childComplexity), true
+	case "OnSaleQueue.phase":
+		if e.ComplexityRoot.OnSaleQueue.Phase == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnSaleQueue.Phase(childComplexity), true
+	case "OnSaleQueue.showtimeId":
+		if e.ComplexityRoot.OnSaleQueue.ShowtimeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnSaleQueue.ShowtimeID(childComplexity), true
+	case "OnSaleQueue.waiting":
+		if e.ComplexityRoot.OnSaleQueue.Waiting == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OnSaleQueue.Waiting(childComplexity), true
 
 	case "Order.amountCents":
 		if e.ComplexityRoot.Order.AmountCents == nil {
@@ -1251,6 +1403,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Order(childComplexity, args["id"].(int)), true
+	case "Query.queueTicket":
+		if e.ComplexityRoot.Query.QueueTicket == nil {
+			break
+		}
+
+		args, err := ec.field_Query_queueTicket_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.QueueTicket(childComplexity, args["showtimeId"].(int)), true
 	case "Query.reconcileRuns":
 		if e.ComplexityRoot.Query.ReconcileRuns == nil {
 			break
@@ -1334,6 +1497,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.TicketKeys(childComplexity), true
+
+	case "QueueTicket.estimatedWaitSeconds":
+		if e.ComplexityRoot.QueueTicket.EstimatedWaitSeconds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueTicket.EstimatedWaitSeconds(childComplexity), true
+	case "QueueTicket.id":
+		if e.ComplexityRoot.QueueTicket.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueTicket.ID(childComplexity), true
+	case "QueueTicket.joinedAt":
+		if e.ComplexityRoot.QueueTicket.JoinedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueTicket.JoinedAt(childComplexity), true
+	case "QueueTicket.pass":
+		if e.ComplexityRoot.QueueTicket.Pass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueTicket.Pass(childComplexity), true
+	case "QueueTicket.passExpiresAt":
+		if e.ComplexityRoot.QueueTicket.PassExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueTicket.PassExpiresAt(childComplexity), true
+	case "QueueTicket.position":
+		if e.ComplexityRoot.QueueTicket.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueTicket.Position(childComplexity), true
+	case "QueueTicket.showtimeId":
+		if e.ComplexityRoot.QueueTicket.ShowtimeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueTicket.ShowtimeID(childComplexity), true
+	case "QueueTicket.status":
+		if e.ComplexityRoot.QueueTicket.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueTicket.Status(childComplexity), true
+	case "QueueTicket.waiting":
+		if e.ComplexityRoot.QueueTicket.Waiting == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueueTicket.Waiting(childComplexity), true
 
 	case "ReconcileReport.blocksRepaired":
 		if e.ComplexityRoot.ReconcileReport.BlocksRepaired == nil {
@@ -1672,6 +1890,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Showtime.PurchaseLimit(childComplexity), true
+	case "Showtime.queue":
+		if e.ComplexityRoot.Showtime.Queue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Showtime.Queue(childComplexity), true
 	case "Showtime.seatMap":
 		if e.ComplexityRoot.Showtime.SeatMap == nil {
 			break
@@ -1715,6 +1939,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.CheckIns(childComplexity, args["showtimeId"].(int)), true
+	case "Subscription.queue":
+		if e.ComplexityRoot.Subscription.Queue == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_queue_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.Queue(childComplexity, args["showtimeId"].(int)), true
 	case "Subscription.seatMap":
 		if e.ComplexityRoot.Subscription.SeatMap == nil {
 			break
@@ -1871,6 +2106,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("HoldSeatsInput", ec.unmarshalInputHoldSeatsInput),
 			graphql.NewInputUnmarshaler("MovieInput", ec.unmarshalInputMovieInput),
 			graphql.NewInputUnmarshaler("OfflineScanInput", ec.unmarshalInputOfflineScanInput),
+			graphql.NewInputUnmarshaler("OnSaleQueueInput", ec.unmarshalInputOnSaleQueueInput),
 			graphql.NewInputUnmarshaler("PriceInput", ec.unmarshalInputPriceInput),
 			graphql.NewInputUnmarshaler("SeatTicketInput", ec.unmarshalInputSeatTicketInput),
 			graphql.NewInputUnmarshaler("ShowtimeInput", ec.unmarshalInputShowtimeInput),
@@ -1971,7 +2207,9 @@ var sources = []*ast.Source{
 # added. Errors carry extensions.code: UNAUTHENTICATED, FORBIDDEN, NOT_FOUND,
 # BAD_USER_INPUT, SEATS_UNAVAILABLE (extensions.seatIds), SEAT_GAP,
 # PURCHASE_LIMIT_EXCEEDED, IN_PROGRESS, NOT_ON_SALE, ORDER_EXPIRED, INVALID_STATE,
-# RATE_LIMITED, SERVICE_UNAVAILABLE, INTERNAL, COMPANION_WITHOUT_ACCESSIBLE (extensions.seatIds); from the request limits
+# RATE_LIMITED, SERVICE_UNAVAILABLE, INTERNAL, COMPANION_WITHOUT_ACCESSIBLE (extensions.seatIds),
+# NOT_ADMITTED (a hold while the showtime's on-sale queue is open, without a valid admission
+# pass of the caller's); from the request limits
 # COMPLEXITY_LIMIT_EXCEEDED, DEPTH_LIMIT_EXCEEDED, FIELD_LIMIT_EXCEEDED,
 # ALIAS_LIMIT_EXCEEDED, MULTIPLE_MUTATIONS, RESPONSE_TOO_LARGE, TOO_MANY_ERRORS,
 # PERSISTED_QUERY_NOT_FOUND, PERSISTED_QUERY_NOT_ALLOWED, BAD_REQUEST.
@@ -2108,6 +2346,12 @@ type Query {
     """Only tickets revoked at or after this instant; all when null."""
     since: Time
   ): [RevokedTicket!]!
+  """
+  The caller's ticket in a showtime's on-sale queue, or null when they have none (or the
+  showtime has no queue). A signed-in user only (UNAUTHENTICATED otherwise). Reading it
+  counts as being seen: an entrant unseen for 5 minutes when its turn comes is skipped.
+  """
+  queueTicket("""The showtime.""" showtimeId: ID!): QueueTicket
 }
 
 """What clients can change. One mutation field per request."""
@@ -2175,6 +2419,39 @@ type Mutation {
   cancelShowtime("""The showtime to cancel.""" id: ID!): Showtime!
   """Admin: runs the reconciler once, now, and returns its report."""
   runReconcile: ReconcileReport!
+  """
+  Admin: puts an on-sale queue in front of a SCHEDULED showtime's sale (see OnSaleQueue), or
+  changes the settings of the one it has before it opens (its draw commitment stays). At
+  opensAt SeatFlow opens the sale itself and starts admitting. A showtime not SCHEDULED is
+  INVALID_STATE; opensAt not in the future or not before the start, or a setting out of its
+  bounds, BAD_USER_INPUT.
+  """
+  setOnSaleQueue(
+    """The showtime, SCHEDULED."""
+    showtimeId: ID!
+    """When it opens and how fast it admits."""
+    input: OnSaleQueueInput!
+  ): OnSaleQueue!
+  """
+  Admin: takes a showtime's on-sale queue away before its opensAt (its entrants' tickets
+  go, their subscriptions end CLOSED); after, INVALID_STATE. A showtime without a queue is
+  BAD_USER_INPUT.
+  """
+  removeOnSaleQueue("""The showtime.""" showtimeId: ID!): Showtime!
+  """
+  Joins a showtime's on-sale queue, or returns the caller's ticket: one ticket per user
+  and showtime, so a second call from any tab or instance returns the same one. A ticket
+  that ended (EXPIRED) is replaced by a new one at the back. While the queue is SOLD_OUT or
+  CLOSED the ticket says so. A signed-in user only (UNAUTHENTICATED otherwise); a showtime
+  without a queue is BAD_USER_INPUT; joins are rate-limited per client address
+  (RATE_LIMITED with retryAfterMs).
+  """
+  joinQueue("""The showtime.""" showtimeId: ID!): QueueTicket!
+  """
+  Leaves a showtime's on-sale queue: the caller's ticket goes (an admission pass in use
+  with it, for the next entrant). False when they had none.
+  """
+  leaveQueue("""The showtime.""" showtimeId: ID!): Boolean!
   """
   Admin: blocks seats of a showtime as house seats (BLOCKED: off sale to customers, kept in
   MySQL, shown to watchers as a DELTA). Seats already BLOCKED stay so (their reason is kept).
@@ -2270,6 +2547,16 @@ type Subscription {
   (at most four a second) and when sales change it.
   """
   checkIns("""The showtime to watch.""" showtimeId: ID!): CheckInCount!
+  """
+  The caller's ticket in a showtime's on-sale queue, live: the ticket now, then again when
+  it changes: its admission with the pass within 2 s, its position after each admission
+  (never higher than the last one sent; updates to many subscribers are coalesced, one per
+  admission tick at most), and at least every 20 s even without a change. The stream ends
+  after a ticket that can change no more (EXPIRED, SOLD_OUT, CLOSED), or when the ticket is
+  gone (left; lost with the server's state: join again). A subscription counts as being
+  seen. NOT_FOUND without a ticket: joinQueue first.
+  """
+  queue("""The showtime.""" showtimeId: ID!): QueueTicket!
 }
 
 """Whether a movie can get new showtimes."""
@@ -2415,6 +2702,36 @@ enum CheckInStatus {
   INVALID
 }
 
+"""Where a showtime's on-sale queue is."""
+enum QueuePhase {
+  """Before opensAt: entrants join; nobody has a place until the draw."""
+  PREQUEUE
+  """Admitting entrants, in the draw's order then in arrival order."""
+  OPEN
+  """No seat available and none held: every waiting ticket is SOLD_OUT. Final."""
+  SOLD_OUT
+  """The showtime started or was cancelled. Final."""
+  CLOSED
+}
+
+"""Where one entrant's ticket is."""
+enum QueueStatus {
+  """Waiting its turn (a position once the queue is open)."""
+  WAITING
+  """Admitted: its pass lets its holder hold seats until passExpiresAt."""
+  ADMITTED
+  """
+  Over: the pass ran out or was used up (an order held with it paid or cancelled), or the
+  entrant was absent (unseen for 5 minutes) when its turn came. joinQueue gives a new
+  ticket, at the back.
+  """
+  EXPIRED
+  """No seat left for those still waiting."""
+  SOLD_OUT
+  """The queue ended: the showtime started or was cancelled."""
+  CLOSED
+}
+
 """What a seat-map event holds."""
 enum SeatMapEventKind {
   """Every seat of the showtime."""
@@ -2553,6 +2870,32 @@ input HoldSeatsInput {
   seat while other seats of the showtime are free. Nobody is asked for proof.
   """
   needsAccessible: Boolean
+  """
+  The caller's admission pass from the showtime's on-sale queue (QueueTicket.pass). While
+  the queue is open (from its creation until it is SOLD_OUT or CLOSED) a hold without a
+  valid pass of the caller's for this showtime, not expired and not used up, is
+  NOT_ADMITTED and changes nothing. A pass lets its holder hold, retry and pay within the
+  purchase limit until passExpiresAt; paying or cancelling an order held with it ends it.
+  Ignored while the showtime's queue gates nothing.
+  """
+  admissionPass: String
+}
+
+"""An on-sale queue's settings."""
+input OnSaleQueueInput {
+  """When the queue opens (and with it the sale): in the future, before the showtime starts."""
+  opensAt: Time!
+  """How many entrants it admits a minute, 1 to 60000."""
+  admitPerMinute: Int!
+  """Most admission passes in use at once (1 to 100000); admitPerMinute when omitted."""
+  maxActive: Int
+  """How long a pass lasts from its admission, 1 to 60 minutes; 10 when omitted."""
+  passMinutes: Int
+  """
+  Seats one admitted entrant is expected to buy, 1 to 10 (2.5 when omitted): never more
+  passes in use than ceil(available seats / averagePartySize).
+  """
+  averagePartySize: Float
 }
 
 """A seat to hold and the ticket type it is held as."""
@@ -2709,6 +3052,8 @@ type Showtime implements Node {
   checkedIn: Int!
   """Staff and admins: its door: tickets sold, checked in, duplicate scans."""
   checkInCount: CheckInCount!
+  """Its on-sale queue, live; null when its sale has none."""
+  queue: OnSaleQueue
 }
 
 """The price of one kind of seat for one ticket type in a showtime."""
@@ -3038,6 +3383,77 @@ type ReconcileReport {
   """Showtimes the run touched."""
   showtimeIds: [ID!]!
 }
+
+"""
+A showtime's on-sale queue: a virtual waiting room in front of its sale. Who joins before
+opensAt gets a random place at opensAt; who joins later queues behind them in arrival
+order. From opensAt it admits the next entrants about once a second: at most
+admitPerMinute a minute, at most maxActive passes in use (a pass is in use until it
+expires or an order held with it is paid or cancelled), and never more passes in use than
+ceil(available seats / averagePartySize). While it is open, holdSeats needs an admission
+pass.
+
+The draw is verifiable. Before opensAt, drawCommitment is the lowercase hex SHA-256 of a
+secret 32-byte seed. Once the queue is SOLD_OUT or CLOSED, drawSeed is that seed
+(lowercase hex), and the entrants who joined before opensAt were admitted in ascending
+order of the lowercase hex HMAC-SHA256 with the seed's bytes as the key and the ticket's
+id (QueueTicket.id, as the API returns it) as the message.
+"""
+type OnSaleQueue {
+  """The showtime."""
+  showtimeId: ID!
+  """When it opens, and the sale with it."""
+  opensAt: Time!
+  """Entrants admitted a minute, at most."""
+  admitPerMinute: Int!
+  """Admission passes in use at once, at most."""
+  maxActive: Int!
+  """How long a pass lasts from its admission, in minutes."""
+  passMinutes: Int!
+  """Seats one admitted entrant is expected to buy: the inventory cap's divisor."""
+  averagePartySize: Float!
+  """Where the queue is."""
+  phase: QueuePhase!
+  """Entrants waiting (before opensAt: those who joined)."""
+  waiting: Int!
+  """Admission passes issued so far."""
+  admitted: Int!
+  """The lowercase hex SHA-256 of the draw's secret seed, published from the start."""
+  drawCommitment: String!
+  """The draw's seed (64 lowercase hex digits) once the queue is SOLD_OUT or CLOSED; null before."""
+  drawSeed: String
+}
+
+"""One entrant's place in a showtime's on-sale queue, as its holder sees it."""
+type QueueTicket {
+  """
+  The ticket's id: the draw orders those who joined before opensAt by a keyed hash of it
+  (see OnSaleQueue).
+  """
+  id: ID!
+  """The showtime."""
+  showtimeId: ID!
+  """Where the ticket is."""
+  status: QueueStatus!
+  """
+  1 for the next entrant to be admitted; null before opensAt (nobody has a place until
+  the draw) and once the ticket is not WAITING. It never goes up.
+  """
+  position: Int
+  """Entrants waiting in the queue (before opensAt: those who joined)."""
+  waiting: Int!
+  """
+  Seconds until this entrant's turn at the admission rate measured over the last minute;
+  null without a position or while nobody was admitted in that minute.
+  """
+  estimatedWaitSeconds: Int
+  """The signed admission pass while ADMITTED: holdSeats' admissionPass."""
+  pass: String
+  """When the pass expires."""
+  passExpiresAt: Time
+  """When the ticket was made."""
+  joinedAt: Time!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3162,6 +3578,34 @@ func (ec *executionContext) childFields_MovieEdge(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type MovieEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_OnSaleQueue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "showtimeId":
+		return ec.fieldContext_OnSaleQueue_showtimeId(ctx, field)
+	case "opensAt":
+		return ec.fieldContext_OnSaleQueue_opensAt(ctx, field)
+	case "admitPerMinute":
+		return ec.fieldContext_OnSaleQueue_admitPerMinute(ctx, field)
+	case "maxActive":
+		return ec.fieldContext_OnSaleQueue_maxActive(ctx, field)
+	case "passMinutes":
+		return ec.fieldContext_OnSaleQueue_passMinutes(ctx, field)
+	case "averagePartySize":
+		return ec.fieldContext_OnSaleQueue_averagePartySize(ctx, field)
+	case "phase":
+		return ec.fieldContext_OnSaleQueue_phase(ctx, field)
+	case "waiting":
+		return ec.fieldContext_OnSaleQueue_waiting(ctx, field)
+	case "admitted":
+		return ec.fieldContext_OnSaleQueue_admitted(ctx, field)
+	case "drawCommitment":
+		return ec.fieldContext_OnSaleQueue_drawCommitment(ctx, field)
+	case "drawSeed":
+		return ec.fieldContext_OnSaleQueue_drawSeed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OnSaleQueue", field.Name)
+}
+
 func (ec *executionContext) childFields_Order(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3272,6 +3716,30 @@ func (ec *executionContext) childFields_Price(ctx context.Context, field graphql
 		return ec.fieldContext_Price_amountCents(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Price", field.Name)
+}
+
+func (ec *executionContext) childFields_QueueTicket(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_QueueTicket_id(ctx, field)
+	case "showtimeId":
+		return ec.fieldContext_QueueTicket_showtimeId(ctx, field)
+	case "status":
+		return ec.fieldContext_QueueTicket_status(ctx, field)
+	case "position":
+		return ec.fieldContext_QueueTicket_position(ctx, field)
+	case "waiting":
+		return ec.fieldContext_QueueTicket_waiting(ctx, field)
+	case "estimatedWaitSeconds":
+		return ec.fieldContext_QueueTicket_estimatedWaitSeconds(ctx, field)
+	case "pass":
+		return ec.fieldContext_QueueTicket_pass(ctx, field)
+	case "passExpiresAt":
+		return ec.fieldContext_QueueTicket_passExpiresAt(ctx, field)
+	case "joinedAt":
+		return ec.fieldContext_QueueTicket_joinedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QueueTicket", field.Name)
 }
 
 func (ec *executionContext) childFields_ReconcileReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3436,6 +3904,8 @@ func (ec *executionContext) childFields_Showtime(ctx context.Context, field grap
 		return ec.fieldContext_Showtime_checkedIn(ctx, field)
 	case "checkInCount":
 		return ec.fieldContext_Showtime_checkInCount(ctx, field)
+	case "queue":
+		return ec.fieldContext_Showtime_queue(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Showtime", field.Name)
 }
@@ -3856,6 +4326,34 @@ func (ec *executionContext) field_Mutation_holdSeats_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_joinQueue_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_leaveQueue_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_openSales_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3928,6 +4426,20 @@ func (ec *executionContext) field_Mutation_refundSeats_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removeOnSaleQueue_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_rescheduleShowtime_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3969,6 +4481,28 @@ func (ec *executionContext) field_Mutation_setMovieStatus_args(ctx context.Conte
 		return nil, err
 	}
 	args["status"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setOnSaleQueue_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (queue.OnSaleQueueInput, error) {
+			return ec.unmarshalNOnSaleQueueInput2seatflowᚋinternalᚋqueueᚐOnSaleQueueInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -4234,6 +4768,20 @@ func (ec *executionContext) field_Query_order_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_queueTicket_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_reconcileRuns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4373,6 +4921,20 @@ func (ec *executionContext) field_Query_showtimes_args(ctx context.Context, rawA
 }
 
 func (ec *executionContext) field_Subscription_checkIns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_queue_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
@@ -6129,6 +6691,182 @@ func (ec *executionContext) fieldContext_Mutation_runReconcile(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setOnSaleQueue(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setOnSaleQueue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetOnSaleQueue(ctx, fc.Args["showtimeId"].(int), fc.Args["input"].(queue.OnSaleQueueInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.OnSaleQueue) graphql.Marshaler {
+			return ec.marshalNOnSaleQueue2ᚖseatflowᚐOnSaleQueue(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setOnSaleQueue(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OnSaleQueue(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setOnSaleQueue_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeOnSaleQueue(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeOnSaleQueue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveOnSaleQueue(ctx, fc.Args["showtimeId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalNShowtime2ᚖseatflowᚐShowtime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeOnSaleQueue(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Showtime(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeOnSaleQueue_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_joinQueue(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_joinQueue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().JoinQueue(ctx, fc.Args["showtimeId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.QueueTicket) graphql.Marshaler {
+			return ec.marshalNQueueTicket2ᚖseatflowᚐQueueTicket(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_joinQueue(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueTicket(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_joinQueue_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_leaveQueue(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_leaveQueue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LeaveQueue(ctx, fc.Args["showtimeId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_leaveQueue(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_leaveQueue_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_blockSeats(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6391,6 +7129,259 @@ func (ec *executionContext) fieldContext_Mutation_uploadCheckIns(ctx context.Con
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _OnSaleQueue_showtimeId(ctx context.Context, field graphql.CollectedField, obj *seatflow.OnSaleQueue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnSaleQueue_showtimeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ShowtimeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnSaleQueue_showtimeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnSaleQueue", field, false, false, "ID")
+}
+
+func (ec *executionContext) _OnSaleQueue_opensAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.OnSaleQueue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnSaleQueue_opensAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OpensAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnSaleQueue_opensAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnSaleQueue", field, false, false, "Time")
+}
+
+func (ec *executionContext) _OnSaleQueue_admitPerMinute(ctx context.Context, field graphql.CollectedField, obj *seatflow.OnSaleQueue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnSaleQueue_admitPerMinute(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AdmitPerMinute, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnSaleQueue_admitPerMinute(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnSaleQueue", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OnSaleQueue_maxActive(ctx context.Context, field graphql.CollectedField, obj *seatflow.OnSaleQueue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnSaleQueue_maxActive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxActive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnSaleQueue_maxActive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnSaleQueue", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OnSaleQueue_passMinutes(ctx context.Context, field graphql.CollectedField, obj *seatflow.OnSaleQueue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnSaleQueue_passMinutes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PassMinutes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnSaleQueue_passMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnSaleQueue", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OnSaleQueue_averagePartySize(ctx context.Context, field graphql.CollectedField, obj *seatflow.OnSaleQueue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnSaleQueue_averagePartySize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AveragePartySize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnSaleQueue_averagePartySize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnSaleQueue", field, false, false, "Float")
+}
+
+func (ec *executionContext) _OnSaleQueue_phase(ctx context.Context, field graphql.CollectedField, obj *seatflow.OnSaleQueue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnSaleQueue_phase(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Phase, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.QueuePhase) graphql.Marshaler {
+			return ec.marshalNQueuePhase2seatflowᚐQueuePhase(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnSaleQueue_phase(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnSaleQueue", field, false, false, "QueuePhase")
+}
+
+func (ec *executionContext) _OnSaleQueue_waiting(ctx context.Context, field graphql.CollectedField, obj *seatflow.OnSaleQueue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnSaleQueue_waiting(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Waiting, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnSaleQueue_waiting(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnSaleQueue", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OnSaleQueue_admitted(ctx context.Context, field graphql.CollectedField, obj *seatflow.OnSaleQueue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnSaleQueue_admitted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Admitted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnSaleQueue_admitted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnSaleQueue", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OnSaleQueue_drawCommitment(ctx context.Context, field graphql.CollectedField, obj *seatflow.OnSaleQueue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnSaleQueue_drawCommitment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DrawCommitment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OnSaleQueue_drawCommitment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnSaleQueue", field, false, false, "String")
+}
+
+func (ec *executionContext) _OnSaleQueue_drawSeed(ctx context.Context, field graphql.CollectedField, obj *seatflow.OnSaleQueue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OnSaleQueue_drawSeed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DrawSeed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OnSaleQueue_drawSeed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OnSaleQueue", field, false, false, "String")
 }
 
 func (ec *executionContext) _Order_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Order) (ret graphql.Marshaler) {
@@ -8042,6 +9033,50 @@ func (ec *executionContext) fieldContext_Query_revokedTickets(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_queueTicket(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_queueTicket(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().QueueTicket(ctx, fc.Args["showtimeId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.QueueTicket) graphql.Marshaler {
+			return ec.marshalOQueueTicket2ᚖseatflowᚐQueueTicket(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_queueTicket(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueTicket(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_queueTicket_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8116,6 +9151,213 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _QueueTicket_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.QueueTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueTicket_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueTicket_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueTicket", field, false, false, "ID")
+}
+
+func (ec *executionContext) _QueueTicket_showtimeId(ctx context.Context, field graphql.CollectedField, obj *seatflow.QueueTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueTicket_showtimeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ShowtimeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueTicket_showtimeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueTicket", field, false, false, "ID")
+}
+
+func (ec *executionContext) _QueueTicket_status(ctx context.Context, field graphql.CollectedField, obj *seatflow.QueueTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueTicket_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.QueueStatus) graphql.Marshaler {
+			return ec.marshalNQueueStatus2seatflowᚐQueueStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueTicket_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueTicket", field, false, false, "QueueStatus")
+}
+
+func (ec *executionContext) _QueueTicket_position(ctx context.Context, field graphql.CollectedField, obj *seatflow.QueueTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueTicket_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueTicket_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueTicket", field, false, false, "Int")
+}
+
+func (ec *executionContext) _QueueTicket_waiting(ctx context.Context, field graphql.CollectedField, obj *seatflow.QueueTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueTicket_waiting(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Waiting, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueTicket_waiting(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueTicket", field, false, false, "Int")
+}
+
+func (ec *executionContext) _QueueTicket_estimatedWaitSeconds(ctx context.Context, field graphql.CollectedField, obj *seatflow.QueueTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueTicket_estimatedWaitSeconds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EstimatedWaitSeconds, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueTicket_estimatedWaitSeconds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueTicket", field, false, false, "Int")
+}
+
+func (ec *executionContext) _QueueTicket_pass(ctx context.Context, field graphql.CollectedField, obj *seatflow.QueueTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueTicket_pass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueTicket_pass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueTicket", field, false, false, "String")
+}
+
+func (ec *executionContext) _QueueTicket_passExpiresAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.QueueTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueTicket_passExpiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PassExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_QueueTicket_passExpiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueTicket", field, false, false, "Time")
+}
+
+func (ec *executionContext) _QueueTicket_joinedAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.QueueTicket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueueTicket_joinedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JoinedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueueTicket_joinedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueueTicket", field, false, false, "Time")
 }
 
 func (ec *executionContext) _ReconcileReport_startedAt(ctx context.Context, field graphql.CollectedField, obj *reconcile.Report) (ret graphql.Marshaler) {
@@ -9565,6 +10807,38 @@ func (ec *executionContext) fieldContext_Showtime_checkInCount(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Showtime_queue(ctx context.Context, field graphql.CollectedField, obj *seatflow.Showtime) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Showtime_queue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Showtime().Queue(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.OnSaleQueue) graphql.Marshaler {
+			return ec.marshalOOnSaleQueue2ᚖseatflowᚐOnSaleQueue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Showtime_queue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Showtime",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OnSaleQueue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ShowtimeSales_showtime(ctx context.Context, field graphql.CollectedField, obj *seatflow.ShowtimeSales) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9711,6 +10985,50 @@ func (ec *executionContext) fieldContext_Subscription_checkIns(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_checkIns_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_queue(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_queue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().Queue(ctx, fc.Args["showtimeId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.QueueTicket) graphql.Marshaler {
+			return ec.marshalNQueueTicket2ᚖseatflowᚐQueueTicket(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_queue(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueueTicket(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_queue_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11500,7 +12818,7 @@ func (ec *executionContext) unmarshalInputHoldSeatsInput(ctx context.Context, ob
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"showtimeId", "seatIds", "seats", "idempotencyKey", "useBlocked", "needsAccessible"}
+	fieldsInOrder := [...]string{"showtimeId", "seatIds", "seats", "idempotencyKey", "useBlocked", "needsAccessible", "admissionPass"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -11549,6 +12867,13 @@ func (ec *executionContext) unmarshalInputHoldSeatsInput(ctx context.Context, ob
 				return it, err
 			}
 			it.NeedsAccessible = data
+		case "admissionPass":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("admissionPass"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AdmissionPass = data
 		}
 	}
 	return it, nil
@@ -11696,6 +13021,76 @@ func (ec *executionContext) unmarshalInputOfflineScanInput(ctx context.Context, 
 func UnmarshalOfflineScanInput(ctx context.Context, raw any) (seatflow.OfflineScan, error) {
 	var out seatflow.OfflineScan
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "OfflineScanInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputOnSaleQueueInput(ctx context.Context, obj any) (queue.OnSaleQueueInput, error) {
+	var it queue.OnSaleQueueInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"opensAt", "admitPerMinute", "maxActive", "passMinutes", "averagePartySize"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "opensAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("opensAt"))
+			data, err := ec.unmarshalNTime2timeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OpensAt = data
+		case "admitPerMinute":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("admitPerMinute"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AdmitPerMinute = data
+		case "maxActive":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxActive"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxActive = data
+		case "passMinutes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("passMinutes"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PassMinutes = data
+		case "averagePartySize":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("averagePartySize"))
+			data, err := ec.unmarshalOFloat2ᚖfloat64(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AveragePartySize = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalOnSaleQueueInput unmarshals raw into the OnSaleQueueInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalOnSaleQueueInput(ctx context.Context, raw any) (queue.OnSaleQueueInput, error) {
+	var out queue.OnSaleQueueInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "OnSaleQueueInput", raw, &out)
 	return out, err
 }
 
@@ -12498,6 +13893,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setOnSaleQueue":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setOnSaleQueue(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeOnSaleQueue":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeOnSaleQueue(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "joinQueue":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_joinQueue(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leaveQueue":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_leaveQueue(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "blockSeats":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_blockSeats(ctx, field)
@@ -12538,6 +13961,89 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 				return ec._Mutation_uploadCheckIns(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var onSaleQueueImplementors = []string{"OnSaleQueue"}
+
+func (ec *executionContext) _OnSaleQueue(ctx context.Context, sel ast.SelectionSet, obj *seatflow.OnSaleQueue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, onSaleQueueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OnSaleQueue")
+		case "showtimeId":
+			out.Values[i] = ec._OnSaleQueue_showtimeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "opensAt":
+			out.Values[i] = ec._OnSaleQueue_opensAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "admitPerMinute":
+			out.Values[i] = ec._OnSaleQueue_admitPerMinute(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxActive":
+			out.Values[i] = ec._OnSaleQueue_maxActive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "passMinutes":
+			out.Values[i] = ec._OnSaleQueue_passMinutes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "averagePartySize":
+			out.Values[i] = ec._OnSaleQueue_averagePartySize(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "phase":
+			out.Values[i] = ec._OnSaleQueue_phase(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "waiting":
+			out.Values[i] = ec._OnSaleQueue_waiting(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "admitted":
+			out.Values[i] = ec._OnSaleQueue_admitted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "drawCommitment":
+			out.Values[i] = ec._OnSaleQueue_drawCommitment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "drawSeed":
+			out.Values[i] = ec._OnSaleQueue_drawSeed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -13042,6 +14548,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_revokedTickets(ctx, field)
 				})
+		case "queueTicket":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_queueTicket(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -13055,6 +14567,79 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var queueTicketImplementors = []string{"QueueTicket"}
+
+func (ec *executionContext) _QueueTicket(ctx context.Context, sel ast.SelectionSet, obj *seatflow.QueueTicket) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queueTicketImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueueTicket")
+		case "id":
+			out.Values[i] = ec._QueueTicket_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "showtimeId":
+			out.Values[i] = ec._QueueTicket_showtimeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._QueueTicket_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "position":
+			out.Values[i] = ec._QueueTicket_position(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "waiting":
+			out.Values[i] = ec._QueueTicket_waiting(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "estimatedWaitSeconds":
+			out.Values[i] = ec._QueueTicket_estimatedWaitSeconds(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pass":
+			out.Values[i] = ec._QueueTicket_pass(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "passExpiresAt":
+			out.Values[i] = ec._QueueTicket_passExpiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "joinedAt":
+			out.Values[i] = ec._QueueTicket_joinedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -13582,6 +15167,12 @@ func (ec *executionContext) _Showtime(ctx context.Context, sel ast.SelectionSet,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Showtime_checkInCount(ctx, field, obj)
 				})
+		case "queue":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Showtime_queue(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13655,6 +15246,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_seatMap(ctx, fields[0])
 	case "checkIns":
 		return ec._Subscription_checkIns(ctx, fields[0])
+	case "queue":
+		return ec._Subscription_queue(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -14341,6 +15934,20 @@ func (ec *executionContext) marshalNDate2string(ctx context.Context, sel ast.Sel
 	return res
 }
 
+func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalFloatContext(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "Float!")
+	}
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
 func (ec *executionContext) marshalNGuestSession2ᚖseatflowᚐGuestSession(ctx context.Context, sel ast.SelectionSet, v *seatflow.GuestSession) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "GuestSession!")
@@ -14424,6 +16031,20 @@ func (ec *executionContext) unmarshalNID2seatflowᚐSeatRef(ctx context.Context,
 func (ec *executionContext) marshalNID2seatflowᚐSeatRef(ctx context.Context, sel ast.SelectionSet, v seatflow.SeatRef) graphql.Marshaler {
 	_ = sel
 	res := model.MarshalSeatRef(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalID(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalID(v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
@@ -14571,6 +16192,19 @@ func (ec *executionContext) unmarshalNOfflineScanInput2ᚕᚖseatflowᚐOfflineS
 func (ec *executionContext) unmarshalNOfflineScanInput2ᚖseatflowᚐOfflineScan(ctx context.Context, v any) (*seatflow.OfflineScan, error) {
 	res, err := ec.unmarshalInputOfflineScanInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOnSaleQueue2ᚖseatflowᚐOnSaleQueue(ctx context.Context, sel ast.SelectionSet, v *seatflow.OnSaleQueue) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "OnSaleQueue!")
+		return graphql.Null
+	}
+	return ec._OnSaleQueue(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNOnSaleQueueInput2seatflowᚋinternalᚋqueueᚐOnSaleQueueInput(ctx context.Context, v any) (queue.OnSaleQueueInput, error) {
+	res, err := ec.unmarshalInputOnSaleQueueInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNOrder2ᚕᚖseatflowᚐOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.Order) graphql.Marshaler {
@@ -14756,6 +16390,76 @@ func (ec *executionContext) unmarshalNPriceInput2ᚕseatflowᚋinternalᚋcatalo
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) unmarshalNQueuePhase2seatflowᚐQueuePhase(ctx context.Context, v any) (seatflow.QueuePhase, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNQueuePhase2seatflowᚐQueuePhase[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNQueuePhase2seatflowᚐQueuePhase(ctx context.Context, sel ast.SelectionSet, v seatflow.QueuePhase) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNQueuePhase2seatflowᚐQueuePhase[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "QueuePhase!")
+	}
+	return res
+}
+
+var (
+	unmarshalNQueuePhase2seatflowᚐQueuePhase = map[string]seatflow.QueuePhase{
+		"PREQUEUE": seatflow.QueuePrequeue,
+		"OPEN":     seatflow.QueueOpen,
+		"SOLD_OUT": seatflow.QueueSoldOut,
+		"CLOSED":   seatflow.QueueClosed,
+	}
+	marshalNQueuePhase2seatflowᚐQueuePhase = map[seatflow.QueuePhase]string{
+		seatflow.QueuePrequeue: "PREQUEUE",
+		seatflow.QueueOpen:     "OPEN",
+		seatflow.QueueSoldOut:  "SOLD_OUT",
+		seatflow.QueueClosed:   "CLOSED",
+	}
+)
+
+func (ec *executionContext) unmarshalNQueueStatus2seatflowᚐQueueStatus(ctx context.Context, v any) (seatflow.QueueStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNQueueStatus2seatflowᚐQueueStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNQueueStatus2seatflowᚐQueueStatus(ctx context.Context, sel ast.SelectionSet, v seatflow.QueueStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNQueueStatus2seatflowᚐQueueStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "QueueStatus!")
+	}
+	return res
+}
+
+var (
+	unmarshalNQueueStatus2seatflowᚐQueueStatus = map[string]seatflow.QueueStatus{
+		"WAITING":  seatflow.QueueWaiting,
+		"ADMITTED": seatflow.QueueAdmitted,
+		"EXPIRED":  seatflow.QueueExpired,
+		"SOLD_OUT": seatflow.QueueTicketSoldOut,
+		"CLOSED":   seatflow.QueueTicketClosed,
+	}
+	marshalNQueueStatus2seatflowᚐQueueStatus = map[seatflow.QueueStatus]string{
+		seatflow.QueueWaiting:       "WAITING",
+		seatflow.QueueAdmitted:      "ADMITTED",
+		seatflow.QueueExpired:       "EXPIRED",
+		seatflow.QueueTicketSoldOut: "SOLD_OUT",
+		seatflow.QueueTicketClosed:  "CLOSED",
+	}
+)
+
+func (ec *executionContext) marshalNQueueTicket2ᚖseatflowᚐQueueTicket(ctx context.Context, sel ast.SelectionSet, v *seatflow.QueueTicket) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "QueueTicket!")
+		return graphql.Null
+	}
+	return ec._QueueTicket(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNReconcileReport2ᚕᚖseatflowᚋinternalᚋreconcileᚐReportᚄ(ctx context.Context, sel ast.SelectionSet, v []*reconcile.Report) graphql.Marshaler {
@@ -15450,6 +17154,23 @@ func (ec *executionContext) marshalODate2ᚖstring(ctx context.Context, sel ast.
 	return res
 }
 
+func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v any) (*float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel ast.SelectionSet, v *float64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalFloatContext(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+
 func (ec *executionContext) unmarshalOID2ᚕintᚄ(ctx context.Context, v any) ([]int, error) {
 	if v == nil {
 		return nil, nil
@@ -15599,6 +17320,13 @@ func (ec *executionContext) marshalONode2seatflowᚋgraphᚋmodelᚐNode(ctx con
 	return ec._Node(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOOnSaleQueue2ᚖseatflowᚐOnSaleQueue(ctx context.Context, sel ast.SelectionSet, v *seatflow.OnSaleQueue) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OnSaleQueue(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOOrder2ᚖseatflowᚐOrder(ctx context.Context, sel ast.SelectionSet, v *seatflow.Order) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -15611,6 +17339,13 @@ func (ec *executionContext) marshalOPayment2ᚖseatflowᚐPayment(ctx context.Co
 		return graphql.Null
 	}
 	return ec._Payment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOQueueTicket2ᚖseatflowᚐQueueTicket(ctx context.Context, sel ast.SelectionSet, v *seatflow.QueueTicket) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._QueueTicket(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalORefundStatus2ᚖseatflowᚐRefundStatus(ctx context.Context, v any) (*seatflow.RefundStatus, error) {

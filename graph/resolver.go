@@ -8,6 +8,7 @@ import (
 	"seatflow/internal/catalog"
 	"seatflow/internal/guests"
 	"seatflow/internal/live"
+	"seatflow/internal/queue"
 	"seatflow/internal/reconcile"
 	"seatflow/internal/reports"
 	"seatflow/internal/sales"
@@ -26,6 +27,8 @@ type Resolver struct {
 	Tickets *tickets.Service
 	Guests  *guests.Service
 	Reports *reports.Service
+	// Queues runs the on-sale queues.
+	Queues *queue.Service
 }
 
 // ptrs returns pointers to the elements of vs (gqlgen wants []*T for lists of objects).

@@ -12,6 +12,7 @@ import (
 	"seatflow/internal/auth"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
+	"seatflow/internal/queue"
 	"seatflow/internal/reconcile"
 	"seatflow/internal/tickets"
 	"seatflow/loaders"
@@ -197,6 +198,41 @@ func (r *mutationResolver) RunReconcile(ctx context.Context) (*reconcile.Report,
 		return nil, err
 	}
 	return r.Rec.RunOnce(ctx)
+}
+
+// SetOnSaleQueue is the resolver for the setOnSaleQueue field.
+func (r *mutationResolver) SetOnSaleQueue(ctx context.Context, showtimeID int, input queue.OnSaleQueueInput) (*seatflow.OnSaleQueue, error) {
+	u, err := auth.RequireAdmin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Queues.Set(ctx, u.ID, showtimeID, input)
+}
+
+// RemoveOnSaleQueue is the resolver for the removeOnSaleQueue field.
+func (r *mutationResolver) RemoveOnSaleQueue(ctx context.Context, showtimeID int) (*seatflow.Showtime, error) {
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Queues.Remove(ctx, showtimeID)
+}
+
+// JoinQueue is the resolver for the joinQueue field.
+func (r *mutationResolver) JoinQueue(ctx context.Context, showtimeID int) (*seatflow.QueueTicket, error) {
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Queues.Join(ctx, showtimeID, u.ID)
+}
+
+// LeaveQueue is the resolver for the leaveQueue field.
+func (r *mutationResolver) LeaveQueue(ctx context.Context, showtimeID int) (bool, error) {
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return false, err
+	}
+	return r.Queues.Leave(ctx, showtimeID, u.ID)
 }
 
 // BlockSeats is the resolver for the blockSeats field.
@@ -431,6 +467,15 @@ func (r *queryResolver) RevokedTickets(ctx context.Context, showtimeID int, sinc
 	return ptrs(list), err
 }
 
+// QueueTicket is the resolver for the queueTicket field.
+func (r *queryResolver) QueueTicket(ctx context.Context, showtimeID int) (*seatflow.QueueTicket, error) {
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Queues.Ticket(ctx, showtimeID, u.ID)
+}
+
 // Movie is the resolver for the movie field.
 func (r *showtimeResolver) Movie(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Movie, error) {
 	return found(loaders.For(ctx).Movie.Load(ctx, obj.MovieID))
@@ -480,6 +525,11 @@ func (r *showtimeResolver) CheckInCount(ctx context.Context, obj *seatflow.Showt
 	return r.Tickets.Count(ctx, obj.ID)
 }
 
+// Queue is the resolver for the queue field.
+func (r *showtimeResolver) Queue(ctx context.Context, obj *seatflow.Showtime) (*seatflow.OnSaleQueue, error) {
+	return r.Queues.Of(ctx, obj)
+}
+
 // Showtime is the resolver for the showtime field.
 func (r *showtimeSalesResolver) Showtime(ctx context.Context, obj *seatflow.ShowtimeSales) (*seatflow.Showtime, error) {
 	return found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
@@ -500,6 +550,15 @@ func (r *subscriptionResolver) CheckIns(ctx context.Context, showtimeID int) (<-
 		return nil, err
 	}
 	return r.Tickets.WatchCounts(ctx, showtimeID)
+}
+
+// Queue is the resolver for the queue field.
+func (r *subscriptionResolver) Queue(ctx context.Context, showtimeID int) (<-chan *seatflow.QueueTicket, error) {
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Queues.Watch(ctx, showtimeID, u.ID)
 }
 
 // Order is the resolver for the order field.

@@ -26,6 +26,7 @@ const SKIPPED = {
   'The two commands': 'make run is the server this test starts (the same binary, embedded mode, a fresh folder); make test runs this test',
   'For front ends': 'client-side snippets (Apollo Client, urql), run by test/normalized.test.js',
   'Docker compose: from `docker compose up` to a held seat': 'docker is not installed where the tests run',
+  'The on-sale queue': 'the shapes of the queue\'s operations, their ids elided (the queue opens at its opensAt, minutes ahead); the flow runs in internal/app/queue_test.go on two instances and the /demo Chromium test (internal/app/demo_queue_test.go)',
   'Tickets and the door': 'the shape of a checkIn, its code and nonce elided (a real code is a paid order\'s ticket); the door\'s flow runs in internal/app/checkin_test.go and the /demo/door Chromium test (internal/app/door_test.go)',
 };
 

@@ -186,6 +186,44 @@ const footer = `## What the suite found and what changed
   deadline could fall after the payment's commit and before its seats were marked sold;
   the seats are now confirmed first, the order read back after.
 
+## Redis loss and the on-sale queue
+
+An on-sale queue (docs/DESIGN.md "On-sale queue") keeps its state only in Redis: the
+entrants, their places and tickets, the passes in use, the admission's counters. When the
+seat Redis comes back empty, this is what happens to a queue, and why it stays safe:
+
+- **No seat is sold to someone without a pass.** Whether a hold needs a pass is read from
+  MySQL by every hold (` + "`" + `showtimes.has_queue` + "`" + `, with the status and the start), not from the
+  queue's state: the hold script, finding no state, still requires a pass, valid on its
+  signature and its expiry.
+- **Passes already issued stay valid.** A pass carries what checks it (signature, user,
+  showtime, expiry) and names the epoch of the state that issued it. The next admission
+  tick rebuilds the state from the ` + "`" + `on_sale_queues` + "`" + ` record in a new epoch, counted in MySQL
+  first; the hold script checks "still in use" only for passes of the current epoch, so
+  the lost epoch's passes hold until they expire. What is lost is whether such a pass was
+  used up (its order paid or cancelled): until its expiry its holder may hold again,
+  within the purchase limit, which MySQL enforces anyway.
+- **The caps hold.** The rebuilt state cannot know how many of the lost passes are in use,
+  so it admits nobody until one pass length has passed: every older pass has expired by
+  then.
+- **The draw stays verifiable.** The seed and its commitment are in MySQL; the rebuilt
+  state has the same ones.
+- **What is lost is the entrants.** Tickets and places are gone: subscriptions end (their
+  ticket is gone) and ` + "`" + `queueTicket` + "`" + ` answers null. Before ` + "`" + `opensAt` + "`" + ` this costs nothing:
+  whoever joins again before it (the /demo page does so when its stream ends) is drawn like
+  everyone else. After ` + "`" + `opensAt` + "`" + ` they join again at the back, in arrival order: the draw's
+  order is lost for those still waiting. The seat Redis must not lose data (` + "`" + `noeviction` + "`" + `,
+  persistence, a replica: the README's production checklist); this is what happens when it
+  does anyway.
+- A queue closed before the loss stays closed (its record says so); a sold-out one is
+  rebuilt OPEN and found sold out again by the next tick.
+
+` + "`" + `internal/queue` + "`" + `'s ` + "`" + `TestRedisLossRebuild` + "`" + ` deletes a queue's keys while a pass is out and
+holds the rules above to it. A Cluster failover that loses the last writes (Redis
+replicates asynchronously) is not a rebuild: passes issued in the lost second are missing
+from the surviving state's passes in use, their holders' holds are refused, and their
+tickets, back to waiting, are admitted again by a later tick; the caps stay in force.
+
 ## Known limits
 
 - Watchers of an instance cut from Redis hear nothing until its live hub notices (3 s

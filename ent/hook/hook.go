@@ -68,6 +68,18 @@ func (f OfflineScanFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value,
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OfflineScanMutation", m)
 }
 
+// The OnSaleQueueFunc type is an adapter to allow the use of ordinary
+// function as OnSaleQueue mutator.
+type OnSaleQueueFunc func(context.Context, *ent.OnSaleQueueMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f OnSaleQueueFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.OnSaleQueueMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OnSaleQueueMutation", m)
+}
+
 // The OrderFunc type is an adapter to allow the use of ordinary
 // function as Order mutator.
 type OrderFunc func(context.Context, *ent.OrderMutation) (ent.Value, error)

@@ -118,6 +118,37 @@ var (
 			},
 		},
 	}
+	// OnSaleQueuesColumns holds the columns for the "on_sale_queues" table.
+	OnSaleQueuesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "showtime_id", Type: field.TypeInt, Unique: true},
+		{Name: "opens_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "admit_per_minute", Type: field.TypeInt},
+		{Name: "max_active", Type: field.TypeInt},
+		{Name: "pass_minutes", Type: field.TypeInt},
+		{Name: "average_party_size", Type: field.TypeFloat64},
+		{Name: "draw_seed", Type: field.TypeString, Size: 64},
+		{Name: "draw_commitment", Type: field.TypeString, Size: 64},
+		{Name: "epoch", Type: field.TypeInt, Default: 1},
+		{Name: "admitted", Type: field.TypeInt, Default: 0},
+		{Name: "created_by", Type: field.TypeString, Size: 128},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "closed_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+	}
+	// OnSaleQueuesTable holds the schema information for the "on_sale_queues" table.
+	OnSaleQueuesTable = &schema.Table{
+		Name:       "on_sale_queues",
+		Columns:    OnSaleQueuesColumns,
+		PrimaryKey: []*schema.Column{OnSaleQueuesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "onsalequeue_closed_at",
+				Unique:  false,
+				Columns: []*schema.Column{OnSaleQueuesColumns[14]},
+			},
+		},
+	}
 	// OrdersColumns holds the columns for the "orders" table.
 	OrdersColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -441,6 +472,7 @@ var (
 		{Name: "prices", Type: field.TypeJSON},
 		{Name: "currency", Type: field.TypeString, Size: 3, Default: "USD"},
 		{Name: "seat_epoch", Type: field.TypeInt, Default: 0},
+		{Name: "has_queue", Type: field.TypeBool, Default: false},
 		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "hall_id", Type: field.TypeInt},
@@ -454,13 +486,13 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "showtimes_halls_showtimes",
-				Columns:    []*schema.Column{ShowtimesColumns[11]},
+				Columns:    []*schema.Column{ShowtimesColumns[12]},
 				RefColumns: []*schema.Column{HallsColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 			{
 				Symbol:     "showtimes_movies_showtimes",
-				Columns:    []*schema.Column{ShowtimesColumns[12]},
+				Columns:    []*schema.Column{ShowtimesColumns[13]},
 				RefColumns: []*schema.Column{MoviesColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
@@ -474,7 +506,7 @@ var (
 			{
 				Name:    "showtime_movie_id_starts_at",
 				Unique:  false,
-				Columns: []*schema.Column{ShowtimesColumns[12], ShowtimesColumns[1]},
+				Columns: []*schema.Column{ShowtimesColumns[13], ShowtimesColumns[1]},
 			},
 			{
 				Name:    "showtime_status",
@@ -546,6 +578,7 @@ var (
 		HallsTable,
 		MoviesTable,
 		OfflineScansTable,
+		OnSaleQueuesTable,
 		OrdersTable,
 		OrderSeatsTable,
 		PaymentsTable,

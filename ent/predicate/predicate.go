@@ -21,6 +21,9 @@ type Movie func(*sql.Selector)
 // OfflineScan is the predicate function for offlinescan builders.
 type OfflineScan func(*sql.Selector)
 
+// OnSaleQueue is the predicate function for onsalequeue builders.
+type OnSaleQueue func(*sql.Selector)
+
 // Order is the predicate function for order builders.
 type Order func(*sql.Selector)
 

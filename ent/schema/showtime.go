@@ -31,6 +31,10 @@ func (Showtime) Fields() []ent.Field {
 		// n-th build start above seats.EpochBase(n), so they never go back below a version
 		// an earlier build issued (docs/DESIGN.md "Live seat map").
 		field.Int("seat_epoch").Default(0).NonNegative(),
+		// has_queue says the showtime has an on-sale queue (an on_sale_queues row, written
+		// in the same transaction): holds read it here, with the status, and need a pass
+		// while the queue gates them (docs/DESIGN.md "On-sale queue").
+		field.Bool("has_queue").Default(false),
 		field.Time("created_at").SchemaType(datetime6).Immutable(),
 		field.Time("updated_at").SchemaType(datetime6),
 	}

@@ -35,6 +35,8 @@ const (
 	FieldCurrency = "currency"
 	// FieldSeatEpoch holds the string denoting the seat_epoch field in the database.
 	FieldSeatEpoch = "seat_epoch"
+	// FieldHasQueue holds the string denoting the has_queue field in the database.
+	FieldHasQueue = "has_queue"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -74,6 +76,7 @@ var Columns = []string{
 	FieldPrices,
 	FieldCurrency,
 	FieldSeatEpoch,
+	FieldHasQueue,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }
@@ -103,6 +106,8 @@ var (
 	DefaultSeatEpoch int
 	// SeatEpochValidator is a validator for the "seat_epoch" field. It is called by the builders before save.
 	SeatEpochValidator func(int) error
+	// DefaultHasQueue holds the default value on creation for the "has_queue" field.
+	DefaultHasQueue bool
 )
 
 const DefaultStatus seatflow.ShowtimeStatus = "SCHEDULED"
@@ -168,6 +173,11 @@ func ByCurrency(opts ...sql.OrderTermOption) OrderOption {
 // BySeatEpoch orders the results by the seat_epoch field.
 func BySeatEpoch(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldSeatEpoch, opts...).ToFunc()
+}
+
+// ByHasQueue orders the results by the has_queue field.
+func ByHasQueue(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldHasQueue, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

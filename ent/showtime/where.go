@@ -96,6 +96,11 @@ func SeatEpoch(v int) predicate.Showtime {
 	return predicate.Showtime(sql.FieldEQ(FieldSeatEpoch, v))
 }
 
+// HasQueue applies equality check predicate on the "has_queue" field. It's identical to HasQueueEQ.
+func HasQueue(v bool) predicate.Showtime {
+	return predicate.Showtime(sql.FieldEQ(FieldHasQueue, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Showtime {
 	return predicate.Showtime(sql.FieldEQ(FieldCreatedAt, v))
@@ -409,6 +414,16 @@ func SeatEpochLT(v int) predicate.Showtime {
 // SeatEpochLTE applies the LTE predicate on the "seat_epoch" field.
 func SeatEpochLTE(v int) predicate.Showtime {
 	return predicate.Showtime(sql.FieldLTE(FieldSeatEpoch, v))
+}
+
+// HasQueueEQ applies the EQ predicate on the "has_queue" field.
+func HasQueueEQ(v bool) predicate.Showtime {
+	return predicate.Showtime(sql.FieldEQ(FieldHasQueue, v))
+}
+
+// HasQueueNEQ applies the NEQ predicate on the "has_queue" field.
+func HasQueueNEQ(v bool) predicate.Showtime {
+	return predicate.Showtime(sql.FieldNEQ(FieldHasQueue, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -30,6 +30,7 @@ import (
 	"seatflow/internal/keys"
 	"seatflow/internal/live"
 	"seatflow/internal/payments"
+	"seatflow/internal/queue"
 	"seatflow/internal/rdb"
 	"seatflow/internal/reconcile"
 	"seatflow/internal/reports"
@@ -84,7 +85,9 @@ type App struct {
 	Tickets *tickets.Service
 	// Reports computes the admin's sales reports.
 	Reports *reports.Service
-	Now     func() time.Time
+	// Queues runs the showtimes' on-sale queues.
+	Queues *queue.Service
+	Now    func() time.Time
 
 	embeddedRedis *miniredis.Miniredis
 	closers       []func()
@@ -166,6 +169,9 @@ func (a *App) wire() error {
 			SalesCloseAfter: a.Config.SalesCloseAfter,
 			HoldRate:        perMinute(a.Config.HoldsPerMinute), OrderRate: perMinute(a.Config.OrderChangesPerMinute), Log: a.Log})
 	a.Sales.Orders = a.Booking
+	a.Queues = queue.New(a.DB, a.Redis, a.Keys, a.Catalog, a.Sales, queue.NewPasses([]byte(a.Config.JWTSecret), a.Now),
+		queue.Config{Now: a.Now, JoinRate: perMinute(a.Config.QueueJoinsPerMinute), Log: a.Log})
+	a.Booking.Admissions = a.Queues
 	if err := a.wireTickets(); err != nil {
 		return err
 	}
@@ -181,8 +187,8 @@ func (a *App) wire() error {
 }
 
 // Start runs the instance's background work until Close: the cache invalidation
-// listener, the outbox relay, the order expiry worker, the sales closer, the live
-// seat-map hub and the reconciler (every instance runs it; a Redis lock lets one at a
+// listener, the outbox relay, the order expiry worker, the sales closer, the on-sale
+// queues' admission, the live seat-map hub and the reconciler (every instance runs it; a Redis lock lets one at a
 // time do the work).
 func (a *App) Start(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -198,6 +204,7 @@ func (a *App) Start(ctx context.Context) {
 		background.Stopped(ctx, a.Log, background.ExpiryWorker, a.Booking.RunExpiryWorker(ctx, time.Second))
 	})
 	run(func(ctx context.Context) { a.Sales.RunCloser(ctx, salesCloserEvery) })
+	run(a.Queues.RunAdmission)
 	run(func(ctx context.Context) { background.Stopped(ctx, a.Log, background.LiveHub, a.Live.Run(ctx)) })
 	if a.Config.ReconcileEvery > 0 {
 		run(func(ctx context.Context) { a.Rec.Run(ctx, a.Config.ReconcileEvery) })

@@ -105,6 +105,7 @@ var settingChecks = map[string]check{
 	"CROWD_COST_RESTORE":        intAtLeast(0),
 	"GUEST_SESSIONS_PER_MINUTE": intAtLeast(0),
 	"HOLDS_PER_MINUTE":          intAtLeast(0),
+	"QUEUE_JOINS_PER_MINUTE":    intAtLeast(0),
 	"ORDER_CHANGES_PER_MINUTE":  intAtLeast(0),
 	"LOCAL_CACHE_BYTES":         intAtLeast(512 << 10), // freecache's smallest size: less is silently raised
 	"RESPONSE_CACHE_BYTES":      intAtLeast(0),

@@ -72,6 +72,7 @@ var badValues = map[string][]badValue{
 	"LOADER_WAIT":               {{"5s", "want 0s to 1s"}, {"-1ms", "want 0s to 1s"}},
 	"RECONCILE_EVERY":           {{"10ms", "want 0 (off) or at least 1s"}, {"-30s", "want 0 (off)"}},
 	"HOLDS_PER_MINUTE":          {{"-1", "at least 0"}},
+	"QUEUE_JOINS_PER_MINUTE":    {{"-1", "at least 0"}},
 	"ORDER_CHANGES_PER_MINUTE":  {{"-1", "at least 0"}},
 	"MYSQL_MAX_CONNS":           {{"0", "at least 1"}},
 	"MAX_DEPTH":                 {{"0", "at least 1"}},

@@ -50,6 +50,8 @@ type Config struct {
 	ReconcileEvery time.Duration
 	MySQLMaxConns  int
 	HoldsPerMinute int
+	// QueueJoinsPerMinute limits joinQueue per client address (0 = no limit).
+	QueueJoinsPerMinute int
 	// OrderChangesPerMinute limits payOrder, cancelOrder and extendHold per user.
 	OrderChangesPerMinute int
 
@@ -195,6 +197,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	dur(&c.LiveTick, "LIVE_TICK", 100*time.Millisecond, "at most one seat-map DELTA per watcher per tick, with every change since its last (a change on a quiet showtime goes at once; 0 = one DELTA per change)")
 	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")
 	num(&c.HoldsPerMinute, "HOLDS_PER_MINUTE", 20, "holdSeats requests per user per minute (0 = no limit)")
+	num(&c.QueueJoinsPerMinute, "QUEUE_JOINS_PER_MINUTE", 600, "joinQueue requests per client address per minute, every user behind it together (0 = no limit)")
 	num(&c.OrderChangesPerMinute, "ORDER_CHANGES_PER_MINUTE", 60, "payOrder/cancelOrder/extendHold requests per user per minute (0 = no limit)")
 	num(&c.MySQLMaxConns, "MYSQL_MAX_CONNS", database.DefaultMaxConns, "MySQL connections per instance (instances × this must stay under max_connections)")
 	num(&c.MaxDepth, "MAX_DEPTH", 12, "maximum nesting depth of a query")

@@ -40,13 +40,19 @@ const (
 	// ReleaseSeats frees the seats of a failed hold or an ended order; the reconciler's
 	// orphan-hold repair finishes it.
 	ReleaseSeats = "release_seats"
+	// SpendPass ends the on-sale queue's admission pass of an order paid or cancelled; a
+	// pass left in use ends at its expiry (passMinutes).
+	SpendPass = "spend_pass"
+	// QueueAdmission is an on-sale queue's admission tick; the next tick tries again.
+	QueueAdmission = "queue_admission"
 	// LiveHub is the live seat-map hub, which ended: this instance's seat maps are no
 	// longer live.
 	LiveHub = "live_hub"
 )
 
 // tasks are every task above.
-var tasks = []string{ExpiryWorker, ExpiryPass, ExpireOrder, Enqueue, Dequeue, ConfirmSeats, ReleaseSeats, LiveHub}
+var tasks = []string{ExpiryWorker, ExpiryPass, ExpireOrder, Enqueue, Dequeue, ConfirmSeats, ReleaseSeats, SpendPass,
+	QueueAdmission, LiveHub}
 
 var errorsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
 	Namespace: "seatflow", Name: "background_errors_total",

@@ -42,6 +42,7 @@ func (s *Service) CancelOrder(ctx context.Context, userID string, orderID int) (
 		}
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order is %s and cannot be cancelled", o.Status)
 	}
+	s.spendPass(ctx, o.ShowtimeID, userID, o.CreatedAt)
 	return s.reload(ctx, orderID)
 }
 

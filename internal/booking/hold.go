@@ -31,6 +31,9 @@ type HoldSeatsInput struct {
 	// NeedsAccessible says the customer needs an accessible seat: only then are ACCESSIBLE
 	// seats held while other seats are free.
 	NeedsAccessible *bool `json:"needsAccessible"`
+	// AdmissionPass is the caller's pass from the showtime's on-sale queue, needed while
+	// the queue gates holds (NOT_ADMITTED without a valid one).
+	AdmissionPass *string `json:"admissionPass"`
 }
 
 // useBlocked reports whether the hold may take blocked seats.
@@ -169,7 +172,8 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 	token := uuid.NewString()
 	req := seats.HoldRequest{ShowtimeID: st.ID, Layout: layout, SeatIDs: seatIDs, Token: token,
 		UserID: userID, Limit: st.PurchaseLimit, AllowGaps: st.AllowSeatGaps, UseBlocked: in.useBlocked(),
-		NeedsAccessible: in.NeedsAccessible != nil && *in.NeedsAccessible}
+		NeedsAccessible: in.NeedsAccessible != nil && *in.NeedsAccessible,
+		Admission:       s.admission(st, userID, in.AdmissionPass)}
 	// Not cancelled with the request: a hold applied in Redis must also reach MySQL or be
 	// released below, whenever the client goes away (but by the request's deadline).
 	ctx, cancel := detach(ctx)

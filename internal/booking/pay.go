@@ -211,7 +211,11 @@ func (s *Service) afterPaid(ctx context.Context, orderID, showID int, token stri
 			fmt.Errorf("%d of the paid order's %d seats are sold to it in Redis", n, len(seatIDs)), "order", orderID)
 	}
 	s.dequeue(ctx, orderID)
-	return s.reload(ctx, orderID)
+	o, err := s.reload(ctx, orderID)
+	if err == nil {
+		s.spendPass(ctx, showID, o.UserID, o.CreatedAt)
+	}
+	return o, err
 }
 
 // confirmPaid marks a paid order's seats sold (again: Confirm is idempotent) and reads it back.

@@ -69,6 +69,9 @@ type Deps struct {
 	Provider payments.Provider
 	// Tickets issues and revokes tickets; none are made when nil.
 	Tickets Tickets
+	// Admissions verifies and ends the on-sale queues' passes; when nil, a showtime whose
+	// queue gates holds refuses every hold (NOT_ADMITTED).
+	Admissions Admissions
 }
 
 // Config is how a Service behaves; New gives each zero field its default.

@@ -362,7 +362,7 @@ func selectedInt(v ent.Value, err error) int {
 func toShowtime(st *ent.Showtime) *seatflow.Showtime {
 	out := &seatflow.Showtime{ID: st.ID, MovieID: st.MovieID, HallID: st.HallID, StartsAt: st.StartsAt.UTC(),
 		EndsAt: st.EndsAt.UTC(), Status: st.Status, PurchaseLimit: st.PurchaseLimit,
-		AllowSeatGaps: st.AllowSeatGaps, Currency: st.Currency}
+		AllowSeatGaps: st.AllowSeatGaps, Currency: st.Currency, HasQueue: st.HasQueue}
 	out.CinemaID = selectedInt(st.Value(cinemaIDColumn))
 	out.Prices = slices.Clone([]seatflow.Price(st.Prices))
 	return out

@@ -32,6 +32,44 @@ func (k Keys) Events(showID int) string { return k.show(showID) + ":events" }
 // announced, so every instance pushes the new count to the door's watchers.
 func (k Keys) CheckIns(showID int) string { return k.show(showID) + ":checkins" }
 
+// The on-sale queue of a showtime (package queue), every key under its {show:ID} tag so
+// that each queue operation, the admission tick and the hold's pass check are one script
+// on one Cluster slot.
+
+// Queue is the hash of a showtime's on-sale queue: its settings, phase, counters and the
+// draw's seed and commitment.
+func (k Keys) Queue(showID int) string { return k.show(showID) + ":queue" }
+
+// QueueWaiting is the sorted set of the entrants waiting their turn, in the queue's order:
+// the draw's for those who joined before it opened, then arrival.
+func (k Keys) QueueWaiting(showID int) string { return k.show(showID) + ":queue:waiting" }
+
+// QueueTickets is the hash ticket number → ticket (its user, status, place and pass).
+func (k Keys) QueueTickets(showID int) string { return k.show(showID) + ":queue:tickets" }
+
+// QueueUsers is the hash user id → the user's ticket number: one ticket per user.
+func (k Keys) QueueUsers(showID int) string { return k.show(showID) + ":queue:users" }
+
+// QueueSeen is the hash ticket number → when its holder was last seen (ms).
+func (k Keys) QueueSeen(showID int) string { return k.show(showID) + ":queue:seen" }
+
+// QueuePasses is the sorted set of the admission passes in use: pass id → expiry (ms).
+func (k Keys) QueuePasses(showID int) string { return k.show(showID) + ":queue:passes" }
+
+// QueueRate is the list of the admission tick's samples ("ms:admitted"), newest first,
+// from which the admission rate is measured.
+func (k Keys) QueueRate(showID int) string { return k.show(showID) + ":queue:rate" }
+
+// QueueLease is the lease of the one instance running the queue's admission.
+func (k Keys) QueueLease(showID int) string { return k.show(showID) + ":queue:lease" }
+
+// QueueEvents is the pub/sub channel of the queue's changes (admissions, phases).
+func (k Keys) QueueEvents(showID int) string { return k.show(showID) + ":queue:events" }
+
+// QueueJoinRate is the counter of the joinQueue calls from a client address, for
+// go-redis/redis_rate through rdb.NewLimiter.
+func (k Keys) QueueJoinRate(addr string) string { return k.Prefix + ":queue-rate:" + addr }
+
 // Cache is the Redis envelope of a catalog entry; key is "KIND:ID", e.g. "movie:7". The
 // key is a hash tag, so the envelope and its rebuild lock share a Cluster slot and one
 // script can check the lock and write the envelope.

@@ -24,6 +24,10 @@ const (
 	Ticket    = "Ticket"
 	SeatMap   = "SeatMap"
 	SeatState = "SeatState"
+	// QueueTicket is an entrant's ticket in a showtime's on-sale queue, "QueueTicket:
+	// showtime:number" with a random number (it tells nothing of when its holder joined);
+	// the draw orders tickets by a keyed hash of this id (seatflow.DrawKey).
+	QueueTicket = "QueueTicket"
 )
 
 // IsNode reports whether objects of type typ can be fetched with node(id:).

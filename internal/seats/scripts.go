@@ -1,7 +1,9 @@
 package seats
 
 import (
+	"context"
 	_ "embed"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -41,3 +43,10 @@ var (
 	blockScript    = redis.NewScript(deltaSrc + blockSrc)   // lua/block.lua: make free seats house seats
 	unblockScript  = redis.NewScript(deltaSrc + unblockSrc) // lua/unblock.lua: give house seats back to sale
 )
+
+// run runs script through the store's batch (rdb.Batch: its round trips shared with the
+// calls of other goroutines), its latency observed under its name.
+func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	defer observeScript(ctx, script, time.Now())
+	return s.batch.Run(ctx, s.RDB, script, keys, args...)
+}

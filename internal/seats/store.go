@@ -29,7 +29,7 @@ type Store struct {
 	// Now is the clock (HELD_AT of new holds); time.Now when nil.
 	Now func() time.Time
 
-	batch batcher
+	batch rdb.Batch
 	seen  seenVersions
 }
 
@@ -171,8 +171,9 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 		args = append(args, len(row))
 		args = append(args, ids(row)...)
 	}
-	args = append(args, traceparent(ctx))
-	res, err := s.run(ctx, holdScript, s.showKeys(req.ShowtimeID, true), args...).StringSlice()
+	args = append(append(args, req.Admission.args()...), traceparent(ctx))
+	keys := append(s.showKeys(req.ShowtimeID, true), s.Keys.Queue(req.ShowtimeID), s.Keys.QueuePasses(req.ShowtimeID))
+	res, err := s.run(ctx, holdScript, keys, args...).StringSlice()
 	if err != nil {
 		return rdb.Classify("hold seats", err)
 	}
@@ -196,8 +197,25 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 		return Error(seatflow.ESEATGAP, stranded, "this selection would leave seat %s empty on its own", labels(req.Layout, stranded))
 	case "NOHASH":
 		return seatflow.Unavailable("hold seats", ErrNoSeatMap)
+	case "NOT_ADMITTED":
+		return errNotAdmitted
 	}
 	return fmt.Errorf("hold seats: unexpected reply %q", res)
+}
+
+// errNotAdmitted is a hold refused by the on-sale queue's gate.
+var errNotAdmitted = seatflow.Errorf(seatflow.ENOTADMITTED,
+	"this showtime's sale is open to admitted entrants of its queue only: join the queue (joinQueue) and hold with the admission pass it gives you")
+
+// args are hold.lua's admission-gate section: gated or not, the pass id and its expiry.
+func (a *Admission) args() []any {
+	switch {
+	case a == nil:
+		return []any{"0", "", ""}
+	case a.PassID == "":
+		return []any{"1", "", ""}
+	}
+	return []any{"1", a.PassID, a.ExpiresAt.UnixMilli()}
 }
 
 // Error is a refusal because of the seats ids; extensions.seatIds names them to the

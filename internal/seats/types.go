@@ -46,6 +46,18 @@ type HoldRequest struct {
 	// NeedsAccessible says the customer needs an accessible seat: only then may a hold
 	// take an ACCESSIBLE seat while a STANDARD or PREMIUM seat of the showtime is free.
 	NeedsAccessible bool
+	// Admission is the on-sale queue's gate: nil when the showtime has no queue (or the
+	// hold is a late payment's, which its order's admission covers); otherwise the pass
+	// the caller showed, checked by hold.lua with the hold.
+	Admission *Admission
+}
+
+// Admission is what a hold knows of the caller's admission pass before hold.lua: its id
+// and expiry once its signature, user, showtime and expiry were verified (package queue),
+// or the zero value when the caller showed none or an invalid one.
+type Admission struct {
+	PassID    string
+	ExpiresAt time.Time
 }
 
 // Delta is the JSON a seat-changing script publishes on the showtime's events channel.

@@ -1,7 +1,8 @@
 // SeatFlow live seat map, part 3 of 3: the page logic (sign-in, showtimes, the live
 // connection, holds and payments) over the API client of api.js and the view of view.js.
-// Plain JavaScript; it uses only the public API: POST /query and the seatMap subscription
-// over graphql-transport-ws, like any front end would.
+// Plain JavaScript; it uses only the public API: POST /query and the seatMap (and, for a
+// showtime with an on-sale queue, queue.js's queue) subscription over graphql-transport-ws,
+// like any front end would.
 'use strict';
 
 (() => {
@@ -24,6 +25,7 @@
     wsRetry: 0,
     timer: null,
     busy: false,
+    pass: null, // the admission pass of the showtime's on-sale queue, while admitted (queue.js)
   };
 
   const {
@@ -45,6 +47,9 @@
     return state.guest ? state.guest.token : null;
   }
   const newKey = api.newKey;
+
+  // The waiting room of a showtime with an on-sale queue (queue.js).
+  const queue = window.SeatFlow.queue(state, { gql, showError, showMessage, clearMessage, render, fmtTime });
 
   // ---------- token ----------
 
@@ -112,6 +117,7 @@
   showtime(id: $id) {
     id startsAt endsAt status purchaseLimit allowSeatGaps currency
     prices { kind ticketType amountCents }
+    queue { phase opensAt }
     movie { title rating durationMinutes }
     hall { name seats { id row number x y kind sellable } }
     seatMap { showtimeId version seats { seat { id } status } }
@@ -123,6 +129,7 @@
 }`;
 
   function closeShowtime() {
+    queue.exit();
     state.wsGen++;
     if (state.ws) {
       try { state.ws.close(1000, 'bye'); } catch (e) { /* already closed */ }
@@ -167,6 +174,7 @@
     applyEvent({ kind: 'SNAPSHOT', showtimeId: st.id, version: st.seatMap.version, seats: st.seatMap.seats });
     updateURL();
     connectLive(st.id);
+    queue.enter(st);
     restoreOrder(st.id);
     window.SeatFlow.tickets.show(gql, st.id);
   }
@@ -289,8 +297,10 @@
       if (!state.holdKey) state.holdKey = newKey();
       try {
         const before = Date.now();
+        const input = { showtimeId: state.showtime.id, seatIds: ids, idempotencyKey: state.holdKey, needsAccessible: $('needs-accessible').checked };
+        if (state.pass) input.admissionPass = state.pass;
         const { data } = await gql(`mutation DemoHold($in: HoldSeatsInput!) { holdSeats(input: $in) { ${ORDER_FIELDS} } }`,
-          { in: { showtimeId: state.showtime.id, seatIds: ids, idempotencyKey: state.holdKey, needsAccessible: $('needs-accessible').checked } });
+          { in: input });
         const o = data.holdSeats;
         state.selected.clear();
         state.holdKey = null;

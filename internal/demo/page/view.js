@@ -14,6 +14,7 @@ window.SeatFlow.view = (state, onSeat) => {
   const MESSAGES = {
     SEAT_GAP: 'That choice would leave a single empty seat stranded next to taken seats. Pick seats side by side, or include the lone seat.',
     NOT_ON_SALE: 'Tickets for this showtime are not on sale right now.',
+    NOT_ADMITTED: 'This sale is open to the waiting room\'s admitted customers only: wait for your turn above (or join the queue again).',
     ORDER_EXPIRED: 'Your hold expired and the seats were released. Please choose again.',
     RATE_LIMITED: 'Too many attempts in a short time. Please wait a moment and try again.',
     UNAUTHENTICATED: 'You are not signed in, or your token expired. Paste a valid customer token above.',

@@ -1,6 +1,7 @@
 -- hold: takes seats for a hold token, all or nothing.
 --
 -- KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
+-- KEYS[5] the on-sale queue's hash, KEYS[6] its passes in use (the admission gate below)
 -- ARGV[1] now in ms (the HELD_AT of the new holds)
 -- ARGV[2] hold token
 -- ARGV[3] user id (field of the limits hash)
@@ -17,17 +18,43 @@
 -- then, for the gap rule, each row touched: m, then the row's m seat ids ordered by number
 --         (unsellable seats are absent from the hash and so act as a wall; blocked seats
 --         are not free, so they count as taken)
+-- ARGV[#ARGV-3 .. #ARGV-1] the admission gate (the on-sale queue, docs/DESIGN.md "On-sale
+--         queue"): "1" when MySQL says the showtime has a queue, else "0"; the id of the
+--         caller's pass whose signature, user, showtime and expiry the caller checked, or
+--         ""; that pass's expiry in ms, or "". Read and taken off ARGV first, so the
+--         sections above keep their places. While the queue gates holds (not SOLD_OUT or
+--         CLOSED, or its state lost with Redis) the pass must not have expired at ARGV[1]
+--         and, when issued by the queue's current state (its epoch), still be in use.
 -- ARGV[#ARGV] (last) the trace context of the change (a W3C traceparent) or ""
 --
 -- Returns {"OK", version} | {"UNAVAILABLE", seat id, ...} | {"RESERVED"} (a general seat
 --         is free: accessible seats are kept for those who need them) | {"LIMIT", user's count}
---       | {"GAP", stranded seat id} | {"NOHASH"} when the showtime has no seat hash.
+--       | {"GAP", stranded seat id} | {"NOHASH"} when the showtime has no seat hash
+--       | {"NOT_ADMITTED"} when the gate refuses the caller (nothing is changed).
 local now, token, user = ARGV[1], ARGV[2], ARGV[3]
 local limit = tonumber(ARGV[4])
 local allowGaps = ARGV[5] == '1'
 local takeover = ARGV[6]
 local useBlocked = ARGV[7] == '1'
 local n = tonumber(ARGV[8])
+
+-- The admission gate, before anything else is read.
+local gated, passId, passExp = ARGV[#ARGV - 3] == '1', ARGV[#ARGV - 2], ARGV[#ARGV - 1]
+for _ = 1, 3 do table.remove(ARGV, #ARGV - 1) end
+if gated then
+  local q = redis.call('HMGET', KEYS[5], 'phase', 'epoch')
+  if q[1] ~= 'SOLD_OUT' and q[1] ~= 'CLOSED' then
+    if passId == '' or tonumber(passExp) <= tonumber(now) then
+      return {'NOT_ADMITTED'}
+    end
+    -- A pass of the current epoch is valid while it is in use (not spent, not taken back);
+    -- one of an earlier epoch, whose record Redis lost, stands on its signature.
+    if q[1] and string.match(passId, '^(%d+)%.') == q[2]
+        and tonumber(redis.call('ZSCORE', KEYS[6], passId) or '0') ~= tonumber(passExp) then
+      return {'NOT_ADMITTED'}
+    end
+  end
+end
 
 -- ownedByTakeover reports whether state v ("1|T|ms" or "2|T") belongs to the takeover token.
 local function ownedByTakeover(v)

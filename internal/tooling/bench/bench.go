@@ -50,6 +50,7 @@ var benchSections = []benchSection{
 	{Name: "contention", Title: "Contention", Run: benchContention},
 	{Name: "fanout", Title: "Live seat-map fan-out", Run: benchFanout},
 	{Name: "onsale", Title: "On-sale burst", Run: benchOnSale},
+	{Name: "queue", Title: "On-sale queue", Run: benchQueue},
 	{Name: "abuse", Title: "Hostile documents", Run: benchAbuse},
 	{Name: "checkin", Title: "Check-in", Run: benchCheckIn},
 	{Name: "tracing", Title: "Tracing cost", Run: benchTracing},
@@ -87,6 +88,9 @@ type benchOptions struct {
 	Peer        string // subscriber counts of the on-sale burst through Centrifugo
 	Centrifugo  string // its binary
 	Quick       bool
+	// QueueEntrants join the on-sale queue's showtime; QueueSubscribers of them follow
+	// their ticket.
+	QueueEntrants, QueueSubscribers int
 	// Splice is a report (docs/BENCHMARKS.md) whose sections of this run are replaced in
 	// place, the rest of it kept.
 	Splice string
@@ -156,6 +160,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, serverBin string)
 	fs.IntVar(&o.OnSaleRate, "onsale-rate", 200, "holds per second of the on-sale burst")
 	fs.StringVar(&o.Peer, "peer", "3040,10000", "subscriber counts of the on-sale burst through Centrifugo (empty: not run)")
 	fs.StringVar(&o.Centrifugo, "centrifugo", "", "Centrifugo binary (default: on PATH, else $GOPATH/bin/centrifugo; scripts/centrifugo.sh installs it)")
+	fs.IntVar(&o.QueueEntrants, "queue-entrants", 50000, "entrants who join the on-sale queue before it opens")
+	fs.IntVar(&o.QueueSubscribers, "queue-subscribers", 10000, "of them, how many follow their ticket over the queue subscription (capped by the open-file limit)")
 	fs.BoolVar(&o.Quick, "quick", false, "short on-sale burst (about a minute): "+quickSummary)
 	fs.StringVar(&o.Splice, "splice", "", "replace in this report only the sections run (with -only), keeping the rest of it; the whole report still goes to stdout")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process (in-process servers and clients) to this file")

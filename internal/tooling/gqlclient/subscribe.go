@@ -59,6 +59,8 @@ type SubscribeOptions struct {
 	// ReadTimeout is the silence after which Next gives the connection up: the server
 	// pings every few seconds.
 	ReadTimeout time.Duration
+	// Token is the bearer token connection_init carries; anonymous when empty.
+	Token string
 }
 
 // Subscription is one subscription on a connection of its own; one goroutine reads it
@@ -88,7 +90,7 @@ func Subscribe(ctx context.Context, base string, req Request, opt SubscribeOptio
 		}
 		conn.Close()
 	}()
-	if err := s.start(req, opt.AckTimeout); err != nil {
+	if err := s.start(req, opt.AckTimeout, opt.Token); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -96,8 +98,12 @@ func Subscribe(ctx context.Context, base string, req Request, opt SubscribeOptio
 }
 
 // start sends connection_init, waits for the ack when asked to, and subscribes.
-func (s *Subscription) start(req Request, ackTimeout time.Duration) error {
-	if err := s.conn.WriteJSON(Message{Type: TypeConnectionInit, Payload: map[string]any{}}); err != nil {
+func (s *Subscription) start(req Request, ackTimeout time.Duration, token string) error {
+	init := map[string]any{}
+	if token != "" {
+		init["Authorization"] = "Bearer " + token
+	}
+	if err := s.conn.WriteJSON(Message{Type: TypeConnectionInit, Payload: init}); err != nil {
 		return err
 	}
 	if ackTimeout > 0 {

@@ -1,28 +1,29 @@
-package seats
+package rdb
 
 import (
 	"context"
 	"errors"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Script calls are batched: a call that finds fewer than maxInflight round trips under way
-// goes out at once, alone; calls that arrive while they are all busy queue up, and the next
-// free round trip takes the whole queue as one pipeline (one write, one read). Under a rush
-// of holds the round trips, not the scripts, are the cost, and nothing ever waits for a
-// batch to fill. Each script still runs atomically on its own; a pipeline only shares the
-// connection. Eight did best of 1, 2, 4, 8 and 16 in the hold benchmark (16 callers, 2 cores).
+// Script calls are batched (Batch): a call that finds fewer than maxInflight round trips
+// under way goes out at once, alone; calls that arrive while they are all busy queue up,
+// and the next free round trip takes the whole queue as one pipeline (one write, one read).
+// Under a rush of holds (or of joins of an on-sale queue) the round trips, not the scripts,
+// are the cost, and nothing ever waits for a batch to fill. Each script still runs
+// atomically on its own; a pipeline only shares the connection. Eight did best of 1, 2, 4,
+// 8 and 16 in the hold benchmark (16 callers, 2 cores).
 const (
 	maxInflight = 8
 	maxBatch    = 128
 )
 
-// batcher is the queue of a Store; its zero value is ready.
-type batcher struct {
+// Batch shares round trips between the script calls of many goroutines (the seat store's,
+// the on-sale queues'); its zero value is ready. One Batch serves one client.
+type Batch struct {
 	mu       sync.Mutex
 	inflight int
 	queue    []*scriptCall
@@ -37,22 +38,20 @@ type scriptCall struct {
 	wake   chan bool // true: the call leads the next round trip; false: cmd is done
 }
 
-// run runs script like script.Run (EVALSHA, then EVAL if Redis lacks the script), batched
-// with the calls of other goroutines. A call whose ctx ends while it waits in the queue
-// leaves it unsent; once sent, it completes. On Redis Cluster calls are not batched: a
-// pipeline waits for every node it touches, and one slow node would hold up the others.
-func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
-	defer observeScript(ctx, script, time.Now())
-	if _, single := s.RDB.(*redis.Client); !single {
-		return script.Run(ctx, s.RDB, keys, args...)
+// Run runs script on rdb like script.Run (EVALSHA, then EVAL if Redis lacks the script),
+// batched with the calls of other goroutines. A call whose ctx ends while it waits in the
+// queue leaves it unsent; once sent, it completes. On Redis Cluster calls are not batched:
+// a pipeline waits for every node it touches, and one slow node would hold up the others.
+func (b *Batch) Run(ctx context.Context, rdb redis.UniversalClient, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	if _, single := rdb.(*redis.Client); !single {
+		return script.Run(ctx, rdb, keys, args...)
 	}
 	c := &scriptCall{ctx: ctx, script: script, keys: keys, args: args}
-	b := &s.batch
 	b.mu.Lock()
 	if b.inflight < maxInflight {
 		b.inflight++
 		b.mu.Unlock()
-		s.lead(c)
+		b.lead(rdb, c)
 		return c.cmd
 	}
 	c.wake = make(chan bool, 1)
@@ -61,7 +60,7 @@ func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, ar
 	select {
 	case lead := <-c.wake:
 		if lead {
-			s.lead(c)
+			b.lead(rdb, c)
 		}
 	case <-ctx.Done():
 		b.mu.Lock()
@@ -75,7 +74,7 @@ func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, ar
 		b.mu.Unlock()
 		// Already taken: its answer, or its turn to lead, is on the way.
 		if <-c.wake {
-			s.lead(c)
+			b.lead(rdb, c)
 		}
 	}
 	return c.cmd
@@ -84,8 +83,7 @@ func (s *Store) run(ctx context.Context, script *redis.Script, keys []string, ar
 // lead sends c with whatever is queued, then hands its round-trip slot to the first call
 // queued meanwhile, or gives it back. The calls it took along are answered even if the
 // round trip panics.
-func (s *Store) lead(c *scriptCall) {
-	b := &s.batch
+func (b *Batch) lead(rdb redis.UniversalClient, c *scriptCall) {
 	b.mu.Lock()
 	n := min(len(b.queue), maxBatch-1)
 	batch := append([]*scriptCall{c}, b.queue[:n]...)
@@ -96,7 +94,7 @@ func (s *Store) lead(c *scriptCall) {
 		for _, o := range batch {
 			if o.cmd == nil { // exec panicked before it got to o
 				o.cmd = redis.NewCmd(o.ctx)
-				o.cmd.SetErr(errors.New("seat script batch failed"))
+				o.cmd.SetErr(errors.New("script batch failed"))
 			}
 		}
 		for _, o := range batch[1:] {
@@ -113,25 +111,25 @@ func (s *Store) lead(c *scriptCall) {
 		b.mu.Unlock()
 		next.wake <- true
 	}()
-	s.exec(batch)
+	exec(rdb, batch)
 }
 
 // popped is the queue without its first n calls, in a fresh slice, so the calls taken do
 // not stay reachable from the queue's array; mu is held.
-func (b *batcher) popped(n int) []*scriptCall {
+func (b *Batch) popped(n int) []*scriptCall {
 	if n >= len(b.queue) {
 		return nil
 	}
 	return append([]*scriptCall(nil), b.queue[n:]...)
 }
 
-func (s *Store) exec(batch []*scriptCall) {
+func exec(rdb redis.UniversalClient, batch []*scriptCall) {
 	if len(batch) == 1 {
 		c := batch[0]
-		c.cmd = c.script.Run(c.ctx, s.RDB, c.keys, c.args...)
+		c.cmd = c.script.Run(c.ctx, rdb, c.keys, c.args...)
 		return
 	}
-	pipe := s.RDB.Pipeline()
+	pipe := rdb.Pipeline()
 	var sent []*scriptCall
 	for _, c := range batch {
 		if err := c.ctx.Err(); err != nil {
@@ -147,7 +145,7 @@ func (s *Store) exec(batch []*scriptCall) {
 	_, _ = pipe.Exec(context.Background())
 	for _, c := range sent {
 		if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
-			c.cmd = c.script.Run(c.ctx, s.RDB, c.keys, c.args...)
+			c.cmd = c.script.Run(c.ctx, rdb, c.keys, c.args...)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package seats
+package rdb
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
 	"seatflow/internal/tooling/testenv"
@@ -20,7 +18,7 @@ var echoScript = redis.NewScript(`redis.call('RPUSH', KEYS[1], ARGV[1]) return A
 
 func TestBatchedScriptCalls(t *testing.T) {
 	r := testenv.NewRedis(t)
-	s := &Store{RDB: r.Client, Keys: r.Keys}
+	var b Batch
 	list := r.Keys.Prefix + ":batch-test"
 	ctx := context.Background()
 
@@ -31,7 +29,7 @@ func TestBatchedScriptCalls(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got, err := s.run(ctx, echoScript, []string{list}, strconv.Itoa(i)).Text()
+				got, err := b.Run(ctx, r.Client, echoScript, []string{list}, strconv.Itoa(i)).Text()
 				if err == nil && got != strconv.Itoa(i) {
 					err = fmt.Errorf("call %d got the reply %q", i, got)
 				}
@@ -50,7 +48,7 @@ func TestBatchedScriptCalls(t *testing.T) {
 		if n := r.Client.LLen(ctx, list).Val(); n != 300 {
 			t.Fatalf("%d calls reached Redis, want 300", n)
 		}
-		if b := &s.batch; b.inflight != 0 || len(b.queue) != 0 {
+		if b.inflight != 0 || len(b.queue) != 0 {
 			t.Fatalf("after the calls: %d round trips counted in flight, %d calls queued", b.inflight, len(b.queue))
 		}
 	})
@@ -71,13 +69,12 @@ func TestBatchedScriptCalls(t *testing.T) {
 			t.Skip("Redis Cluster clients are not batched")
 		}
 		r.Client.Del(ctx, list)
-		b := &s.batch
 		b.mu.Lock()
 		b.inflight = maxInflight // every round trip busy: the next calls queue
 		b.mu.Unlock()
 		cancelled, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
-		go func() { done <- s.run(cancelled, echoScript, []string{list}, "cancelled").Err() }()
+		go func() { done <- b.Run(cancelled, r.Client, echoScript, []string{list}, "cancelled").Err() }()
 		for queued := false; !queued; {
 			b.mu.Lock()
 			queued = len(b.queue) == 1
@@ -85,7 +82,7 @@ func TestBatchedScriptCalls(t *testing.T) {
 		}
 		cancel()
 		// A call leads one of the busy round trips and takes the queue along.
-		s.lead(&scriptCall{ctx: ctx, script: echoScript, keys: []string{list}, args: []any{"live"}})
+		b.lead(r.Client, &scriptCall{ctx: ctx, script: echoScript, keys: []string{list}, args: []any{"live"}})
 		if err := <-done; err != context.Canceled {
 			t.Fatalf("the cancelled call returned %v", err)
 		}
@@ -99,25 +96,4 @@ func TestBatchedScriptCalls(t *testing.T) {
 		}
 		b.inflight = 0
 	})
-}
-
-// TestScriptLatencyCounted: every seat script's run is observed under its own label.
-func TestScriptLatencyCounted(t *testing.T) {
-	r := testenv.NewRedis(t)
-	s := &Store{RDB: r.Client, Keys: r.Keys}
-	count := func() uint64 {
-		m := &dto.Metric{}
-		scriptSeconds.WithLabelValues("snapshot").(prometheus.Histogram).Write(m)
-		return m.GetHistogram().GetSampleCount()
-	}
-	before := count()
-	if _, _, err := s.States(context.Background(), 424242); err != nil {
-		t.Fatal(err)
-	}
-	if got := count() - before; got != 1 {
-		t.Errorf("snapshot observations = %d, want 1", got)
-	}
-	if len(scriptNames) != 9 {
-		t.Errorf("scriptNames has %d scripts, want every one of scripts.go and repair.go", len(scriptNames))
-	}
 }
