@@ -26,9 +26,28 @@ const (
 
 const quickSummary = "N = 200 and 1,000 watchers, tick default and 0, 200 holds, no Centrifugo run; only the onsale section reads it"
 
-// onsaleTicks are the SEATFLOW_LIVE_TICK settings every N runs with: the server's
-// default (the variable unset) and 0, one DELTA per change.
-var onsaleTicks = []string{"", "0"}
+// parseTicks reads -onsale-ticks: the SEATFLOW_LIVE_TICK settings every N runs with,
+// "default" for the variable unset (the report's rows: the default and 0, one DELTA per
+// change).
+func parseTicks(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		switch f = strings.TrimSpace(f); {
+		case f == "":
+		case f == "default":
+			out = append(out, "")
+		default:
+			if _, err := time.ParseDuration(f); err != nil {
+				return nil, cli.UsageError{Msg: "-onsale-ticks: " + f}
+			}
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return nil, cli.UsageError{Msg: "-onsale-ticks: no setting"}
+	}
+	return out, nil
+}
 
 func tickLabel(tick string) string {
 	if tick == "" {
@@ -60,6 +79,10 @@ func benchOnSale(ctx context.Context, b *benchEnv, w io.Writer) error {
 		return err
 	}
 	peers, err := parseCounts("-peer", b.Opt.Peer)
+	if err != nil {
+		return err
+	}
+	onsaleTicks, err := parseTicks(b.Opt.OnSaleTicks)
 	if err != nil {
 		return err
 	}
