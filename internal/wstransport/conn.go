@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -24,6 +25,8 @@ import (
 type conn struct {
 	t       *Transport
 	ws      *websocket.Conn
+	raw     syscall.RawConn // its socket, when its messages are written without gorilla (write.go)
+	wmu     sync.Mutex      // held by whoever writes to raw: a writer's batch, a drain, a close frame
 	proto   protocol
 	exec    graphql.GraphExecutor
 	headers http.Header
@@ -49,13 +52,30 @@ type conn struct {
 func newConn(t *Transport, ws *websocket.Conn, r *http.Request, exec graphql.GraphExecutor) *conn {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	now := time.Now()
-	c := &conn{t: t, ws: ws, proto: protocolOf(ws.Subprotocol()), exec: exec, headers: r.Header,
+	c := &conn{t: t, ws: ws, raw: rawConn(ws, t.cfg.Compression && offersDeflate(r.Header)),
+		proto: protocolOf(ws.Subprotocol()), exec: exec, headers: r.Header,
 		client: t.cfg.Registry.clientOf(r), ctx: ctx, cancel: cancel, ops: map[string]*operation{},
 		nextKA: now.Add(t.cfg.KeepAlive), nextPing: now.Add(t.cfg.PingPong)}
 	if t.cfg.UpgradeExpiry != nil { // a token of the upgrade's header ends the socket too
 		c.expires = t.cfg.UpgradeExpiry(r.Context())
 	}
+	c.ownControlFrames()
 	return c
+}
+
+// offersDeflate reports whether the upgrade request offers permessage-deflate: with
+// Config.Compression on, gorilla then compresses the connection's messages (the same
+// test gorilla's Upgrader makes).
+func offersDeflate(h http.Header) bool {
+	for _, v := range h.Values("Sec-Websocket-Extensions") {
+		for ext := range strings.SplitSeq(v, ",") {
+			name, _, _ := strings.Cut(ext, ";")
+			if strings.TrimSpace(name) == "permessage-deflate" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readLoop reads the client's messages until the connection ends, then cleans up.
@@ -352,15 +372,6 @@ func (c *conn) sendClose(code int, reason string) {
 	c.clearQueue()
 	c.mu.Unlock()
 	c.writeClose(code, reason)
-}
-
-// writeClose writes a close frame (a control frame: safe beside another writer), waiting
-// at most a second for the socket.
-func (c *conn) writeClose(code int, reason string) {
-	if len(reason) > 123 { // a control frame carries at most 125 bytes, 2 are the code
-		reason = reason[:123]
-	}
-	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
 }
 
 // drop closes the network connection: the read loop ends and cleans up.

@@ -1,8 +1,6 @@
 package wstransport
 
 import (
-	"time"
-
 	"github.com/gorilla/websocket"
 )
 
@@ -10,6 +8,7 @@ import (
 // rendering of a seat-map event to frame for its operation.
 type outgoing struct {
 	frame []byte
+	pong  bool       // frame is the payload of a pong (a control frame), not a message
 	op    *operation // with seat: a seat-map event of op
 	seat  []byte
 }
@@ -127,54 +126,4 @@ func (c *conn) unqueue(op *operation) {
 	for _, o := range kept[min(1, len(kept)):] {
 		c.queuedBytes += o.size()
 	}
-}
-
-// flush writes the queue, one message at a time, until it is empty or the connection
-// closes (nothing is written after a close frame); only one writer flushes a connection
-// at a time. The message taken leaves the queue, and the one behind it, next, leaves the
-// byte count.
-func (c *conn) flush() {
-	for {
-		c.mu.Lock()
-		if len(c.queue) == 0 || c.closed {
-			c.flushing = false
-			c.mu.Unlock()
-			return
-		}
-		o := c.queue[0]
-		c.queue[0] = outgoing{}
-		if c.queue = c.queue[1:]; len(c.queue) > 0 {
-			c.queuedBytes -= c.queue[0].size()
-		} else {
-			c.queue = nil // the array goes with what it held
-		}
-		c.mu.Unlock()
-		if err := c.write(o); err != nil {
-			c.drop()
-			c.mu.Lock()
-			c.flushing = false
-			c.mu.Unlock()
-			return
-		}
-	}
-}
-
-// write sends one message within the write deadline.
-func (c *conn) write(o outgoing) error {
-	_ = c.ws.SetWriteDeadline(time.Now().Add(c.t.cfg.WriteTimeout))
-	w, err := c.ws.NextWriter(websocket.TextMessage)
-	if err != nil {
-		return err
-	}
-	if o.op != nil {
-		_, _ = w.Write(o.op.prefix)
-		_, _ = w.Write(o.seat)
-		_, err = w.Write(seatSuffix)
-	} else {
-		_, err = w.Write(o.frame)
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

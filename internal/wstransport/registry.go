@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
@@ -15,9 +16,8 @@ import (
 
 // Defaults of a Registry's work.
 const (
-	defaultWriters = 64                     // connections written to at once
-	defaultTick    = 250 * time.Millisecond // how often keep-alives and expiries are looked at
-	readyBacklog   = 1 << 16                // connections waiting for a writer before enqueuers spill
+	defaultTick  = 250 * time.Millisecond // how often keep-alives and expiries are looked at
+	readyBacklog = 1 << 16                // connections waiting for a writer before enqueuers spill
 )
 
 // Registry is the set of an instance's open websocket connections: it admits them
@@ -36,8 +36,10 @@ type Registry struct {
 	// ClientAddr names the client of a request for the per-client cap (default: the
 	// remote address' host).
 	ClientAddr func(*http.Request) string
-	// Writers is how many connections are written to at once (default 64): a client that
-	// stops reading holds one writer until the write deadline.
+	// Writers is how many connections are written to at once (default: half the
+	// processors Go runs on, at least one). A writer never waits for a client (write.go),
+	// so a few keep up with the fan-out, and they leave the other processors to the
+	// requests (docs/DESIGN.md, "Live seat map").
 	Writers int
 	// Tick is how often keep-alives, pong timeouts and token expiries are looked at
 	// (default 250 ms).
@@ -224,7 +226,7 @@ func (r *Registry) list() []*conn {
 func (r *Registry) run() {
 	writers, tick := r.Writers, r.Tick
 	if writers <= 0 {
-		writers = defaultWriters
+		writers = max(1, runtime.GOMAXPROCS(0)/2)
 	}
 	if tick <= 0 {
 		tick = defaultTick
@@ -235,10 +237,11 @@ func (r *Registry) run() {
 	for range writers {
 		go func() {
 			defer r.wg.Done()
+			var b batch
 			for {
 				select {
 				case c := <-r.ready:
-					c.flush()
+					c.flush(&b)
 				case <-r.stop:
 					return
 				}
