@@ -2,28 +2,36 @@ package wstransport
 
 import (
 	"github.com/gorilla/websocket"
+
+	"seatflow/internal/live"
 )
 
-// outgoing is one message waiting in a connection's queue: a whole frame, or the
-// rendering of a seat-map event to frame for its operation.
+// outgoing is one message waiting in a connection's queue: a whole frame, the rendering
+// of a seat-map event to frame for its operation, or word that a DELTA of its watch is
+// due, taken and rendered only when the connection is written (take).
 type outgoing struct {
 	frame []byte
 	pong  bool       // frame is the payload of a pong (a control frame), not a message
-	op    *operation // with seat: a seat-map event of op
+	op    *operation // with seat: a seat-map event of op; with due: a DELTA of op's watch
 	seat  []byte
+	due   *live.Watcher
 }
 
 // size is the bytes o holds until it is written: what the queue's byte bound counts.
 func (o outgoing) size() int {
 	if o.op != nil {
+		if o.due != nil {
+			return 0 // nothing yet: the DELTA is taken when the connection is written
+		}
 		return len(o.op.prefix) + len(o.seat) + len(seatSuffix)
 	}
 	return len(o.frame)
 }
 
-// maxQueued bounds the seat-map events waiting for one connection; past it the client
-// is slow and the hub merges its further changes into the DELTA it gets once it has room
-// (live.Sink).
+// maxQueued bounds the seat-map events (and DELTAs due) waiting for one connection; past
+// it the client is slow, and a snapshot for it waits until it has room (live.Sink). A
+// watch has at most one DELTA due at a time: the changes that come meanwhile are merged
+// into it.
 const maxQueued = 64
 
 // closeOverflow is the reason of the close of a connection whose queue went past its

@@ -195,6 +195,16 @@ func (c *conn) take() ([]outgoing, bool) {
 	for n < len(c.queue) && len(items) < maxBatch && (len(items) == 0 || size+c.queue[n].size() <= batchBytes) {
 		o := c.queue[n]
 		n++
+		if o.due != nil {
+			// The DELTA is taken now, under c.mu, so it is written before anything the
+			// hub queues for the watch after it (a snapshot drops what waits, Drop, under
+			// c.mu too).
+			ev := o.due.Next()
+			if ev == nil {
+				continue // nothing due any more: a snapshot came, or it was taken already
+			}
+			o = outgoing{op: o.op, seat: o.op.render(ev)}
+		}
 		size += o.size()
 		items = append(items, o)
 	}
@@ -206,6 +216,10 @@ func (c *conn) take() ([]outgoing, bool) {
 		for _, o := range c.queue[1:] {
 			c.queuedBytes += o.size()
 		}
+	}
+	if len(items) == 0 { // only DELTAs no longer due
+		c.flushing = false
+		return nil, false
 	}
 	return items, true
 }
