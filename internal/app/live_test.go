@@ -284,3 +284,38 @@ func TestWebsocketLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestWebsocketQueriesSeeUpdates: each query a socket runs reads the catalog afresh, as
+// each HTTP request does: a movie renamed between two queries on one socket is seen by
+// the second (the socket's operations do not share one request's loaders, which keep
+// what they read).
+func TestWebsocketQueriesSeeUpdates(t *testing.T) {
+	a := newTestApp(t)
+	show, _ := a.onSaleShowtime()
+	c := dialWS(t, a, "graphql-transport-ws", "")
+	title := func(id string) string {
+		t.Helper()
+		c.send(map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{
+			"query": `query($id: ID!) { showtime(id: $id) { movie { id title } } }`, "variables": map[string]any{"id": show}}})
+		m := c.next()
+		raw, _ := json.Marshal(m["payload"])
+		var p struct {
+			Data   struct{ Showtime struct{ Movie struct{ ID, Title string } } }
+			Errors []any
+		}
+		if m["type"] != "next" || json.Unmarshal(raw, &p) != nil || len(p.Errors) > 0 {
+			t.Fatalf("query %s: %v", id, m)
+		}
+		if done := c.next(); done["type"] != "complete" {
+			t.Fatalf("after query %s: %v, want complete", id, done)
+		}
+		return p.Data.Showtime.Movie.ID + " " + p.Data.Showtime.Movie.Title
+	}
+	first := title("1")
+	movie, _, _ := strings.Cut(first, " ")
+	a.must(a.admin, `mutation($id: ID!) { updateMovie(id: $id, input: {title: "Renamed", durationMinutes: 155}) { id } }`,
+		map[string]any{"id": movie}, nil)
+	if got, want := title("2"), movie+" Renamed"; got != want {
+		t.Errorf("second query on the socket: %q, want %q (the first read %q)", got, want, first)
+	}
+}

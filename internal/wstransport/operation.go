@@ -78,6 +78,9 @@ func (c *conn) start(id string, payload json.RawMessage) bool {
 	if c.watchSeatMap(traced, op, rc) {
 		return true
 	}
+	if prepare := c.t.cfg.Operation; prepare != nil {
+		ctx = prepare(ctx)
+	}
 	go op.execute(ctx, rc)
 	return true
 }

@@ -82,6 +82,11 @@ type Config struct {
 	// SeatMaps starts seat-map watches delivered straight into a connection's queue;
 	// without it seat-map subscriptions run through the executor like any other.
 	SeatMaps SeatMaps
+	// Operation prepares the context of each operation the executor runs on a
+	// connection, as the HTTP handler prepares each request's (its loaders, which must
+	// not outlive one operation): the connection's context carries only what lasts as
+	// long as it does. Nil: nothing is added.
+	Operation func(ctx context.Context) context.Context
 	// Registry keeps the open connections and runs their writes and keep-alives; required.
 	Registry *Registry
 	// InitTimeout is how long a client has to send connection_init (default 10s).
