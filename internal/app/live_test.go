@@ -3,6 +3,7 @@ package app
 import (
 	"encoding/json"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -202,7 +203,8 @@ func TestLiveAuth(t *testing.T) {
 }
 
 // TestLiveLeavesNoGoroutines: after every client has gone, no goroutine the watchers
-// started is left (goleak), while the instance runs on.
+// started is left (goleak), while the instance runs on. On Linux idle watchers hold no
+// goroutine at all (the websocket registry polls their sockets): that is checked too.
 func TestLiveLeavesNoGoroutines(t *testing.T) {
 	a := newTestApp(t)
 	show, _ := a.onSaleShowtime()
@@ -215,7 +217,10 @@ func TestLiveLeavesNoGoroutines(t *testing.T) {
 		c.event()
 		clients = append(clients, c)
 	}
-	if goleak.Find(before) == nil {
+	switch leftover := goleak.Find(before); {
+	case runtime.GOOS == "linux" && leftover != nil:
+		t.Errorf("20 idle watchers hold goroutines, want none: %v", leftover)
+	case runtime.GOOS != "linux" && leftover == nil:
 		t.Fatal("watchers started no goroutines: the test measures nothing")
 	}
 	for _, c := range clients {

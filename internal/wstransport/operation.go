@@ -59,7 +59,9 @@ func (c *conn) start(id string, payload json.RawMessage) bool {
 		op.fail(gqlerror.List{{Message: "invalid json", Extensions: map[string]any{"code": "BAD_REQUEST"}}})
 		return true
 	}
-	params.Headers = c.headers
+	// No request headers: an operation's caller is the connection's (its connection_init's
+	// token, or its upgrade's), and a socket open for hours keeps nothing else of the
+	// upgrade request.
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	traced := telemetry.Extract(base, params.Extensions)
 	ctx := graphql.StartOperationTrace(traced)
@@ -173,8 +175,7 @@ func (c *conn) watchSeatMap(ctx context.Context, op *operation, rc *graphql.Oper
 	if err != nil {
 		return false
 	}
-	op.plan = plan
-	op.renderKey = strconv.Itoa(showID) + plan.Key()
+	op.plan, op.renderKey = c.t.renders.selection(strconv.Itoa(showID)+plan.Key(), plan)
 	op.prefix = c.proto.seatPrefix(op.id, fields[0].Alias)
 	if err := c.t.cfg.SeatMaps.WatchSeatMap(ctx, showID, op); err != nil {
 		op.plan = nil

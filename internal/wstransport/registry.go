@@ -52,10 +52,11 @@ type Registry struct {
 	bySession map[string]int
 	closed    bool
 
-	start sync.Once
-	ready chan *conn
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	start  sync.Once
+	poller *poller // nil where there is none: every connection has a read loop
+	ready  chan *conn
+	stop   chan struct{}
+	wg     sync.WaitGroup
 }
 
 var (
@@ -207,6 +208,7 @@ func (r *Registry) remove(c *conn) {
 		return
 	}
 	delete(r.conns, c)
+	r.poller.forget(c)
 	r.release(c.client)
 	r.quit(c)
 	connectionsOpen.Dec()
@@ -233,6 +235,10 @@ func (r *Registry) run() {
 	}
 	r.ready = make(chan *conn, readyBacklog)
 	r.stop = make(chan struct{})
+	if r.poller = newPoller(); r.poller != nil {
+		r.wg.Add(1)
+		go func() { defer r.wg.Done(); r.poller.run() }()
+	}
 	r.wg.Add(writers + 1)
 	for range writers {
 		go func() {
@@ -311,6 +317,9 @@ func (r *Registry) Close() {
 		case <-r.stop:
 		default:
 			close(r.stop)
+			if r.poller != nil {
+				r.poller.stop()
+			}
 		}
 		r.wg.Wait()
 	}

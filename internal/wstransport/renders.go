@@ -22,6 +22,31 @@ import (
 type renderCache struct {
 	mu   sync.Mutex
 	last *simplelru.LRU[string, *renderSlots]
+
+	// The selections watched, by key: every watch of a showtime asking the same shape
+	// shares one compiled plan and one key string.
+	selMu sync.Mutex
+	sels  *simplelru.LRU[string, *selection]
+}
+
+type selection struct {
+	plan *seatrender.Plan
+	key  string
+}
+
+// selection returns the plan and key the watches of key share (plan and key if none has
+// them yet).
+func (r *renderCache) selection(key string, plan *seatrender.Plan) (*seatrender.Plan, string) {
+	r.selMu.Lock()
+	defer r.selMu.Unlock()
+	if r.sels == nil {
+		r.sels, _ = simplelru.NewLRU[string, *selection](selections, nil)
+	}
+	if s, ok := r.sels.Get(key); ok {
+		return s.plan, s.key
+	}
+	r.sels.Add(key, &selection{plan, key})
+	return plan, key
 }
 
 // renderSlots are one selection's latest renderings, by event.
