@@ -13,14 +13,14 @@ import (
 // descriptor, which the kernel reuses once the connection is closed.
 type poller struct {
 	epfd int
-	wake [2]int // a pipe: a byte written to wake[1] stops run
+	wake int // an eventfd: a write to it stops run (one descriptor: an instance at its open-file limit has few to spare)
 
 	mu    sync.Mutex
 	conns map[uint64]*conn
 	next  uint64
 }
 
-// wakeToken names the pipe's events; connections are numbered from 1.
+// wakeToken names the eventfd's events; connections are numbered from 1.
 const wakeToken = 0
 
 const watched = syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT
@@ -33,13 +33,15 @@ func newPoller() *poller {
 		return nil
 	}
 	p := &poller{epfd: epfd, conns: map[uint64]*conn{}}
-	if err := syscall.Pipe2(p.wake[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
+	wake, _, errno := syscall.Syscall(syscall.SYS_EVENTFD2, 0, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if errno != 0 {
 		syscall.Close(epfd)
 		return nil
 	}
+	p.wake = int(wake)
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN}
 	setToken(&ev, wakeToken)
-	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, p.wake[0], &ev); err != nil {
+	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, p.wake, &ev); err != nil {
 		p.closeFDs()
 		return nil
 	}
@@ -133,11 +135,10 @@ func (p *poller) run() {
 
 // stop ends run, which closes the poller.
 func (p *poller) stop() {
-	_, _ = syscall.Write(p.wake[1], []byte{1})
+	_, _ = syscall.Write(p.wake, []byte{1, 0, 0, 0, 0, 0, 0, 0}) // an eventfd counts 8-byte integers
 }
 
 func (p *poller) closeFDs() {
-	syscall.Close(p.wake[0])
-	syscall.Close(p.wake[1])
+	syscall.Close(p.wake)
 	syscall.Close(p.epfd)
 }

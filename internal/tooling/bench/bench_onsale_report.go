@@ -88,9 +88,10 @@ func writeOnSale(w io.Writer, rows []*onsaleRun, peers []*peerRun, peerNote stri
 }
 
 // onsaleP99Target is the click → seen p99 a default-tick row of n watchers is held to (0: none).
+// The largest row is 19,900 capped by the open-file limit (19,880 at 20,000).
 func onsaleP99Target(n int) time.Duration {
 	switch {
-	case n >= 19900:
+	case n >= 19000:
 		return onsaleP99At19k
 	case n >= 10000:
 		return onsaleP99At10k
