@@ -305,7 +305,9 @@ func TestWebsocketQueriesSeeUpdates(t *testing.T) {
 		m := c.next()
 		raw, _ := json.Marshal(m["payload"])
 		var p struct {
-			Data   struct{ Showtime struct{ Movie struct{ ID, Title string } } }
+			Data struct {
+				Showtime struct{ Movie struct{ ID, Title string } }
+			}
 			Errors []any
 		}
 		if m["type"] != "next" || json.Unmarshal(raw, &p) != nil || len(p.Errors) > 0 {
