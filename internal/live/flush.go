@@ -159,9 +159,11 @@ func (h *Hub) flush(s *show) {
 }
 
 // offer tells the watcher's sink that its DELTA to g is due, if it has one and was not
-// told already, and reports whether it did. A watcher told at an earlier write that has
-// not taken its DELTA yet is counted slow (once until it takes one); one whose sink has
-// no room is offered it again later.
+// told already, and reports whether it did. A watcher told more than slowAfter ago that
+// has not taken its DELTA yet is counted slow (once until it takes one): writers busy
+// with thousands of watchers in a burst leave many a tick or two behind, which is no
+// client's fault; one whose sink has no room is counted at once and offered it again
+// later.
 func (h *Hub) offer(s *show, w *Watcher, g *generation) bool {
 	w.mu.Lock()
 	last, resyncing := w.last, w.resyncing
@@ -174,9 +176,12 @@ func (h *Hub) offer(s *show, w *Watcher, g *generation) bool {
 		h.startResync(w, ReasonGap)
 		return false
 	case w.due.Load():
-		countSlow(w)
+		if time.Since(time.Unix(0, w.dueAt.Load())) > slowAfter {
+			countSlow(w)
+		}
 		return false
 	}
+	w.dueAt.Store(time.Now().UnixNano())
 	w.due.Store(true)
 	if !w.sink.Due(w) {
 		w.due.Store(false)

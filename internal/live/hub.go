@@ -59,6 +59,9 @@ const (
 	logCap = 4096
 	// shardCount is how many locks the shows are spread over (by channel).
 	shardCount = 64
+	// slowAfter is how long a watcher's DELTA may wait for its connection before the
+	// watcher counts as slow (seatflow_live_slow_subscribers_total).
+	slowAfter = time.Second
 )
 
 // errNotRunning answers a watcher when the hub is not (or no longer) reading Redis.

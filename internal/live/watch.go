@@ -20,7 +20,8 @@ type Watcher struct {
 
 	// due is set when the sink is told of a DELTA (Sink.Due) and cleared by Next: a
 	// watcher is told once, however many writes of its show come before it takes it.
-	due atomic.Bool
+	due   atomic.Bool
+	dueAt atomic.Int64 // unix ns at which the sink was last told
 
 	// Under mu, which Next takes without the show's lock (and the show's paths take
 	// inside it): the version of the last event given to the sink, and whether a
