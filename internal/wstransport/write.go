@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
-	"syscall"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -66,13 +65,7 @@ type batch struct {
 	parts []part
 	bufs  net.Buffers
 	total int
-
-	// For writeNow: the system call's arguments and results, and the function that
-	// makes it, bound once so that a write allocates nothing.
-	iov     []syscall.Iovec
-	written int
-	errno   error
-	call    func(fd uintptr) bool
+	sys   sysWrite // writeNow's state (write_linux.go)
 }
 
 // part is a piece of a batch: bytes of head (from, to) or a shared slice.

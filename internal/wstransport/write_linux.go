@@ -8,46 +8,56 @@ import (
 	"github.com/gorilla/websocket"
 )
 
+// sysWrite is writeNow's system call: its arguments and results, and the function that
+// makes it, bound once so that a write allocates nothing.
+type sysWrite struct {
+	iov     []syscall.Iovec
+	written int
+	errno   error
+	call    func(fd uintptr) bool
+}
+
 // writeNow writes the batch's buffers to the socket in one writev(2) without waiting:
 // it returns errWouldBlock, with what was written, when the socket took only part of it
 // (or nothing).
 func (b *batch) writeNow(raw syscall.RawConn) (int, error) {
-	b.iov = b.iov[:0]
+	w := &b.sys
+	w.iov = w.iov[:0]
 	for _, s := range b.bufs {
-		b.iov = append(b.iov, syscall.Iovec{Base: &s[0], Len: uint64(len(s))})
+		w.iov = append(w.iov, syscall.Iovec{Base: &s[0], Len: uint64(len(s))})
 	}
-	if b.call == nil {
-		b.call = b.writev
+	if w.call == nil {
+		w.call = w.writev
 	}
-	b.written, b.errno = 0, nil
-	if err := raw.Write(b.call); err != nil {
+	w.written, w.errno = 0, nil
+	if err := raw.Write(w.call); err != nil {
 		return 0, err
 	}
-	clear(b.iov) // the iovecs point into the messages: let them go
+	clear(w.iov) // the iovecs point into the messages: let them go
 	switch {
-	case b.errno == syscall.EAGAIN:
-		return b.written, errWouldBlock
-	case b.errno != nil:
-		return b.written, b.errno
-	case b.written < b.total:
-		return b.written, errWouldBlock
+	case w.errno == syscall.EAGAIN:
+		return w.written, errWouldBlock
+	case w.errno != nil:
+		return w.written, w.errno
+	case w.written < b.total:
+		return w.written, errWouldBlock
 	}
-	return b.written, nil
+	return w.written, nil
 }
 
 // writev makes the system call once and reports it done whatever it returned (the
 // runtime would otherwise wait for the socket).
-func (b *batch) writev(fd uintptr) bool {
+func (w *sysWrite) writev(fd uintptr) bool {
 	for {
-		n, _, e := syscall.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&b.iov[0])), uintptr(len(b.iov)))
+		n, _, e := syscall.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&w.iov[0])), uintptr(len(w.iov)))
 		if e == syscall.EINTR {
 			continue
 		}
 		if e != 0 {
-			b.errno = e
+			w.errno = e
 			return true
 		}
-		b.written = int(n)
+		w.written = int(n)
 		return true
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"github.com/gorilla/websocket"
 )
 
+// sysWrite is Linux's (write_linux.go).
+type sysWrite struct{}
+
 // writeNow is not built off Linux: rawConn gives no raw connection there, so every
 // connection is written through gorilla (flushBlocking).
 func (b *batch) writeNow(syscall.RawConn) (int, error) { panic("wstransport: writeNow off Linux") }
