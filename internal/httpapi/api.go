@@ -105,7 +105,7 @@ const webhookMaxBytes = 1 << 20
 // with the stripe provider. /metrics is never one of them: it says what the server does
 // and is served on SEATFLOW_METRICS_ADDR alone (app.ServeMetrics).
 func (a *API) Register(mux *http.ServeMux) {
-	gql := http.Handler(loaders.Middleware(a.Catalog, a.LoaderWait, a.GraphQL()))
+	gql := perRequestLoaders(a.Catalog, a.LoaderWait, a.GraphQL())
 	if a.Responses != nil {
 		gql = a.Responses.Middleware(gql)
 	}
@@ -132,5 +132,19 @@ func (a *API) withState(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, withState(r, addr))
+	})
+}
+
+// perRequestLoaders gives every request its own loaders, but for a websocket upgrade:
+// the connection gives each operation it runs its own instead (GraphQL's Operation),
+// since loaders keep what they read for as long as they live.
+func perRequestLoaders(r loaders.Reader, wait time.Duration, next http.Handler) http.Handler {
+	withLoaders := loaders.Middleware(r, wait, next)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Header.Get("Upgrade") != "" { // what the websocket transport takes
+			next.ServeHTTP(w, req)
+			return
+		}
+		withLoaders.ServeHTTP(w, req)
 	})
 }

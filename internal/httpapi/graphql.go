@@ -15,6 +15,7 @@ import (
 	"seatflow/internal/seatrender"
 	"seatflow/internal/telemetry"
 	"seatflow/internal/wstransport"
+	"seatflow/loaders"
 )
 
 // GraphQL is the gqlgen server with its transports and extensions set explicitly.
@@ -25,6 +26,10 @@ func (a *API) GraphQL() *handler.Server {
 		AllowedOrigins: a.AllowedOrigins,
 		Registry:       a.Websockets,
 		SeatMaps:       a.SeatMapWatches,
+		// Each operation a socket runs gets its own loaders, as each request does.
+		Operation: func(ctx context.Context) context.Context {
+			return loaders.With(ctx, loaders.New(a.Catalog, a.LoaderWait))
+		},
 		Compression:    a.WebsocketCompression,
 		MaxOperations:  a.WebsocketMaxOperations,
 		MaxQueuedBytes: a.WebsocketMaxQueuedBytes,

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -179,5 +180,77 @@ func waitShowAt(t *testing.T, h *Hub, version int) {
 			t.Fatalf("the hub knows the seat map at v%d, want v%d within 5s", at, version)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// pullSink is a Sink that takes its DELTAs only when the test says (as a connection
+// whose writer is busy elsewhere): it counts how often it was told one was due.
+type pullSink struct {
+	recordSink
+	mu    sync.Mutex
+	due   int
+	taken *Watcher
+}
+
+func (s *pullSink) Due(w *Watcher) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.due++
+	s.taken = w
+	return true
+}
+
+func (s *pullSink) dues() (int, *Watcher) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.due, s.taken
+}
+
+// TestDueDeltaCarriesWhatCameMeanwhile: a watcher whose connection has not taken its
+// DELTA yet is told of it once, however many changes follow (one DELTA per change, tick
+// 0); when it takes it, the DELTA carries every change since its version, in each seat's
+// latest state, and chains to the next one.
+func TestDueDeltaCarriesWhatCameMeanwhile(t *testing.T) {
+	f := newFixture(t, 1, 8)
+	h, _ := f.startHub(t, f.rdb, Options{})
+	sink := &pullSink{recordSink: *newRecordSink()}
+	if err := h.WatchWith(t.Context(), showID, f.hall, sink); err != nil {
+		t.Fatal(err)
+	}
+	snap := <-sink.ch
+	tok3 := f.hold(t, 3)
+	f.hold(t, 4)
+	f.release(t, 3, tok3)
+	f.hold(t, 5)
+	_, version := f.realMap(t)
+	waitShowAt(t, h, version)
+	h.eachShow(func(*show) {}) // the write that follows taking the delta is done too
+	due, w := sink.dues()
+	if due != 1 || w == nil {
+		t.Fatalf("told %d times of a DELTA due after 4 changes, want once", due)
+	}
+	ev := w.Next()
+	if ev == nil || ev.Kind != seatflow.EventDelta || ev.FromVersion != snap.Version || ev.Version != version {
+		t.Fatalf("DELTA taken: %+v, want v%d→v%d", ev, snap.Version, version)
+	}
+	got := map[int]seatflow.SeatStatus{}
+	for _, s := range ev.Seats {
+		got[s.Seat.ID] = s.Status
+	}
+	want := map[int]seatflow.SeatStatus{3: seatflow.SeatAvailable, 4: seatflow.SeatHeld, 5: seatflow.SeatHeld}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("seats: %v, want %v", got, want)
+	}
+	if again := w.Next(); again != nil {
+		t.Errorf("taken twice: %+v", again)
+	}
+	f.hold(t, 6)
+	waitShowAt(t, h, version+1)
+	h.eachShow(func(*show) {})
+	if due, _ := sink.dues(); due != 2 {
+		t.Fatalf("told %d times after the next change, want 2", due)
+	}
+	if ev := w.Next(); ev == nil || ev.FromVersion != version || ev.Version != version+1 {
+		t.Errorf("next DELTA: %+v, want v%d→v%d", ev, version, version+1)
 	}
 }

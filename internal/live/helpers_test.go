@@ -199,3 +199,23 @@ func watchOne(t *testing.T) (*fixture, *Hub, <-chan *seatflow.SeatMapEvent) {
 	}
 	return f, h, ch
 }
+
+// lockAll takes every lock of the hub (each shard's and each show's), as an instance too
+// busy to deliver would hold it up, until unlock is called.
+func (h *Hub) lockAll() (unlock func()) {
+	var held []*sync.Mutex
+	for i := range h.shards {
+		sh := &h.shards[i]
+		sh.mu.Lock()
+		held = append(held, &sh.mu)
+		for _, s := range sh.shows {
+			s.mu.Lock()
+			held = append(held, &s.mu)
+		}
+	}
+	return func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i].Unlock()
+		}
+	}
+}

@@ -1,10 +1,16 @@
 // Package live owns the live seat map of subscriptions: one Redis subscription per showtime
 // per instance, shared by every local watcher of that showtime, and the fan-out of SNAPSHOT
-// and DELTA events to each watcher through a bounded buffer. The changes of a showtime are
-// coalesced: each watcher gets at most one DELTA per tick, carrying the latest state of
-// every seat changed since its last event. It never changes seat state: snapshots are read
-// from Redis through package seats each time one is sent; between them the hub keeps the
-// statuses the deltas brought, only to build the coalesced DELTAs.
+// and DELTA events to each watcher. The changes of a showtime are coalesced: each watcher
+// gets at most one DELTA per tick, carrying the latest state of every seat changed since
+// its last event, and a watcher whose connection has not written its last one yet has the
+// new changes merged into it. It never changes seat state: snapshots are read from Redis
+// through package seats each time one is sent; between them the hub keeps the statuses the
+// deltas brought, only to build the coalesced DELTAs.
+//
+// The hub is sharded by showtime: a showtime's watchers, statuses and writes are guarded
+// by a lock of its own, so a burst on one showtime never waits for another, and nothing
+// that waits on the network (Redis' SUBSCRIBE and UNSUBSCRIBE, a snapshot's read) runs
+// under a lock the delivery path takes (docs/DESIGN.md, "Live seat map").
 package live
 
 import (
@@ -12,6 +18,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -43,13 +50,18 @@ const (
 	// retryDelay is the pause between attempts to read a resync snapshot.
 	retryDelay = time.Second
 	// slowPoll is how often a resync looks whether a slow client has caught up, and the
-	// shortest pause before a watcher that could not take its DELTA is offered the merged
-	// one.
+	// shortest pause before a watcher whose sink could not take its DELTA is offered the
+	// merged one.
 	slowPoll = 10 * time.Millisecond
 	// logCap bounds the deltas a show keeps while its statuses are unknown (waiting for a
 	// snapshot): the newest are kept, and a snapshot older than the first of them is read
 	// again.
 	logCap = 4096
+	// shardCount is how many locks the shows are spread over (by channel).
+	shardCount = 64
+	// slowAfter is how long a watcher's DELTA may wait for its connection before the
+	// watcher counts as slow (seatflow_live_slow_subscribers_total).
+	slowAfter = time.Second
 )
 
 // errNotRunning answers a watcher when the hub is not (or no longer) reading Redis.
@@ -86,7 +98,8 @@ type Options struct {
 	Buffer int
 	// Tick bounds how often a busy showtime writes to its watchers: each gets at most one
 	// DELTA per tick, carrying every change since its last event. A change with none
-	// waiting is sent at once. 0 sends one DELTA per change.
+	// waiting is sent at once. 0 sends one DELTA per change (merged only for a watcher
+	// that has not taken the one before).
 	Tick time.Duration
 	// Log receives the hub's errors; slog.Default() when nil.
 	Log *slog.Logger
@@ -116,65 +129,25 @@ type Hub struct {
 
 	started chan struct{} // closed when Run has opened the pub/sub connection
 	done    chan struct{} // closed when Run has ended: every watcher ends too
+	runOnce atomic.Bool
+	ended   atomic.Bool // Run is ending: no watcher joins any more
 
+	seed   maphash.Seed
+	shards [shardCount]shard
+	subs   subscriptions // SUBSCRIBE and UNSUBSCRIBE, in order, off every lock (subscribe.go)
+}
+
+// shard is a part of the hub's shows, by channel, under a lock of its own. A show is
+// added and removed under its shard's lock (and its own); everything else about a show
+// is under the show's lock. Lock order: a shard's, then a show's.
+type shard struct {
 	mu    sync.Mutex
-	ps    *redis.PubSub // nil before Run and after it
-	ended bool
 	shows map[string]*show // by events channel
 	// pending counts, per channel, SUBSCRIBE commands whose confirmation has not been
 	// read yet: a confirmation only counts for the current show when none is pending, so
 	// the late confirmation of an earlier subscribe/unsubscribe cycle is never mistaken
 	// for the current one.
 	pending map[string]int
-}
-
-// show is one watched showtime: its Redis subscription, local watchers, and the seats'
-// statuses its deltas brought (see show.go). Guarded by the hub's mu.
-type show struct {
-	id        int
-	channel   string
-	hall      *seatflow.Hall
-	index     map[int]int // seat id → position in hall.Seats
-	watchers  map[*watcher]struct{}
-	confirmed chan struct{} // closed at the first subscribe confirmation
-	isReady   bool
-
-	// The seats' statuses at stateVersion, from a snapshot and the deltas since; nil when
-	// a delta may have been missed, until the next snapshot (every watcher is resyncing
-	// then). changedAt[i] is the version of seat i's last change after since: a watcher at
-	// a version v ≥ since gets the seats changed after v as one DELTA.
-	state        []seatflow.SeatStatus
-	changedAt    []int
-	since        int
-	stateVersion int
-	available    int
-	// log keeps the deltas that come while state is nil, for the snapshot that ends it.
-	log []seats.Delta
-
-	// Coalescing (flush.go): when the show last wrote to its watchers, whether a write is
-	// due (timer), and the watchers that could not take their DELTA.
-	lastFlush time.Time
-	timer     *time.Timer
-	behind    map[*watcher]struct{}
-	// pending are the changes taken since the last write, for its metric and span
-	// (deliver.go).
-	pending pendingChanges
-}
-
-// watcher is one subscription. Its sink is where its events go: the hub puts events in
-// it without ever blocking, and only under h.mu, so no goroutine per watcher is needed.
-type watcher struct {
-	show    *show
-	ctx     context.Context
-	sink    Sink
-	release func() // gives the connection's subscription slot back; safe to call twice
-
-	// Guarded by the hub's mu.
-	last      int // version of the last event put in the sink
-	resyncing bool
-	reason    string
-	again     string // a resync asked for while one was under way: done after it
-	closed    bool
 }
 
 // NewHub returns a hub reading deltas through rdb and snapshots through store.
@@ -185,30 +158,60 @@ func NewHub(rdb redis.UniversalClient, k keys.Keys, store *seats.Store, opts Opt
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
-	return &Hub{
+	h := &Hub{
 		rdb: rdb, keys: k, store: store, buffer: opts.Buffer, tick: max(opts.Tick, 0), log: opts.Log,
 		lostAfter: cmp.Or(opts.lostAfter, redisLost),
 		started:   make(chan struct{}),
 		done:      make(chan struct{}),
-		shows:     map[string]*show{},
-		pending:   map[string]int{},
+		seed:      maphash.MakeSeed(),
+	}
+	for i := range h.shards {
+		h.shards[i] = shard{shows: map[string]*show{}, pending: map[string]int{}}
+	}
+	h.subs.init(opts.Log)
+	return h
+}
+
+// shardOf is the shard of a channel's show.
+func (h *Hub) shardOf(channel string) *shard {
+	return &h.shards[maphash.String(h.seed, channel)%shardCount]
+}
+
+// showOf returns the show of channel, if it is watched.
+func (h *Hub) showOf(channel string) *show {
+	sh := h.shardOf(channel)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.shows[channel]
+}
+
+// eachShow calls f for every show, each under its lock (and its shard's).
+func (h *Hub) eachShow(f func(s *show)) {
+	for i := range h.shards {
+		sh := &h.shards[i]
+		sh.mu.Lock()
+		for _, s := range sh.shows {
+			s.mu.Lock()
+			f(s)
+			s.mu.Unlock()
+		}
+		sh.mu.Unlock()
 	}
 }
 
 // Run owns the hub's one pub/sub connection and reads it until ctx ends. go-redis
 // reconnects and resubscribes by itself when the connection drops; the hub notices the
 // repeated confirmations and resyncs the watchers. When Run returns, every watcher's
-// channel is closed.
+// stream is closed.
 func (h *Hub) Run(ctx context.Context) error {
-	h.mu.Lock()
-	if h.ps != nil || h.ended {
-		h.mu.Unlock()
+	if h.runOnce.Swap(true) {
 		return errors.New("live hub: Run called twice")
 	}
 	beat := h.keys.LiveBeat()
 	ps := h.rdb.Subscribe(ctx, beat)
-	h.ps = ps
-	h.mu.Unlock()
+	subsDone := make(chan struct{})
+	subCtx, stopSubs := context.WithCancel(context.WithoutCancel(ctx))
+	go func() { defer close(subsDone); h.subs.run(subCtx, ps) }()
 	close(h.started)
 	beatCtx, stopBeat := context.WithCancel(ctx)
 	beating := make(chan struct{})
@@ -216,18 +219,26 @@ func (h *Hub) Run(ctx context.Context) error {
 	defer func() { stopBeat(); <-beating }()
 
 	defer func() {
-		h.mu.Lock()
-		h.ps = nil
-		h.ended = true
-		for _, s := range h.shows {
-			for w := range s.watchers {
-				h.closeWatcher(w, errShuttingDown)
+		h.ended.Store(true) // a join from now on is refused; one before it is swept here
+		for i := range h.shards {
+			sh := &h.shards[i]
+			sh.mu.Lock()
+			for _, s := range sh.shows {
+				s.mu.Lock()
+				for w := range s.watchers {
+					h.closeWatcher(w, errShuttingDown)
+				}
+				s.stopFlushing()
+				s.gone = true
+				s.mu.Unlock()
+				showsWatched.Dec()
 			}
-			s.stopFlushing()
+			sh.shows = map[string]*show{}
+			sh.mu.Unlock()
 		}
-		h.shows = map[string]*show{}
-		h.mu.Unlock()
 		close(h.done)
+		stopSubs()
+		<-subsDone
 		_ = ps.Close()
 	}()
 
@@ -266,15 +277,13 @@ func (h *Hub) Run(ctx context.Context) error {
 // stay subscribed: when Redis is back, a new watcher of one of them reads its snapshot at
 // once.
 func (h *Hub) endWatches() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	n := 0
-	for _, s := range h.shows {
+	h.eachShow(func(s *show) {
 		for w := range s.watchers {
 			h.closeWatcher(w, errRedisLost)
 			n++
 		}
-	}
+	})
 	if n > 0 {
 		h.log.Warn("live: Redis cannot be reached; ended every seat-map watch so clients resubscribe",
 			"watches", n, "failing", time.Since(time.Unix(0, h.failingSince.Load())).Round(time.Millisecond))
@@ -285,33 +294,37 @@ func (h *Hub) endWatches() {
 // show's watchers read their snapshot; a later one means the connection was restored, and
 // deltas may have been lost meanwhile.
 func (h *Hub) confirm(channel string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.pending[channel] > 0 {
-		h.pending[channel]--
-		if h.pending[channel] == 0 {
-			delete(h.pending, channel)
+	sh := h.shardOf(channel)
+	sh.mu.Lock()
+	if sh.pending[channel] > 0 {
+		sh.pending[channel]--
+		if sh.pending[channel] == 0 {
+			delete(sh.pending, channel)
 		}
 	}
-	s := h.shows[channel]
-	if s == nil || h.pending[channel] > 0 {
+	s := sh.shows[channel]
+	if s == nil || sh.pending[channel] > 0 {
+		sh.mu.Unlock()
 		return
 	}
-	if !s.isReady {
-		s.isReady = true
+	s.mu.Lock()
+	sh.mu.Unlock()
+	defer s.mu.Unlock()
+	if !s.isReady.Load() {
+		s.isReady.Store(true)
 		close(s.confirmed)
 		return
 	}
 	// The connection was restored: deltas may have been lost. One snapshot serves every
 	// watcher of the show (a watcher already resyncing reads another after its own).
 	s.forget()
-	var ws []*watcher
+	var ws []*Watcher
 	for w := range s.watchers {
 		if w.resyncing {
 			h.startResync(w, ReasonReconnect)
 			continue
 		}
-		w.resyncing, w.reason = true, ReasonReconnect
+		w.setResyncing(ReasonReconnect)
 		delete(s.behind, w)
 		ws = append(ws, w)
 	}
@@ -323,14 +336,18 @@ func (h *Hub) confirm(channel string) {
 // deliver parses a published delta once and takes it into its show; the show's watchers
 // get it (merged with the changes before it not yet sent) without the hub ever blocking.
 func (h *Hub) deliver(channel, payload string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := h.shows[channel]
+	s := h.showOf(channel)
 	if s == nil {
 		return
 	}
 	var d seats.Delta
-	if err := json.Unmarshal([]byte(payload), &d); err != nil {
+	err := json.Unmarshal([]byte(payload), &d)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone {
+		return
+	}
+	if err != nil {
 		// cjson sends an empty change list as {}; anything unreadable is resolved by a
 		// fresh snapshot rather than guessed at.
 		h.log.Warn("live: unreadable seat-map delta", "channel", channel, "err", err)
@@ -347,7 +364,7 @@ func (h *Hub) deliver(channel, payload string) {
 }
 
 // lost resyncs every watcher of a show whose statuses are no longer known (a delta was
-// missed); h.mu is held.
+// missed); s.mu is held.
 func (h *Hub) lost(s *show) {
 	s.forget()
 	for w := range s.watchers {

@@ -85,9 +85,9 @@ func TestLoadNeverEndsASubscription(t *testing.T) {
 	go func() {
 		defer close(stalls)
 		for _, d := range []time.Duration{1200 * time.Millisecond, 3500 * time.Millisecond} {
-			h.mu.Lock()
+			unlock := h.lockAll()
 			time.Sleep(d)
-			h.mu.Unlock()
+			unlock()
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()
@@ -152,6 +152,15 @@ func (s *recordSink) Put(ev *seatflow.SeatMapEvent) bool {
 	default:
 		return false
 	}
+}
+func (s *recordSink) Due(w *Watcher) bool {
+	if s.Full() {
+		return false
+	}
+	if ev := w.Next(); ev != nil {
+		s.ch <- ev
+	}
+	return true
 }
 func (s *recordSink) Full() bool { return len(s.ch) == cap(s.ch) }
 func (s *recordSink) Drop() {

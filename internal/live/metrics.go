@@ -16,7 +16,7 @@ var (
 	})
 	deltasDelivered = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seatflow", Subsystem: "live", Name: "deltas_delivered_total",
-		Help: "Seat-map DELTA events handed to subscribers.",
+		Help: "Seat-map DELTA events taken by subscribers (one per write of a showtime at most, each carrying every change since the subscriber's last).",
 	})
 	snapshotsSent = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seatflow", Subsystem: "live", Name: "snapshots_sent_total",
@@ -29,6 +29,6 @@ var (
 	})
 	slowSubscribers = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seatflow", Subsystem: "live", Name: "slow_subscribers_total",
-		Help: "Times a subscriber's buffer overflowed; it is resynced with a SNAPSHOT.",
+		Help: "Times a watcher had not taken its DELTA by its showtime's next write, or its sink had no room for it: what came meanwhile is merged into the one it takes.",
 	})
 )

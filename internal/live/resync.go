@@ -10,20 +10,20 @@ import (
 
 // resyncShow reads one snapshot of a show, retrying while Redis is unreachable, and
 // gives it to each of ws (watchers marked resyncing for it).
-func (h *Hub) resyncShow(s *show, ws []*watcher) {
+func (h *Hub) resyncShow(s *show, ws []*Watcher) {
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), confirmTimeout)
 		ev, err := h.snapshot(ctx, s)
 		cancel()
 		if err == nil {
-			h.mu.Lock()
+			s.mu.Lock()
 			for _, w := range ws {
 				if !w.closed {
 					w.sink.Drop() // superseded by the snapshot
 					h.settle(w, ev, ReasonReconnect)
 				}
 			}
-			h.mu.Unlock()
+			s.mu.Unlock()
 			return
 		}
 		h.log.Warn("live: read seat-map snapshot", "showtime", s.id, "reason", ReasonReconnect, "err", err)
@@ -36,12 +36,16 @@ func (h *Hub) resyncShow(s *show, ws []*watcher) {
 }
 
 // startResync marks a watcher as waiting for a fresh snapshot and reads it on a goroutine
-// that lives only until the snapshot is in; h.mu is held.
-func (h *Hub) startResync(w *watcher, reason string) {
+// that lives only until the snapshot is in; the show's mu is held.
+func (h *Hub) startResync(w *Watcher, reason string) {
 	if w.closed {
 		return
 	}
-	if w.resyncing {
+	w.mu.Lock()
+	already := w.resyncing
+	w.resyncing = true
+	w.mu.Unlock()
+	if already {
 		// The snapshot under way may have been read before what prompted this (a lost
 		// pub/sub connection, an unreadable delta): read another one after it.
 		if w.again == "" {
@@ -49,32 +53,48 @@ func (h *Hub) startResync(w *watcher, reason string) {
 		}
 		return
 	}
-	w.resyncing, w.reason = true, reason
+	w.reason = reason
 	delete(w.show.behind, w)
 	go h.resync(w)
+}
+
+// resyncOld reads a snapshot for a watcher whose version the show no longer builds
+// DELTAs from (Watcher.Next found it and marked it resyncing).
+func (h *Hub) resyncOld(w *Watcher) {
+	s := w.show
+	s.mu.Lock()
+	if w.closed {
+		s.mu.Unlock()
+		return
+	}
+	w.reason = ReasonGap
+	delete(s.behind, w)
+	s.mu.Unlock()
+	h.resync(w)
 }
 
 // resync waits until the watcher's client has taken something from a full sink (a slow
 // client gets its snapshot when it catches up), reads the snapshot, retrying while Redis
 // is unreachable, and puts it in place of the events still waiting.
-func (h *Hub) resync(w *watcher) {
+func (h *Hub) resync(w *Watcher) {
 	for w.sink.Full() {
 		if !h.pause(w, slowPoll) {
 			return
 		}
 	}
+	s := w.show
 	for {
-		ev, err := h.snapshot(w.ctx, w.show)
+		ev, err := h.snapshot(w.ctx, s)
 		if err == nil {
-			h.mu.Lock()
+			s.mu.Lock()
 			if !w.closed {
 				w.sink.Drop() // superseded by the snapshot
 				h.settle(w, ev, w.reason)
 			}
-			h.mu.Unlock()
+			s.mu.Unlock()
 			return
 		}
-		h.log.Warn("live: read seat-map snapshot", "showtime", w.show.id, "reason", w.reason, "err", err)
+		h.log.Warn("live: read seat-map snapshot", "showtime", s.id, "reason", w.reason, "err", err)
 		if !h.pause(w, retryDelay) {
 			return
 		}
@@ -82,7 +102,7 @@ func (h *Hub) resync(w *watcher) {
 }
 
 // pause waits d unless the watcher's subscription or the hub ends first.
-func (h *Hub) pause(w *watcher, d time.Duration) bool {
+func (h *Hub) pause(w *Watcher, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -96,30 +116,37 @@ func (h *Hub) pause(w *watcher, d time.Duration) bool {
 }
 
 // settle puts a snapshot in the watcher's (empty) sink; the changes after it follow as
-// the show's next DELTA. The show learns the snapshot's statuses first; h.mu is held.
-func (h *Hub) settle(w *watcher, ev *seatflow.SeatMapEvent, reason string) {
+// the show's next DELTA. The show learns the snapshot's statuses first. The show's mu is
+// held; the sink was emptied (Drop) by the caller, or never had anything, so no DELTA
+// the sink was told of before can be taken once the watcher is at the snapshot's version.
+func (h *Hub) settle(w *Watcher, ev *seatflow.SeatMapEvent, reason string) {
 	if w.closed {
 		return
 	}
 	s := w.show
 	was, wasKnown := s.stateVersion, s.state != nil
 	known := s.learn(ev)
+	w.due.Store(false)
 	if w.sink.Full() { // it was drained and only the hub puts; were it full, read again
+		w.mu.Lock()
 		w.resyncing = false
+		w.mu.Unlock()
 		h.startResync(w, reason)
 		return
 	}
 	snapshotsSent.WithLabelValues(reason).Inc() // counted before the client can see it
+	w.mu.Lock()
+	w.last, w.resyncing = ev.Version, false
+	w.mu.Unlock()
+	w.slow.Store(false)
 	w.sink.Put(ev)
-	w.last = ev.Version
-	w.resyncing = false
 	switch again := w.again; {
 	case again != "":
 		w.again = ""
 		h.startResync(w, again)
 	case !known: // the deltas kept while the statuses were unknown skip a version
 		h.lost(s)
-	case w.last < s.stateVersion || wasKnown && s.stateVersion > was:
+	case ev.Version < s.stateVersion || wasKnown && s.stateVersion > was:
 		// The snapshot may be newer than the deltas received (the show moved on to it):
 		// the other watchers get the seats it changed.
 		h.schedule(s)

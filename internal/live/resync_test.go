@@ -216,14 +216,12 @@ func TestResyncAskedDuringResync(t *testing.T) {
 	next(t, ch)
 	gaps := counterValue(snapshotsSent.WithLabelValues(ReasonGap))
 	reconnects := counterValue(snapshotsSent.WithLabelValues(ReasonReconnect))
-	h.mu.Lock()
-	for _, s := range h.shows {
+	h.eachShow(func(s *show) {
 		for w := range s.watchers {
 			h.startResync(w, ReasonGap)       // its snapshot cannot settle while we hold the lock
 			h.startResync(w, ReasonReconnect) // so this one comes during it
 		}
-	}
-	h.mu.Unlock()
+	})
 	// The second snapshot takes the place of the first if the client has not taken that one
 	// yet (resync drains the channel), so the client sees one or two: wait until both were
 	// sent, then read them.
@@ -237,9 +235,8 @@ func TestResyncAskedDuringResync(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	h.mu.Lock() // settle counts a snapshot just before it puts it in the channel, under h.mu
-	n := len(ch)
-	h.mu.Unlock()
+	var n int
+	h.eachShow(func(*show) { n = len(ch) }) // settle counts a snapshot just before it puts it in the channel, under the show's lock
 	if n < 1 || n > 2 {
 		t.Fatalf("events waiting: got %d, want 1 or 2 SNAPSHOTs", n)
 	}

@@ -2,15 +2,62 @@ package live
 
 import (
 	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"seatflow"
 	"seatflow/internal/seats"
 )
 
+// show is one watched showtime: its Redis subscription, local watchers, and the seats'
+// statuses its deltas brought. Guarded by its mu, but for what is atomic.
+type show struct {
+	hub       *Hub
+	id        int
+	channel   string
+	hall      *seatflow.Hall
+	index     map[int]int   // seat id → position in hall.Seats
+	confirmed chan struct{} // closed at the first subscribe confirmation
+	isReady   atomic.Bool   // confirmed is closed
+	// known is stateVersion while the statuses are known, else 0: what Hub.Version
+	// reads without the lock.
+	known atomic.Int64
+	// gen is the statuses as of the show's last write to its watchers, from which each
+	// of them takes its DELTA when its connection can write it (flush.go); nil while the
+	// statuses are unknown.
+	gen atomic.Pointer[generation]
+
+	mu       sync.Mutex
+	gone     bool // taken out of its shard: its last watcher left, or the hub stopped
+	watchers map[*Watcher]struct{}
+
+	// The seats' statuses at stateVersion, from a snapshot and the deltas since; nil when
+	// a delta may have been missed, until the next snapshot (every watcher is resyncing
+	// then). changedAt[i] is the version of seat i's last change after since: a watcher at
+	// a version v ≥ since gets the seats changed after v as one DELTA.
+	state        []seatflow.SeatStatus
+	changedAt    []int
+	since        int
+	stateVersion int
+	available    int
+	// log keeps the deltas that come while state is nil, for the snapshot that ends it.
+	log []seats.Delta
+
+	// Coalescing (flush.go): when the show last wrote to its watchers, whether a write is
+	// due (timer), and the watchers whose sink could not take their DELTA.
+	lastFlush time.Time
+	timer     *time.Timer
+	behind    map[*Watcher]struct{}
+	// pending are the changes taken since the last write, for its metric and span
+	// (deliver.go).
+	pending pendingChanges
+}
+
 // A show's knowledge of its seats: the statuses the newest snapshot and the deltas since
 // brought, and the version each seat last changed at, from which the DELTA a watcher gets
 // is built (every seat changed since the watcher's version, in its latest state). All of
-// it under the hub's mu.
+// it under the show's mu.
 
 // What take made of a delta.
 type takeResult int
@@ -59,6 +106,7 @@ func (s *show) apply(d seats.Delta) {
 		s.state[i], s.changedAt[i] = status, d.Version
 	}
 	s.stateVersion = d.Version
+	s.known.Store(int64(d.Version))
 }
 
 // statusOf is the status clients see for a seat a delta names.
@@ -76,6 +124,8 @@ func statusOf(seat seatflow.Seat, status seatflow.SeatStatus) seatflow.SeatStatu
 // forget drops the statuses: a change may have been missed.
 func (s *show) forget() {
 	s.state, s.changedAt = nil, nil
+	s.known.Store(0)
+	s.gen.Store(nil)
 	s.pending = pendingChanges{} // the watchers get them in a snapshot
 }
 
@@ -94,6 +144,7 @@ func (s *show) learn(ev *seatflow.SeatMapEvent) bool {
 			}
 		}
 		s.stateVersion, s.available = ev.Version, ev.Available
+		s.known.Store(int64(ev.Version))
 		return true
 	}
 	s.state = make([]seatflow.SeatStatus, len(s.hall.Seats))
@@ -117,24 +168,8 @@ func (s *show) learn(ev *seatflow.SeatMapEvent) bool {
 		}
 		s.apply(d)
 	}
+	s.known.Store(int64(s.stateVersion))
 	return true
-}
-
-// deltaSince is the DELTA that moves a map at version from (≥ since) to stateVersion: the
-// seats changed after from, in hall order, each in its latest state. Watchers at the same
-// version share it, read-only.
-func (s *show) deltaSince(from int) *seatflow.SeatMapEvent {
-	ev := &seatflow.SeatMapEvent{Kind: seatflow.EventDelta, ShowtimeID: s.id, FromVersion: from,
-		Version: s.stateVersion, Available: s.available}
-	for i, v := range s.changedAt {
-		if v > from {
-			ev.Seats = append(ev.Seats, seatflow.SeatState{ShowtimeID: s.id, Seat: s.hall.Seats[i], Status: s.state[i]})
-		}
-	}
-	if ev.Seats == nil {
-		ev.Seats = []seatflow.SeatState{}
-	}
-	return ev
 }
 
 func countFree(st seatflow.SeatStatus) int {

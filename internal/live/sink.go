@@ -3,15 +3,21 @@ package live
 import "seatflow"
 
 // Sink is where one watcher's events go, in order: a SNAPSHOT, then DELTAs, and a fresh
-// SNAPSHOT whenever a delta may have been missed. The hub calls it under its lock, so no
-// method may block or call back into the hub.
+// SNAPSHOT whenever a delta may have been missed. The hub calls it under the show's
+// lock, so no method may block or call back into the hub (Watcher.Next excepted).
 type Sink interface {
-	// Put queues ev for the client; false when there is no room: the client is slow, and
-	// the hub will replace what it missed with a snapshot once it has room again.
+	// Put queues a SNAPSHOT for the client; false when there is no room (the hub reads
+	// another once the client has taken what waits).
 	Put(ev *seatflow.SeatMapEvent) bool
+	// Due tells the sink that w has a DELTA waiting: the sink takes it with w.Next when
+	// it can write it, as late as it likes (what came meanwhile is merged into it). It
+	// is told again only once it has called Next. False when it cannot take it now (no
+	// room): the hub offers it again a moment later.
+	Due(w *Watcher) bool
 	// Full reports whether Put would refuse an event now.
 	Full() bool
-	// Drop forgets the events queued but not yet sent: a snapshot supersedes them.
+	// Drop forgets the events queued but not yet sent, and a DELTA it was told of: a
+	// snapshot supersedes them.
 	Drop()
 	// Close ends the stream: no event follows. The hub calls it once: with nil when the
 	// watch's context ended (its client stopped it), with why (an error carrying a code)
@@ -21,7 +27,8 @@ type Sink interface {
 }
 
 // chanSink is a Sink on a buffered channel, for a consumer that reads a channel (the
-// GraphQL executor's subscription resolver).
+// GraphQL executor's subscription resolver). It takes a DELTA as soon as it is told of
+// it, if the channel has room.
 type chanSink struct{ ch chan *seatflow.SeatMapEvent }
 
 func newChanSink(buffer int) *chanSink {
@@ -35,6 +42,16 @@ func (s *chanSink) Put(ev *seatflow.SeatMapEvent) bool {
 	default:
 		return false
 	}
+}
+
+func (s *chanSink) Due(w *Watcher) bool {
+	if s.Full() {
+		return false
+	}
+	if ev := w.Next(); ev != nil {
+		s.ch <- ev // a free slot: only the hub sends, under the show's lock
+	}
+	return true
 }
 
 func (s *chanSink) Full() bool { return len(s.ch) == cap(s.ch) }
@@ -58,6 +75,7 @@ func (s *chanSink) Close(error) { close(s.ch) }
 type discard struct{}
 
 func (discard) Put(*seatflow.SeatMapEvent) bool { return true }
+func (discard) Due(*Watcher) bool               { return true }
 func (discard) Full() bool                      { return false }
 func (discard) Drop()                           {}
 func (discard) Close(error)                     {}

@@ -39,13 +39,12 @@ func (h *Hub) Version(showID int) (int, bool) {
 	if last := h.lastBeat.Load(); time.Since(time.Unix(0, last)) > beatStale || h.beatFailed.Load() > last {
 		return 0, false
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := h.shows[h.keys.Events(showID)]
-	if s == nil || !s.isReady || s.state == nil || s.stateVersion == 0 {
+	s := h.showOf(h.keys.Events(showID))
+	if s == nil || !s.isReady.Load() {
 		return 0, false
 	}
-	return s.stateVersion, true
+	v := int(s.known.Load())
+	return v, v != 0
 }
 
 // CurrentVersion is the version a read of showID's seat map must not fall below: the

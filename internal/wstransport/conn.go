@@ -1,6 +1,7 @@
 package wstransport
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -24,16 +26,27 @@ import (
 type conn struct {
 	t       *Transport
 	ws      *websocket.Conn
+	raw     syscall.RawConn // its socket, when its messages are written without gorilla (write.go)
+	wmu     sync.Mutex      // held by whoever writes to raw: a writer's batch, a drain, a close frame
 	proto   protocol
 	exec    graphql.GraphExecutor
-	headers http.Header
 	client  string
 	session string // the session it is counted under once initialised (Registry.join); guarded by the registry's mu
 
 	ctx    context.Context // the caller's identity and subscription limit, once initialised
 	cancel context.CancelFunc
 
+	br     *bufio.Reader // gorilla's read buffer, ours (hijack), so that what it holds is known
+	spare  *bufio.Reader // polled: the reader lent to br while it is read (read.go)
+	fd     int           // its socket, for the registry's poller
+	token  uint64        // its number in the poller's events
+	polled bool          // read by a goroutine started when the client sends (read.go)
+	initBy time.Time     // when connection_init must have come
+
 	mu          sync.Mutex
+	reading     bool // polled: a goroutine is reading it
+	dropped     bool // its socket is closed
+	ended       bool // end has run, or will
 	queue       []outgoing
 	queuedBytes int // of the messages waiting behind the next one (Config.MaxQueuedBytes bounds it)
 	flushing    bool
@@ -49,53 +62,81 @@ type conn struct {
 func newConn(t *Transport, ws *websocket.Conn, r *http.Request, exec graphql.GraphExecutor) *conn {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	now := time.Now()
-	c := &conn{t: t, ws: ws, proto: protocolOf(ws.Subprotocol()), exec: exec, headers: r.Header,
+	c := &conn{t: t, ws: ws, raw: rawConn(ws, t.cfg.Compression && offersDeflate(r.Header)),
+		proto: protocolOf(ws.Subprotocol()), exec: exec,
 		client: t.cfg.Registry.clientOf(r), ctx: ctx, cancel: cancel, ops: map[string]*operation{},
 		nextKA: now.Add(t.cfg.KeepAlive), nextPing: now.Add(t.cfg.PingPong)}
 	if t.cfg.UpgradeExpiry != nil { // a token of the upgrade's header ends the socket too
 		c.expires = t.cfg.UpgradeExpiry(r.Context())
 	}
+	c.ownControlFrames()
 	return c
 }
 
-// readLoop reads the client's messages until the connection ends, then cleans up.
-func (c *conn) readLoop() {
+// offersDeflate reports whether the upgrade request offers permessage-deflate: with
+// Config.Compression on, gorilla then compresses the connection's messages (the same
+// test gorilla's Upgrader makes).
+func offersDeflate(h http.Header) bool {
+	for _, v := range h.Values("Sec-Websocket-Extensions") {
+		for ext := range strings.SplitSeq(v, ",") {
+			name, _, _ := strings.Cut(ext, ";")
+			if strings.TrimSpace(name) == "permessage-deflate" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// open registers an upgraded connection and sets its reading up: what it may read, and
+// until when connection_init must come. Then the connection is read by its own read
+// loop, or, when the registry polls it (read.go), by a goroutine started only when the
+// client has sent something.
+func (c *conn) open() {
 	cfg := c.t.cfg
 	cfg.Registry.add(c)
-	defer c.end()
 	if cfg.Compression {
 		c.ws.EnableWriteCompression(true)
 	}
 	c.ws.SetReadLimit(cfg.ReadLimit)
-	_ = c.ws.SetReadDeadline(time.Now().Add(cfg.InitTimeout))
-	for {
-		buf, err := c.read()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() && !c.isInitialised() {
-				c.shut(c.protoCode(closeInitTimeout, websocket.CloseProtocolError), "connection initialisation timeout")
-			} else if errors.Is(err, websocket.ErrReadLimit) {
-				c.shut(websocket.CloseMessageTooBig, "message too big")
-			}
-			return
-		}
-		if c.isClosed() {
-			// Its close frame is sent: nothing more is answered (nor started), and the
-			// client's own close or its going away ends the loop.
-			readBuffers.Put(buf)
-			continue
-		}
-		var m message
-		err = json.Unmarshal(buf.Bytes(), &m)
-		readBuffers.Put(buf)
-		if err != nil || m.Type == "" {
-			c.protocolError("invalid message")
-			return
-		}
-		if !c.handle(m) {
-			return
-		}
+	c.initBy = time.Now().Add(cfg.InitTimeout)
+	_ = c.ws.SetReadDeadline(c.initBy)
+}
+
+// readLoop reads the client's messages until the connection ends, then cleans up.
+func (c *conn) readLoop() {
+	defer c.end()
+	for c.readMessage() {
 	}
+}
+
+// readMessage reads the client's next message and acts on it; false when the connection
+// ends.
+func (c *conn) readMessage() bool {
+	buf, err := c.read()
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && !c.isInitialised() {
+			c.shut(c.protoCode(closeInitTimeout, websocket.CloseProtocolError), "connection initialisation timeout")
+		} else if errors.Is(err, websocket.ErrReadLimit) {
+			c.shut(websocket.CloseMessageTooBig, "message too big")
+		}
+		return false
+	}
+	if c.isClosed() {
+		// Its close frame is sent: nothing more is answered (nor started), and the
+		// client's own close or its going away ends the loop.
+		readBuffers.Put(buf)
+		return true
+	}
+	var m message
+	err = json.Unmarshal(buf.Bytes(), &m)
+	readBuffers.Put(buf)
+	if err != nil || m.Type == "" {
+		c.protocolError("invalid message")
+		return false
+	}
+	return c.handle(m)
 }
 
 // readBuffers lend the read loops a buffer for each message: an idle connection holds
@@ -273,6 +314,9 @@ func (c *conn) tick(now time.Time) {
 	expired := c.expired()
 	c.mu.Lock()
 	initialised := c.initialised
+	// A polled connection has no read deadline that ends it when connection_init does
+	// not come (no goroutine is reading): the ticker ends it.
+	late := c.polled && !initialised && !c.reading && !now.Before(c.initBy)
 	var keepAlive []byte
 	silent := false
 	if initialised && c.proto.legacy && !now.Before(c.nextKA) {
@@ -288,6 +332,8 @@ func (c *conn) tick(now time.Time) {
 	}
 	c.mu.Unlock()
 	switch {
+	case late:
+		c.shut(c.protoCode(closeInitTimeout, websocket.CloseProtocolError), "connection initialisation timeout")
 	case expired:
 		c.shut(closeForbidden, "forbidden: token expired")
 	case silent:
@@ -354,27 +400,28 @@ func (c *conn) sendClose(code int, reason string) {
 	c.writeClose(code, reason)
 }
 
-// writeClose writes a close frame (a control frame: safe beside another writer), waiting
-// at most a second for the socket.
-func (c *conn) writeClose(code int, reason string) {
-	if len(reason) > 123 { // a control frame carries at most 125 bytes, 2 are the code
-		reason = reason[:123]
-	}
-	_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
-}
-
-// drop closes the network connection: the read loop ends and cleans up.
+// drop closes the network connection: the read loop ends and cleans up (for a polled
+// connection that no goroutine reads now, a goroutine of its own does).
 func (c *conn) drop() {
 	c.mu.Lock()
 	c.closed = true
 	c.clearQueue()
+	c.dropped = true
+	cleanUp := c.polled && !c.reading && !c.ended
+	c.ended = c.ended || cleanUp
 	c.mu.Unlock()
 	_ = c.ws.Close()
+	if cleanUp {
+		go c.end()
+	}
 }
 
-// end runs when the read loop returns: every operation stops and the connection leaves
-// the registry.
+// end runs once when the connection's reading ends: every operation stops and the
+// connection leaves the registry.
 func (c *conn) end() {
+	c.mu.Lock()
+	c.ended = true
+	c.mu.Unlock()
 	c.drop()
 	c.cancel()
 	c.t.cfg.Registry.remove(c)

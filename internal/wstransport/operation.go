@@ -48,7 +48,7 @@ func (c *conn) start(id string, payload json.RawMessage) bool {
 			Message: fmt.Sprintf("at most %d operations may run at once on one connection: wait for one to complete", max)}}))
 		return true
 	}
-	ctx, cancel := context.WithCancel(c.ctx)
+	base, cancel := context.WithCancel(c.ctx)
 	op := &operation{c: c, id: id, cancel: cancel}
 	c.ops[id] = op
 	c.mu.Unlock()
@@ -59,10 +59,12 @@ func (c *conn) start(id string, payload json.RawMessage) bool {
 		op.fail(gqlerror.List{{Message: "invalid json", Extensions: map[string]any{"code": "BAD_REQUEST"}}})
 		return true
 	}
-	params.Headers = c.headers
+	// No request headers: an operation's caller is the connection's (its connection_init's
+	// token, or its upgrade's), and a socket open for hours keeps nothing else of the
+	// upgrade request.
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	ctx = telemetry.Extract(ctx, params.Extensions)
-	ctx = graphql.StartOperationTrace(ctx)
+	traced := telemetry.Extract(base, params.Extensions)
+	ctx := graphql.StartOperationTrace(traced)
 	rc, errs := c.exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
@@ -75,8 +77,11 @@ func (c *conn) start(id string, payload json.RawMessage) bool {
 		return true
 	}
 	ctx = graphql.WithOperationContext(ctx, rc)
-	if c.watchSeatMap(ctx, op, rc) {
+	if c.watchSeatMap(traced, op, rc) {
 		return true
+	}
+	if prepare := c.t.cfg.Operation; prepare != nil {
+		ctx = prepare(ctx)
 	}
 	go op.execute(ctx, rc)
 	return true
@@ -151,6 +156,9 @@ func (op *operation) execute(ctx context.Context, rc *graphql.OperationContext) 
 // goroutine: the hub puts the events into the connection's queue (op is their Sink). It
 // reports false when the operation is anything else, when the renderer does not know its
 // selection, or when the watch failed: the executor then answers it (with the error).
+// The watch gets ctx, which carries the connection's values and the operation's trace
+// parent but not the operation's execution context: a watch that lasts for hours keeps
+// nothing of its subscribe message but what it renders with.
 func (c *conn) watchSeatMap(ctx context.Context, op *operation, rc *graphql.OperationContext) bool {
 	if c.t.cfg.SeatMaps == nil || rc.Operation == nil || rc.Operation.Operation != ast.Subscription {
 		return false
@@ -167,8 +175,7 @@ func (c *conn) watchSeatMap(ctx context.Context, op *operation, rc *graphql.Oper
 	if err != nil {
 		return false
 	}
-	op.plan = plan
-	op.renderKey = strconv.Itoa(showID) + plan.Key()
+	op.plan, op.renderKey = c.t.renders.selection(strconv.Itoa(showID)+plan.Key(), plan)
 	op.prefix = c.proto.seatPrefix(op.id, fields[0].Alias)
 	if err := c.t.cfg.SeatMaps.WatchSeatMap(ctx, showID, op); err != nil {
 		op.plan = nil
@@ -182,7 +189,19 @@ var _ live.Sink = (*operation)(nil)
 // Put queues a seat-map event for the client, rendered once per event and selection for
 // every watcher of the instance.
 func (op *operation) Put(ev *seatflow.SeatMapEvent) bool {
-	return op.c.enqueue(outgoing{op: op, seat: op.c.t.renders.render(op.renderKey, op.plan, ev)}, true)
+	return op.c.enqueue(outgoing{op: op, seat: op.render(ev)}, true)
+}
+
+// Due queues word that a DELTA of the watch is due: the writer takes it (w.Next) and
+// renders it when it writes the connection, so it carries every change until then.
+func (op *operation) Due(w *live.Watcher) bool {
+	return op.c.enqueue(outgoing{op: op, due: w}, true)
+}
+
+// render is ev written with the operation's selection, shared with every watcher asking
+// the same of the same event.
+func (op *operation) render(ev *seatflow.SeatMapEvent) []byte {
+	return op.c.t.renders.render(op.renderKey, op.plan, ev)
 }
 
 // Full reports whether the connection's queue has no room for another event.

@@ -1,30 +1,37 @@
 package wstransport
 
 import (
-	"time"
-
 	"github.com/gorilla/websocket"
+
+	"seatflow/internal/live"
 )
 
-// outgoing is one message waiting in a connection's queue: a whole frame, or the
-// rendering of a seat-map event to frame for its operation.
+// outgoing is one message waiting in a connection's queue: a whole frame, the rendering
+// of a seat-map event to frame for its operation, or word that a DELTA of its watch is
+// due, taken and rendered only when the connection is written (take).
 type outgoing struct {
 	frame []byte
-	op    *operation // with seat: a seat-map event of op
+	pong  bool       // frame is the payload of a pong (a control frame), not a message
+	op    *operation // with seat: a seat-map event of op; with due: a DELTA of op's watch
 	seat  []byte
+	due   *live.Watcher
 }
 
 // size is the bytes o holds until it is written: what the queue's byte bound counts.
 func (o outgoing) size() int {
 	if o.op != nil {
+		if o.due != nil {
+			return 0 // nothing yet: the DELTA is taken when the connection is written
+		}
 		return len(o.op.prefix) + len(o.seat) + len(seatSuffix)
 	}
 	return len(o.frame)
 }
 
-// maxQueued bounds the seat-map events waiting for one connection; past it the client
-// is slow and the hub merges its further changes into the DELTA it gets once it has room
-// (live.Sink).
+// maxQueued bounds the seat-map events (and DELTAs due) waiting for one connection; past
+// it the client is slow, and a snapshot for it waits until it has room (live.Sink). A
+// watch has at most one DELTA due at a time: the changes that come meanwhile are merged
+// into it.
 const maxQueued = 64
 
 // closeOverflow is the reason of the close of a connection whose queue went past its
@@ -127,54 +134,4 @@ func (c *conn) unqueue(op *operation) {
 	for _, o := range kept[min(1, len(kept)):] {
 		c.queuedBytes += o.size()
 	}
-}
-
-// flush writes the queue, one message at a time, until it is empty or the connection
-// closes (nothing is written after a close frame); only one writer flushes a connection
-// at a time. The message taken leaves the queue, and the one behind it, next, leaves the
-// byte count.
-func (c *conn) flush() {
-	for {
-		c.mu.Lock()
-		if len(c.queue) == 0 || c.closed {
-			c.flushing = false
-			c.mu.Unlock()
-			return
-		}
-		o := c.queue[0]
-		c.queue[0] = outgoing{}
-		if c.queue = c.queue[1:]; len(c.queue) > 0 {
-			c.queuedBytes -= c.queue[0].size()
-		} else {
-			c.queue = nil // the array goes with what it held
-		}
-		c.mu.Unlock()
-		if err := c.write(o); err != nil {
-			c.drop()
-			c.mu.Lock()
-			c.flushing = false
-			c.mu.Unlock()
-			return
-		}
-	}
-}
-
-// write sends one message within the write deadline.
-func (c *conn) write(o outgoing) error {
-	_ = c.ws.SetWriteDeadline(time.Now().Add(c.t.cfg.WriteTimeout))
-	w, err := c.ws.NextWriter(websocket.TextMessage)
-	if err != nil {
-		return err
-	}
-	if o.op != nil {
-		_, _ = w.Write(o.op.prefix)
-		_, _ = w.Write(o.seat)
-		_, err = w.Write(seatSuffix)
-	} else {
-		_, err = w.Write(o.frame)
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

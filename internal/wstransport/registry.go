@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
@@ -15,9 +16,8 @@ import (
 
 // Defaults of a Registry's work.
 const (
-	defaultWriters = 64                     // connections written to at once
-	defaultTick    = 250 * time.Millisecond // how often keep-alives and expiries are looked at
-	readyBacklog   = 1 << 16                // connections waiting for a writer before enqueuers spill
+	defaultTick  = 250 * time.Millisecond // how often keep-alives and expiries are looked at
+	readyBacklog = 1 << 16                // connections waiting for a writer before enqueuers spill
 )
 
 // Registry is the set of an instance's open websocket connections: it admits them
@@ -36,8 +36,10 @@ type Registry struct {
 	// ClientAddr names the client of a request for the per-client cap (default: the
 	// remote address' host).
 	ClientAddr func(*http.Request) string
-	// Writers is how many connections are written to at once (default 64): a client that
-	// stops reading holds one writer until the write deadline.
+	// Writers is how many connections are written to at once (default: half the
+	// processors Go runs on, at least one). A writer never waits for a client (write.go),
+	// so a few keep up with the fan-out, and they leave the other processors to the
+	// requests (docs/DESIGN.md, "Live seat map").
 	Writers int
 	// Tick is how often keep-alives, pong timeouts and token expiries are looked at
 	// (default 250 ms).
@@ -50,10 +52,11 @@ type Registry struct {
 	bySession map[string]int
 	closed    bool
 
-	start sync.Once
-	ready chan *conn
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	start  sync.Once
+	poller *poller // nil where there is none: every connection has a read loop
+	ready  chan *conn
+	stop   chan struct{}
+	wg     sync.WaitGroup
 }
 
 var (
@@ -205,6 +208,7 @@ func (r *Registry) remove(c *conn) {
 		return
 	}
 	delete(r.conns, c)
+	r.poller.forget(c)
 	r.release(c.client)
 	r.quit(c)
 	connectionsOpen.Dec()
@@ -224,21 +228,26 @@ func (r *Registry) list() []*conn {
 func (r *Registry) run() {
 	writers, tick := r.Writers, r.Tick
 	if writers <= 0 {
-		writers = defaultWriters
+		writers = max(1, runtime.GOMAXPROCS(0)/2)
 	}
 	if tick <= 0 {
 		tick = defaultTick
 	}
 	r.ready = make(chan *conn, readyBacklog)
 	r.stop = make(chan struct{})
+	if r.poller = newPoller(); r.poller != nil {
+		r.wg.Add(1)
+		go func() { defer r.wg.Done(); r.poller.run() }()
+	}
 	r.wg.Add(writers + 1)
 	for range writers {
 		go func() {
 			defer r.wg.Done()
+			var b batch
 			for {
 				select {
 				case c := <-r.ready:
-					c.flush()
+					c.flush(&b)
 				case <-r.stop:
 					return
 				}
@@ -308,6 +317,9 @@ func (r *Registry) Close() {
 		case <-r.stop:
 		default:
 			close(r.stop)
+			if r.poller != nil {
+				r.poller.stop()
+			}
 		}
 		r.wg.Wait()
 	}

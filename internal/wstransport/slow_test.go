@@ -326,11 +326,19 @@ func TestWebsocketSlowWatcher(t *testing.T) {
 		resyncsBefore := metric(t, "seatflow_live_snapshots_sent_total", slow)
 		overflowsBefore := metric(t, "seatflow_websocket_queue_overflows_total", nil)
 
-		// The client stops reading; the changes pile up until the transport refuses them.
+		// The client stops reading; the changes go on until the watcher counts as slow (its
+		// DELTA waited over a second for its connection).
 		w.change(t, changes)
-		waitFor(t, "the watcher to be counted slow", func() bool {
-			return metric(t, "seatflow_live_slow_subscribers_total", nil) > slowBefore
-		})
+		made := changes
+		deadline := time.Now().Add(30 * time.Second)
+		for metric(t, "seatflow_live_slow_subscribers_total", nil) <= slowBefore {
+			if time.Now().After(deadline) {
+				t.Fatalf("after %d changes in 30s the watcher is not counted slow", made)
+			}
+			time.Sleep(100 * time.Millisecond)
+			w.change(t, 10)
+			made += 10
+		}
 		_, version := w.realMap(t)
 
 		// It reads again, until it has the version the map had after the changes.
@@ -358,7 +366,7 @@ func TestWebsocketSlowWatcher(t *testing.T) {
 		if got := metric(t, "seatflow_websocket_queue_overflows_total", nil) - overflowsBefore; got != 0 {
 			t.Errorf("queue overflows: got %v, want none (what waits for it is bounded)", got)
 		}
-		received, unbounded := c.bytes-read, changes*deltaSize
+		received, unbounded := c.bytes-read, made*deltaSize
 		t.Logf("after the pause: %d events (%d merged DELTAs), %d bytes; every change as a DELTA would be %d bytes",
 			len(afterPause), c.merged, received, unbounded)
 		if unbounded < 4*afterPauseBudget {
@@ -367,8 +375,8 @@ func TestWebsocketSlowWatcher(t *testing.T) {
 		if received > afterPauseBudget {
 			t.Errorf("received after the pause: %d bytes, want ≤ %d (queued bytes are bounded)", received, afterPauseBudget)
 		}
-		if len(afterPause) >= changes {
-			t.Errorf("events after the pause: %d, want fewer than the %d changes", len(afterPause), changes)
+		if len(afterPause) >= made {
+			t.Errorf("events after the pause: %d, want fewer than the %d changes", len(afterPause), made)
 		}
 
 		// And it is a normal watcher again: the next change comes as the next DELTA.

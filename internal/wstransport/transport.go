@@ -82,6 +82,11 @@ type Config struct {
 	// SeatMaps starts seat-map watches delivered straight into a connection's queue;
 	// without it seat-map subscriptions run through the executor like any other.
 	SeatMaps SeatMaps
+	// Operation prepares the context of each operation the executor runs on a
+	// connection, as the HTTP handler prepares each request's (its loaders, which must
+	// not outlive one operation): the connection's context carries only what lasts as
+	// long as it does. Nil: nothing is added.
+	Operation func(ctx context.Context) context.Context
 	// Registry keeps the open connections and runs their writes and keep-alives; required.
 	Registry *Registry
 	// InitTimeout is how long a client has to send connection_init (default 10s).
@@ -171,9 +176,10 @@ func New(cfg Config) *Transport {
 		Subprotocols:      []string{protoTransportWS, protoGraphQLWS},
 		CheckOrigin:       originChecker(cfg.AllowedOrigins),
 		EnableCompression: cfg.Compression,
-		// Watchers are mostly idle: a small read buffer, and write buffers borrowed from a
-		// pool only while a message is written, keep thousands of connections cheap.
-		ReadBufferSize:  512,
+		// Watchers are mostly idle: a small read buffer (ours, read.go: ReadBufferSize 0
+		// has gorilla take the hijacked reader), and write buffers borrowed from a pool
+		// only while gorilla writes a message, keep thousands of connections cheap.
+		ReadBufferSize:  0,
 		WriteBufferSize: 4096,
 		Error:           refuseHandshake,
 		WriteBufferPool: writeBuffers,
@@ -195,21 +201,32 @@ func (t *Transport) Supports(r *http.Request) bool {
 	return r.Header.Get("Upgrade") != ""
 }
 
-// Do upgrades the request and hands the connection to a read loop of its own, then
-// returns: net/http's goroutine for the handshake ends and takes its buffers and its
-// grown stack with it, so a watcher that stays for hours costs only what it needs. The
-// connection's context keeps the request's values, not its cancellation.
+// Do upgrades the request and hands the connection to the registry's poller, or to a
+// read loop of its own (read.go), then returns: net/http's goroutine for the handshake
+// ends and takes its buffers and its grown stack with it, so a watcher that stays for
+// hours costs only what it needs. The connection's context keeps the request's values,
+// not its cancellation.
 func (t *Transport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if refused := t.cfg.Registry.admit(r); refused != nil {
 		refused.write(w)
 		return
 	}
-	ws, err := t.upgrader.Upgrade(w, r, nil)
+	h := &hijack{ResponseWriter: w}
+	ws, err := t.upgrader.Upgrade(h, r, nil)
 	if err != nil {
 		t.cfg.Registry.leave(r) // gorilla answered (403 for a refused origin, 400 for a bad handshake)
 		return
 	}
 	c := newConn(t, ws, r, exec)
+	c.br = h.br
+	c.open()
+	if c.br != nil && t.cfg.Registry.poller != nil {
+		c.returnReader() // idle until the client sends: it gets a buffer then
+		if t.cfg.Registry.poller.add(c) == nil {
+			return
+		}
+		c.lendReader() // read by a read loop after all
+	}
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {

@@ -85,6 +85,7 @@ type benchOptions struct {
 	OnSale      string // watcher counts of the on-sale burst
 	OnSaleHolds int
 	OnSaleRate  int
+	OnSaleTicks string // SEATFLOW_LIVE_TICK settings of the on-sale burst ("default": unset)
 	Peer        string // subscriber counts of the on-sale burst through Centrifugo
 	Centrifugo  string // its binary
 	Quick       bool
@@ -158,6 +159,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, serverBin string)
 	fs.StringVar(&o.OnSale, "onsale", "1000,10000,19900", "watcher counts of the on-sale burst (capped by the open-file limit)")
 	fs.IntVar(&o.OnSaleHolds, "onsale-holds", 500, "one-seat holds of the on-sale burst (at most the hall's 500 seats)")
 	fs.IntVar(&o.OnSaleRate, "onsale-rate", 200, "holds per second of the on-sale burst")
+	fs.StringVar(&o.OnSaleTicks, "onsale-ticks", "default,0", "SEATFLOW_LIVE_TICK settings each on-sale watcher count runs with (default: the variable unset)")
 	fs.StringVar(&o.Peer, "peer", "3040,10000", "subscriber counts of the on-sale burst through Centrifugo (empty: not run)")
 	fs.StringVar(&o.Centrifugo, "centrifugo", "", "Centrifugo binary (default: on PATH, else $GOPATH/bin/centrifugo; scripts/centrifugo.sh installs it)")
 	fs.IntVar(&o.QueueEntrants, "queue-entrants", 50000, "entrants who join the on-sale queue before it opens")

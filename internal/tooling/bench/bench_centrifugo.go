@@ -129,17 +129,41 @@ func publishBurst(ctx context.Context, hc *http.Client, base string, order []str
 // count publications by the first bytes of each reply (replies in one frame are
 // separated by newlines). Both answer the server's pings (an empty reply `{}`).
 type centrifugoSubscriber struct {
-	conn   *websocket.Conn
+	conn   *websocket.Conn // a probe's
+	raw    *rawClient      // a counter's (bench_rawws.go)
 	probe  bool
 	pubs   atomic.Int32
 	lost   atomic.Bool
 	mu     sync.Mutex
 	seenAt map[string]time.Time // probes only
+	failed string               // a counter's refused subscription
 }
 
+// isLost reports whether the subscriber's connection ended before the bench closed it.
+func (s *centrifugoSubscriber) isLost() bool {
+	if s.raw != nil {
+		return s.raw.lost.Load()
+	}
+	return s.lost.Load()
+}
+
+func (s *centrifugoSubscriber) Close() {
+	if s.raw != nil {
+		s.raw.Close()
+		return
+	}
+	s.conn.Close()
+}
+
+// centrifugoCommands connect and subscribe, in one message.
+const centrifugoCommands = `{"id":1,"connect":{}}` + "\n" + `{"id":2,"subscribe":{"channel":"` + centrifugoChannel + `"}}`
+
 // dialCentrifugo connects and subscribes one subscriber; it returns once the
-// subscription is confirmed.
-func dialCentrifugo(ctx context.Context, base string, probe bool) (*centrifugoSubscriber, error) {
+// subscription is confirmed. A counter is read with the others by clients.
+func dialCentrifugo(ctx context.Context, clients *rawClients, base string, probe bool) (*centrifugoSubscriber, error) {
+	if !probe {
+		return dialCentrifugoCounter(ctx, clients, base)
+	}
 	d := websocket.Dialer{HandshakeTimeout: 30 * time.Second, ReadBufferSize: 1024, WriteBufferSize: 1024}
 	conn, _, err := d.DialContext(ctx, "ws"+strings.TrimPrefix(base, "http")+"/connection/websocket", nil)
 	if err != nil {
@@ -147,8 +171,7 @@ func dialCentrifugo(ctx context.Context, base string, probe bool) (*centrifugoSu
 	}
 	fail := func(err error) (*centrifugoSubscriber, error) { conn.Close(); return nil, err }
 	conn.SetReadDeadline(time.Now().Add(60 * time.Second))
-	cmds := `{"id":1,"connect":{}}` + "\n" + `{"id":2,"subscribe":{"channel":"` + centrifugoChannel + `"}}`
-	if err := conn.WriteMessage(websocket.TextMessage, []byte(cmds)); err != nil {
+	if err := conn.WriteMessage(websocket.TextMessage, []byte(centrifugoCommands)); err != nil {
 		return fail(err)
 	}
 	for subscribed := false; !subscribed; {
@@ -172,6 +195,64 @@ func dialCentrifugo(ctx context.Context, base string, probe bool) (*centrifugoSu
 	}
 	go s.read()
 	return s, nil
+}
+
+// dialCentrifugoCounter connects and subscribes a subscriber that counts publications.
+func dialCentrifugoCounter(ctx context.Context, clients *rawClients, base string) (*centrifugoSubscriber, error) {
+	c, first, err := dialRaw(ctx, "ws"+strings.TrimPrefix(base, "http")+"/connection/websocket", "")
+	if err != nil {
+		return nil, err
+	}
+	s := &centrifugoSubscriber{raw: c}
+	c.onText = s.count
+	if err := clients.start(c, first); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.send(centrifugoCommands); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.waitReady(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if s.failed != "" {
+		c.Close()
+		return nil, fmt.Errorf("centrifugo: %s", s.failed)
+	}
+	return s, nil
+}
+
+// count reads a counter's message: replies separated by newlines, each publication
+// counted by its first bytes, pings answered.
+func (s *centrifugoSubscriber) count(c *rawClient, msg []byte) {
+	ping := false
+	for len(msg) > 0 {
+		line := msg
+		if i := bytes.IndexByte(msg, '\n'); i >= 0 {
+			line, msg = msg[:i], msg[i+1:]
+		} else {
+			msg = nil
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte(`{"push"`)):
+			s.pubs.Add(1)
+		case string(line) == "{}":
+			ping = true
+		case bytes.HasPrefix(line, []byte(`{"id":2,`)):
+			if bytes.Contains(line, []byte(`"error"`)) {
+				s.failed = string(line[:min(len(line), 200)])
+			}
+			c.markReady()
+		case bytes.Contains(line, []byte(`"error"`)):
+			s.failed = string(line[:min(len(line), 200)])
+			c.markReady()
+		}
+	}
+	if ping {
+		_ = c.send(`{}`)
+	}
 }
 
 func (s *centrifugoSubscriber) read() {
@@ -290,8 +371,10 @@ func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds
 	var subs []*centrifugoSubscriber
 	t0 := time.Now()
 	var probes atomic.Int64
+	var clients rawClients
+	defer clients.Close()
 	err = dialMany(ctx, n, fanoutDialers, func(ctx context.Context) error {
-		s, err := dialCentrifugo(ctx, child.URL, probes.Add(1) <= onsaleProbes)
+		s, err := dialCentrifugo(ctx, &clients, child.URL, probes.Add(1) <= onsaleProbes)
 		if err == nil {
 			mu.Lock()
 			subs = append(subs, s)
@@ -301,7 +384,7 @@ func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds
 	})
 	defer func() {
 		for _, s := range subs {
-			s.conn.Close()
+			s.Close()
 		}
 	}()
 	if err != nil {
@@ -323,7 +406,7 @@ func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds
 	for ctx.Err() == nil && time.Now().Before(deadline) && !r.settled {
 		r.settled = true
 		for _, s := range subs {
-			if !s.lost.Load() && int(s.pubs.Load()) < r.pub.answered {
+			if !s.isLost() && int(s.pubs.Load()) < r.pub.answered {
 				r.settled = false
 				break
 			}
@@ -335,7 +418,7 @@ func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds
 	r.rssPeak = rssPeak - rss0
 	for _, s := range subs {
 		r.pubs = append(r.pubs, int(s.pubs.Load()))
-		if s.lost.Load() {
+		if s.isLost() {
 			r.lost++
 		}
 		if !s.probe {

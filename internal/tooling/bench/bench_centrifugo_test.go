@@ -23,12 +23,14 @@ func TestCentrifugoClient(t *testing.T) {
 	defer cleanup()
 	defer child.Stop()
 	var subs []*centrifugoSubscriber
+	var clients rawClients
+	defer clients.Close()
 	for i := range 3 {
-		s, err := dialCentrifugo(ctx, child.URL, i == 0)
+		s, err := dialCentrifugo(ctx, &clients, child.URL, i == 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer s.conn.Close()
+		defer s.Close()
 		subs = append(subs, s)
 	}
 	seats := make([]string, 20)
@@ -44,8 +46,8 @@ func TestCentrifugoClient(t *testing.T) {
 		for int(s.pubs.Load()) < len(seats) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if got := int(s.pubs.Load()); got != len(seats) || s.lost.Load() {
-			t.Errorf("subscriber (probe %v) counted %d publications, lost %v; want %d", s.probe, got, s.lost.Load(), len(seats))
+		if got := int(s.pubs.Load()); got != len(seats) || s.isLost() {
+			t.Errorf("subscriber (probe %v) counted %d publications, lost %v; want %d", s.probe, got, s.isLost(), len(seats))
 		}
 	}
 	probe := subs[0]

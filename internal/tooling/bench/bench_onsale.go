@@ -16,6 +16,7 @@ import (
 // this measures what the sale and the maps go through when every change is one.
 
 const (
+	onsaleOwnFDs      = 120 // descriptors a process of the burst keeps besides its watchers
 	onsaleP99At10k    = 150 * time.Millisecond
 	onsaleP99At19k    = 250 * time.Millisecond
 	onsaleHoldsRatio  = 1.5      // holdSeats p99 with watchers against without
@@ -26,9 +27,28 @@ const (
 
 const quickSummary = "N = 200 and 1,000 watchers, tick default and 0, 200 holds, no Centrifugo run; only the onsale section reads it"
 
-// onsaleTicks are the SEATFLOW_LIVE_TICK settings every N runs with: the server's
-// default (the variable unset) and 0, one DELTA per change.
-var onsaleTicks = []string{"", "0"}
+// parseTicks reads -onsale-ticks: the SEATFLOW_LIVE_TICK settings every N runs with,
+// "default" for the variable unset (the report's rows: the default and 0, one DELTA per
+// change).
+func parseTicks(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		switch f = strings.TrimSpace(f); {
+		case f == "":
+		case f == "default":
+			out = append(out, "")
+		default:
+			if _, err := time.ParseDuration(f); err != nil {
+				return nil, cli.UsageError{Msg: "-onsale-ticks: " + f}
+			}
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return nil, cli.UsageError{Msg: "-onsale-ticks: no setting"}
+	}
+	return out, nil
+}
 
 func tickLabel(tick string) string {
 	if tick == "" {
@@ -63,6 +83,10 @@ func benchOnSale(ctx context.Context, b *benchEnv, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	onsaleTicks, err := parseTicks(b.Opt.OnSaleTicks)
+	if err != nil {
+		return err
+	}
 	holds, rate := b.Opt.OnSaleHolds, b.Opt.OnSaleRate
 	if b.Opt.Quick {
 		counts, peers, holds = []int{200, 1000}, nil, min(holds, onsaleQuickHolds)
@@ -70,9 +94,12 @@ func benchOnSale(ctx context.Context, b *benchEnv, w io.Writer) error {
 	if holds <= 0 || holds > onsaleRows*onsalePerRow || rate <= 0 {
 		return cli.UsageError{Msg: fmt.Sprintf("-onsale-holds must be 1 to %d and -onsale-rate positive", onsaleRows*onsalePerRow)}
 	}
-	// Each watcher costs one descriptor here and one in the child; both need about a
-	// hundred of their own (the burst's connections, MySQL, Redis).
-	capN := int(b.NoFile) - 100
+	// Each watcher costs one descriptor here and one in the child. The child needs about
+	// 110 of its own at the burst's peak (listeners, 32 Redis and 20 MySQL connections,
+	// the burst's 32, the runtime's, the websocket poller's; counted in /proc at 19,900
+	// watchers, where it reached the 20,000 limit and a hold waited a minute for a
+	// descriptor), the bench process about as many.
+	capN := int(b.NoFile) - onsaleOwnFDs
 	for i, n := range counts {
 		if n > capN {
 			b.note("On-sale burst: N=%d capped at %d by the open-file limit (%d per process).", n, capN, b.NoFile)

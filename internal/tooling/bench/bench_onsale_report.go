@@ -18,7 +18,7 @@ func writeOnSale(w io.Writer, rows []*onsaleRun, peers []*peerRun, peerNote stri
 	fmt.Fprintf(w, "Each row is a server of its own (the server binary's `serve` in a child process, `SEATFLOW_LIVE_TICK` unset for the default or set as shown) on a %d-seat showtime (gaps allowed). "+
 		"First %d holds warm it up on another showtime; then the burst alone: %d one-seat holds by %d separate buyers (a customer token each; hold rate limit off, purchase limit 10, cost budget refilled without bound) at %d per second, open loop (vegeta: each hold is sent on its schedule whatever the others are doing; at most %d connections, and a hold waiting for one counts the wait), on a showtime no one watches. "+
 		"Then N websocket watchers (graphql-transport-ws, in the bench process) subscribe to a third showtime, and the same burst holds its seats. "+
-		"%d of the watchers are probes: each keeps its own map as the shipped clients do (a SNAPSHOT replaces the map whatever its version; a DELTA applies only to the map at its `fromVersion` (%s); after a gap, or when the server ends the subscription, the probe subscribes again and waits for the SNAPSHOT) and notes when each seat first shows HELD. The others only count their frames, reading the first bytes of each. "+
+		"%d of the watchers are probes: each keeps its own map as the shipped clients do (a SNAPSHOT replaces the map whatever its version; a DELTA applies only to the map at its `fromVersion` (%s); after a gap, or when the server ends the subscription, the probe subscribes again and waits for the SNAPSHOT) and notes when each seat first shows HELD (gorilla/websocket, a goroutine each). The others only count their frames, reading the first bytes of each: minimal websocket clients read by one goroutine for all of them through epoll, so that thousands of them take from the two cores the server shares with them far less than a goroutine each woken for every frame would. "+
 		"**Click → seen** is, for every (probe, held seat), the time from sending the hold to the seat shown HELD in that probe's map (and from the hold's answer: negative when the map showed it before the buyer had the answer). "+
 		"Holds answered per second: the good answers after the first, over the time from the first to the last. "+
 		"After the last answer the real map is read through the API, and the run waits (up to %s) until every watcher has its version; then each probe's map is compared with it. "+
@@ -88,9 +88,10 @@ func writeOnSale(w io.Writer, rows []*onsaleRun, peers []*peerRun, peerNote stri
 }
 
 // onsaleP99Target is the click → seen p99 a default-tick row of n watchers is held to (0: none).
+// The largest row is 19,900 capped by the open-file limit (19,880 at 20,000).
 func onsaleP99Target(n int) time.Duration {
 	switch {
-	case n >= 19900:
+	case n >= 19000:
 		return onsaleP99At19k
 	case n >= 10000:
 		return onsaleP99At10k
@@ -140,7 +141,7 @@ func writePeer(w io.Writer, rows []*onsaleRun, peers []*peerRun, note string, ho
 		fmt.Fprintf(w, "Not measured in this run.\n")
 		return
 	}
-	fmt.Fprintf(w, "The fan-out anchor, Centrifugo %s (`go install`, `scripts/centrifugo.sh`), in a child process of its own with its default settings except an HTTP API key and anonymous connections and subscriptions: N subscribers of one channel over its JSON protocol (`/connection/websocket`: a connect command, a subscribe command, publications pushed; gorilla/websocket in the bench process, %d of them decoding each publication, the others counting them), then %d publications, each one seat id, at %d per second through its HTTP API (`POST /api/publish`), paced as SeatFlow's holds. Publish → seen is measured as click → seen is. A publication answered by EOF is one whose answer Centrifugo's HTTP server dropped (it allows 10 s to write one).\n",
+	fmt.Fprintf(w, "The fan-out anchor, Centrifugo %s (`go install`, `scripts/centrifugo.sh`), in a child process of its own with its default settings except an HTTP API key and anonymous connections and subscriptions: N subscribers of one channel over its JSON protocol (`/connection/websocket`: a connect command, a subscribe command, publications pushed; in the bench process, %d of them decoding each publication (gorilla/websocket), the others counting them with the same clients as SeatFlow's counters), then %d publications, each one seat id, at %d per second through its HTTP API (`POST /api/publish`), paced as SeatFlow's holds. Publish → seen is measured as click → seen is. A publication answered by EOF is one whose answer Centrifugo's HTTP server dropped (it allows 10 s to write one).\n",
 		centrifugoVersion, onsaleProbes, holds, rate)
 	var out, cmp [][]string
 	for _, p := range peers {

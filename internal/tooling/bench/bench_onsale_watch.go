@@ -1,10 +1,11 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"io"
+	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,54 +121,78 @@ func (p *mapProbe) resubscribe(endOld bool) {
 }
 
 // frameCounter is a watcher that only counts its next messages and reads the version of
-// each from its first bytes: thousands of them share the cores with the server.
+// each from its first bytes: thousands of them share the cores with the server, read by
+// one goroutine (bench_rawws.go).
 type frameCounter struct {
-	conn    *websocket.Conn
+	c       *rawClient
 	frames  atomic.Int32
 	version atomic.Int64
 	ended   atomic.Bool // the server ended the subscription (complete or error)
-	lost    atomic.Bool // the connection ended before the bench closed it
+	failed  string      // why the subscription was refused, before it was ready
 }
 
-// counterHead is how much of a message a frameCounter reads; the rest is discarded
-// unread into a shared buffer.
+// counterHead is how much of a message a frameCounter looks at.
 const counterHead = 256
 
-func dialCounter(ctx context.Context, wsURL, query, show string) (*frameCounter, error) {
-	conn, snapshot, err := dialSeatMap(ctx, wsURL, query, show, false)
+// dialCounter connects a counter and subscribes it; it returns once its SNAPSHOT came.
+func dialCounter(ctx context.Context, clients *rawClients, wsURL, query, show string) (*frameCounter, error) {
+	c, first, err := dialRaw(ctx, wsURL, gqlclient.Protocol)
 	if err != nil {
 		return nil, err
 	}
-	c := &frameCounter{conn: conn}
-	c.version.Store(int64(intAfter(snapshot, `"version":`)))
-	go c.read()
-	return c, nil
+	w := &frameCounter{c: c}
+	c.onText = w.take
+	if err := clients.start(c, first); err != nil {
+		c.Close()
+		return nil, err
+	}
+	sub, _ := json.Marshal(gqlclient.Message{ID: "1", Type: gqlclient.TypeSubscribe,
+		Payload: gqlclient.Request{Query: query, Variables: map[string]any{"id": show}}})
+	if err := c.send(`{"type":"connection_init","payload":{}}`); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.send(string(sub)); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.waitReady(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if w.failed != "" {
+		c.Close()
+		return nil, fmt.Errorf("subscribe: %s", w.failed)
+	}
+	return w, nil
 }
 
-func (c *frameCounter) read() {
-	head := make([]byte, counterHead)
-	for {
-		_, r, err := c.conn.NextReader()
-		if err != nil {
-			c.lost.Store(true)
-			return
-		}
-		n, _ := io.ReadFull(r, head)
-		if _, err := io.Copy(io.Discard, r); err != nil {
-			c.lost.Store(true)
-			return
-		}
-		msg := head[:n]
-		switch {
-		case bytes.Contains(msg, []byte(`"type":"next"`)):
-			c.frames.Add(1)
-			if v := intAfter(msg, `"version":`); v > 0 {
-				c.version.Store(int64(v))
+// take reads one message (on the clients' reading goroutine).
+func (w *frameCounter) take(c *rawClient, msg []byte) {
+	head := textHead(msg)
+	switch {
+	case strings.Contains(head, `"type":"next"`):
+		select {
+		case <-c.ready:
+			w.frames.Add(1)
+		default:
+			if !strings.Contains(head, `"SNAPSHOT"`) {
+				return
 			}
-		case bytes.Contains(msg, []byte(`"type":"ping"`)):
-			_ = c.conn.WriteMessage(websocket.TextMessage, []byte(`{"type":"pong"}`))
-		case bytes.Contains(msg, []byte(`"type":"complete"`)), bytes.Contains(msg, []byte(`"type":"error"`)):
-			c.ended.Store(true)
+			defer c.markReady()
+		}
+		if v := intAfter([]byte(head), `"version":`); v > 0 {
+			w.version.Store(int64(v))
+		}
+	case strings.Contains(head, `"type":"ping"`):
+		_ = c.send(`{"type":"pong"}`)
+	case hasAny(head, `"type":"complete"`, `"type":"error"`):
+		select {
+		case <-c.ready:
+			w.ended.Store(true)
+		default:
+			w.failed = string(msg[:min(len(msg), 200)])
+			c.markReady()
 		}
 	}
 }
@@ -177,6 +202,7 @@ type crowd struct {
 	mu       sync.Mutex
 	probes   []*mapProbe
 	counters []*frameCounter
+	clients  rawClients // reads the counters
 }
 
 // grow connects probes probes, then counters until there are n watchers in all.
@@ -194,7 +220,7 @@ func (c *crowd) grow(ctx context.Context, wsURL, query, show string, n, probes i
 		return err
 	}
 	return dialMany(ctx, n-len(c.probes), fanoutDialers, func(ctx context.Context) error {
-		w, err := dialCounter(ctx, wsURL, query, show)
+		w, err := dialCounter(ctx, &c.clients, wsURL, query, show)
 		if err == nil {
 			c.mu.Lock()
 			c.counters = append(c.counters, w)
@@ -232,7 +258,7 @@ func (c *crowd) behind(version int) (waiting, gone int) {
 	}
 	for _, w := range c.counters {
 		switch {
-		case w.ended.Load() || w.lost.Load():
+		case w.ended.Load() || w.c.lost.Load():
 			gone++
 		case w.version.Load() < int64(version):
 			waiting++
@@ -273,7 +299,7 @@ func (c *crowd) ended() (ended, lost int, by string) {
 		if w.ended.Load() {
 			ended++
 		}
-		if w.lost.Load() {
+		if w.c.lost.Load() {
 			lost++
 		}
 	}
@@ -285,6 +311,7 @@ func (c *crowd) closeAll() {
 		p.conn.Close()
 	}
 	for _, w := range c.counters {
-		w.conn.Close()
+		w.c.Close()
 	}
+	c.clients.Close()
 }
