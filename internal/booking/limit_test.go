@@ -85,7 +85,8 @@ func TestPurchaseLimitUnderConcurrentHoldsAfterRedisLoss(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	held := 0
+	held, refused := 0, 0
+	var gaveUp []int // holds still deadlocked after their retries
 	for i, err := range errs {
 		switch seatflow.ErrorCode(err) {
 		case "":
@@ -93,7 +94,10 @@ func TestPurchaseLimitUnderConcurrentHoldsAfterRedisLoss(t *testing.T) {
 				t.Fatalf("hold %d: %v", i, err)
 			}
 			held++
-		case seatflow.ELIMIT, seatflow.EUNAVAILABLE: // refused, or still deadlocked after its retries
+		case seatflow.ELIMIT:
+			refused++
+		case seatflow.EUNAVAILABLE:
+			gaveUp = append(gaveUp, i)
 		default:
 			t.Fatalf("hold %d: %v, want success, PURCHASE_LIMIT_EXCEEDED or SERVICE_UNAVAILABLE", i, err)
 		}
@@ -101,8 +105,29 @@ func TestPurchaseLimitUnderConcurrentHoldsAfterRedisLoss(t *testing.T) {
 	if got := e.paidOrHeld(t, "alice"); got != held || got > limit {
 		t.Fatalf("alice holds %d seats in MySQL (%d holds answered OK), limit %d", got, held, limit)
 	}
-	if held < limit {
-		t.Fatalf("%d holds succeeded of a limit of %d: the check refused holds within it", held, limit)
+	if refused > 0 && held < limit {
+		t.Fatalf("%d holds succeeded of a limit of %d and %d were refused for the limit: the check refused holds within it",
+			held, limit, refused)
+	}
+	// A hold that met its racers in every one of its tries answered SERVICE_UNAVAILABLE (a
+	// loaded database makes more of them meet); the customer tries again, and those tries,
+	// one at a time, fill the limit exactly.
+	for _, i := range gaveUp {
+		row := string(rune('A' + i/8))
+		_, err := e.hold("alice", fmt.Sprintf("again%d", i), e.seat(row, i%8+1))
+		switch {
+		case err == nil:
+			held++
+		case seatflow.ErrorCode(err) != seatflow.ELIMIT:
+			t.Fatalf("hold %d tried again alone: %v, want success or PURCHASE_LIMIT_EXCEEDED", i, err)
+		}
+	}
+	if held != limit {
+		t.Fatalf("%d holds succeeded of a limit of %d (%d refused for the limit, %d tried again alone)",
+			held, limit, refused, len(gaveUp))
+	}
+	if got := e.paidOrHeld(t, "alice"); got != held {
+		t.Fatalf("alice holds %d seats in MySQL, %d holds answered OK", got, held)
 	}
 	// Every refused hold gave its seat back.
 	states, _, err := e.store.States(ctx, e.show)
