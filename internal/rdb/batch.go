@@ -31,7 +31,8 @@ type Batch struct {
 
 type scriptCall struct {
 	ctx    context.Context
-	script *redis.Script
+	script *redis.Script // nil for a bare EVALSHA (EvalSha)
+	sha    string
 	keys   []string
 	args   []any
 	cmd    *redis.Cmd
@@ -46,7 +47,21 @@ func (b *Batch) Run(ctx context.Context, rdb redis.UniversalClient, script *redi
 	if _, single := rdb.(*redis.Client); !single {
 		return script.Run(ctx, rdb, keys, args...)
 	}
-	c := &scriptCall{ctx: ctx, script: script, keys: keys, args: args}
+	return b.run(rdb, &scriptCall{ctx: ctx, script: script, sha: script.Hash(), keys: keys, args: args})
+}
+
+// EvalSha is one EVALSHA of the script whose hash is sha, batched like Run; a NOSCRIPT
+// answer goes back to the caller, who sends the script (as redis.Script.Run does, which
+// the rate limiters of go-redis/redis_rate call through it: NewLimiter).
+func (b *Batch) EvalSha(ctx context.Context, rdb redis.UniversalClient, sha string, keys []string, args ...any) *redis.Cmd {
+	if _, single := rdb.(*redis.Client); !single {
+		return rdb.EvalSha(ctx, sha, keys, args...)
+	}
+	return b.run(rdb, &scriptCall{ctx: ctx, sha: sha, keys: keys, args: args})
+}
+
+func (b *Batch) run(rdb redis.UniversalClient, c *scriptCall) *redis.Cmd {
+	ctx := c.ctx
 	b.mu.Lock()
 	if b.inflight < maxInflight {
 		b.inflight++
@@ -126,7 +141,11 @@ func (b *Batch) popped(n int) []*scriptCall {
 func exec(rdb redis.UniversalClient, batch []*scriptCall) {
 	if len(batch) == 1 {
 		c := batch[0]
-		c.cmd = c.script.Run(c.ctx, rdb, c.keys, c.args...)
+		if c.script == nil {
+			c.cmd = rdb.EvalSha(c.ctx, c.sha, c.keys, c.args...)
+		} else {
+			c.cmd = c.script.Run(c.ctx, rdb, c.keys, c.args...)
+		}
 		return
 	}
 	pipe := rdb.Pipeline()
@@ -137,14 +156,14 @@ func exec(rdb redis.UniversalClient, batch []*scriptCall) {
 			c.cmd.SetErr(err)
 			continue
 		}
-		c.cmd = c.script.EvalSha(c.ctx, pipe, c.keys, c.args...)
+		c.cmd = pipe.EvalSha(c.ctx, c.sha, c.keys, c.args...)
 		sent = append(sent, c)
 	}
 	// Every command carries its own error; the callers' contexts must not cut the
 	// connection under the others' commands.
 	_, _ = pipe.Exec(context.Background())
 	for _, c := range sent {
-		if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
+		if c.script != nil && redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
 			c.cmd = c.script.Run(c.ctx, rdb, c.keys, c.args...)
 		}
 	}

@@ -64,6 +64,63 @@ func TestBatchedScriptCalls(t *testing.T) {
 			}
 		}
 	})
+	t.Run("BareEvalSha", func(t *testing.T) {
+		// The rate limiters' EVALSHAs (NewLimiter): batched alike, each its own reply, and
+		// NOSCRIPT handed back to the caller, who sends the source, for a script Redis lacks.
+		if _, single := r.Client.(*redis.Client); !single {
+			t.Skip("Redis Cluster clients are not batched")
+		}
+		r.Client.Del(ctx, list)
+		if err := echoScript.Load(ctx, r.Client).Err(); err != nil {
+			t.Fatal(err)
+		}
+		b.mu.Lock()
+		b.inflight = maxInflight // every round trip busy: the calls queue, then go as one pipeline
+		b.mu.Unlock()
+		var wg sync.WaitGroup
+		errs := make([]error, 40)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sha := echoScript.Hash()
+				if i == 0 {
+					sha = "0000000000000000000000000000000000000000"
+				}
+				got, err := b.EvalSha(ctx, r.Client, sha, []string{list}, strconv.Itoa(i)).Text()
+				switch {
+				case i == 0 && !redis.HasErrorPrefix(err, "NOSCRIPT"):
+					err = fmt.Errorf("an unknown script answered %q, %v; want NOSCRIPT", got, err)
+				case i == 0:
+					err = nil
+				case err == nil && got != strconv.Itoa(i):
+					err = fmt.Errorf("call %d got the reply %q", i, got)
+				}
+				errs[i] = err
+			}()
+		}
+		for queued := 0; queued < len(errs); {
+			b.mu.Lock()
+			queued = len(b.queue)
+			b.mu.Unlock()
+		}
+		b.lead(r.Client, &scriptCall{ctx: ctx, sha: echoScript.Hash(), keys: []string{list}, args: []any{"lead"}})
+		b.mu.Lock()
+		b.inflight -= maxInflight - 1 // the busy round trips that were never sent
+		b.mu.Unlock()
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := r.Client.LLen(ctx, list).Val(); n != int64(len(errs)) { // 39 calls and the lead
+			t.Fatalf("%d calls reached Redis, want %d", n, len(errs))
+		}
+		if b.inflight != 0 || len(b.queue) != 0 {
+			t.Fatalf("after the calls: %d round trips counted in flight, %d calls queued", b.inflight, len(b.queue))
+		}
+	})
 	t.Run("CancelledWhileQueuedIsNotSent", func(t *testing.T) {
 		if _, single := r.Client.(*redis.Client); !single {
 			t.Skip("Redis Cluster clients are not batched")
@@ -82,7 +139,7 @@ func TestBatchedScriptCalls(t *testing.T) {
 		}
 		cancel()
 		// A call leads one of the busy round trips and takes the queue along.
-		b.lead(r.Client, &scriptCall{ctx: ctx, script: echoScript, keys: []string{list}, args: []any{"live"}})
+		b.lead(r.Client, &scriptCall{ctx: ctx, script: echoScript, sha: echoScript.Hash(), keys: []string{list}, args: []any{"live"}})
 		if err := <-done; err != context.Canceled {
 			t.Fatalf("the cancelled call returned %v", err)
 		}
