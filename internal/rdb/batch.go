@@ -22,7 +22,7 @@ const (
 )
 
 // Batch shares round trips between the script calls of many goroutines (the seat store's,
-// the on-sale queues'); its zero value is ready. One Batch serves one client.
+// the on-sale queues', the rate limiters'); its zero value is ready. One Batch serves one client.
 type Batch struct {
 	mu       sync.Mutex
 	inflight int
