@@ -89,19 +89,19 @@ func (s *Service) refundSeats(ctx context.Context, by string, o *ent.Order, ps [
 	case p.RefundStatus != nil:
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order's payment is being refunded whole")
 	}
-	var todo []int
+	var refunding []int // the seats asked for that are not refunded yet
 	amount := 0
 	for _, id := range asked {
 		if l := lineOf[id]; !l.Refunded() {
-			todo = append(todo, id)
+			refunding = append(refunding, id)
 			amount += l.AmountCents
 		}
 	}
 	switch left := seatflow.UnrefundedSeats(lines); {
-	case len(todo) == 0:
+	case len(refunding) == 0:
 		return toOrder(o, lines), nil
-	case len(todo) == len(left):
-		return s.refundWhole(ctx, o, ps, lines, todo)
+	case len(refunding) == len(left):
+		return s.refundWhole(ctx, o, ps, lines, refunding)
 	}
 	// The seats go back on sale in the same step: not while they cannot be reached.
 	if err := s.seatsReachable(ctx, o.ShowtimeID); err != nil {
@@ -126,13 +126,13 @@ func (s *Service) refundSeats(ctx context.Context, by string, o *ent.Order, ps [
 		if err != nil {
 			return fmt.Errorf("record refund: %w", err)
 		}
-		if err := markRefunded(ctx, tx, o.ID, todo, now, &r.ID); err != nil {
+		if err := markRefunded(ctx, tx, o.ID, refunding, now, &r.ID); err != nil {
 			return err
 		}
-		if err := s.revokeSeats(ctx, tx, o.ID, todo); err != nil {
+		if err := s.revokeSeats(ctx, tx, o.ID, refunding); err != nil {
 			return err
 		}
-		if _, err := tx.SeatOccupancy.Delete().Where(seatoccupancy.OrderID(o.ID), seatoccupancy.SeatIDIn(todo...)).Exec(ctx); err != nil {
+		if _, err := tx.SeatOccupancy.Delete().Where(seatoccupancy.OrderID(o.ID), seatoccupancy.SeatIDIn(refunding...)).Exec(ctx); err != nil {
 			return fmt.Errorf("delete occupancy: %w", err)
 		}
 		return nil
@@ -143,10 +143,10 @@ func (s *Service) refundSeats(ctx context.Context, by string, o *ent.Order, ps [
 		return nil, fmt.Errorf("refund seats: %w", database.Classify(err))
 	}
 	rctx, cancel := detach(ctx)
-	s.release(rctx, o.ShowtimeID, o.HoldToken, o.UserID, todo)
+	s.release(rctx, o.ShowtimeID, o.HoldToken, o.UserID, refunding)
 	cancel()
 	o.AmountCents -= amount // as the transaction wrote it
-	refundedAt(lines, todo, now)
+	refundedAt(lines, refunding, now)
 	if _, err := s.sendSeatRefund(context.WithoutCancel(ctx), o, p, r); err != nil {
 		s.Log.WarnContext(ctx, "payments: refund of seats not sent yet; the reconciler will send it", "refund", r.ID, "err", err)
 	}
