@@ -36,17 +36,9 @@ type Service struct {
 // Start starts a guest session for ctx's caller, counted against its address' rate:
 // RATE_LIMITED, with retryAfterMs, past it.
 func (s *Service) Start(ctx context.Context) (*seatflow.GuestSession, error) {
-	if !s.Rate.IsZero() {
-		res, err := s.Limiter.Allow(ctx, s.Keys.GuestSessionRate(auth.ClientAddr(ctx)), s.Rate)
-		if err != nil {
-			return nil, rdb.Classify("guest session rate", err)
-		}
-		if res.Allowed == 0 {
-			e := seatflow.Errorf(seatflow.ERATELIMITED, "too many guest sessions started from this address, try again in %s",
-				res.RetryAfter.Round(time.Second))
-			e.Extensions = map[string]any{"retryAfterMs": res.RetryAfter.Milliseconds()}
-			return nil, e
-		}
+	if err := rdb.Allow(ctx, s.Limiter, s.Keys.GuestSessionRate(auth.ClientAddr(ctx)), s.Rate, "guest session rate",
+		"too many guest sessions started from this address"); err != nil {
+		return nil, err
 	}
 	ttl := s.TTL
 	if ttl <= 0 {

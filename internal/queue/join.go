@@ -95,19 +95,8 @@ func (s *Service) Leave(ctx context.Context, showID int, userID string) (bool, e
 }
 
 func (s *Service) rateLimit(ctx context.Context) error {
-	if s.JoinRate.IsZero() {
-		return nil
-	}
-	res, err := s.limiter.Allow(ctx, s.Keys.QueueJoinRate(auth.ClientAddr(ctx)), s.JoinRate)
-	if err != nil {
-		return rdb.Classify("queue join rate", err)
-	}
-	if res.Allowed == 0 {
-		e := seatflow.Errorf(seatflow.ERATELIMITED, "too many joins from this address, try again in %s", res.RetryAfter.Round(time.Second))
-		e.Extensions = map[string]any{"retryAfterMs": res.RetryAfter.Milliseconds()}
-		return e
-	}
-	return nil
+	return rdb.Allow(ctx, s.limiter, s.Keys.QueueJoinRate(auth.ClientAddr(ctx)), s.JoinRate, "queue join rate",
+		"too many joins from this address")
 }
 
 // ticketNumber draws a ticket's number: random, positive, below 2^53 (a JSON number

@@ -3,10 +3,32 @@ package rdb
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
+
+	"seatflow"
 )
+
+// Allow spends one request of rate at key with l; a zero rate is no limit. A refusal is
+// RATE_LIMITED, its message refused followed by the wait, which extensions.retryAfterMs
+// also carries; what names the limit in the error of an unreachable Redis.
+func Allow(ctx context.Context, l *redis_rate.Limiter, key string, rate redis_rate.Limit, what, refused string) error {
+	if rate.IsZero() {
+		return nil
+	}
+	res, err := l.Allow(ctx, key, rate)
+	if err != nil {
+		return Classify(what, err)
+	}
+	if res.Allowed == 0 {
+		e := seatflow.Errorf(seatflow.ERATELIMITED, "%s, try again in %s", refused, res.RetryAfter.Round(time.Second))
+		e.Extensions = map[string]any{"retryAfterMs": res.RetryAfter.Milliseconds()}
+		return e
+	}
+	return nil
+}
 
 // NewLimiter returns a go-redis/redis_rate limiter over c whose keys are exactly the keys
 // it is given. redis_rate puts its own "rate:" in front of every key, which would put the
