@@ -21,6 +21,7 @@ import (
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
+	"seatflow/ent/purchasecount"
 	"seatflow/ent/reconcilerun"
 	"seatflow/ent/refund"
 	"seatflow/ent/seat"
@@ -63,6 +64,8 @@ type Client struct {
 	Payment *PaymentClient
 	// PaymentEvent is the client for interacting with the PaymentEvent builders.
 	PaymentEvent *PaymentEventClient
+	// PurchaseCount is the client for interacting with the PurchaseCount builders.
+	PurchaseCount *PurchaseCountClient
 	// ReconcileRun is the client for interacting with the ReconcileRun builders.
 	ReconcileRun *ReconcileRunClient
 	// Refund is the client for interacting with the Refund builders.
@@ -100,6 +103,7 @@ func (c *Client) init() {
 	c.OrderSeat = NewOrderSeatClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
 	c.PaymentEvent = NewPaymentEventClient(c.config)
+	c.PurchaseCount = NewPurchaseCountClient(c.config)
 	c.ReconcileRun = NewReconcileRunClient(c.config)
 	c.Refund = NewRefundClient(c.config)
 	c.Seat = NewSeatClient(c.config)
@@ -210,6 +214,7 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 		OrderSeat:     NewOrderSeatClient(cfg),
 		Payment:       NewPaymentClient(cfg),
 		PaymentEvent:  NewPaymentEventClient(cfg),
+		PurchaseCount: NewPurchaseCountClient(cfg),
 		ReconcileRun:  NewReconcileRunClient(cfg),
 		Refund:        NewRefundClient(cfg),
 		Seat:          NewSeatClient(cfg),
@@ -247,6 +252,7 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 		OrderSeat:     NewOrderSeatClient(cfg),
 		Payment:       NewPaymentClient(cfg),
 		PaymentEvent:  NewPaymentEventClient(cfg),
+		PurchaseCount: NewPurchaseCountClient(cfg),
 		ReconcileRun:  NewReconcileRunClient(cfg),
 		Refund:        NewRefundClient(cfg),
 		Seat:          NewSeatClient(cfg),
@@ -285,8 +291,9 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.OnSaleQueue, c.Order,
-		c.OrderSeat, c.Payment, c.PaymentEvent, c.ReconcileRun, c.Refund, c.Seat,
-		c.SeatBlock, c.SeatOccupancy, c.Showtime, c.Ticket, c.TicketKey,
+		c.OrderSeat, c.Payment, c.PaymentEvent, c.PurchaseCount, c.ReconcileRun,
+		c.Refund, c.Seat, c.SeatBlock, c.SeatOccupancy, c.Showtime, c.Ticket,
+		c.TicketKey,
 	} {
 		n.Use(hooks...)
 	}
@@ -297,8 +304,9 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.OnSaleQueue, c.Order,
-		c.OrderSeat, c.Payment, c.PaymentEvent, c.ReconcileRun, c.Refund, c.Seat,
-		c.SeatBlock, c.SeatOccupancy, c.Showtime, c.Ticket, c.TicketKey,
+		c.OrderSeat, c.Payment, c.PaymentEvent, c.PurchaseCount, c.ReconcileRun,
+		c.Refund, c.Seat, c.SeatBlock, c.SeatOccupancy, c.Showtime, c.Ticket,
+		c.TicketKey,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -327,6 +335,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Payment.mutate(ctx, m)
 	case *PaymentEventMutation:
 		return c.PaymentEvent.mutate(ctx, m)
+	case *PurchaseCountMutation:
+		return c.PurchaseCount.mutate(ctx, m)
 	case *ReconcileRunMutation:
 		return c.ReconcileRun.mutate(ctx, m)
 	case *RefundMutation:
@@ -1870,6 +1880,139 @@ func (c *PaymentEventClient) mutate(ctx context.Context, m *PaymentEventMutation
 	}
 }
 
+// PurchaseCountClient is a client for the PurchaseCount schema.
+type PurchaseCountClient struct {
+	config
+}
+
+// NewPurchaseCountClient returns a client for the PurchaseCount from the given config.
+func NewPurchaseCountClient(c config) *PurchaseCountClient {
+	return &PurchaseCountClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `purchasecount.Hooks(f(g(h())))`.
+func (c *PurchaseCountClient) Use(hooks ...Hook) {
+	c.hooks.PurchaseCount = append(c.hooks.PurchaseCount, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `purchasecount.Intercept(f(g(h())))`.
+func (c *PurchaseCountClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PurchaseCount = append(c.inters.PurchaseCount, interceptors...)
+}
+
+// Create returns a builder for creating a PurchaseCount entity.
+func (c *PurchaseCountClient) Create() *PurchaseCountCreate {
+	mutation := newPurchaseCountMutation(c.config, OpCreate)
+	return &PurchaseCountCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PurchaseCount entities.
+func (c *PurchaseCountClient) CreateBulk(builders ...*PurchaseCountCreate) *PurchaseCountCreateBulk {
+	return &PurchaseCountCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PurchaseCountClient) MapCreateBulk(slice any, setFunc func(*PurchaseCountCreate, int)) *PurchaseCountCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PurchaseCountCreateBulk{err: fmt.Errorf("calling to PurchaseCountClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PurchaseCountCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PurchaseCountCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PurchaseCount.
+func (c *PurchaseCountClient) Update() *PurchaseCountUpdate {
+	mutation := newPurchaseCountMutation(c.config, OpUpdate)
+	return &PurchaseCountUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PurchaseCountClient) UpdateOne(_m *PurchaseCount) *PurchaseCountUpdateOne {
+	mutation := newPurchaseCountMutation(c.config, OpUpdateOne, withPurchaseCount(_m))
+	return &PurchaseCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PurchaseCountClient) UpdateOneID(id int) *PurchaseCountUpdateOne {
+	mutation := newPurchaseCountMutation(c.config, OpUpdateOne, withPurchaseCountID(id))
+	return &PurchaseCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PurchaseCount.
+func (c *PurchaseCountClient) Delete() *PurchaseCountDelete {
+	mutation := newPurchaseCountMutation(c.config, OpDelete)
+	return &PurchaseCountDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PurchaseCountClient) DeleteOne(_m *PurchaseCount) *PurchaseCountDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PurchaseCountClient) DeleteOneID(id int) *PurchaseCountDeleteOne {
+	builder := c.Delete().Where(purchasecount.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PurchaseCountDeleteOne{builder}
+}
+
+// Query returns a query builder for PurchaseCount.
+func (c *PurchaseCountClient) Query() *PurchaseCountQuery {
+	return &PurchaseCountQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePurchaseCount},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PurchaseCount entity by its id.
+func (c *PurchaseCountClient) Get(ctx context.Context, id int) (*PurchaseCount, error) {
+	return c.Query().Where(purchasecount.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PurchaseCountClient) GetX(ctx context.Context, id int) *PurchaseCount {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PurchaseCountClient) Hooks() []Hook {
+	return c.hooks.PurchaseCount
+}
+
+// Interceptors returns the client interceptors.
+func (c *PurchaseCountClient) Interceptors() []Interceptor {
+	return c.inters.PurchaseCount
+}
+
+func (c *PurchaseCountClient) mutate(ctx context.Context, m *PurchaseCountMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PurchaseCountCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PurchaseCountUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PurchaseCountUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PurchaseCountDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PurchaseCount mutation op: %q", m.Op())
+	}
+}
+
 // ReconcileRunClient is a client for the ReconcileRun schema.
 type ReconcileRunClient struct {
 	config
@@ -3066,13 +3209,13 @@ func (c *TicketKeyClient) mutate(ctx context.Context, m *TicketKeyMutation) (Val
 type (
 	hooks struct {
 		CacheOutbox, Cinema, Hall, Movie, OfflineScan, OnSaleQueue, Order, OrderSeat,
-		Payment, PaymentEvent, ReconcileRun, Refund, Seat, SeatBlock, SeatOccupancy,
-		Showtime, Ticket, TicketKey []ent.Hook
+		Payment, PaymentEvent, PurchaseCount, ReconcileRun, Refund, Seat, SeatBlock,
+		SeatOccupancy, Showtime, Ticket, TicketKey []ent.Hook
 	}
 	inters struct {
 		CacheOutbox, Cinema, Hall, Movie, OfflineScan, OnSaleQueue, Order, OrderSeat,
-		Payment, PaymentEvent, ReconcileRun, Refund, Seat, SeatBlock, SeatOccupancy,
-		Showtime, Ticket, TicketKey []ent.Interceptor
+		Payment, PaymentEvent, PurchaseCount, ReconcileRun, Refund, Seat, SeatBlock,
+		SeatOccupancy, Showtime, Ticket, TicketKey []ent.Interceptor
 	}
 )
 

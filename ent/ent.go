@@ -17,6 +17,7 @@ import (
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
+	"seatflow/ent/purchasecount"
 	"seatflow/ent/reconcilerun"
 	"seatflow/ent/refund"
 	"seatflow/ent/seat"
@@ -100,6 +101,7 @@ func checkColumn(t, c string) error {
 			orderseat.Table:     orderseat.ValidColumn,
 			payment.Table:       payment.ValidColumn,
 			paymentevent.Table:  paymentevent.ValidColumn,
+			purchasecount.Table: purchasecount.ValidColumn,
 			reconcilerun.Table:  reconcilerun.ValidColumn,
 			refund.Table:        refund.ValidColumn,
 			seat.Table:          seat.ValidColumn,

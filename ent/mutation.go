@@ -18,6 +18,7 @@ import (
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
 	"seatflow/ent/predicate"
+	"seatflow/ent/purchasecount"
 	"seatflow/ent/reconcilerun"
 	"seatflow/ent/refund"
 	"seatflow/ent/seat"
@@ -52,6 +53,7 @@ const (
 	TypeOrderSeat     = "OrderSeat"
 	TypePayment       = "Payment"
 	TypePaymentEvent  = "PaymentEvent"
+	TypePurchaseCount = "PurchaseCount"
 	TypeReconcileRun  = "ReconcileRun"
 	TypeRefund        = "Refund"
 	TypeSeat          = "Seat"
@@ -8544,40 +8546,545 @@ func (m *PaymentEventMutation) ResetEdge(name string) error {
 	return fmt.Errorf("unknown PaymentEvent edge %s", name)
 }
 
+// PurchaseCountMutation represents an operation that mutates the PurchaseCount nodes in the graph.
+type PurchaseCountMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	user_id        *string
+	showtime_id    *int
+	addshowtime_id *int
+	seats          *int
+	addseats       *int
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*PurchaseCount, error)
+	predicates     []predicate.PurchaseCount
+}
+
+var _ ent.Mutation = (*PurchaseCountMutation)(nil)
+
+// purchasecountOption allows management of the mutation configuration using functional options.
+type purchasecountOption func(*PurchaseCountMutation)
+
+// newPurchaseCountMutation creates new mutation for the PurchaseCount entity.
+func newPurchaseCountMutation(c config, op Op, opts ...purchasecountOption) *PurchaseCountMutation {
+	m := &PurchaseCountMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePurchaseCount,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPurchaseCountID sets the ID field of the mutation.
+func withPurchaseCountID(id int) purchasecountOption {
+	return func(m *PurchaseCountMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *PurchaseCount
+		)
+		m.oldValue = func(ctx context.Context) (*PurchaseCount, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().PurchaseCount.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPurchaseCount sets the old PurchaseCount of the mutation.
+func withPurchaseCount(node *PurchaseCount) purchasecountOption {
+	return func(m *PurchaseCountMutation) {
+		m.oldValue = func(context.Context) (*PurchaseCount, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PurchaseCountMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PurchaseCountMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PurchaseCountMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PurchaseCountMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().PurchaseCount.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetUserID sets the "user_id" field.
+func (m *PurchaseCountMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *PurchaseCountMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the PurchaseCount entity.
+// If the PurchaseCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PurchaseCountMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *PurchaseCountMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetShowtimeID sets the "showtime_id" field.
+func (m *PurchaseCountMutation) SetShowtimeID(i int) {
+	m.showtime_id = &i
+	m.addshowtime_id = nil
+}
+
+// ShowtimeID returns the value of the "showtime_id" field in the mutation.
+func (m *PurchaseCountMutation) ShowtimeID() (r int, exists bool) {
+	v := m.showtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShowtimeID returns the old "showtime_id" field's value of the PurchaseCount entity.
+// If the PurchaseCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PurchaseCountMutation) OldShowtimeID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShowtimeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShowtimeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShowtimeID: %w", err)
+	}
+	return oldValue.ShowtimeID, nil
+}
+
+// AddShowtimeID adds i to the "showtime_id" field.
+func (m *PurchaseCountMutation) AddShowtimeID(i int) {
+	if m.addshowtime_id != nil {
+		*m.addshowtime_id += i
+	} else {
+		m.addshowtime_id = &i
+	}
+}
+
+// AddedShowtimeID returns the value that was added to the "showtime_id" field in this mutation.
+func (m *PurchaseCountMutation) AddedShowtimeID() (r int, exists bool) {
+	v := m.addshowtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetShowtimeID resets all changes to the "showtime_id" field.
+func (m *PurchaseCountMutation) ResetShowtimeID() {
+	m.showtime_id = nil
+	m.addshowtime_id = nil
+}
+
+// SetSeats sets the "seats" field.
+func (m *PurchaseCountMutation) SetSeats(i int) {
+	m.seats = &i
+	m.addseats = nil
+}
+
+// Seats returns the value of the "seats" field in the mutation.
+func (m *PurchaseCountMutation) Seats() (r int, exists bool) {
+	v := m.seats
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeats returns the old "seats" field's value of the PurchaseCount entity.
+// If the PurchaseCount object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PurchaseCountMutation) OldSeats(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeats is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeats requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeats: %w", err)
+	}
+	return oldValue.Seats, nil
+}
+
+// AddSeats adds i to the "seats" field.
+func (m *PurchaseCountMutation) AddSeats(i int) {
+	if m.addseats != nil {
+		*m.addseats += i
+	} else {
+		m.addseats = &i
+	}
+}
+
+// AddedSeats returns the value that was added to the "seats" field in this mutation.
+func (m *PurchaseCountMutation) AddedSeats() (r int, exists bool) {
+	v := m.addseats
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeats resets all changes to the "seats" field.
+func (m *PurchaseCountMutation) ResetSeats() {
+	m.seats = nil
+	m.addseats = nil
+}
+
+// Where appends a list predicates to the PurchaseCountMutation builder.
+func (m *PurchaseCountMutation) Where(ps ...predicate.PurchaseCount) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PurchaseCountMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PurchaseCountMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.PurchaseCount, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PurchaseCountMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PurchaseCountMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (PurchaseCount).
+func (m *PurchaseCountMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PurchaseCountMutation) Fields() []string {
+	fields := make([]string, 0, 3)
+	if m.user_id != nil {
+		fields = append(fields, purchasecount.FieldUserID)
+	}
+	if m.showtime_id != nil {
+		fields = append(fields, purchasecount.FieldShowtimeID)
+	}
+	if m.seats != nil {
+		fields = append(fields, purchasecount.FieldSeats)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PurchaseCountMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case purchasecount.FieldUserID:
+		return m.UserID()
+	case purchasecount.FieldShowtimeID:
+		return m.ShowtimeID()
+	case purchasecount.FieldSeats:
+		return m.Seats()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PurchaseCountMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case purchasecount.FieldUserID:
+		return m.OldUserID(ctx)
+	case purchasecount.FieldShowtimeID:
+		return m.OldShowtimeID(ctx)
+	case purchasecount.FieldSeats:
+		return m.OldSeats(ctx)
+	}
+	return nil, fmt.Errorf("unknown PurchaseCount field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PurchaseCountMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case purchasecount.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case purchasecount.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShowtimeID(v)
+		return nil
+	case purchasecount.FieldSeats:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeats(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PurchaseCount field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PurchaseCountMutation) AddedFields() []string {
+	var fields []string
+	if m.addshowtime_id != nil {
+		fields = append(fields, purchasecount.FieldShowtimeID)
+	}
+	if m.addseats != nil {
+		fields = append(fields, purchasecount.FieldSeats)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PurchaseCountMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case purchasecount.FieldShowtimeID:
+		return m.AddedShowtimeID()
+	case purchasecount.FieldSeats:
+		return m.AddedSeats()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PurchaseCountMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case purchasecount.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddShowtimeID(v)
+		return nil
+	case purchasecount.FieldSeats:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeats(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PurchaseCount numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PurchaseCountMutation) ClearedFields() []string {
+	return nil
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PurchaseCountMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PurchaseCountMutation) ClearField(name string) error {
+	return fmt.Errorf("unknown PurchaseCount nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PurchaseCountMutation) ResetField(name string) error {
+	switch name {
+	case purchasecount.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case purchasecount.FieldShowtimeID:
+		m.ResetShowtimeID()
+		return nil
+	case purchasecount.FieldSeats:
+		m.ResetSeats()
+		return nil
+	}
+	return fmt.Errorf("unknown PurchaseCount field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PurchaseCountMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PurchaseCountMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PurchaseCountMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PurchaseCountMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PurchaseCountMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PurchaseCountMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PurchaseCountMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown PurchaseCount unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PurchaseCountMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown PurchaseCount edge %s", name)
+}
+
 // ReconcileRunMutation represents an operation that mutates the ReconcileRun nodes in the graph.
 type ReconcileRunMutation struct {
 	config
-	op                       Op
-	typ                      string
-	id                       *int
-	started_at               *time.Time
-	finished_at              *time.Time
-	expired_cancelled        *int
-	addexpired_cancelled     *int
-	paid_seats_fixed         *int
-	addpaid_seats_fixed      *int
-	hashes_rebuilt           *int
-	addhashes_rebuilt        *int
-	orphan_holds_released    *int
-	addorphan_holds_released *int
-	sold_orphans_released    *int
-	addsold_orphans_released *int
-	limits_recounted         *int
-	addlimits_recounted      *int
-	pending_seats_reheld     *int
-	addpending_seats_reheld  *int
-	blocks_repaired          *int
-	addblocks_repaired       *int
-	refunds_retried          *int
-	addrefunds_retried       *int
-	refunds_outstanding      *int
-	addrefunds_outstanding   *int
-	showtimes                *[]int
-	appendshowtimes          []int
-	clearedFields            map[string]struct{}
-	done                     bool
-	oldValue                 func(context.Context) (*ReconcileRun, error)
-	predicates               []predicate.ReconcileRun
+	op                           Op
+	typ                          string
+	id                           *int
+	started_at                   *time.Time
+	finished_at                  *time.Time
+	expired_cancelled            *int
+	addexpired_cancelled         *int
+	paid_seats_fixed             *int
+	addpaid_seats_fixed          *int
+	hashes_rebuilt               *int
+	addhashes_rebuilt            *int
+	orphan_holds_released        *int
+	addorphan_holds_released     *int
+	sold_orphans_released        *int
+	addsold_orphans_released     *int
+	limits_recounted             *int
+	addlimits_recounted          *int
+	pending_seats_reheld         *int
+	addpending_seats_reheld      *int
+	blocks_repaired              *int
+	addblocks_repaired           *int
+	refunds_retried              *int
+	addrefunds_retried           *int
+	refunds_outstanding          *int
+	addrefunds_outstanding       *int
+	purchase_counts_recounted    *int
+	addpurchase_counts_recounted *int
+	showtimes                    *[]int
+	appendshowtimes              []int
+	clearedFields                map[string]struct{}
+	done                         bool
+	oldValue                     func(context.Context) (*ReconcileRun, error)
+	predicates                   []predicate.ReconcileRun
 }
 
 var _ ent.Mutation = (*ReconcileRunMutation)(nil)
@@ -9310,6 +9817,62 @@ func (m *ReconcileRunMutation) ResetRefundsOutstanding() {
 	m.addrefunds_outstanding = nil
 }
 
+// SetPurchaseCountsRecounted sets the "purchase_counts_recounted" field.
+func (m *ReconcileRunMutation) SetPurchaseCountsRecounted(i int) {
+	m.purchase_counts_recounted = &i
+	m.addpurchase_counts_recounted = nil
+}
+
+// PurchaseCountsRecounted returns the value of the "purchase_counts_recounted" field in the mutation.
+func (m *ReconcileRunMutation) PurchaseCountsRecounted() (r int, exists bool) {
+	v := m.purchase_counts_recounted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPurchaseCountsRecounted returns the old "purchase_counts_recounted" field's value of the ReconcileRun entity.
+// If the ReconcileRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReconcileRunMutation) OldPurchaseCountsRecounted(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPurchaseCountsRecounted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPurchaseCountsRecounted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPurchaseCountsRecounted: %w", err)
+	}
+	return oldValue.PurchaseCountsRecounted, nil
+}
+
+// AddPurchaseCountsRecounted adds i to the "purchase_counts_recounted" field.
+func (m *ReconcileRunMutation) AddPurchaseCountsRecounted(i int) {
+	if m.addpurchase_counts_recounted != nil {
+		*m.addpurchase_counts_recounted += i
+	} else {
+		m.addpurchase_counts_recounted = &i
+	}
+}
+
+// AddedPurchaseCountsRecounted returns the value that was added to the "purchase_counts_recounted" field in this mutation.
+func (m *ReconcileRunMutation) AddedPurchaseCountsRecounted() (r int, exists bool) {
+	v := m.addpurchase_counts_recounted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPurchaseCountsRecounted resets all changes to the "purchase_counts_recounted" field.
+func (m *ReconcileRunMutation) ResetPurchaseCountsRecounted() {
+	m.purchase_counts_recounted = nil
+	m.addpurchase_counts_recounted = nil
+}
+
 // SetShowtimes sets the "showtimes" field.
 func (m *ReconcileRunMutation) SetShowtimes(i []int) {
 	m.showtimes = &i
@@ -9409,7 +9972,7 @@ func (m *ReconcileRunMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ReconcileRunMutation) Fields() []string {
-	fields := make([]string, 0, 13)
+	fields := make([]string, 0, 14)
 	if m.started_at != nil {
 		fields = append(fields, reconcilerun.FieldStartedAt)
 	}
@@ -9446,6 +10009,9 @@ func (m *ReconcileRunMutation) Fields() []string {
 	if m.refunds_outstanding != nil {
 		fields = append(fields, reconcilerun.FieldRefundsOutstanding)
 	}
+	if m.purchase_counts_recounted != nil {
+		fields = append(fields, reconcilerun.FieldPurchaseCountsRecounted)
+	}
 	if m.showtimes != nil {
 		fields = append(fields, reconcilerun.FieldShowtimes)
 	}
@@ -9481,6 +10047,8 @@ func (m *ReconcileRunMutation) Field(name string) (ent.Value, bool) {
 		return m.RefundsRetried()
 	case reconcilerun.FieldRefundsOutstanding:
 		return m.RefundsOutstanding()
+	case reconcilerun.FieldPurchaseCountsRecounted:
+		return m.PurchaseCountsRecounted()
 	case reconcilerun.FieldShowtimes:
 		return m.Showtimes()
 	}
@@ -9516,6 +10084,8 @@ func (m *ReconcileRunMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldRefundsRetried(ctx)
 	case reconcilerun.FieldRefundsOutstanding:
 		return m.OldRefundsOutstanding(ctx)
+	case reconcilerun.FieldPurchaseCountsRecounted:
+		return m.OldPurchaseCountsRecounted(ctx)
 	case reconcilerun.FieldShowtimes:
 		return m.OldShowtimes(ctx)
 	}
@@ -9611,6 +10181,13 @@ func (m *ReconcileRunMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetRefundsOutstanding(v)
 		return nil
+	case reconcilerun.FieldPurchaseCountsRecounted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPurchaseCountsRecounted(v)
+		return nil
 	case reconcilerun.FieldShowtimes:
 		v, ok := value.([]int)
 		if !ok {
@@ -9656,6 +10233,9 @@ func (m *ReconcileRunMutation) AddedFields() []string {
 	if m.addrefunds_outstanding != nil {
 		fields = append(fields, reconcilerun.FieldRefundsOutstanding)
 	}
+	if m.addpurchase_counts_recounted != nil {
+		fields = append(fields, reconcilerun.FieldPurchaseCountsRecounted)
+	}
 	return fields
 }
 
@@ -9684,6 +10264,8 @@ func (m *ReconcileRunMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedRefundsRetried()
 	case reconcilerun.FieldRefundsOutstanding:
 		return m.AddedRefundsOutstanding()
+	case reconcilerun.FieldPurchaseCountsRecounted:
+		return m.AddedPurchaseCountsRecounted()
 	}
 	return nil, false
 }
@@ -9763,6 +10345,13 @@ func (m *ReconcileRunMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddRefundsOutstanding(v)
 		return nil
+	case reconcilerun.FieldPurchaseCountsRecounted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPurchaseCountsRecounted(v)
+		return nil
 	}
 	return fmt.Errorf("unknown ReconcileRun numeric field %s", name)
 }
@@ -9834,6 +10423,9 @@ func (m *ReconcileRunMutation) ResetField(name string) error {
 		return nil
 	case reconcilerun.FieldRefundsOutstanding:
 		m.ResetRefundsOutstanding()
+		return nil
+	case reconcilerun.FieldPurchaseCountsRecounted:
+		m.ResetPurchaseCountsRecounted()
 		return nil
 	case reconcilerun.FieldShowtimes:
 		m.ResetShowtimes()

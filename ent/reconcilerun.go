@@ -42,6 +42,8 @@ type ReconcileRun struct {
 	RefundsRetried int `json:"refunds_retried,omitempty"`
 	// RefundsOutstanding holds the value of the "refunds_outstanding" field.
 	RefundsOutstanding int `json:"refunds_outstanding,omitempty"`
+	// PurchaseCountsRecounted holds the value of the "purchase_counts_recounted" field.
+	PurchaseCountsRecounted int `json:"purchase_counts_recounted,omitempty"`
 	// Showtimes holds the value of the "showtimes" field.
 	Showtimes    []int `json:"showtimes,omitempty"`
 	selectValues sql.SelectValues
@@ -54,7 +56,7 @@ func (*ReconcileRun) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case reconcilerun.FieldShowtimes:
 			values[i] = new([]byte)
-		case reconcilerun.FieldID, reconcilerun.FieldExpiredCancelled, reconcilerun.FieldPaidSeatsFixed, reconcilerun.FieldHashesRebuilt, reconcilerun.FieldOrphanHoldsReleased, reconcilerun.FieldSoldOrphansReleased, reconcilerun.FieldLimitsRecounted, reconcilerun.FieldPendingSeatsReheld, reconcilerun.FieldBlocksRepaired, reconcilerun.FieldRefundsRetried, reconcilerun.FieldRefundsOutstanding:
+		case reconcilerun.FieldID, reconcilerun.FieldExpiredCancelled, reconcilerun.FieldPaidSeatsFixed, reconcilerun.FieldHashesRebuilt, reconcilerun.FieldOrphanHoldsReleased, reconcilerun.FieldSoldOrphansReleased, reconcilerun.FieldLimitsRecounted, reconcilerun.FieldPendingSeatsReheld, reconcilerun.FieldBlocksRepaired, reconcilerun.FieldRefundsRetried, reconcilerun.FieldRefundsOutstanding, reconcilerun.FieldPurchaseCountsRecounted:
 			values[i] = new(sql.NullInt64)
 		case reconcilerun.FieldStartedAt, reconcilerun.FieldFinishedAt:
 			values[i] = new(sql.NullTime)
@@ -151,6 +153,12 @@ func (_m *ReconcileRun) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.RefundsOutstanding = int(value.Int64)
 			}
+		case reconcilerun.FieldPurchaseCountsRecounted:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field purchase_counts_recounted", values[i])
+			} else if value.Valid {
+				_m.PurchaseCountsRecounted = int(value.Int64)
+			}
 		case reconcilerun.FieldShowtimes:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field showtimes", values[i])
@@ -230,6 +238,9 @@ func (_m *ReconcileRun) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("refunds_outstanding=")
 	builder.WriteString(fmt.Sprintf("%v", _m.RefundsOutstanding))
+	builder.WriteString(", ")
+	builder.WriteString("purchase_counts_recounted=")
+	builder.WriteString(fmt.Sprintf("%v", _m.PurchaseCountsRecounted))
 	builder.WriteString(", ")
 	builder.WriteString("showtimes=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Showtimes))

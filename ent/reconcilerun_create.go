@@ -174,6 +174,20 @@ func (_c *ReconcileRunCreate) SetNillableRefundsOutstanding(v *int) *ReconcileRu
 	return _c
 }
 
+// SetPurchaseCountsRecounted sets the "purchase_counts_recounted" field.
+func (_c *ReconcileRunCreate) SetPurchaseCountsRecounted(v int) *ReconcileRunCreate {
+	_c.mutation.SetPurchaseCountsRecounted(v)
+	return _c
+}
+
+// SetNillablePurchaseCountsRecounted sets the "purchase_counts_recounted" field if the given value is not nil.
+func (_c *ReconcileRunCreate) SetNillablePurchaseCountsRecounted(v *int) *ReconcileRunCreate {
+	if v != nil {
+		_c.SetPurchaseCountsRecounted(*v)
+	}
+	return _c
+}
+
 // SetShowtimes sets the "showtimes" field.
 func (_c *ReconcileRunCreate) SetShowtimes(v []int) *ReconcileRunCreate {
 	_c.mutation.SetShowtimes(v)
@@ -255,6 +269,10 @@ func (_c *ReconcileRunCreate) defaults() {
 		v := reconcilerun.DefaultRefundsOutstanding
 		_c.mutation.SetRefundsOutstanding(v)
 	}
+	if _, ok := _c.mutation.PurchaseCountsRecounted(); !ok {
+		v := reconcilerun.DefaultPurchaseCountsRecounted
+		_c.mutation.SetPurchaseCountsRecounted(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -294,6 +312,9 @@ func (_c *ReconcileRunCreate) check() error {
 	}
 	if _, ok := _c.mutation.RefundsOutstanding(); !ok {
 		return &ValidationError{Name: "refunds_outstanding", err: errors.New(`ent: missing required field "ReconcileRun.refunds_outstanding"`)}
+	}
+	if _, ok := _c.mutation.PurchaseCountsRecounted(); !ok {
+		return &ValidationError{Name: "purchase_counts_recounted", err: errors.New(`ent: missing required field "ReconcileRun.purchase_counts_recounted"`)}
 	}
 	return nil
 }
@@ -369,6 +390,10 @@ func (_c *ReconcileRunCreate) createSpec() (*ReconcileRun, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.RefundsOutstanding(); ok {
 		_spec.SetField(reconcilerun.FieldRefundsOutstanding, field.TypeInt, value)
 		_node.RefundsOutstanding = value
+	}
+	if value, ok := _c.mutation.PurchaseCountsRecounted(); ok {
+		_spec.SetField(reconcilerun.FieldPurchaseCountsRecounted, field.TypeInt, value)
+		_node.PurchaseCountsRecounted = value
 	}
 	if value, ok := _c.mutation.Showtimes(); ok {
 		_spec.SetField(reconcilerun.FieldShowtimes, field.TypeJSON, value)
@@ -627,6 +652,24 @@ func (u *ReconcileRunUpsert) UpdateRefundsOutstanding() *ReconcileRunUpsert {
 // AddRefundsOutstanding adds v to the "refunds_outstanding" field.
 func (u *ReconcileRunUpsert) AddRefundsOutstanding(v int) *ReconcileRunUpsert {
 	u.Add(reconcilerun.FieldRefundsOutstanding, v)
+	return u
+}
+
+// SetPurchaseCountsRecounted sets the "purchase_counts_recounted" field.
+func (u *ReconcileRunUpsert) SetPurchaseCountsRecounted(v int) *ReconcileRunUpsert {
+	u.Set(reconcilerun.FieldPurchaseCountsRecounted, v)
+	return u
+}
+
+// UpdatePurchaseCountsRecounted sets the "purchase_counts_recounted" field to the value that was provided on create.
+func (u *ReconcileRunUpsert) UpdatePurchaseCountsRecounted() *ReconcileRunUpsert {
+	u.SetExcluded(reconcilerun.FieldPurchaseCountsRecounted)
+	return u
+}
+
+// AddPurchaseCountsRecounted adds v to the "purchase_counts_recounted" field.
+func (u *ReconcileRunUpsert) AddPurchaseCountsRecounted(v int) *ReconcileRunUpsert {
+	u.Add(reconcilerun.FieldPurchaseCountsRecounted, v)
 	return u
 }
 
@@ -923,6 +966,27 @@ func (u *ReconcileRunUpsertOne) AddRefundsOutstanding(v int) *ReconcileRunUpsert
 func (u *ReconcileRunUpsertOne) UpdateRefundsOutstanding() *ReconcileRunUpsertOne {
 	return u.Update(func(s *ReconcileRunUpsert) {
 		s.UpdateRefundsOutstanding()
+	})
+}
+
+// SetPurchaseCountsRecounted sets the "purchase_counts_recounted" field.
+func (u *ReconcileRunUpsertOne) SetPurchaseCountsRecounted(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetPurchaseCountsRecounted(v)
+	})
+}
+
+// AddPurchaseCountsRecounted adds v to the "purchase_counts_recounted" field.
+func (u *ReconcileRunUpsertOne) AddPurchaseCountsRecounted(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddPurchaseCountsRecounted(v)
+	})
+}
+
+// UpdatePurchaseCountsRecounted sets the "purchase_counts_recounted" field to the value that was provided on create.
+func (u *ReconcileRunUpsertOne) UpdatePurchaseCountsRecounted() *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdatePurchaseCountsRecounted()
 	})
 }
 
@@ -1386,6 +1450,27 @@ func (u *ReconcileRunUpsertBulk) AddRefundsOutstanding(v int) *ReconcileRunUpser
 func (u *ReconcileRunUpsertBulk) UpdateRefundsOutstanding() *ReconcileRunUpsertBulk {
 	return u.Update(func(s *ReconcileRunUpsert) {
 		s.UpdateRefundsOutstanding()
+	})
+}
+
+// SetPurchaseCountsRecounted sets the "purchase_counts_recounted" field.
+func (u *ReconcileRunUpsertBulk) SetPurchaseCountsRecounted(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetPurchaseCountsRecounted(v)
+	})
+}
+
+// AddPurchaseCountsRecounted adds v to the "purchase_counts_recounted" field.
+func (u *ReconcileRunUpsertBulk) AddPurchaseCountsRecounted(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddPurchaseCountsRecounted(v)
+	})
+}
+
+// UpdatePurchaseCountsRecounted sets the "purchase_counts_recounted" field to the value that was provided on create.
+func (u *ReconcileRunUpsertBulk) UpdatePurchaseCountsRecounted() *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdatePurchaseCountsRecounted()
 	})
 }
 

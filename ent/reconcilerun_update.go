@@ -268,6 +268,27 @@ func (_u *ReconcileRunUpdate) AddRefundsOutstanding(v int) *ReconcileRunUpdate {
 	return _u
 }
 
+// SetPurchaseCountsRecounted sets the "purchase_counts_recounted" field.
+func (_u *ReconcileRunUpdate) SetPurchaseCountsRecounted(v int) *ReconcileRunUpdate {
+	_u.mutation.ResetPurchaseCountsRecounted()
+	_u.mutation.SetPurchaseCountsRecounted(v)
+	return _u
+}
+
+// SetNillablePurchaseCountsRecounted sets the "purchase_counts_recounted" field if the given value is not nil.
+func (_u *ReconcileRunUpdate) SetNillablePurchaseCountsRecounted(v *int) *ReconcileRunUpdate {
+	if v != nil {
+		_u.SetPurchaseCountsRecounted(*v)
+	}
+	return _u
+}
+
+// AddPurchaseCountsRecounted adds value to the "purchase_counts_recounted" field.
+func (_u *ReconcileRunUpdate) AddPurchaseCountsRecounted(v int) *ReconcileRunUpdate {
+	_u.mutation.AddPurchaseCountsRecounted(v)
+	return _u
+}
+
 // SetShowtimes sets the "showtimes" field.
 func (_u *ReconcileRunUpdate) SetShowtimes(v []int) *ReconcileRunUpdate {
 	_u.mutation.SetShowtimes(v)
@@ -398,6 +419,12 @@ func (_u *ReconcileRunUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if value, ok := _u.mutation.AddedRefundsOutstanding(); ok {
 		_spec.AddField(reconcilerun.FieldRefundsOutstanding, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.PurchaseCountsRecounted(); ok {
+		_spec.SetField(reconcilerun.FieldPurchaseCountsRecounted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedPurchaseCountsRecounted(); ok {
+		_spec.AddField(reconcilerun.FieldPurchaseCountsRecounted, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.Showtimes(); ok {
 		_spec.SetField(reconcilerun.FieldShowtimes, field.TypeJSON, value)
@@ -670,6 +697,27 @@ func (_u *ReconcileRunUpdateOne) AddRefundsOutstanding(v int) *ReconcileRunUpdat
 	return _u
 }
 
+// SetPurchaseCountsRecounted sets the "purchase_counts_recounted" field.
+func (_u *ReconcileRunUpdateOne) SetPurchaseCountsRecounted(v int) *ReconcileRunUpdateOne {
+	_u.mutation.ResetPurchaseCountsRecounted()
+	_u.mutation.SetPurchaseCountsRecounted(v)
+	return _u
+}
+
+// SetNillablePurchaseCountsRecounted sets the "purchase_counts_recounted" field if the given value is not nil.
+func (_u *ReconcileRunUpdateOne) SetNillablePurchaseCountsRecounted(v *int) *ReconcileRunUpdateOne {
+	if v != nil {
+		_u.SetPurchaseCountsRecounted(*v)
+	}
+	return _u
+}
+
+// AddPurchaseCountsRecounted adds value to the "purchase_counts_recounted" field.
+func (_u *ReconcileRunUpdateOne) AddPurchaseCountsRecounted(v int) *ReconcileRunUpdateOne {
+	_u.mutation.AddPurchaseCountsRecounted(v)
+	return _u
+}
+
 // SetShowtimes sets the "showtimes" field.
 func (_u *ReconcileRunUpdateOne) SetShowtimes(v []int) *ReconcileRunUpdateOne {
 	_u.mutation.SetShowtimes(v)
@@ -830,6 +878,12 @@ func (_u *ReconcileRunUpdateOne) sqlSave(ctx context.Context) (_node *ReconcileR
 	}
 	if value, ok := _u.mutation.AddedRefundsOutstanding(); ok {
 		_spec.AddField(reconcilerun.FieldRefundsOutstanding, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.PurchaseCountsRecounted(); ok {
+		_spec.SetField(reconcilerun.FieldPurchaseCountsRecounted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedPurchaseCountsRecounted(); ok {
+		_spec.AddField(reconcilerun.FieldPurchaseCountsRecounted, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.Showtimes(); ok {
 		_spec.SetField(reconcilerun.FieldShowtimes, field.TypeJSON, value)

@@ -12,6 +12,7 @@ import (
 	"seatflow/ent/orderseat"
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
+	"seatflow/ent/purchasecount"
 	"seatflow/ent/reconcilerun"
 	"seatflow/ent/refund"
 	"seatflow/ent/schema"
@@ -384,6 +385,30 @@ func init() {
 	paymenteventDescType := paymenteventFields[2].Descriptor()
 	// paymentevent.TypeValidator is a validator for the "type" field. It is called by the builders before save.
 	paymentevent.TypeValidator = paymenteventDescType.Validators[0].(func(string) error)
+	purchasecountFields := schema.PurchaseCount{}.Fields()
+	_ = purchasecountFields
+	// purchasecountDescUserID is the schema descriptor for user_id field.
+	purchasecountDescUserID := purchasecountFields[0].Descriptor()
+	// purchasecount.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	purchasecount.UserIDValidator = func() func(string) error {
+		validators := purchasecountDescUserID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(user_id string) error {
+			for _, fn := range fns {
+				if err := fn(user_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// purchasecountDescSeats is the schema descriptor for seats field.
+	purchasecountDescSeats := purchasecountFields[2].Descriptor()
+	// purchasecount.DefaultSeats holds the default value on creation for the seats field.
+	purchasecount.DefaultSeats = purchasecountDescSeats.Default.(int)
 	reconcilerunFields := schema.ReconcileRun{}.Fields()
 	_ = reconcilerunFields
 	// reconcilerunDescExpiredCancelled is the schema descriptor for expired_cancelled field.
@@ -426,6 +451,10 @@ func init() {
 	reconcilerunDescRefundsOutstanding := reconcilerunFields[11].Descriptor()
 	// reconcilerun.DefaultRefundsOutstanding holds the default value on creation for the refunds_outstanding field.
 	reconcilerun.DefaultRefundsOutstanding = reconcilerunDescRefundsOutstanding.Default.(int)
+	// reconcilerunDescPurchaseCountsRecounted is the schema descriptor for purchase_counts_recounted field.
+	reconcilerunDescPurchaseCountsRecounted := reconcilerunFields[12].Descriptor()
+	// reconcilerun.DefaultPurchaseCountsRecounted holds the default value on creation for the purchase_counts_recounted field.
+	reconcilerun.DefaultPurchaseCountsRecounted = reconcilerunDescPurchaseCountsRecounted.Default.(int)
 	refundFields := schema.Refund{}.Fields()
 	_ = refundFields
 	// refundDescAmountCents is the schema descriptor for amount_cents field.

@@ -34,6 +34,8 @@ type Tx struct {
 	Payment *PaymentClient
 	// PaymentEvent is the client for interacting with the PaymentEvent builders.
 	PaymentEvent *PaymentEventClient
+	// PurchaseCount is the client for interacting with the PurchaseCount builders.
+	PurchaseCount *PurchaseCountClient
 	// ReconcileRun is the client for interacting with the ReconcileRun builders.
 	ReconcileRun *ReconcileRunClient
 	// Refund is the client for interacting with the Refund builders.
@@ -191,6 +193,7 @@ func (tx *Tx) init() {
 	tx.OrderSeat = NewOrderSeatClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.PaymentEvent = NewPaymentEventClient(tx.config)
+	tx.PurchaseCount = NewPurchaseCountClient(tx.config)
 	tx.ReconcileRun = NewReconcileRunClient(tx.config)
 	tx.Refund = NewRefundClient(tx.config)
 	tx.Seat = NewSeatClient(tx.config)

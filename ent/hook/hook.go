@@ -128,6 +128,18 @@ func (f PaymentEventFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PaymentEventMutation", m)
 }
 
+// The PurchaseCountFunc type is an adapter to allow the use of ordinary
+// function as PurchaseCount mutator.
+type PurchaseCountFunc func(context.Context, *ent.PurchaseCountMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PurchaseCountFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PurchaseCountMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PurchaseCountMutation", m)
+}
+
 // The ReconcileRunFunc type is an adapter to allow the use of ordinary
 // function as ReconcileRun mutator.
 type ReconcileRunFunc func(context.Context, *ent.ReconcileRunMutation) (ent.Value, error)

@@ -303,6 +303,31 @@ var (
 			},
 		},
 	}
+	// PurchaseCountsColumns holds the columns for the "purchase_counts" table.
+	PurchaseCountsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "user_id", Type: field.TypeString, Size: 191},
+		{Name: "showtime_id", Type: field.TypeInt},
+		{Name: "seats", Type: field.TypeInt, Default: 0},
+	}
+	// PurchaseCountsTable holds the schema information for the "purchase_counts" table.
+	PurchaseCountsTable = &schema.Table{
+		Name:       "purchase_counts",
+		Columns:    PurchaseCountsColumns,
+		PrimaryKey: []*schema.Column{PurchaseCountsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "purchasecount_user_id_showtime_id",
+				Unique:  true,
+				Columns: []*schema.Column{PurchaseCountsColumns[1], PurchaseCountsColumns[2]},
+			},
+			{
+				Name:    "purchasecount_showtime_id",
+				Unique:  false,
+				Columns: []*schema.Column{PurchaseCountsColumns[2]},
+			},
+		},
+	}
 	// ReconcileRunsColumns holds the columns for the "reconcile_runs" table.
 	ReconcileRunsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -318,6 +343,7 @@ var (
 		{Name: "blocks_repaired", Type: field.TypeInt, Default: 0},
 		{Name: "refunds_retried", Type: field.TypeInt, Default: 0},
 		{Name: "refunds_outstanding", Type: field.TypeInt, Default: 0},
+		{Name: "purchase_counts_recounted", Type: field.TypeInt, Default: 0},
 		{Name: "showtimes", Type: field.TypeJSON, Nullable: true},
 	}
 	// ReconcileRunsTable holds the schema information for the "reconcile_runs" table.
@@ -583,6 +609,7 @@ var (
 		OrderSeatsTable,
 		PaymentsTable,
 		PaymentEventsTable,
+		PurchaseCountsTable,
 		ReconcileRunsTable,
 		RefundsTable,
 		SeatsTable,

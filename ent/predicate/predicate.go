@@ -36,6 +36,9 @@ type Payment func(*sql.Selector)
 // PaymentEvent is the predicate function for paymentevent builders.
 type PaymentEvent func(*sql.Selector)
 
+// PurchaseCount is the predicate function for purchasecount builders.
+type PurchaseCount func(*sql.Selector)
+
 // ReconcileRun is the predicate function for reconcilerun builders.
 type ReconcileRun func(*sql.Selector)
 

@@ -35,6 +35,8 @@ const (
 	FieldRefundsRetried = "refunds_retried"
 	// FieldRefundsOutstanding holds the string denoting the refunds_outstanding field in the database.
 	FieldRefundsOutstanding = "refunds_outstanding"
+	// FieldPurchaseCountsRecounted holds the string denoting the purchase_counts_recounted field in the database.
+	FieldPurchaseCountsRecounted = "purchase_counts_recounted"
 	// FieldShowtimes holds the string denoting the showtimes field in the database.
 	FieldShowtimes = "showtimes"
 	// Table holds the table name of the reconcilerun in the database.
@@ -56,6 +58,7 @@ var Columns = []string{
 	FieldBlocksRepaired,
 	FieldRefundsRetried,
 	FieldRefundsOutstanding,
+	FieldPurchaseCountsRecounted,
 	FieldShowtimes,
 }
 
@@ -90,6 +93,8 @@ var (
 	DefaultRefundsRetried int
 	// DefaultRefundsOutstanding holds the default value on creation for the "refunds_outstanding" field.
 	DefaultRefundsOutstanding int
+	// DefaultPurchaseCountsRecounted holds the default value on creation for the "purchase_counts_recounted" field.
+	DefaultPurchaseCountsRecounted int
 )
 
 // OrderOption defines the ordering options for the ReconcileRun queries.
@@ -158,4 +163,9 @@ func ByRefundsRetried(opts ...sql.OrderTermOption) OrderOption {
 // ByRefundsOutstanding orders the results by the refunds_outstanding field.
 func ByRefundsOutstanding(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldRefundsOutstanding, opts...).ToFunc()
+}
+
+// ByPurchaseCountsRecounted orders the results by the purchase_counts_recounted field.
+func ByPurchaseCountsRecounted(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPurchaseCountsRecounted, opts...).ToFunc()
 }

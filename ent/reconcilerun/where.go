@@ -114,6 +114,11 @@ func RefundsOutstanding(v int) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldEQ(FieldRefundsOutstanding, v))
 }
 
+// PurchaseCountsRecounted applies equality check predicate on the "purchase_counts_recounted" field. It's identical to PurchaseCountsRecountedEQ.
+func PurchaseCountsRecounted(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldPurchaseCountsRecounted, v))
+}
+
 // StartedAtEQ applies the EQ predicate on the "started_at" field.
 func StartedAtEQ(v time.Time) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldEQ(FieldStartedAt, v))
@@ -592,6 +597,46 @@ func RefundsOutstandingLT(v int) predicate.ReconcileRun {
 // RefundsOutstandingLTE applies the LTE predicate on the "refunds_outstanding" field.
 func RefundsOutstandingLTE(v int) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldLTE(FieldRefundsOutstanding, v))
+}
+
+// PurchaseCountsRecountedEQ applies the EQ predicate on the "purchase_counts_recounted" field.
+func PurchaseCountsRecountedEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldPurchaseCountsRecounted, v))
+}
+
+// PurchaseCountsRecountedNEQ applies the NEQ predicate on the "purchase_counts_recounted" field.
+func PurchaseCountsRecountedNEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNEQ(FieldPurchaseCountsRecounted, v))
+}
+
+// PurchaseCountsRecountedIn applies the In predicate on the "purchase_counts_recounted" field.
+func PurchaseCountsRecountedIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldIn(FieldPurchaseCountsRecounted, vs...))
+}
+
+// PurchaseCountsRecountedNotIn applies the NotIn predicate on the "purchase_counts_recounted" field.
+func PurchaseCountsRecountedNotIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNotIn(FieldPurchaseCountsRecounted, vs...))
+}
+
+// PurchaseCountsRecountedGT applies the GT predicate on the "purchase_counts_recounted" field.
+func PurchaseCountsRecountedGT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGT(FieldPurchaseCountsRecounted, v))
+}
+
+// PurchaseCountsRecountedGTE applies the GTE predicate on the "purchase_counts_recounted" field.
+func PurchaseCountsRecountedGTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGTE(FieldPurchaseCountsRecounted, v))
+}
+
+// PurchaseCountsRecountedLT applies the LT predicate on the "purchase_counts_recounted" field.
+func PurchaseCountsRecountedLT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLT(FieldPurchaseCountsRecounted, v))
+}
+
+// PurchaseCountsRecountedLTE applies the LTE predicate on the "purchase_counts_recounted" field.
+func PurchaseCountsRecountedLTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLTE(FieldPurchaseCountsRecounted, v))
 }
 
 // ShowtimesIsNil applies the IsNil predicate on the "showtimes" field.

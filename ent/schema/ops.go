@@ -39,6 +39,7 @@ func (ReconcileRun) Fields() []ent.Field {
 		field.Int("blocks_repaired").Default(0),
 		field.Int("refunds_retried").Default(0),
 		field.Int("refunds_outstanding").Default(0),
+		field.Int("purchase_counts_recounted").Default(0),
 		field.JSON("showtimes", []int{}).Optional(),
 	}
 }

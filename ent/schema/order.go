@@ -104,3 +104,26 @@ func (SeatOccupancy) Edges() []ent.Edge {
 func (SeatOccupancy) Indexes() []ent.Index {
 	return []ent.Index{index.Fields("showtime_id", "seat_id").Unique()}
 }
+
+// PurchaseCount is a customer's seats of one showtime that the purchase limit counts: the
+// seats of their active orders not refunded, which is their seat_occupancies rows. It is
+// changed only in the transactions that insert or delete those rows, by the seats they
+// insert or delete (internal/booking/limit.go), and recounted by the reconciler.
+type PurchaseCount struct{ ent.Schema }
+
+func (PurchaseCount) Fields() []ent.Field {
+	return []ent.Field{
+		field.String("user_id").NotEmpty().MaxLen(seatflow.MaxUserIDBytes),
+		field.Int("showtime_id"),
+		field.Int("seats").Default(0),
+	}
+}
+
+func (PurchaseCount) Indexes() []ent.Index {
+	return []ent.Index{
+		// The row a hold's transaction adds to (INSERT … ON DUPLICATE KEY UPDATE).
+		index.Fields("user_id", "showtime_id").Unique(),
+		// The reconciler's and verify's reads, a showtime at a time.
+		index.Fields("showtime_id"),
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"seatflow/ent"
 	"seatflow/ent/order"
 	"seatflow/ent/predicate"
-	"seatflow/ent/seatoccupancy"
 	"seatflow/internal/background"
 	"seatflow/internal/database"
 )
@@ -100,18 +99,10 @@ func (s *Service) endIn(ctx context.Context, tx *ent.Tx, o *ent.Order, to seatfl
 	} else if n == 0 {
 		return false, nil
 	}
-	if err := deleteOccupancy(ctx, tx, o.ID); err != nil {
+	if err := s.vacate(ctx, tx, o, nil); err != nil {
 		return false, err
 	}
 	return true, nil
-}
-
-// deleteOccupancy frees an order's rows of seat_occupancy: the order no longer holds them.
-func deleteOccupancy(ctx context.Context, tx *ent.Tx, orderID int) error {
-	if _, err := tx.SeatOccupancy.Delete().Where(seatoccupancy.OrderID(orderID)).Exec(ctx); err != nil {
-		return fmt.Errorf("delete occupancy: %w", err)
-	}
-	return nil
 }
 
 // releaseEnded frees the seats of an order whose end (or staff refund) is committed and

@@ -3,6 +3,3 @@ package booking
 // InFlightMarker is the idempotency marker a request writes while it runs, for the tests
 // of package booking_test that put a key in that state.
 const InFlightMarker = inFlight
-
-// LockingLimitQuery is the purchase limit's locking count on MySQL, for the test of its plan.
-var LockingLimitQuery = lockingLimitQuery

@@ -206,7 +206,8 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 		}).Exec(ctx); err != nil {
 			return fmt.Errorf("create order seats: %w", err)
 		}
-		if err := insertOccupancy(ctx, tx, created, seatIDs); err != nil {
+		count, err := s.occupy(ctx, tx, created, seatIDs)
+		if err != nil {
 			if database.Conflict(err) {
 				return seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "some of these seats were just taken")
 			}
@@ -218,7 +219,7 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 			}
 		}
 		// The limit counts seats, whatever their ticket types.
-		return s.checkLimit(ctx, tx, userID, st, len(seatIDs))
+		return checkLimit(st, count, len(seatIDs))
 	})
 	if err != nil {
 		// Give the seats back at once, even if the request was cancelled or its deadline
@@ -266,14 +267,4 @@ func priceLines(st *seatflow.Showtime, layout *seats.Layout, asked []SeatTicketI
 		amount += price
 	}
 	return sortLines(lines), amount, nil
-}
-
-func insertOccupancy(ctx context.Context, tx *ent.Tx, o *ent.Order, seatIDs []int) error {
-	err := tx.SeatOccupancy.MapCreateBulk(seatIDs, func(c *ent.SeatOccupancyCreate, i int) {
-		c.SetShowtimeID(o.ShowtimeID).SetSeatID(seatIDs[i]).SetOrderID(o.ID)
-	}).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("create seat occupancy: %w", err)
-	}
-	return nil
 }

@@ -2,15 +2,14 @@ package booking
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
 	"seatflow"
 	"seatflow/ent"
-	"seatflow/ent/order"
-	"seatflow/ent/orderseat"
+	"seatflow/ent/purchasecount"
+	"seatflow/ent/seatoccupancy"
 	"seatflow/internal/database"
 )
 
@@ -19,82 +18,113 @@ import (
 // count is only as good as Redis: a seat hash rebuilt while a hold was between Redis and
 // MySQL misses it, and a Redis that came back empty starts every count again from what
 // MySQL had committed. So the hold's own transaction counts the user's seats again in
-// MySQL, after writing the new order's rows, and refuses the hold when they pass the limit.
+// MySQL and refuses the hold when they pass the limit.
 //
-// The count is a locking read (MySQL/MariaDB: FOR UPDATE over the orders index on
-// user_id, showtime_id): two holds of one user for one showtime that are in their
-// transactions at once wait on each other's new order row; InnoDB ends one of them as a
-// deadlock, and that one runs its transaction again and counts the other's committed
-// seats. A hold's transaction runs in READ COMMITTED, where a locking read locks only the
-// rows it matches, not the gaps beside them: in REPEATABLE READ the gap locks made holds
-// of different users deadlock with each other (64 of a 5-second run of 16 buyers in the
-// holdSeats bench answered SERVICE_UNAVAILABLE). So holds of different users, or of one
-// user for different showtimes, lock nothing in common. The embedded SQLite runs one
-// transaction at a time (Config.SingleWriter), so a plain count, in its default
-// isolation, is the same guarantee there.
+// MySQL keeps that count in a row per customer and showtime (purchase_counts), which
+// follows one rule: it is the number of the customer's seat_occupancies rows for the
+// showtime, the seats of their active orders not refunded. Every transaction that inserts
+// occupancy rows adds them to the row (occupy), every one that deletes some takes off the
+// rows it deleted (vacate), in the same transaction, so the count is exact whatever order
+// the transactions of one customer commit in: a late payment racing its order's expiry
+// takes off what the expiry left, not what it read before. The hold reads the count back
+// from the statement that adds to it (INSERT … ON DUPLICATE KEY UPDATE seats =
+// LAST_INSERT_ID(seats + n)): one statement and one row lock, where counting the
+// customer's order lines took a join and the locks of every line it read (holdSeats ran at
+// 0.29–0.35 of the plain insert loop in `make bench` with that count). Two holds of one
+// customer for one showtime wait for each other's row; holds of different customers lock
+// nothing in common. The reconciler recounts the rows from the occupancy
+// (reconcile/counts.go). The embedded SQLite runs one transaction at a time
+// (Config.SingleWriter) and reads the count back with RETURNING.
 
 // maxLimitRetries is how often a hold's transaction runs again after MySQL ended it as a
-// deadlock with a concurrent hold of the same user and showtime; then the hold answers
-// SERVICE_UNAVAILABLE (nothing of it stays). One customer's holds racing each other are
-// a double click or a script: a few retries settle the first, the rest may try again.
+// deadlock; then the hold answers SERVICE_UNAVAILABLE (nothing of it stays).
 const maxLimitRetries = 5
 
-// limitQuery counts the seats of a user's active orders for a showtime, the new order's
-// included, less the seats refunded (no longer the user's); lockingLimitQuery is the same
-// on MySQL, reading the orders through their (user_id, showtime_id) index first, then
-// their lines through the (order_id, seat_id) index, and locking what it reads. Both
-// indexes and the join order are forced: a plan that reached the orders through another
-// index (the showtime's, say), or the lines by scanning the table (MariaDB chose that for
-// a small table once the count read refunded_at, which the index does not hold), would
-// lock, for a moment, the rows of other buyers, and the racing holds of different buyers
-// would deadlock (3 of 1,500 a second in the holdSeats bench's loop). ent's builder is not
-// used: it cannot join without an edge predicate's subquery, and MySQL does not lock the
-// rows a subquery reads.
 var (
-	limitWhere = fmt.Sprintf("s.%s = o.%s WHERE o.%s = ? AND o.%s = ? AND o.%s IN (?, ?) AND s.%s IS NULL",
-		orderseat.FieldOrderID, order.FieldID, order.FieldUserID, order.FieldShowtimeID, order.FieldStatus, orderseat.FieldRefundedAt)
-	limitQuery        = fmt.Sprintf("SELECT COUNT(*) FROM %s o JOIN %s s ON %s", order.Table, orderseat.Table, limitWhere)
-	lockingLimitQuery = fmt.Sprintf("SELECT COUNT(*) FROM %s o FORCE INDEX (%s) STRAIGHT_JOIN %s s FORCE INDEX (%s) ON %s FOR UPDATE",
-		order.Table, limitIndex, orderseat.Table, linesIndex, limitWhere)
+	addCountMySQL = fmt.Sprintf("INSERT INTO %s (%s, %s, %s) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE %s = LAST_INSERT_ID(%s + ?)",
+		purchasecount.Table, purchasecount.FieldUserID, purchasecount.FieldShowtimeID, purchasecount.FieldSeats,
+		purchasecount.FieldSeats, purchasecount.FieldSeats)
+	addCountSQLite = fmt.Sprintf("INSERT INTO %s (%s, %s, %s) VALUES (?, ?, ?) ON CONFLICT (%s, %s) DO UPDATE SET %s = %s + excluded.%s RETURNING %s",
+		purchasecount.Table, purchasecount.FieldUserID, purchasecount.FieldShowtimeID, purchasecount.FieldSeats,
+		purchasecount.FieldUserID, purchasecount.FieldShowtimeID, purchasecount.FieldSeats, purchasecount.FieldSeats,
+		purchasecount.FieldSeats, purchasecount.FieldSeats)
 )
 
-// limitIndex and linesIndex are the names ent's migration gives the orders index on
-// (user_id, showtime_id) and the order_seats index on (order_id, seat_id)
-// (ent/schema/order.go).
-const (
-	limitIndex = "order_user_id_showtime_id"
-	linesIndex = "orderseat_order_id_seat_id"
-)
-
-// seatsOfUser is the number of seats the user's active orders hold or bought for the
-// showtime, read inside tx (locking, unless the database runs one writer).
-func (s *Service) seatsOfUser(ctx context.Context, tx *ent.Tx, userID string, showID int) (int, error) {
-	return SeatsOfUser(ctx, tx, userID, showID, !s.SingleWriter)
-}
-
-// SeatsOfUser is the count a hold's transaction makes of the user's seats for the
-// showtime, the new order's included: locking on MySQL (lock), plain on SQLite. Exported
-// for the holdSeats bench, whose baseline commits what a hold commits.
-func SeatsOfUser(ctx context.Context, tx *ent.Tx, userID string, showID int, lock bool) (int, error) {
-	q := limitQuery
-	if lock {
-		q = lockingLimitQuery
+// AddPurchase adds n seats to the user's purchase count for the showtime inside tx and
+// returns the count after (sqlite: the embedded database's statement). Exported for the
+// holdSeats bench, whose baseline commits what a hold commits.
+func AddPurchase(ctx context.Context, tx *ent.Tx, userID string, showID, n int, sqlite bool) (int, error) {
+	if sqlite {
+		rows, err := tx.QueryContext(ctx, addCountSQLite, userID, showID, n)
+		if err != nil {
+			return 0, fmt.Errorf("count the user's seats: %w", err)
+		}
+		defer rows.Close()
+		count := 0
+		if rows.Next() {
+			err = rows.Scan(&count)
+		}
+		if err == nil {
+			err = rows.Err()
+		}
+		if err != nil {
+			return 0, fmt.Errorf("count the user's seats: %w", err)
+		}
+		return count, nil
 	}
-	rows, err := tx.QueryContext(ctx, q, userID, showID, string(seatflow.OrderPending), string(seatflow.OrderPaid))
+	res, err := tx.ExecContext(ctx, addCountMySQL, userID, showID, n, n)
 	if err != nil {
 		return 0, fmt.Errorf("count the user's seats: %w", err)
 	}
-	defer rows.Close()
-	n := 0
-	if rows.Next() {
-		if err := rows.Scan(&n); err != nil {
-			return 0, fmt.Errorf("count the user's seats: %w", err)
-		}
-	}
-	if err := rows.Err(); err != nil {
+	// One row inserted (its count is n), or one row updated (2, its count the statement's
+	// LAST_INSERT_ID).
+	affected, err := res.RowsAffected()
+	if err != nil {
 		return 0, fmt.Errorf("count the user's seats: %w", err)
 	}
-	return n, nil
+	if affected == 1 {
+		return n, nil
+	}
+	count, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("count the user's seats: %w", err)
+	}
+	return int(count), nil
+}
+
+// occupy inserts the seat_occupancies rows of o's seats and adds them to the user's
+// purchase count, inside tx; it returns the count after.
+func (s *Service) occupy(ctx context.Context, tx *ent.Tx, o *ent.Order, seatIDs []int) (int, error) {
+	err := tx.SeatOccupancy.MapCreateBulk(seatIDs, func(c *ent.SeatOccupancyCreate, i int) {
+		c.SetShowtimeID(o.ShowtimeID).SetSeatID(seatIDs[i]).SetOrderID(o.ID)
+	}).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("create seat occupancy: %w", err)
+	}
+	return AddPurchase(ctx, tx, o.UserID, o.ShowtimeID, len(seatIDs), s.SingleWriter)
+}
+
+// vacate deletes o's seat_occupancies rows, those of seatIDs or all of them (nil), and
+// takes the rows it deleted off the user's purchase count, inside tx: the order no
+// longer holds those seats.
+func (s *Service) vacate(ctx context.Context, tx *ent.Tx, o *ent.Order, seatIDs []int) error {
+	del := tx.SeatOccupancy.Delete().Where(seatoccupancy.OrderID(o.ID))
+	if seatIDs != nil {
+		del.Where(seatoccupancy.SeatIDIn(seatIDs...))
+	}
+	n, err := del.Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("delete occupancy: %w", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	_, err = tx.PurchaseCount.Update().Where(purchasecount.UserID(o.UserID), purchasecount.ShowtimeID(o.ShowtimeID)).
+		AddSeats(-n).Save(ctx)
+	if err != nil {
+		return fmt.Errorf("count the user's seats: %w", err)
+	}
+	return nil
 }
 
 // limitExceeded is the refusal of a hold whose transaction found the user over the limit
@@ -107,42 +137,22 @@ type limitExceeded struct {
 func (e *limitExceeded) Error() string { return e.err.Error() }
 func (e *limitExceeded) Unwrap() error { return e.err }
 
-// checkLimit refuses the hold in tx when the user's seats, the new ones included, pass
-// the showtime's limit (0 is no limit).
-func (s *Service) checkLimit(ctx context.Context, tx *ent.Tx, userID string, st *seatflow.Showtime, fresh int) error {
-	if st.PurchaseLimit <= 0 {
+// checkLimit refuses a hold of fresh seats that took the user's purchase count to count,
+// when that passes the showtime's limit (0 is no limit).
+func checkLimit(st *seatflow.Showtime, count, fresh int) error {
+	if st.PurchaseLimit <= 0 || count <= st.PurchaseLimit {
 		return nil
 	}
-	n, err := s.seatsOfUser(ctx, tx, userID, st.ID)
-	if err != nil {
-		return err
-	}
-	if n <= st.PurchaseLimit {
-		return nil
-	}
-	return &limitExceeded{had: n - fresh,
-		err: seatflow.Errorf(seatflow.ELIMIT, "at most %d seats per customer for this showtime (you have %d)", st.PurchaseLimit, n-fresh)}
+	return &limitExceeded{had: count - fresh,
+		err: seatflow.Errorf(seatflow.ELIMIT, "at most %d seats per customer for this showtime (you have %d)", st.PurchaseLimit, count-fresh)}
 }
 
-// LimitTx are the options of a transaction that counts the purchase limit on MySQL:
-// READ COMMITTED (see above).
-var LimitTx = sql.TxOptions{Isolation: sql.LevelReadCommitted}
-
-// limitTx are the options of a transaction that counts the purchase limit: LimitTx on
-// MySQL, the defaults on SQLite.
-func (s *Service) limitTx() *sql.TxOptions {
-	if s.SingleWriter {
-		return nil
-	}
-	return &LimitTx
-}
-
-// retryDeadlock runs a hold's transaction again when MySQL ended it as a deadlock (see
-// above), at most maxLimitRetries times, after a random pause that grows with each try so
-// the racing holds stop meeting.
+// retryDeadlock runs a hold's transaction again when MySQL ended it as a deadlock, at
+// most maxLimitRetries times, after a random pause that grows with each try so the racing
+// holds stop meeting.
 func (s *Service) retryDeadlock(ctx context.Context, fn func(tx *ent.Tx) error) error {
 	for attempt := 1; ; attempt++ {
-		err := s.inTx(ctx, s.limitTx(), fn)
+		err := s.withTx(ctx, fn)
 		if err == nil || attempt > maxLimitRetries || !database.Deadlock(err) {
 			return err
 		}

@@ -265,7 +265,7 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 	held := false
 	// Not run again on a deadlock: the seats are taken in Redis inside it (the provider
 	// delivers the payment again).
-	err = s.inTx(ctx, s.limitTx(), func(tx *ent.Tx) error {
+	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		if err := p.claimIn(ctx, tx); err != nil {
 			return err
 		}
@@ -297,18 +297,16 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 		}
 		held = true
 		// Expiry deleted the occupancy; a still-pending order keeps its rows: rewrite them.
-		if err := deleteOccupancy(ctx, tx, o.ID); err != nil {
+		if err := s.vacate(ctx, tx, o, nil); err != nil {
 			return err
 		}
-		if err := insertOccupancy(ctx, tx, o, seatIDs); err != nil {
+		count, err := s.occupy(ctx, tx, o, seatIDs)
+		if err != nil {
 			return err
 		}
 		// Counted in MySQL too, as a hold is: Redis may have lost the customer's count.
-		var le *limitExceeded
-		if err := s.checkLimit(ctx, tx, o.UserID, st, len(seatIDs)); errors.As(err, &le) {
+		if checkLimit(st, count, len(seatIDs)) != nil {
 			return errOverLimit
-		} else if err != nil {
-			return err
 		}
 		if err := s.issueIn(ctx, tx, o.ID, o.ShowtimeID, lines); err != nil {
 			return err

@@ -63,7 +63,7 @@ func (s *Service) refundWhole(ctx context.Context, o *ent.Order, ps []*ent.Payme
 				if err := s.revokeSeats(ctx, tx, o.ID, asked); err != nil {
 					return err
 				}
-				if err := deleteOccupancy(ctx, tx, o.ID); err != nil {
+				if err := s.vacate(ctx, tx, o, nil); err != nil {
 					return err
 				}
 				if err := markRefunded(ctx, tx, o.ID, nil, now, nil); err != nil {

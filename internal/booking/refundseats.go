@@ -11,7 +11,6 @@ import (
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/refund"
-	"seatflow/ent/seatoccupancy"
 	"seatflow/internal/database"
 	"seatflow/internal/nodeid"
 	"seatflow/internal/payments"
@@ -132,10 +131,7 @@ func (s *Service) refundSeats(ctx context.Context, by string, o *ent.Order, ps [
 		if err := s.revokeSeats(ctx, tx, o.ID, refunding); err != nil {
 			return err
 		}
-		if _, err := tx.SeatOccupancy.Delete().Where(seatoccupancy.OrderID(o.ID), seatoccupancy.SeatIDIn(refunding...)).Exec(ctx); err != nil {
-			return fmt.Errorf("delete occupancy: %w", err)
-		}
-		return nil
+		return s.vacate(ctx, tx, o, refunding)
 	})
 	if errors.Is(err, errChanged) {
 		return nil, err

@@ -63,8 +63,7 @@ func (d txDriver) Tx(ctx context.Context) (dialect.Tx, error) {
 	return d.begin(ctx, d.Driver.Tx)
 }
 
-// BeginTx is Tx with options (ent's Client.BeginTx): e.g. booking's holds run in READ
-// COMMITTED on MySQL.
+// BeginTx is Tx with options (ent's Client.BeginTx).
 func (d txDriver) BeginTx(ctx context.Context, opts *sql.TxOptions) (dialect.Tx, error) {
 	b, ok := d.Driver.(interface {
 		BeginTx(context.Context, *sql.TxOptions) (dialect.Tx, error)
@@ -132,8 +131,20 @@ func (t *spanTx) Query(ctx context.Context, query string, args, v any) error {
 	return t.Tx.Query(trace.ContextWithSpan(ctx, t.span), query, args, v)
 }
 
+// ExecContext runs a statement of the project's own SQL in the transaction (ent's
+// sql/execquery, e.g. booking's addition to a customer's purchase count).
+func (t *spanTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	x, ok := t.Tx.(interface {
+		ExecContext(context.Context, string, ...any) (sql.Result, error)
+	})
+	if !ok {
+		return nil, errors.New("database: this driver's transactions run no statements of their own")
+	}
+	return x.ExecContext(trace.ContextWithSpan(ctx, t.span), query, args...)
+}
+
 // QueryContext runs a statement of the project's own SQL in the transaction (ent's
-// sql/execquery, e.g. booking's locking count of a user's seats).
+// sql/execquery, e.g. the embedded database's addition to a purchase count).
 func (t *spanTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	q, ok := t.Tx.(interface {
 		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
