@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"seatflow"
+	"seatflow/internal/booking"
 	"seatflow/internal/tooling/testenv"
 )
 
@@ -95,4 +97,37 @@ func TestAccessibleAndSeatRefundsOnEmbeddedStores(t *testing.T) {
 		t.Fatalf("sales = %+v, want 2 sold, 1600 kept, 1000 refunded", r)
 	}
 	a.mustAgree()
+}
+
+// The purchase limit on the embedded stores: the count row's upsert (ON CONFLICT …
+// RETURNING on SQLite) counts a hold only while the showtime is on sale, and refuses one
+// over the limit when Redis lost the customer's count.
+func TestPurchaseLimitOnEmbeddedStores(t *testing.T) {
+	a := startEmbeddedTestApp(t)
+	hall := a.createHall("Hall 1", 2, 6)
+	show := a.createShowtime(a.createMovie("Dune", 155), hall, testNow.Add(30*time.Hour))
+	seats := a.openSales(show)
+	alice := a.token("alice", "customer")
+	a.must(alice, holdQ, holdVars(show, seats[0:4], "k1"), nil)
+	a.must(alice, holdQ, holdVars(show, seats[4:6], "k2"), nil) // the limit is 6
+	if err := a.Redis.Del(t.Context(), a.Keys.Limits(idOf(t, show))).Err(); err != nil {
+		t.Fatal(err)
+	}
+	a.wantCode(alice, holdQ, holdVars(show, seats[6:7], "k3"), "PURCHASE_LIMIT_EXCEEDED")
+	a.must(a.admin, `mutation($id: ID!) { closeSales(showtimeId: $id) { status } }`, map[string]any{"id": show}, nil)
+	a.wantCode(a.token("bob", "customer"), holdQ, holdVars(show, seats[8:9], "k1"), "NOT_ON_SALE")
+	a.mustAgree()
+	// The statement itself, as a hold whose cached showtime was still on sale runs it.
+	tx, err := a.DB.Tx(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	_, err = booking.AddPurchase(t.Context(), tx, booking.Purchase{UserID: "bob", ShowtimeID: idOf(t, show), Seats: 1, OnSale: true}, true)
+	if code := seatflow.ErrorCode(err); code != seatflow.ENOTONSALE {
+		t.Fatalf("a hold's count of a closed showtime: %v, want NOT_ON_SALE", err)
+	}
+	if n, err := booking.AddPurchase(t.Context(), tx, booking.Purchase{UserID: "alice", ShowtimeID: idOf(t, show), Seats: 1}, true); err != nil || n != 7 {
+		t.Fatalf("a late payment's count = %d, %v; want 7", n, err)
+	}
 }

@@ -36,8 +36,12 @@ type ExpiryQueue struct {
 
 // Add puts an order in the queue at its expiry, or moves it there.
 func (q *ExpiryQueue) Add(ctx context.Context, orderID int, at time.Time) error {
-	err := q.RDB.ZAdd(ctx, q.Key, redis.Z{Score: float64(at.UnixMilli()), Member: strconv.Itoa(orderID)}).Err()
-	return rdb.Classify("expiry queue: add", err)
+	return rdb.Classify("expiry queue: add", q.add(ctx, q.RDB, orderID, at).Err())
+}
+
+// add sends Add's command through c (a pipeline, say).
+func (q *ExpiryQueue) add(ctx context.Context, c redis.Cmdable, orderID int, at time.Time) *redis.IntCmd {
+	return c.ZAdd(ctx, q.Key, redis.Z{Score: float64(at.UnixMilli()), Member: strconv.Itoa(orderID)})
 }
 
 // Remove takes an order out of the queue (it was paid or ended).

@@ -10,6 +10,7 @@ import (
 	"seatflow/ent"
 	"seatflow/ent/purchasecount"
 	"seatflow/ent/seatoccupancy"
+	"seatflow/ent/showtime"
 	"seatflow/internal/database"
 )
 
@@ -40,24 +41,58 @@ import (
 // deadlock; then the hold answers SERVICE_UNAVAILABLE (nothing of it stays).
 const maxLimitRetries = 5
 
+// The statements adding to a purchase count: from the customer's values, or, for a hold,
+// from the showtime's row only while it is ON_SALE (no row added to or inserted
+// otherwise); MySQL reads the count back through LAST_INSERT_ID, the embedded SQLite
+// through RETURNING.
 var (
-	addCountMySQL = fmt.Sprintf("INSERT INTO %s (%s, %s, %s) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE %s = LAST_INSERT_ID(%s + ?)",
-		purchasecount.Table, purchasecount.FieldUserID, purchasecount.FieldShowtimeID, purchasecount.FieldSeats,
-		purchasecount.FieldSeats, purchasecount.FieldSeats)
-	addCountSQLite = fmt.Sprintf("INSERT INTO %s (%s, %s, %s) VALUES (?, ?, ?) ON CONFLICT (%s, %s) DO UPDATE SET %s = %s + excluded.%s RETURNING %s",
-		purchasecount.Table, purchasecount.FieldUserID, purchasecount.FieldShowtimeID, purchasecount.FieldSeats,
-		purchasecount.FieldUserID, purchasecount.FieldShowtimeID, purchasecount.FieldSeats, purchasecount.FieldSeats,
-		purchasecount.FieldSeats, purchasecount.FieldSeats)
+	countInsert   = fmt.Sprintf("INSERT INTO %s (%s, %s, %s) ", purchasecount.Table, purchasecount.FieldUserID, purchasecount.FieldShowtimeID, purchasecount.FieldSeats)
+	countValues   = "VALUES (?, ?, ?)"
+	countIfOnSale = fmt.Sprintf("SELECT ?, %s, ? FROM %s WHERE %s = ? AND %s = ?", showtime.FieldID, showtime.Table, showtime.FieldID, showtime.FieldStatus)
+	countMySQL    = fmt.Sprintf(" ON DUPLICATE KEY UPDATE %s = LAST_INSERT_ID(%s.%s + ?)", purchasecount.FieldSeats, purchasecount.Table, purchasecount.FieldSeats)
+	countSQLite   = fmt.Sprintf(" ON CONFLICT (%s, %s) DO UPDATE SET %s = %s + excluded.%s RETURNING %s", purchasecount.FieldUserID,
+		purchasecount.FieldShowtimeID, purchasecount.FieldSeats, purchasecount.FieldSeats, purchasecount.FieldSeats, purchasecount.FieldSeats)
 )
 
-// AddPurchase adds n seats to the user's purchase count for the showtime inside tx and
-// returns the count after (sqlite: the embedded database's statement). Exported for the
-// holdSeats bench, whose baseline commits what a hold commits.
-func AddPurchase(ctx context.Context, tx *ent.Tx, userID string, showID, n int, sqlite bool) (int, error) {
+// errNotOnSale refuses a hold of a showtime that is not on sale.
+var errNotOnSale = seatflow.Errorf(seatflow.ENOTONSALE, "this showtime is not on sale")
+
+// Purchase is seats added to a customer's purchase count for a showtime.
+type Purchase struct {
+	UserID     string
+	ShowtimeID int
+	Seats      int
+	// OnSale adds them only while MySQL has the showtime ON_SALE (a hold's), else whatever
+	// its state (a late payment taking its order's seats again).
+	OnSale bool
+}
+
+// AddPurchase adds p to the customer's purchase count inside tx and returns the count
+// after; a Purchase OnSale of a showtime not on sale adds nothing and is refused
+// (NOT_ON_SALE). sqlite: the embedded database's statement. Exported for the holdSeats
+// bench, whose baseline commits what a hold commits.
+func AddPurchase(ctx context.Context, tx *ent.Tx, p Purchase, sqlite bool) (int, error) {
+	q, args := countInsert+countValues, []any{p.UserID, p.ShowtimeID, p.Seats}
+	if p.OnSale {
+		q, args = countInsert+countIfOnSale, []any{p.UserID, p.Seats, p.ShowtimeID, string(seatflow.ShowtimeOnSale)}
+	}
+	count, err := addCount(ctx, tx, q, args, p.Seats, sqlite)
+	if err != nil {
+		return 0, fmt.Errorf("count the user's seats: %w", err)
+	}
+	if count == 0 { // nothing added: the showtime is not on sale
+		return 0, errNotOnSale
+	}
+	return count, nil
+}
+
+// addCount runs the statement adding n seats (q, args: its insert) and returns the count
+// after, 0 when it added nothing.
+func addCount(ctx context.Context, tx *ent.Tx, q string, args []any, n int, sqlite bool) (int, error) {
 	if sqlite {
-		rows, err := tx.QueryContext(ctx, addCountSQLite, userID, showID, n)
+		rows, err := tx.QueryContext(ctx, q+countSQLite, args...)
 		if err != nil {
-			return 0, fmt.Errorf("count the user's seats: %w", err)
+			return 0, err
 		}
 		defer rows.Close()
 		count := 0
@@ -67,41 +102,33 @@ func AddPurchase(ctx context.Context, tx *ent.Tx, userID string, showID, n int, 
 		if err == nil {
 			err = rows.Err()
 		}
-		if err != nil {
-			return 0, fmt.Errorf("count the user's seats: %w", err)
-		}
-		return count, nil
+		return count, err
 	}
-	res, err := tx.ExecContext(ctx, addCountMySQL, userID, showID, n, n)
+	res, err := tx.ExecContext(ctx, q+countMySQL, append(args, n)...)
 	if err != nil {
-		return 0, fmt.Errorf("count the user's seats: %w", err)
+		return 0, err
 	}
-	// One row inserted (its count is n), or one row updated (2, its count the statement's
-	// LAST_INSERT_ID).
+	// No row (nothing selected), one row inserted (its count is n), or one row updated (2,
+	// its count the statement's LAST_INSERT_ID).
 	affected, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("count the user's seats: %w", err)
-	}
-	if affected == 1 {
-		return n, nil
+	if err != nil || affected < 2 {
+		return int(affected) * n, err
 	}
 	count, err := res.LastInsertId()
-	if err != nil {
-		return 0, fmt.Errorf("count the user's seats: %w", err)
-	}
-	return int(count), nil
+	return int(count), err
 }
 
 // occupy inserts the seat_occupancies rows of o's seats and adds them to the user's
-// purchase count, inside tx; it returns the count after.
-func (s *Service) occupy(ctx context.Context, tx *ent.Tx, o *ent.Order, seatIDs []int) (int, error) {
+// purchase count, inside tx; it returns the count after. onSale: a hold's, refused
+// (NOT_ON_SALE) unless MySQL has the showtime ON_SALE.
+func (s *Service) occupy(ctx context.Context, tx *ent.Tx, o *ent.Order, seatIDs []int, onSale bool) (int, error) {
 	err := tx.SeatOccupancy.MapCreateBulk(seatIDs, func(c *ent.SeatOccupancyCreate, i int) {
 		c.SetShowtimeID(o.ShowtimeID).SetSeatID(seatIDs[i]).SetOrderID(o.ID)
 	}).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("create seat occupancy: %w", err)
 	}
-	return AddPurchase(ctx, tx, o.UserID, o.ShowtimeID, len(seatIDs), s.SingleWriter)
+	return AddPurchase(ctx, tx, Purchase{UserID: o.UserID, ShowtimeID: o.ShowtimeID, Seats: len(seatIDs), OnSale: onSale}, s.SingleWriter)
 }
 
 // vacate deletes o's seat_occupancies rows, those of seatIDs or all of them (nil), and

@@ -300,7 +300,7 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 		if err := s.vacate(ctx, tx, o, nil); err != nil {
 			return err
 		}
-		count, err := s.occupy(ctx, tx, o, seatIDs)
+		count, err := s.occupy(ctx, tx, o, seatIDs, false)
 		if err != nil {
 			return err
 		}

@@ -35,6 +35,9 @@ type Catalog interface {
 	// FreshShowtime reads a showtime from MySQL, never from a cache: whether a showtime is
 	// on sale or cancelled must be current.
 	FreshShowtime(ctx context.Context, id int) (*seatflow.Showtime, error)
+	// Showtime reads a showtime through the catalog's cache: a hold takes its hall, prices
+	// and limit from there, and its transaction checks in MySQL that it is on sale.
+	Showtime(ctx context.Context, id int) (*seatflow.Showtime, error)
 }
 
 // SeatHashes builds a showtime's seat hash when Redis has none (package sales).
