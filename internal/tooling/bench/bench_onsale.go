@@ -121,13 +121,14 @@ func benchOnSale(ctx context.Context, b *benchEnv, w io.Writer) error {
 	for i := range buyers {
 		buyers[i] = fixtures.token("onsale-buyer-" + strconv.Itoa(i))
 	}
+	admin := fixtures.admin
 	fixtures.Close()
 
 	var rows []*onsaleRun
 	for i, n := range counts {
 		for j, tick := range onsaleTicks {
 			k := 3 * (i*len(onsaleTicks) + j)
-			r, err := b.onsaleRun(ctx, n, tick, onsaleShows{warm: shows[k], alone: shows[k+1], watched: shows[k+2]}, buyers, holds, rate)
+			r, err := b.onsaleRun(ctx, n, tick, onsaleShows{warm: shows[k], alone: shows[k+1], watched: shows[k+2]}, admin, buyers, holds, rate)
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()

@@ -34,6 +34,7 @@ type onsaleRun struct {
 	withFrom bool   // the schema has fromVersion
 	connect  time.Duration
 
+	passes                passStats  // one pass alone over the watchers, before the burst
 	alone, burst          burstStats // the same burst without watchers, and with them
 	cpuAlone, cpu         float64    // server CPU-seconds of each, up to the watchers' catching up
 	clickSeen, answerSeen latencies  // per (probe, held seat): from the hold sent, from its answer
@@ -115,7 +116,7 @@ func (s *peakSampler) Stop() (rss int64, goroutines float64) {
 
 // onsaleRun runs one row of the section: a child server with SEATFLOW_LIVE_TICK=tick,
 // a warm-up, the burst with no watcher, n watchers of the watched showtime, the burst.
-func (b *benchEnv) onsaleRun(ctx context.Context, n int, tick string, shows onsaleShows, buyers []string, holds, rate int) (*onsaleRun, error) {
+func (b *benchEnv) onsaleRun(ctx context.Context, n int, tick string, shows onsaleShows, admin string, buyers []string, holds, rate int) (*onsaleRun, error) {
 	child, err := b.startChildServer(ctx, "SEATFLOW_LIVE_TICK="+tick)
 	if err != nil {
 		return nil, err
@@ -147,6 +148,12 @@ func (b *benchEnv) onsaleRun(ctx context.Context, n int, tick string, shows onsa
 	r.rssIdle, r.goIdle = child.rssBytes()-rss0, child.metrics("go_goroutines")["go_goroutines"]-g0
 	progress("bench:   on-sale N=%d tick=%q: %d watchers in %s; server RSS +%.1f MiB, %+.0f goroutines; holding %d seats at %d/s …",
 		n, tick, n, r.connect.Round(time.Millisecond), float64(r.rssIdle)/(1<<20), r.goIdle, holds, rate)
+
+	if r.passes, err = measurePasses(ctx, client, admin, shows.watched, &watchers, serverTick(tick)); err != nil {
+		return nil, err
+	}
+	progress("bench:   on-sale N=%d tick=%q: one pass alone: answer → last watcher p50 %s (max %s), first → last watcher p50 %s",
+		n, tick, ms(r.passes.pass()), ms(r.passes.toLast.max()), ms(r.passes.spread.pct(50)))
 
 	watchers.resetFrames()
 	peaks := samplePeaks(child)

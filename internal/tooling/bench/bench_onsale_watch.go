@@ -27,7 +27,8 @@ type mapProbe struct {
 	sub      int // number of the subscription in force (its graphql-transport-ws id)
 	copy     seatCopy
 	heldAt   map[string]time.Time
-	frames   int // next messages
+	frames   int       // next messages
+	lastAt   time.Time // when the newest next message came
 	gaps     int
 	stale    int
 	ended    int // subscriptions the server ended (complete or error)
@@ -90,6 +91,7 @@ func (p *mapProbe) read() {
 // (or the probe not yet shared).
 func (p *mapProbe) take(ev seatEvent, now time.Time) applied {
 	p.frames++
+	p.lastAt = now
 	a := p.copy.apply(ev)
 	switch a {
 	case eventApplied:
@@ -127,8 +129,9 @@ type frameCounter struct {
 	c       *rawClient
 	frames  atomic.Int32
 	version atomic.Int64
-	ended   atomic.Bool // the server ended the subscription (complete or error)
-	failed  string      // why the subscription was refused, before it was ready
+	lastAt  atomic.Int64 // when the newest next message came (Unix ns)
+	ended   atomic.Bool  // the server ended the subscription (complete or error)
+	failed  string       // why the subscription was refused, before it was ready
 }
 
 // counterHead is how much of a message a frameCounter looks at.
@@ -175,6 +178,7 @@ func (w *frameCounter) take(c *rawClient, msg []byte) {
 		select {
 		case <-c.ready:
 			w.frames.Add(1)
+			w.lastAt.Store(time.Now().UnixNano())
 		default:
 			if !strings.Contains(head, `"SNAPSHOT"`) {
 				return
@@ -265,6 +269,32 @@ func (c *crowd) behind(version int) (waiting, gone int) {
 		}
 	}
 	return waiting, gone
+}
+
+// seenSpan is when the first and the last watcher at version or above had their newest
+// message: with one change under way, when they saw it.
+func (c *crowd) seenSpan(version int) (first, last time.Time) {
+	note := func(t time.Time) {
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+		if t.After(last) {
+			last = t
+		}
+	}
+	for _, p := range c.probes {
+		p.mu.Lock()
+		if p.copy.version >= version {
+			note(p.lastAt)
+		}
+		p.mu.Unlock()
+	}
+	for _, w := range c.counters {
+		if w.version.Load() >= int64(version) {
+			note(time.Unix(0, w.lastAt.Load()))
+		}
+	}
+	return first, last
 }
 
 // frames are the next messages each watcher received since resetFrames.
