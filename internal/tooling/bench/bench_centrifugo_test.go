@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -60,5 +61,130 @@ func TestCentrifugoClient(t *testing.T) {
 	}
 	if _, err := centrifugoAPI(child.URL, "publish", []byte(`{"channel":"seats"}`)); err == nil {
 		t.Errorf("a publication without data was accepted: the client's error check sees nothing")
+	}
+}
+
+// TestMergeSchedule: the merged publisher publishes as the hub writes. A change that finds
+// the channel quiet goes out when due; the others wait at most a tick, for the end of the
+// tick after the last publication; each publication carries every change due since the
+// one before, in order, each change once; publications are a tick apart at least. A tick
+// of 0 publishes each change alone when it is due.
+func TestMergeSchedule(t *testing.T) {
+	pubs := mergeSchedule(500, 200, 100*time.Millisecond)
+	if len(pubs) != 26 {
+		t.Fatalf("500 changes at 200/s merged per 100 ms: %d publications, want 26", len(pubs))
+	}
+	if !slices.Equal(pubs[0].changes, []int{0}) || pubs[0].at != 0 {
+		t.Errorf("first publication: %+v, want the first change alone, at once", pubs[0])
+	}
+	for k := 1; k < 25; k++ {
+		if want := 20*(k-1) + 1; pubs[k].at != time.Duration(k)*100*time.Millisecond || len(pubs[k].changes) != 20 || pubs[k].changes[0] != want {
+			t.Errorf("publication %d: at %s, changes %v; want at %d ms, 20 changes from %d", k, pubs[k].at, pubs[k].changes, 100*k, want)
+		}
+	}
+	if last := pubs[25]; last.changes[0] != 481 || len(last.changes) != 19 {
+		t.Errorf("last publication: %v, want changes 481 to 499", last.changes)
+	}
+
+	for _, c := range []struct {
+		changes, rate int
+		tick          time.Duration
+	}{{500, 200, 100 * time.Millisecond}, {100, 15, 100 * time.Millisecond}, {50, 3, 100 * time.Millisecond},
+		{200, 1000, 30 * time.Millisecond}, {100, 200, 0}} {
+		t.Run(fmt.Sprintf("%d at %d per s, tick %s", c.changes, c.rate, c.tick), func(t *testing.T) {
+			pubs := mergeSchedule(c.changes, c.rate, c.tick)
+			next := 0
+			for k, p := range pubs {
+				first := changeDue(p.changes[0], c.rate)
+				if k > 0 {
+					prev := pubs[k-1].at
+					if p.at-prev < c.tick {
+						t.Errorf("publication %d at %s, %s after the one before: less than a tick", k, p.at, p.at-prev)
+					}
+					if p.at != first && p.at != prev+c.tick {
+						t.Errorf("publication %d at %s: neither when its first change was due (%s) nor a tick after the one before", k, p.at, first)
+					}
+					if first <= prev {
+						t.Errorf("publication %d carries change %d, due at %s, before the publication of %s", k, p.changes[0], first, prev)
+					}
+				}
+				for _, i := range p.changes {
+					if i != next {
+						t.Fatalf("publication %d carries change %d, want %d next", k, i, next)
+					}
+					next++
+					if due := changeDue(i, c.rate); p.at < due || (c.tick > 0 && p.at-due >= c.tick) || (c.tick == 0 && p.at != due) {
+						t.Errorf("change %d due at %s published at %s", i, due, p.at)
+					}
+				}
+			}
+			if next != c.changes {
+				t.Errorf("%d changes published, want %d", next, c.changes)
+			}
+			if c.tick == 0 && len(pubs) != c.changes {
+				t.Errorf("tick 0: %d publications, want one per change (%d)", len(pubs), c.changes)
+			}
+		})
+	}
+}
+
+// TestSeenDelays: a probe's publish → seen runs from when each change was due (the wait for
+// the publisher's tick counted) to the first publication carrying its seat; changes of a
+// failed publication are left out, changes never seen are counted.
+func TestSeenDelays(t *testing.T) {
+	order := []string{"a", "b", "c", "d", "e"}
+	const rate = 100 // a change every 10 ms
+	pubs := mergeSchedule(len(order), rate, 25*time.Millisecond)
+	// a alone at 0; b, c (due 10, 20) at 25; d (due 30) at 50 with e (due 40).
+	want := []peerPub{{0, []int{0}}, {25 * time.Millisecond, []int{1, 2}}, {50 * time.Millisecond, []int{3, 4}}}
+	if fmt.Sprint(pubs) != fmt.Sprint(want) {
+		t.Fatalf("schedule %v, want %v", pubs, want)
+	}
+	start := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	hits := []burstHit{{sent: at(0), answered: at(2)}, {sent: at(25), answered: at(40)}, {sent: at(50), answered: at(51), err: "HTTP 500"}}
+	seenAt := map[string]time.Time{"a": at(3), "b": at(30), "d": at(60)} // c never seen; d's publication failed
+	fromDue, fromAnswer, pairs, unseen := seenDelays(start, rate, order, pubs, hits, seenAt)
+	if pairs != 3 || unseen != 1 {
+		t.Errorf("pairs %d, unseen %d; want 3 (the failed publication's left out), 1", pairs, unseen)
+	}
+	ms := func(v ...int) latencies {
+		var l latencies
+		for _, x := range v {
+			l = append(l, time.Duration(x)*time.Millisecond)
+		}
+		return l
+	}
+	if !slices.Equal(fromDue, ms(3, 20)) {
+		t.Errorf("from due: %v, want [3ms 20ms] (b due at 10, seen at 30)", fromDue)
+	}
+	if !slices.Equal(fromAnswer, ms(1, -10)) {
+		t.Errorf("from the answer: %v, want [1ms -10ms]", fromAnswer)
+	}
+}
+
+// TestChangesAccepted: the changes of a merged schedule are accepted with their
+// publications, and their rate is counted as the holds' (the changes after the first, over
+// the time from the first answer to the last): the rate of the schedule.
+func TestChangesAccepted(t *testing.T) {
+	pubs := mergeSchedule(500, 200, peerTick)
+	start := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	hits := make([]burstHit, len(pubs))
+	for k, p := range pubs {
+		hits[k] = burstHit{sent: start.Add(p.at), answered: start.Add(p.at + time.Millisecond)}
+	}
+	s := statsOf(changeHits(pubs, hits), 200)
+	if s.answered != 500 || s.failed != 0 {
+		t.Fatalf("changes accepted %d, failed %d; want 500, 0", s.answered, s.failed)
+	}
+	if got := s.perSecond(); got < 199 || got > 200 {
+		t.Errorf("changes accepted per second: %.1f, want 499 over 2.5 s", got)
+	}
+	if got := statsOf(hits, publicationRate(200, peerTick)); got.answered != 26 || got.rate != 10 {
+		t.Errorf("publications: %d accepted of %d/s asked, want 26 of 10/s", got.answered, got.rate)
+	}
+	hits[3].err = "EOF"
+	if s := statsOf(changeHits(pubs, hits), 200); s.answered != 480 || s.failed != 20 {
+		t.Errorf("a failed publication of 20 changes: %d accepted, %d failed; want 480, 20", s.answered, s.failed)
 	}
 }
