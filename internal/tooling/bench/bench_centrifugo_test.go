@@ -9,13 +9,19 @@ import (
 )
 
 // TestCentrifugoClient: the bench's JSON-protocol client connects and subscribes to a real
-// Centrifugo; every publication of a paced burst reaches every subscriber, counted by the
-// counters and decoded, seat by seat, by the probe.
+// Centrifugo; every publication of a paced burst, per change and merged per tick, reaches
+// every subscriber, counted by the counters and decoded, seat by seat, by the probe.
 func TestCentrifugoClient(t *testing.T) {
 	bin, err := centrifugoBinary("")
 	if err != nil {
 		t.Skip(err)
 	}
+	for _, tick := range []time.Duration{0, peerTick} {
+		t.Run(peerLabel(tick), func(t *testing.T) { testCentrifugoClient(t, bin, tick) })
+	}
+}
+
+func testCentrifugoClient(t *testing.T, bin string, tick time.Duration) {
 	ctx := context.Background()
 	child, cleanup, err := startCentrifugo(ctx, bin)
 	if err != nil {
@@ -38,25 +44,34 @@ func TestCentrifugoClient(t *testing.T) {
 	for i := range seats {
 		seats[i] = fmt.Sprintf("U2VhdDo%d", i)
 	}
-	hits := publishBurst(ctx, newBurstClient(), child.URL, seats, len(seats), 100)
-	if s := statsOf(hits, 100); s.answered != len(seats) {
-		t.Fatalf("publications: %+v, want all %d accepted", s, len(seats))
+	const rate = 100
+	pubs := mergeSchedule(len(seats), rate, tick)
+	start, hits := publishSchedule(ctx, newBurstClient(), child.URL, seats, pubs)
+	if s := statsOf(hits, rate); s.answered != len(pubs) {
+		t.Fatalf("publications: %+v, want all %d accepted", s, len(pubs))
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for _, s := range subs {
-		for int(s.pubs.Load()) < len(seats) && time.Now().Before(deadline) {
+		for int(s.pubs.Load()) < len(pubs) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if got := int(s.pubs.Load()); got != len(seats) || s.isLost() {
-			t.Errorf("subscriber (probe %v) counted %d publications, lost %v; want %d", s.probe, got, s.isLost(), len(seats))
+		if got := int(s.pubs.Load()); got != len(pubs) || s.isLost() {
+			t.Errorf("subscriber (probe %v) counted %d publications, lost %v; want %d", s.probe, got, s.isLost(), len(pubs))
+		}
+		if f := int(s.frames.Load()); f < 1 || f > len(pubs) {
+			t.Errorf("subscriber (probe %v) counted %d frames for %d publications", s.probe, f, len(pubs))
 		}
 	}
 	probe := subs[0]
 	probe.mu.Lock()
 	defer probe.mu.Unlock()
-	for i, seat := range seats {
-		if seen, ok := probe.seenAt[seat]; !ok || seen.Before(hits[i].sent) {
-			t.Errorf("seat %s: seen %v (at %s), published at %s", seat, ok, seen, hits[i].sent)
+	fromDue, _, pairs, unseen := seenDelays(start, rate, seats, pubs, hits, probe.seenAt)
+	if pairs != len(seats) || unseen != 0 || len(fromDue) != len(seats) {
+		t.Errorf("probe: %d pairs, %d unseen, %d delays; want every one of %d seen", pairs, unseen, len(fromDue), len(seats))
+	}
+	for i, d := range fromDue {
+		if d <= 0 {
+			t.Errorf("seat %d seen %s after it was due: before it was published", i, d)
 		}
 	}
 	if _, err := centrifugoAPI(child.URL, "publish", []byte(`{"channel":"seats"}`)); err == nil {
@@ -186,5 +201,35 @@ func TestChangesAccepted(t *testing.T) {
 	hits[3].err = "EOF"
 	if s := statsOf(changeHits(pubs, hits), 200); s.answered != 480 || s.failed != 20 {
 		t.Errorf("a failed publication of 20 changes: %d accepted, %d failed; want 480, 20", s.answered, s.failed)
+	}
+}
+
+// TestCentrifugoDecode: a probe reads every publication of a frame, notes each seat's first
+// arrival, and counts the frame once; a frame with only a ping counts nothing.
+func TestCentrifugoDecode(t *testing.T) {
+	s := &centrifugoSubscriber{probe: true, seenAt: map[string]time.Time{}}
+	t0, t1 := time.Unix(100, 0), time.Unix(101, 0)
+	frame := `{"push":{"channel":"seats","pub":{"data":{"seats":[{"id":"a","status":"HELD"},{"id":"b","status":"HELD"}]},"offset":1}}}` + "\n" +
+		`{}` + "\n" + `{"push":{"channel":"seats","pub":{"data":{"seats":[{"id":"c","status":"HELD"}]}}}}`
+	if !s.decode([]byte(frame), t0) {
+		t.Errorf("the ping in the frame was not reported")
+	}
+	if s.decode([]byte(`{"push":{"channel":"seats","pub":{"data":{"seats":[{"id":"a","status":"HELD"}]}}}}`), t1) {
+		t.Errorf("a ping reported in a frame without one")
+	}
+	s.decode([]byte(`{}`), t1)
+	if p, f := s.pubs.Load(), s.frames.Load(); p != 3 || f != 2 {
+		t.Errorf("publications %d, frames %d; want 3, 2", p, f)
+	}
+	for seat, want := range map[string]time.Time{"a": t0, "b": t0, "c": t0} {
+		if got := s.seenAt[seat]; !got.Equal(want) {
+			t.Errorf("seat %s first seen at %v, want %v", seat, got, want)
+		}
+	}
+
+	c := &centrifugoSubscriber{}
+	c.count(nil, []byte(`{"push":{"channel":"seats","pub":{}}}`+"\n"+`{"push":{"channel":"seats","pub":{}}}`))
+	if p, f := c.pubs.Load(), c.frames.Load(); p != 2 || f != 1 {
+		t.Errorf("counter: publications %d, frames %d; want 2, 1", p, f)
 	}
 }

@@ -149,15 +149,17 @@ func benchOnSale(ctx context.Context, b *benchEnv, w io.Writer) error {
 			if err != nil {
 				break
 			}
-			r, runErr := centrifugoRun(ctx, bin, min(n, capN), seatOrder(shows[0]), holds, rate)
-			if runErr != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
+			for _, tick := range peerTicks(min(n, capN)) {
+				r, runErr := centrifugoRun(ctx, bin, min(n, capN), seatOrder(shows[0]), holds, rate, tick)
+				if runErr != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					b.note("On-sale burst through Centrifugo: N=%d, %s did not finish: %v", n, peerLabel(tick), runErr)
+					continue
 				}
-				b.note("On-sale burst through Centrifugo: N=%d did not finish: %v", n, runErr)
-				continue
+				peerRows = append(peerRows, r)
 			}
-			peerRows = append(peerRows, r)
 		}
 	}
 	writeOnSale(w, rows, peerRows, peerNote, holds, rate, b.Opt.Quick)
