@@ -21,7 +21,8 @@ const (
 	onsaleP99At19k    = 250 * time.Millisecond
 	onsaleHoldsRatio  = 1.5      // holdSeats p99 with watchers against without
 	onsaleBytesTarget = 12 << 10 // server RSS per watcher
-	onsalePeerRatio   = 0.5      // SeatFlow's click → seen p99 against Centrifugo's publish → seen
+	onsalePeerRatio   = 0.5      // SeatFlow's click → seen p99 against Centrifugo's merged publish → seen
+	onsalePeerRate    = 0.97     // SeatFlow's holds answered per second against the changes Centrifugo accepted
 	onsaleQuickHolds  = 200
 )
 
