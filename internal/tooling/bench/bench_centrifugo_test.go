@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -231,5 +232,40 @@ func TestCentrifugoDecode(t *testing.T) {
 	c.count(nil, []byte(`{"push":{"channel":"seats","pub":{}}}`+"\n"+`{"push":{"channel":"seats","pub":{}}}`))
 	if p, f := c.pubs.Load(), c.frames.Load(); p != 2 || f != 1 {
 		t.Errorf("counter: publications %d, frames %d; want 2, 1", p, f)
+	}
+}
+
+// TestSideBySide: SeatFlow's default-tick row is judged against Centrifugo's merged row of
+// its N only, and the text says the rate was held within 3 % only when it was on both
+// sides; otherwise it gives the rates.
+func TestSideBySide(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	rated := func(perSecond float64) burstStats { // 500 answered after the first, at perSecond
+		return burstStats{rate: 200, asked: 501, answered: 501, firstAnswer: t0, last: t0.Add(time.Duration(500 / perSecond * float64(time.Second)))}
+	}
+	seatflow := []*onsaleRun{{n: 3040, burst: rated(200), clickSeen: latencies{100 * time.Millisecond}, frames: []int{24}},
+		{n: 3040, tick: "0", burst: rated(200), clickSeen: latencies{time.Second}}}
+	merged := &peerRun{n: 3040, tick: peerTick, changes: rated(197), seen: latencies{250 * time.Millisecond}, frames: []int{26}}
+	stress := &peerRun{n: 3040, tick: 0, changes: rated(40), seen: latencies{9 * time.Second}}
+
+	var out strings.Builder
+	writeSideBySide(&out, seatflow, []*peerRun{stress, merged}, 200)
+	text := out.String()
+	if !strings.Contains(text, "within 3 % in every row") || strings.Count(text, "\n| 3040 |") != 1 {
+		t.Errorf("one row (merged against tick default), rates within 3 %%:\n%s", text)
+	}
+	if !strings.Contains(text, "| 100.00 ms | 250.00 ms | 0.40 |") || !strings.Contains(text, "| 200/s / 197/s | 1.02 |") || strings.Contains(text, "MISS") {
+		t.Errorf("want ratios 0.40 and 1.02, both PASS:\n%s", text)
+	}
+
+	merged.changes, merged.seen = rated(150), latencies{150 * time.Millisecond}
+	out.Reset()
+	writeSideBySide(&out, seatflow, []*peerRun{merged}, 200)
+	text = out.String()
+	if strings.Contains(text, "within 3 % in every row") || !strings.Contains(text, "N = 3040: SeatFlow 200/s, Centrifugo 150/s") {
+		t.Errorf("Centrifugo at 150/s of 200/s: the text must give the rates:\n%s", text)
+	}
+	if !strings.Contains(text, "| 0.67 | ≤ 0.50, every seat seen, no subscription ended | **MISS** |") {
+		t.Errorf("ratio 0.67 must miss:\n%s", text)
 	}
 }
