@@ -43,7 +43,13 @@ type env struct {
 
 func newEnv(t testing.TB, rows, perRow int) *env {
 	t.Helper()
-	db := testenv.MySQL(t).Client
+	return newEnvOn(t, testenv.MySQL(t).Client, false, rows, perRow)
+}
+
+// newEnvOn is newEnv over the database db; singleWriter says it runs one transaction at
+// a time (the embedded SQLite).
+func newEnvOn(t testing.TB, db *ent.Client, singleWriter bool, rows, perRow int) *env {
+	t.Helper()
 	r := testenv.NewRedis(t)
 	clk := testenv.NewClock(time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC))
 	store := &seats.Store{RDB: r.Client, Keys: r.Keys, Now: clk.Now}
@@ -52,7 +58,7 @@ func newEnv(t testing.TB, rows, perRow int) *env {
 	e.cat = cat
 	e.sales = &sales.Service{DB: db, Seats: store, RDB: r.Client, Keys: r.Keys, Catalog: cat, Now: clk.Now}
 	e.svc = booking.New(booking.Deps{DB: db, Seats: store, Layouts: &seats.Layouts{Halls: cat}, Hashes: e.sales,
-		RDB: r.Client, Keys: r.Keys, Catalog: cat, Provider: payments.Test{}}, booking.Config{Now: clk.Now})
+		RDB: r.Client, Keys: r.Keys, Catalog: cat, Provider: payments.Test{}}, booking.Config{Now: clk.Now, SingleWriter: singleWriter})
 	e.rec = e.reconciler(t, 500)
 	e.show, e.hall = e.addShowtime(t, rows, perRow)
 	return e

@@ -16,12 +16,14 @@ const (
 	kindPendingSeats = "pending_seats_reheld"
 	kindBlocks       = "blocks_repaired"
 	kindRefunds      = "refunds_retried"
+	// kindPurchaseCounts: purchase_counts rows set to their customer's occupancy (MySQL).
+	kindPurchaseCounts = "purchase_counts_recounted"
 )
 
 var (
 	repairsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seatflow", Subsystem: "reconcile", Name: "repairs_total",
-		Help: "Drift repaired by the reconciler, by kind (orders expired, seats, hashes, counts).",
+		Help: "Drift repaired by the reconciler, by kind (orders expired, seats, hashes, counts in Redis and MySQL).",
 	}, []string{"kind"})
 	paidSeatConflictsTotal = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seatflow", Subsystem: "reconcile", Name: "paid_seat_conflicts_total",

@@ -62,7 +62,7 @@ const showPage = 100
 // Config tunes a Reconciler; zero fields take the defaults above.
 type Config struct {
 	// Batch bounds every repair kind per run (orders expired, seats fixed, hashes rebuilt,
-	// counts set) and the showtimes one run scans, so a run is bounded in time and memory
+	// counts set in Redis and in MySQL) and the showtimes one run scans, so a run is bounded in time and memory
 	// whatever the backlog (memory: one showtime's seats and active orders at a time). A
 	// backlog of N items of one kind converges in ceil(N/Batch) runs, plus one when the
 	// scan starts past part of it (see Reconciler): with the default 500 and a run every
@@ -168,7 +168,7 @@ func (r *Reconciler) RunOnce(ctx context.Context) (*Report, error) {
 	runCtx, cancel := context.WithTimeout(ctx, c.LockTTL)
 	defer cancel()
 	x := &run{r: r, c: c, now: c.Now(), touched: map[int]bool{}, left: map[string]int{}}
-	for _, k := range []string{kindExpired, kindPaidSeats, kindHashes, kindOrphanHolds, kindSoldOrphans, kindLimits, kindPendingSeats, kindBlocks} {
+	for _, k := range []string{kindExpired, kindPaidSeats, kindHashes, kindOrphanHolds, kindSoldOrphans, kindLimits, kindPendingSeats, kindBlocks, kindPurchaseCounts} {
 		x.left[k] = c.Batch
 	}
 	x.left[kindRefunds] = c.RefundBatch
@@ -218,6 +218,7 @@ func (x *run) log(startup bool) {
 			"paidSeatsFixed", rep.PaidSeatsFixed, "hashesRebuilt", rep.HashesRebuilt,
 			"orphanHoldsReleased", rep.OrphanHoldsReleased, "soldOrphansReleased", rep.SoldOrphansReleased,
 			"limitsRecounted", rep.LimitsRecounted, "pendingSeatsReheld", rep.PendingSeatsReheld, "blocksRepaired", rep.BlocksRepaired, "refundsRetried", rep.RefundsRetried,
+			"purchaseCountsRecounted", rep.PurchaseCountsRecounted,
 			"refundsOutstanding", rep.RefundsOutstanding, "showtimes", rep.ShowtimeIDs)
 	}
 }
@@ -268,7 +269,8 @@ func (r *Reconciler) Runs(ctx context.Context, first int) ([]*Report, error) {
 			PaidSeatsFixed: row.PaidSeatsFixed, HashesRebuilt: row.HashesRebuilt, OrphanHoldsReleased: row.OrphanHoldsReleased,
 			SoldOrphansReleased: row.SoldOrphansReleased, LimitsRecounted: row.LimitsRecounted,
 			PendingSeatsReheld: row.PendingSeatsReheld, BlocksRepaired: row.BlocksRepaired,
-			RefundsRetried: row.RefundsRetried, RefundsOutstanding: row.RefundsOutstanding, ShowtimeIDs: row.Showtimes}
+			RefundsRetried: row.RefundsRetried, RefundsOutstanding: row.RefundsOutstanding,
+			PurchaseCountsRecounted: row.PurchaseCountsRecounted, ShowtimeIDs: row.Showtimes}
 	}
 	return out, nil
 }
@@ -280,7 +282,7 @@ func (r *Reconciler) store(ctx context.Context, rep *Report) error {
 		SetSoldOrphansReleased(rep.SoldOrphansReleased).SetLimitsRecounted(rep.LimitsRecounted).
 		SetPendingSeatsReheld(rep.PendingSeatsReheld).SetBlocksRepaired(rep.BlocksRepaired).
 		SetRefundsRetried(rep.RefundsRetried).SetRefundsOutstanding(rep.RefundsOutstanding).
-		SetShowtimes(rep.ShowtimeIDs).Exec(ctx)
+		SetPurchaseCountsRecounted(rep.PurchaseCountsRecounted).SetShowtimes(rep.ShowtimeIDs).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}

@@ -22,9 +22,11 @@ type active struct {
 }
 
 // showtime reconciles one showtime: repair 3 (rebuild a missing hash, under the show lock
-// InitSeats takes), then, holding the same lock, repairs 2, 7, 4, 5, 8 and 6 against one
-// reading of Redis followed by one of MySQL. Redis is read first, on purpose: a seat
-// sold in Redis was paid in MySQL before, so the later MySQL read always sees that order.
+// InitSeats takes), then, holding the same lock, repair 9 (the purchase counts, MySQL
+// alone, so it runs even when the hash is lost again) and repairs 2, 7, 4, 5, 8 and 6
+// against one reading of Redis followed by one of MySQL. Redis is read first, on purpose:
+// a seat sold in Redis was paid in MySQL before, so the later MySQL read always sees that
+// order.
 func (x *run) showtime(ctx context.Context, sh *ent.Showtime) error {
 	showID, hallID := sh.ID, sh.HallID
 	r := x.r
@@ -55,6 +57,9 @@ func (x *run) showtime(ctx context.Context, sh *ent.Showtime) error {
 	}
 	defer lock.Release(context.WithoutCancel(ctx))
 
+	if err := x.recountPurchases(ctx, showID); err != nil {
+		return err
+	}
 	states, counts, tokens, err := x.read(ctx, showID)
 	if err != nil || len(states) == 0 {
 		return err // no hash: it was lost again after the rebuild, the next run rebuilds it

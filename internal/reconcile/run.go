@@ -60,6 +60,8 @@ func (x *run) done(kind string, n, showID int) {
 		x.rep.BlocksRepaired += n
 	case kindLimits:
 		x.rep.LimitsRecounted += n
+	case kindPurchaseCounts:
+		x.rep.PurchaseCountsRecounted += n
 	case kindRefunds:
 		x.rep.RefundsRetried += n
 	}
@@ -94,7 +96,7 @@ func (x *run) expireOrders(ctx context.Context) error {
 	return nil
 }
 
-// scanShowtimes runs repairs 2–7 on ON_SALE and CLOSED showtimes from the cursor on, at
+// scanShowtimes runs repairs 2–9 on ON_SALE and CLOSED showtimes from the cursor on, at
 // most Batch showtimes, stopping at the first showtime with more drift than the budgets
 // left (the next run starts there).
 func (x *run) scanShowtimes(ctx context.Context) error {

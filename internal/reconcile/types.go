@@ -1,7 +1,9 @@
 // Package reconcile repairs every drift between seat state in Redis and orders in MySQL
-// that a crash between the two stores can leave (docs/DESIGN.md "Reconciler"), and sends
-// again the refunds that a crash or the provider left unsent. It changes seats only
-// through package seats' scripts, and orders and payments only through package booking.
+// that a crash between the two stores can leave (docs/DESIGN.md "Reconciler"), recounts
+// the purchase counts MySQL keeps beside the occupancy, and sends again the refunds that
+// a crash or the provider left unsent. It changes seats only through package seats'
+// scripts, orders and payments only through package booking, and writes purchase_counts
+// rows itself, under their row locks (counts.go).
 package reconcile
 
 import "time"
@@ -19,6 +21,10 @@ type Report struct {
 	// PendingSeatsReheld counts seats of pending orders that Redis showed free, held for
 	// their orders again.
 	PendingSeatsReheld int `json:"pendingSeatsReheld"`
+	// PurchaseCountsRecounted counts customers' purchase counts in MySQL (purchase_counts
+	// rows) set to the seats their orders occupy: a missing row inserted, a wrong one
+	// corrected, one left without occupancy set to 0.
+	PurchaseCountsRecounted int `json:"purchaseCountsRecounted"`
 	// BlocksRepaired counts house seats brought into line with MySQL's block rows: seats
 	// blocked in Redis for a row, unblocked for none, rows dropped for seats an order has.
 	BlocksRepaired int `json:"blocksRepaired"`
@@ -42,5 +48,6 @@ type Report struct {
 // repaired reports whether the run changed anything (and so is stored).
 func (r *Report) repaired() bool {
 	return r.ExpiredCancelled+r.PaidSeatsFixed+r.HashesRebuilt+r.OrphanHoldsReleased+
-		r.SoldOrphansReleased+r.LimitsRecounted+r.PendingSeatsReheld+r.BlocksRepaired+r.RefundsRetried > 0
+		r.SoldOrphansReleased+r.LimitsRecounted+r.PendingSeatsReheld+r.BlocksRepaired+r.RefundsRetried+
+		r.PurchaseCountsRecounted > 0
 }

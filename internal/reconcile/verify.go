@@ -1,10 +1,13 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"seatflow"
 
@@ -31,7 +34,9 @@ func (v Violation) String() string { return fmt.Sprintf("showtime %d: %s", v.Sho
 //     is held by its token, a seat of a paid order is sold to its token, a seat with a
 //     block row (a house seat) is BLOCKED, every other sellable seat is free; no seat of
 //     an active order has a block row;
-//   - each user's count in Redis equals the seats of their active orders.
+//   - each user's count in Redis equals the seats of their active orders;
+//   - each user's purchase count in MySQL (their purchase_counts row, 0 when missing)
+//     equals their seat_occupancies rows for the showtime.
 //
 // It returns every violation it finds (none means the stores agree).
 func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violation, error) {
@@ -50,7 +55,7 @@ func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violatio
 	if err != nil {
 		return nil, fmt.Errorf("verify: order seats: %w", err)
 	}
-	occRows, err := db.SeatOccupancy.Query().All(ctx)
+	occRows, err := db.SeatOccupancy.Query().WithOrder(func(q *ent.OrderQuery) { q.Select(order.FieldUserID) }).All(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("verify: occupancy: %w", err)
 	}
@@ -172,7 +177,57 @@ func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violatio
 			}
 		}
 	}
+	vs, err := verifyPurchaseCounts(ctx, db, shows, occRows)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, vs...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ShowtimeID < out[j].ShowtimeID })
+	return out, nil
+}
+
+// verifyPurchaseCounts reports every customer of the showtimes whose purchase count in
+// MySQL differs from their occupancy rows (occRows, with their orders' users), the rule
+// of internal/booking/limit.go. A missing row counts 0 seats.
+func verifyPurchaseCounts(ctx context.Context, db *ent.Client, shows []*ent.Showtime, occRows []*ent.SeatOccupancy) ([]Violation, error) {
+	type key struct {
+		show int
+		user string
+	}
+	checked := make(map[int]bool, len(shows))
+	for _, sh := range shows {
+		checked[sh.ID] = true
+	}
+	rows, err := db.PurchaseCount.Query().All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("verify: purchase counts: %w", err)
+	}
+	counted := map[key]int{}
+	for _, r := range rows {
+		if checked[r.ShowtimeID] {
+			counted[key{r.ShowtimeID, r.UserID}] = r.Seats
+		}
+	}
+	occupied := map[key]int{}
+	for _, r := range occRows {
+		k := key{r.ShowtimeID, r.Edges.Order.UserID}
+		occupied[k]++
+		if _, ok := counted[k]; !ok && checked[k.show] {
+			counted[k] = 0
+		}
+	}
+	keys := make([]key, 0, len(counted))
+	for k := range counted {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.show, b.show), strings.Compare(a.user, b.user)) })
+	var out []Violation
+	for _, k := range keys {
+		if counted[k] != occupied[k] {
+			out = append(out, Violation{k.show, fmt.Sprintf("user %s's purchase count in MySQL is %d, their orders occupy %d seats",
+				strconv.Quote(k.user), counted[k], occupied[k])})
+		}
+	}
 	return out, nil
 }
 

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
 // The peer of the on-sale burst: Centrifugo, a real-time messaging server built for
@@ -105,34 +104,18 @@ func centrifugoAPI(base, method string, body []byte) ([]byte, error) {
 	return out, err
 }
 
-// publishBurst publishes one publication per seat of order (the seat id as its data) at
-// rate per second through the HTTP API.
-func publishBurst(ctx context.Context, hc *http.Client, base string, order []string, n, rate int) []burstHit {
-	bodies := make([][]byte, n)
-	for i := range n {
-		bodies[i], _ = json.Marshal(map[string]any{"channel": centrifugoChannel, "data": map[string]any{"seat": order[i]}})
-	}
-	header := http.Header{"Content-Type": {"application/json"}, "X-API-Key": {centrifugoKey}}
-	return pacedBurst(ctx, hc, n, rate, func(i int, t *vegeta.Target) {
-		*t = vegeta.Target{Method: http.MethodPost, URL: base + "/api/publish", Body: bodies[i], Header: header}
-	}, func(code int, body []byte) error {
-		if code != http.StatusOK || bytes.Contains(body, []byte(`"error"`)) {
-			return fmt.Errorf("HTTP %d: %.160s", code, body)
-		}
-		return nil
-	})
-}
-
 // centrifugoSubscriber is one client of Centrifugo's JSON protocol over a websocket
 // (/connection/websocket): a connect command, a subscribe command, then publications
-// pushed. A probe decodes each publication and notes when its seat arrived; the others
-// count publications by the first bytes of each reply (replies in one frame are
-// separated by newlines). Both answer the server's pings (an empty reply `{}`).
+// pushed. A probe decodes each publication and notes when each of its seats arrived; the
+// others count publications by the first bytes of each reply (replies in one frame are
+// separated by newlines). Both count the frames that carried publications, and answer
+// the server's pings (an empty reply `{}`).
 type centrifugoSubscriber struct {
 	conn   *websocket.Conn // a probe's
 	raw    *rawClient      // a counter's (bench_rawws.go)
 	probe  bool
-	pubs   atomic.Int32
+	pubs   atomic.Int32 // publications received
+	frames atomic.Int32 // websocket messages that carried publications
 	lost   atomic.Bool
 	mu     sync.Mutex
 	seenAt map[string]time.Time // probes only
@@ -189,10 +172,7 @@ func dialCentrifugo(ctx context.Context, clients *rawClients, base string, probe
 		}
 	}
 	conn.SetReadDeadline(time.Time{})
-	s := &centrifugoSubscriber{conn: conn, probe: probe}
-	if probe {
-		s.seenAt = map[string]time.Time{}
-	}
+	s := &centrifugoSubscriber{conn: conn, probe: true, seenAt: map[string]time.Time{}}
 	go s.read()
 	return s, nil
 }
@@ -227,7 +207,7 @@ func dialCentrifugoCounter(ctx context.Context, clients *rawClients, base string
 // count reads a counter's message: replies separated by newlines, each publication
 // counted by its first bytes, pings answered.
 func (s *centrifugoSubscriber) count(c *rawClient, msg []byte) {
-	ping := false
+	ping, pubs := false, int32(0)
 	for len(msg) > 0 {
 		line := msg
 		if i := bytes.IndexByte(msg, '\n'); i >= 0 {
@@ -237,7 +217,7 @@ func (s *centrifugoSubscriber) count(c *rawClient, msg []byte) {
 		}
 		switch {
 		case bytes.HasPrefix(line, []byte(`{"push"`)):
-			s.pubs.Add(1)
+			pubs++
 		case string(line) == "{}":
 			ping = true
 		case bytes.HasPrefix(line, []byte(`{"id":2,`)):
@@ -250,66 +230,38 @@ func (s *centrifugoSubscriber) count(c *rawClient, msg []byte) {
 			c.markReady()
 		}
 	}
+	s.received(pubs)
 	if ping {
 		_ = c.send(`{}`)
 	}
 }
 
+// received counts a message's publications, and the message when it had any.
+func (s *centrifugoSubscriber) received(pubs int32) {
+	if pubs > 0 {
+		s.pubs.Add(pubs)
+		s.frames.Add(1)
+	}
+}
+
+// read reads a probe's messages until its connection ends.
 func (s *centrifugoSubscriber) read() {
-	head := make([]byte, 8) // the first bytes of the reply being read
-	chunk := make([]byte, 512)
 	for {
-		_, r, err := s.conn.NextReader()
+		_, msg, err := s.conn.ReadMessage()
 		if err != nil {
 			s.lost.Store(true)
 			return
 		}
-		if s.probe {
-			msg, err := io.ReadAll(r)
-			if err != nil {
-				s.lost.Store(true)
-				return
-			}
-			s.decode(msg, time.Now())
-			continue
-		}
-		n, ping := 0, false
-		end := func() {
-			switch line := head[:n]; {
-			case bytes.HasPrefix(line, []byte(`{"push"`)):
-				s.pubs.Add(1)
-			case string(line) == "{}":
-				ping = true
-			}
-			n = 0
-		}
-		for {
-			k, err := r.Read(chunk)
-			for _, c := range chunk[:k] {
-				if c == '\n' {
-					end()
-				} else if n < len(head) {
-					head[n] = c
-					n++
-				}
-			}
-			if err == io.EOF {
-				break
-			} else if err != nil {
-				s.lost.Store(true)
-				return
-			}
-		}
-		end()
-		if ping {
+		if s.decode(msg, time.Now()) {
 			_ = s.conn.WriteMessage(websocket.TextMessage, []byte(`{}`))
 		}
 	}
 }
 
-// decode reads a probe's frame: each publication's seat, first arrival noted.
-func (s *centrifugoSubscriber) decode(msg []byte, now time.Time) {
-	ping := false
+// decode reads a probe's message: each publication's seats, the first arrival of each
+// noted at now. It reports whether the message carried a ping (to be answered).
+func (s *centrifugoSubscriber) decode(msg []byte, now time.Time) (ping bool) {
+	pubs := int32(0)
 	for _, line := range bytes.Split(msg, []byte("\n")) {
 		if string(line) == "{}" {
 			ping = true
@@ -318,33 +270,62 @@ func (s *centrifugoSubscriber) decode(msg []byte, now time.Time) {
 		var reply struct {
 			Push *struct {
 				Pub *struct {
-					Data struct{ Seat string }
+					Data struct{ Seats []struct{ ID string } }
 				}
 			}
 		}
 		if json.Unmarshal(line, &reply) != nil || reply.Push == nil || reply.Push.Pub == nil {
 			continue
 		}
-		s.pubs.Add(1)
+		pubs++
 		s.mu.Lock()
-		if _, ok := s.seenAt[reply.Push.Pub.Data.Seat]; !ok {
-			s.seenAt[reply.Push.Pub.Data.Seat] = now
+		for _, seat := range reply.Push.Pub.Data.Seats {
+			if _, ok := s.seenAt[seat.ID]; !ok {
+				s.seenAt[seat.ID] = now
+			}
 		}
 		s.mu.Unlock()
 	}
-	if ping {
-		_ = s.conn.WriteMessage(websocket.TextMessage, []byte(`{}`))
-	}
+	s.received(pubs)
+	return ping
 }
 
-// peerRun is what one Centrifugo run (n subscribers) measured.
+// peerStressMax is the most subscribers the per-change stress row runs with. One
+// publication per change is 500 pushes per subscriber, and Centrifugo, on the two cores it
+// shares with the bench's clients, drains them long after the burst while it answers the
+// publisher slowly. At 3,040 that took 4.5 s (docs/BENCHMARKS.md, quiet host) to 11 s
+// (a busy one); at 10,000, 48 s, and on a busy host 62 s with 256 of the 500 publications
+// dropped (EOF, answers past Centrifugo's write timeout): a minute of the bench for a row
+// that no longer measures. 19,880 would take about twice as long.
+const peerStressMax = 3040
+
+// peerTicks are the publishers Centrifugo runs with at n subscribers: merged at SeatFlow's
+// default tick, and one publication per change (a tick of 0) up to peerStressMax.
+func peerTicks(n int) []time.Duration {
+	if n <= peerStressMax {
+		return []time.Duration{peerTick, 0}
+	}
+	return []time.Duration{peerTick}
+}
+
+// peerLabel names a publisher in the report.
+func peerLabel(tick time.Duration) string {
+	if tick == 0 {
+		return "per-change stress"
+	}
+	return fmt.Sprintf("merged per %d ms tick", tick.Milliseconds())
+}
+
+// peerRun is what one Centrifugo run (n subscribers, one publisher) measured.
 type peerRun struct {
 	n                int
+	tick             time.Duration // the publisher's (0: one publication per change)
 	connect          time.Duration
-	pub              burstStats
-	seen, answerSeen latencies // per (probe, publication): from the publish sent, from its answer
+	pub              burstStats // the publications
+	changes          burstStats // the changes, each sent and answered with its publication
+	seen, answerSeen latencies  // per (probe, change): from the change due, from its publication's answer
 	pairs, unseen    int
-	pubs             []int   // publications per subscriber
+	pubs, frames     []int   // publications and the frames carrying them, per subscriber
 	cpu, clientCPU   float64 // Centrifugo's, and the bench process's over the same time
 	rssIdle, rssPeak int64
 	settle           time.Duration
@@ -352,8 +333,10 @@ type peerRun struct {
 	lost             int
 }
 
-// centrifugoRun publishes holds publications, one per seat of order, at rate per second to n subscribers of one channel (onsaleProbes of them decoding each).
-func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds, rate int) (*peerRun, error) {
+// centrifugoRun publishes the changes of holds holds (seat order[i] the i-th, due at rate
+// per second) to n subscribers of one channel (onsaleProbes of them decoding each), merged
+// per tick (0: one publication per change).
+func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds, rate int, tick time.Duration) (*peerRun, error) {
 	child, cleanup, err := startCentrifugo(ctx, bin)
 	if err != nil {
 		return nil, err
@@ -361,12 +344,13 @@ func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds
 	defer cleanup()
 	defer child.Stop()
 	hc := newBurstClient()
-	if s := statsOf(publishBurst(ctx, hc, child.URL, order, onsaleWarmup, rate), rate); s.failed > 0 {
+	_, warm := publishSchedule(ctx, hc, child.URL, order, mergeSchedule(onsaleWarmup, rate, 0))
+	if s := statsOf(warm, rate); s.failed > 0 {
 		return nil, fmt.Errorf("centrifugo warm-up: %d failed: %s", s.failed, s.firstErr)
 	}
 	time.Sleep(time.Second)
 	rss0 := child.rssBytes()
-	r := &peerRun{n: n}
+	r := &peerRun{n: n, tick: tick}
 	var mu sync.Mutex
 	var subs []*centrifugoSubscriber
 	t0 := time.Now()
@@ -393,15 +377,17 @@ func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds
 	r.connect = time.Since(t0)
 	time.Sleep(time.Second)
 	r.rssIdle = child.rssBytes() - rss0
-	progress("bench:   centrifugo: %d subscribers in %s; RSS +%.1f MiB; publishing %d at %d/s …", n, r.connect.Round(time.Millisecond),
-		float64(r.rssIdle)/(1<<20), holds, rate)
+	pubs := mergeSchedule(holds, rate, tick)
+	progress("bench:   centrifugo: %d subscribers in %s; RSS +%.1f MiB; publishing %d changes at %d/s in %d publications (%s) …", n,
+		r.connect.Round(time.Millisecond), float64(r.rssIdle)/(1<<20), holds, rate, len(pubs), peerLabel(tick))
 	for _, s := range subs {
 		s.pubs.Store(0)
+		s.frames.Store(0)
 	}
 	peaks := samplePeaks(child)
-	cpu0, client0, start := child.cpuSeconds(), benchCPUSeconds(), time.Now()
-	hits := publishBurst(ctx, hc, child.URL, order, holds, rate)
-	r.pub = statsOf(hits, rate)
+	cpu0, client0 := child.cpuSeconds(), benchCPUSeconds()
+	start, hits := publishSchedule(ctx, hc, child.URL, order, pubs)
+	r.pub, r.changes = statsOf(hits, publicationRate(rate, tick)), statsOf(changeHits(pubs, hits), rate)
 	deadline := time.Now().Add(onsaleSettle)
 	for ctx.Err() == nil && time.Now().Before(deadline) && !r.settled {
 		r.settled = true
@@ -418,6 +404,7 @@ func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds
 	r.rssPeak = rssPeak - rss0
 	for _, s := range subs {
 		r.pubs = append(r.pubs, int(s.pubs.Load()))
+		r.frames = append(r.frames, int(s.frames.Load()))
 		if s.isLost() {
 			r.lost++
 		}
@@ -425,23 +412,14 @@ func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds
 			continue
 		}
 		s.mu.Lock()
-		for i, h := range hits {
-			if h.err != "" || h.sent.IsZero() {
-				continue
-			}
-			r.pairs++
-			seen, ok := s.seenAt[order[i]]
-			if !ok {
-				r.unseen++
-				continue
-			}
-			r.seen = append(r.seen, seen.Sub(h.sent))
-			r.answerSeen = append(r.answerSeen, seen.Sub(h.answered))
-		}
+		seen, answerSeen, pairs, unseen := seenDelays(start, rate, order, pubs, hits, s.seenAt)
 		s.mu.Unlock()
+		r.seen, r.answerSeen = append(r.seen, seen...), append(r.answerSeen, answerSeen...)
+		r.pairs, r.unseen = r.pairs+pairs, r.unseen+unseen
 	}
-	progress("bench:   centrifugo N=%d: published %s, p99 %s; publish → seen p50 %s p99 %s max %s (%d of %d unseen); CPU %.1fs; settled %v in %s; lost %d",
-		n, r.pub.answeredCell(), ms(r.pub.lat.pct(99)), ms(r.seen.pct(50)), ms(r.seen.pct(99)), ms(r.seen.max()), r.unseen, r.pairs,
-		r.cpu, r.settled, r.settle.Round(time.Millisecond), r.lost)
+	progress("bench:   centrifugo N=%d %s: changes %s in %d publications, p99 %s; publish → seen p50 %s p99 %s max %s (%d of %d unseen); "+
+		"frames/subscriber max %d; CPU %.1fs, clients %.1fs; settled %v in %s; lost %d",
+		n, peerLabel(tick), r.changes.answeredCell(), r.pub.answered, ms(r.pub.lat.pct(99)), ms(r.seen.pct(50)), ms(r.seen.pct(99)), ms(r.seen.max()),
+		r.unseen, r.pairs, maxOf(r.frames), r.cpu, r.clientCPU, r.settled, r.settle.Round(time.Millisecond), r.lost)
 	return r, nil
 }
