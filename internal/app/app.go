@@ -182,7 +182,8 @@ func (a *App) wire() error {
 		a.SeatMaps = seatrender.NewMemo()
 	}
 	a.Websockets = &wstransport.Registry{MaxConns: a.Config.WSMaxConns, MaxConnsPerClient: a.Config.WSMaxConnsPerClient,
-		MaxConnsPerSession: a.Config.WSMaxConnsPerSession, ClientAddr: a.ClientAddr()}
+		MaxConnsPerSession: a.Config.WSMaxConnsPerSession, ClientAddr: a.ClientAddr(),
+		Requests: &wstransport.Requests{}, Share: a.Config.LiveWriteShare}
 	return nil
 }
 

@@ -120,6 +120,12 @@ var settingChecks = map[string]check{
 	}),
 	"LOADER_WAIT": durationBetween(0, time.Second),
 	"LIVE_TICK":   durationBetween(0, 5*time.Second),
+	"LIVE_WRITE_SHARE": func(v any) error {
+		if f := v.(float64); f < 0.05 || f > 1 {
+			return errors.New("want 0.05 to 1")
+		}
+		return nil
+	},
 	// 0 turns the reconciler off (tests, benchmarks); a period under a second would keep
 	// one instance reconciling without pause.
 	"RECONCILE_EVERY": duration(func(d time.Duration) error {

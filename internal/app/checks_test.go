@@ -73,6 +73,7 @@ var badValues = map[string][]badValue{
 	"RECONCILE_EVERY":           {{"10ms", "want 0 (off) or at least 1s"}, {"-30s", "want 0 (off)"}},
 	"HOLDS_PER_MINUTE":          {{"-1", "at least 0"}},
 	"QUEUE_JOINS_PER_MINUTE":    {{"-1", "at least 0"}},
+	"LIVE_WRITE_SHARE":          {{"0", "want 0.05 to 1"}, {"1.5", "want 0.05 to 1"}, {"half", "invalid"}},
 	"ORDER_CHANGES_PER_MINUTE":  {{"-1", "at least 0"}},
 	"MYSQL_MAX_CONNS":           {{"0", "at least 1"}},
 	"MAX_DEPTH":                 {{"0", "at least 1"}},

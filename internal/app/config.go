@@ -46,7 +46,10 @@ type Config struct {
 	SeatMapMemo bool
 	// LiveTick bounds how often a busy showtime writes to its live watchers (0: one DELTA
 	// per change).
-	LiveTick       time.Duration
+	LiveTick time.Duration
+	// LiveWriteShare is the least part of their time the live writers take while they
+	// give way to requests under way (1: they never give way).
+	LiveWriteShare float64
 	ReconcileEvery time.Duration
 	MySQLMaxConns  int
 	HoldsPerMinute int
@@ -145,6 +148,9 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	num64 := func(p *int64, key string, def int64, usage string) {
 		fs.Int64Var(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
 	}
+	fraction := func(p *float64, key string, def float64, usage string) {
+		fs.Float64Var(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
+	}
 	boolean := func(p *bool, key string, def bool, usage string) {
 		fs.BoolVar(p, flagName(key), def, usage+" ($SEATFLOW_"+key+")")
 	}
@@ -195,6 +201,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	boolean(&c.SeatMapMemo, "SEAT_MAP_MEMO", true, "reuse a rendered seat map while its version is current (false: render every read; for measurements)")
 	dur(&c.LoaderWait, "LOADER_WAIT", 2*time.Millisecond, "dataloader batch window")
 	dur(&c.LiveTick, "LIVE_TICK", 100*time.Millisecond, "at most one seat-map DELTA per watcher per tick, with every change since its last (a change on a quiet showtime goes at once; 0 = one DELTA per change)")
+	fraction(&c.LiveWriteShare, "LIVE_WRITE_SHARE", 0.5, "the least part of their time the live watchers' writers take while they give way to HTTP requests under way for over 5 ms, 0.05 to 1 (1 = they never give way)")
 	dur(&c.ReconcileEvery, "RECONCILE_EVERY", 30*time.Second, "reconciler period")
 	num(&c.HoldsPerMinute, "HOLDS_PER_MINUTE", 20, "holdSeats requests per user per minute (0 = no limit)")
 	num(&c.QueueJoinsPerMinute, "QUEUE_JOINS_PER_MINUTE", 600, "joinQueue requests per client address per minute, every user behind it together (0 = no limit)")

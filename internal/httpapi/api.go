@@ -109,7 +109,11 @@ func (a *API) Register(mux *http.ServeMux) {
 	if a.Responses != nil {
 		gql = a.Responses.Middleware(gql)
 	}
-	mux.Handle("/query", a.cors(a.Auth.Middleware(a.guard(a.withState(gql)))))
+	var requests *wstransport.Requests // what the live writers give way to
+	if a.Websockets != nil {
+		requests = a.Websockets.Requests
+	}
+	mux.Handle("/query", requests.Track(a.cors(a.Auth.Middleware(a.guard(a.withState(gql))))))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := a.Ready(r.Context()); err != nil {

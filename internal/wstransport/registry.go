@@ -38,9 +38,14 @@ type Registry struct {
 	ClientAddr func(*http.Request) string
 	// Writers is how many connections are written to at once (default: half the
 	// processors Go runs on, at least one). A writer never waits for a client (write.go),
-	// so a few keep up with the fan-out, and they leave the other processors to the
-	// requests (docs/DESIGN.md, "Live seat map").
+	// so a few keep up with the fan-out; each gets a processor of its own (share.go), so
+	// the requests keep every processor they had (docs/DESIGN.md, "Live seat map").
 	Writers int
+	// Requests are the instance's requests under way, which the writers give way to, and
+	// Share the least part of their time the writers take meanwhile (share.go; 0 or 1:
+	// they never give way).
+	Requests *Requests
+	Share    float64
 	// Tick is how often keep-alives, pong timeouts and token expiries are looked at
 	// (default 250 ms).
 	Tick time.Duration
@@ -53,6 +58,7 @@ type Registry struct {
 	closed    bool
 
 	start  sync.Once
+	procs  int     // processors added for the writers (share.go)
 	poller *poller // nil where there is none: every connection has a read loop
 	ready  chan *conn
 	stop   chan struct{}
@@ -230,6 +236,8 @@ func (r *Registry) run() {
 	if writers <= 0 {
 		writers = max(1, runtime.GOMAXPROCS(0)/2)
 	}
+	r.procs = writers
+	addProcessors(writers)
 	if tick <= 0 {
 		tick = defaultTick
 	}
@@ -244,10 +252,12 @@ func (r *Registry) run() {
 		go func() {
 			defer r.wg.Done()
 			var b batch
+			var g giveWay
 			for {
 				select {
 				case c := <-r.ready:
 					c.flush(&b)
+					g.after(r.Requests, r.Share)
 				case <-r.stop:
 					return
 				}
@@ -322,6 +332,7 @@ func (r *Registry) Close() {
 			}
 		}
 		r.wg.Wait()
+		addProcessors(-r.procs)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -40,15 +41,29 @@ const afterPauseBudget = 64 << 10
 // slowWorld is a showtime's seat map in real Redis, its live hub, and the real websocket
 // transport over the real schema, served on sockets with small buffers.
 type slowWorld struct {
-	url   string
-	store *seats.Store
-	hall  *seatflow.Hall
-	show  int
-	held  map[int]string // seat → the token holding it
-	rng   *rand.Rand
+	url     string // the websocket's
+	httpURL string
+	store   *seats.Store
+	hall    *seatflow.Hall
+	show    int
+	held    map[int]string // seat → the token holding it
+	rng     *rand.Rand
 }
 
 func newSlowWorld(t *testing.T, writeTimeout time.Duration) *slowWorld {
+	t.Helper()
+	return newWorld(t, worldOptions{writeTimeout: writeTimeout, smallSends: true})
+}
+
+// worldOptions shape a world's server.
+type worldOptions struct {
+	writeTimeout time.Duration
+	registry     *wstransport.Registry // default: a zero Registry
+	smallSends   bool                  // accepted connections get send buffers of socketBuffer bytes
+	requests     http.Handler          // served at /request, counted by the registry's Requests
+}
+
+func newWorld(t *testing.T, opts worldOptions) *slowWorld {
 	t.Helper()
 	// Runs last: the world leaves no connection or watch behind, so the next one starts
 	// from the same gauges.
@@ -86,16 +101,26 @@ func newSlowWorld(t *testing.T, writeTimeout time.Duration) *slowWorld {
 		}
 	})
 
-	reg := &wstransport.Registry{}
+	reg := opts.registry
+	if reg == nil {
+		reg = &wstransport.Registry{}
+	}
 	gql := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{}}))
 	gql.AddTransport(wstransport.New(wstransport.Config{SeatMaps: hubWatches{hub, w.hall}, Registry: reg,
-		WriteTimeout: writeTimeout, PingPong: time.Hour, KeepAlive: time.Hour, Log: log}))
-	srv := httptest.NewUnstartedServer(gql)
-	srv.Listener = smallSendBuffers{srv.Listener}
+		WriteTimeout: opts.writeTimeout, PingPong: time.Hour, KeepAlive: time.Hour, Log: log}))
+	mux := http.NewServeMux()
+	mux.Handle("/", gql)
+	if opts.requests != nil {
+		mux.Handle("/request", reg.Requests.Track(opts.requests))
+	}
+	srv := httptest.NewUnstartedServer(mux)
+	if opts.smallSends {
+		srv.Listener = smallSendBuffers{srv.Listener}
+	}
 	srv.Start()
 	t.Cleanup(srv.Close)
 	t.Cleanup(reg.Close)
-	w.url = "ws" + strings.TrimPrefix(srv.URL, "http")
+	w.url, w.httpURL = "ws"+strings.TrimPrefix(srv.URL, "http"), srv.URL
 	return w
 }
 
