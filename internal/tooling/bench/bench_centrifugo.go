@@ -386,7 +386,9 @@ func centrifugoRun(ctx context.Context, bin string, n int, order []string, holds
 	}
 	peaks := samplePeaks(child)
 	cpu0, client0 := child.cpuSeconds(), benchCPUSeconds()
+	clients.hold() // as SeatFlow's counters are during its burst (rawClients.hold)
 	start, hits := publishSchedule(ctx, hc, child.URL, order, pubs)
+	clients.release()
 	r.pub, r.changes = statsOf(hits, publicationRate(rate, tick)), statsOf(changeHits(pubs, hits), rate)
 	deadline := time.Now().Add(onsaleSettle)
 	for ctx.Err() == nil && time.Now().Before(deadline) && !r.settled {

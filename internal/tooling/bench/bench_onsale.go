@@ -16,10 +16,9 @@ import (
 // this measures what the sale and the maps go through when every change is one.
 
 const (
-	onsaleOwnFDs      = 120 // descriptors a process of the burst keeps besides its watchers
-	onsaleP99At10k    = 150 * time.Millisecond
-	onsaleP99At19k    = 250 * time.Millisecond
-	onsaleHoldsRatio  = 1.5      // holdSeats p99 with watchers against without
+	onsaleOwnFDs      = 120      // descriptors a process of the burst keeps besides its watchers
+	onsaleTargetsFrom = 10000    // the rows held to the targets: N at or above it, tick default
+	onsaleHoldsRatio  = 2.0      // holdSeats p99 with watchers against without
 	onsaleBytesTarget = 12 << 10 // server RSS per watcher
 	onsalePeerRatio   = 0.5      // SeatFlow's click → seen p99 against Centrifugo's merged publish → seen
 	onsalePeerRate    = 0.97     // SeatFlow's holds answered per second against the changes Centrifugo accepted

@@ -11,7 +11,9 @@ import (
 // One pass alone: the floor of click → seen. With N watchers, every change costs the
 // server a pass writing N frames; the bench measures one with nothing else running (no
 // hold, a quiet showtime, so the change goes at once), on the watchers of the burst, just
-// before it. Click → seen of the burst is judged against tick + 2 passes.
+// before it, as the burst is measured: the counting clients held (rawClients.hold), the
+// probes, a random sample of the pass's order, reading. Click → seen of the burst is
+// judged against tick + 2 passes.
 
 const (
 	passChanges = 6 // single changes measured, a seat blocked then unblocked in turn
@@ -19,11 +21,14 @@ const (
 	unblockQ    = `mutation($show: ID!, $seats: [ID!]!) { unblockSeats(showtimeId: $show, seatIds: $seats) { version } }`
 )
 
-// passStats are the passes measured: for each change, from its answer to the last watcher
-// seeing it (toLast), and from the first watcher seeing it to the last (spread).
-type passStats struct{ toLast, spread latencies }
+// passStats are the passes measured: for each change, from its answer to the last probe
+// seeing it (toLast), and from the first probe seeing it to the last (spread).
+type passStats struct {
+	toLast, spread latencies
+	version        int // the map's version after the last change
+}
 
-// pass is the pass the burst is judged by: the median change's answer → last watcher.
+// pass is the pass the burst is judged by: the median change's answer → last probe.
 func (p passStats) pass() time.Duration { return p.toLast.pct(50) }
 
 // measurePasses makes passChanges changes of show one at a time (staff blocking one seat,
@@ -43,18 +48,19 @@ func measurePasses(ctx context.Context, client *gqlclient.Client, admin string, 
 		}
 		answered := time.Now()
 		version := res[field].Version
+		out.version = version
 		deadline := answered.Add(30 * time.Second)
 		for {
-			waiting, _ := watchers.behind(version)
+			waiting := watchers.probesBehind(version)
 			if waiting == 0 {
 				break
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
-				return out, fmt.Errorf("pass %d: %d watchers never saw version %d", i, waiting, version)
+				return out, fmt.Errorf("pass %d: %d probes never saw version %d", i, waiting, version)
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
-		first, last := watchers.seenSpan(version)
+		first, last := watchers.probeSpan(version)
 		out.toLast = append(out.toLast, last.Sub(answered))
 		out.spread = append(out.spread, last.Sub(first))
 		time.Sleep(max(2*tick, 200*time.Millisecond))

@@ -149,17 +149,29 @@ func (b *benchEnv) onsaleRun(ctx context.Context, n int, tick string, shows onsa
 	progress("bench:   on-sale N=%d tick=%q: %d watchers in %s; server RSS +%.1f MiB, %+.0f goroutines; holding %d seats at %d/s …",
 		n, tick, n, r.connect.Round(time.Millisecond), float64(r.rssIdle)/(1<<20), r.goIdle, holds, rate)
 
-	if r.passes, err = measurePasses(ctx, client, admin, shows.watched, &watchers, serverTick(tick)); err != nil {
+	watchers.clients.hold()
+	r.passes, err = measurePasses(ctx, client, admin, shows.watched, &watchers, serverTick(tick))
+	watchers.clients.release()
+	if err != nil {
 		return nil, err
 	}
-	progress("bench:   on-sale N=%d tick=%q: one pass alone: answer → last watcher p50 %s (max %s), first → last watcher p50 %s",
+	progress("bench:   on-sale N=%d tick=%q: one pass alone: answer → last probe p50 %s (max %s), first → last probe p50 %s",
 		n, tick, ms(r.passes.pass()), ms(r.passes.toLast.max()), ms(r.passes.spread.pct(50)))
+	for deadline := time.Now().Add(onsaleSettle); ; time.Sleep(20 * time.Millisecond) { // every watcher past the passes
+		if waiting, gone := watchers.behind(r.passes.version); waiting == 0 {
+			break
+		} else if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("after the passes: %d watchers behind, %d gone", waiting, gone)
+		}
+	}
 
 	watchers.resetFrames()
 	peaks := samplePeaks(child)
 	cpu0, client0, start := child.cpuSeconds(), benchCPUSeconds(), time.Now()
 	order := seatOrder(shows.watched)
+	watchers.clients.hold() // the counting clients read what the burst sent them once it is answered
 	hits := holdBurst(ctx, hc, child.URL, shows.watched, order, buyers, holds, rate)
+	watchers.clients.release()
 	r.burst = statsOf(hits, rate)
 
 	// The real map once every hold is answered: no change comes after it.

@@ -129,9 +129,8 @@ type frameCounter struct {
 	c       *rawClient
 	frames  atomic.Int32
 	version atomic.Int64
-	lastAt  atomic.Int64 // when the newest next message came (Unix ns)
-	ended   atomic.Bool  // the server ended the subscription (complete or error)
-	failed  string       // why the subscription was refused, before it was ready
+	ended   atomic.Bool // the server ended the subscription (complete or error)
+	failed  string      // why the subscription was refused, before it was ready
 }
 
 // counterHead is how much of a message a frameCounter looks at.
@@ -178,7 +177,6 @@ func (w *frameCounter) take(c *rawClient, msg []byte) {
 		select {
 		case <-c.ready:
 			w.frames.Add(1)
-			w.lastAt.Store(time.Now().UnixNano())
 		default:
 			if !strings.Contains(head, `"SNAPSHOT"`) {
 				return
@@ -271,28 +269,33 @@ func (c *crowd) behind(version int) (waiting, gone int) {
 	return waiting, gone
 }
 
-// seenSpan is when the first and the last watcher at version or above had their newest
-// message: with one change under way, when they saw it.
-func (c *crowd) seenSpan(version int) (first, last time.Time) {
-	note := func(t time.Time) {
-		if first.IsZero() || t.Before(first) {
-			first = t
-		}
-		if t.After(last) {
-			last = t
-		}
-	}
+// probesBehind counts the probes whose map is older than version.
+func (c *crowd) probesBehind(version int) (waiting int) {
 	for _, p := range c.probes {
 		p.mu.Lock()
-		if p.copy.version >= version {
-			note(p.lastAt)
+		if !p.lost && (!p.copy.synced || p.copy.version < version) {
+			waiting++
 		}
 		p.mu.Unlock()
 	}
-	for _, w := range c.counters {
-		if w.version.Load() >= int64(version) {
-			note(time.Unix(0, w.lastAt.Load()))
+	return waiting
+}
+
+// probeSpan is when the first and the last probe at version or above had their newest
+// message: with one change under way, when they saw it. The probes are a random sample
+// of the watchers' order in a pass (a showtime tells its watchers in its map's order).
+func (c *crowd) probeSpan(version int) (first, last time.Time) {
+	for _, p := range c.probes {
+		p.mu.Lock()
+		if p.copy.version >= version {
+			if first.IsZero() || p.lastAt.Before(first) {
+				first = p.lastAt
+			}
+			if p.lastAt.After(last) {
+				last = p.lastAt
+			}
 		}
+		p.mu.Unlock()
 	}
 	return first, last
 }

@@ -15,6 +15,7 @@ type framePoller struct {
 	wake [2]int
 	mu   sync.Mutex
 	byFD map[int32]*rawClient
+	gate readGate
 	done chan struct{}
 }
 
@@ -61,6 +62,7 @@ func (p *framePoller) run() {
 	events := make([]syscall.EpollEvent, 512)
 	buf := make([]byte, 256<<10)
 	for {
+		p.gate.wait()
 		n, err := syscall.EpollWait(p.epfd, events, -1)
 		if err != nil {
 			if errors.Is(err, syscall.EINTR) {
@@ -104,6 +106,7 @@ func (p *framePoller) drop(c *rawClient) {
 }
 
 func (p *framePoller) stop() {
+	p.gate.release()
 	_, _ = syscall.Write(p.wake[1], []byte{1})
 	<-p.done
 }

@@ -3,7 +3,7 @@
 package bench
 
 // framePoller reads each client on a goroutine of its own off Linux.
-type framePoller struct{}
+type framePoller struct{ gate readGate }
 
 func newFramePoller() (*framePoller, error) { return &framePoller{}, nil }
 
@@ -11,6 +11,7 @@ func (p *framePoller) add(c *rawClient) error {
 	go func() {
 		buf := make([]byte, 64<<10)
 		for {
+			p.gate.wait()
 			n, err := c.nc.Read(buf)
 			if err != nil || !c.take(buf[:n]) {
 				c.end()
@@ -21,4 +22,4 @@ func (p *framePoller) add(c *rawClient) error {
 	return nil
 }
 
-func (p *framePoller) stop() {}
+func (p *framePoller) stop() { p.gate.release() }

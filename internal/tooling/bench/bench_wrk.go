@@ -56,20 +56,34 @@ type wrkQuery struct {
 type wrkRun struct {
 	requests, non2xx, gqlErrors, socketErrors int
 	took                                      time.Duration
-	p50s, p99s                                []time.Duration
+	// CPU seconds over the turns: the bench process's (the server in it; its own clients
+	// are idle meanwhile) and wrk's
+	serverCPU, wrkCPU float64
+	p50s, p99s        []time.Duration
 }
 
 func (r wrkRun) rps() float64 { return float64(r.requests) / r.took.Seconds() }
+
+// cpuPerAnswer is the cell of the CPU an answer cost the server and wrk, in µs.
+func (r wrkRun) cpuPerAnswer() string {
+	if r.requests == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f / %.0f", r.serverCPU/float64(r.requests)*1e6, r.wrkCPU/float64(r.requests)*1e6)
+}
 
 // runWrk runs wrk once, for d, with script (the path of a Lua file).
 func runWrk(ctx context.Context, url, script string, d time.Duration, into *wrkRun) error {
 	secs := max(int(d.Round(time.Second)/time.Second), 1)
 	cmd := exec.CommandContext(ctx, "wrk", "-t", fmt.Sprint(wrkThreads), "-c", fmt.Sprint(wrkConnections),
 		"-d", fmt.Sprintf("%ds", secs), "-s", script, url)
+	cpu0 := benchCPUSeconds()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("wrk: %w: %.300s", err, out)
 	}
+	into.serverCPU += benchCPUSeconds() - cpu0
+	into.wrkCPU += (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	i := bytes.Index(out, []byte("SEATFLOW "))
 	if i < 0 {
 		return fmt.Errorf("wrk: no totals in its output: %.300s", out)
@@ -141,8 +155,9 @@ func (b *benchEnv) writeWrkRows(ctx context.Context, w io.Writer, queries []wrkQ
 		progress("bench:   wrk: %-58s %8.0f req/s  ratio %.2f (in-process %.2f)  failures %d", q.label, r.rps(), ratio, inRatio, bad)
 		rows = append(rows, []string{q.label, fmt.Sprintf("%.0f", r.rps()), ms(r.p50s[len(r.p50s)/2]), ms(slices.Max(r.p99s)),
 			fmt.Sprintf("%.2f", ratio), fmt.Sprintf("%.2f", inRatio), target, result,
-			fmt.Sprintf("%d / %d / %d", r.non2xx, r.gqlErrors, r.socketErrors)})
+			fmt.Sprintf("%d / %d / %d", r.non2xx, r.gqlErrors, r.socketErrors), r.cpuPerAnswer()})
 	}
 	table(w, []string{"query", "wrk req/s", "p50", "p99", "ratio to wrk's `__typename`", "in-process ratio", "target", "result",
-		"not 2xx / with errors / socket errors"}, rows)
+		"not 2xx / with errors / socket errors", "CPU µs per answer: server / wrk"}, rows)
+	fmt.Fprintf(w, "\nThe last column is what an answer cost each side of the two cores the server and wrk share (CPU time over the turns, of the bench process, where the server runs and its own clients are idle, and of wrk, over the answers): a larger answer costs wrk more as well, to read and to search for errors, and that time is the server's to lose.\n")
 }
