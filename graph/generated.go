@@ -244,19 +244,20 @@ type ComplexityRoot struct {
 	}
 
 	ReconcileReport struct {
-		BlocksRepaired      func(childComplexity int) int
-		ExpiredCancelled    func(childComplexity int) int
-		FinishedAt          func(childComplexity int) int
-		HashesRebuilt       func(childComplexity int) int
-		LimitsRecounted     func(childComplexity int) int
-		OrphanHoldsReleased func(childComplexity int) int
-		PaidSeatsFixed      func(childComplexity int) int
-		PendingSeatsReheld  func(childComplexity int) int
-		RefundsOutstanding  func(childComplexity int) int
-		RefundsRetried      func(childComplexity int) int
-		ShowtimeIDs         func(childComplexity int) int
-		SoldOrphansReleased func(childComplexity int) int
-		StartedAt           func(childComplexity int) int
+		BlocksRepaired          func(childComplexity int) int
+		ExpiredCancelled        func(childComplexity int) int
+		FinishedAt              func(childComplexity int) int
+		HashesRebuilt           func(childComplexity int) int
+		LimitsRecounted         func(childComplexity int) int
+		OrphanHoldsReleased     func(childComplexity int) int
+		PaidSeatsFixed          func(childComplexity int) int
+		PendingSeatsReheld      func(childComplexity int) int
+		PurchaseCountsRecounted func(childComplexity int) int
+		RefundsOutstanding      func(childComplexity int) int
+		RefundsRetried          func(childComplexity int) int
+		ShowtimeIDs             func(childComplexity int) int
+		SoldOrphansReleased     func(childComplexity int) int
+		StartedAt               func(childComplexity int) int
 	}
 
 	RevokedTicket struct {
@@ -1601,6 +1602,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReconcileReport.PendingSeatsReheld(childComplexity), true
+	case "ReconcileReport.purchaseCountsRecounted":
+		if e.ComplexityRoot.ReconcileReport.PurchaseCountsRecounted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileReport.PurchaseCountsRecounted(childComplexity), true
 	case "ReconcileReport.refundsOutstanding":
 		if e.ComplexityRoot.ReconcileReport.RefundsOutstanding == nil {
 			break
@@ -3380,6 +3387,11 @@ type ReconcileReport {
   refundsRetried: Int!
   """Refunds not yet confirmed by the provider when the run ended."""
   refundsOutstanding: Int!
+  """
+  Customers' purchase counts in MySQL the run set to the seats their orders occupy: a
+  missing count made, a wrong one corrected, one with no seat left set to 0.
+  """
+  purchaseCountsRecounted: Int!
   """Showtimes the run touched."""
   showtimeIds: [ID!]!
 }
@@ -3768,6 +3780,8 @@ func (ec *executionContext) childFields_ReconcileReport(ctx context.Context, fie
 		return ec.fieldContext_ReconcileReport_refundsRetried(ctx, field)
 	case "refundsOutstanding":
 		return ec.fieldContext_ReconcileReport_refundsOutstanding(ctx, field)
+	case "purchaseCountsRecounted":
+		return ec.fieldContext_ReconcileReport_purchaseCountsRecounted(ctx, field)
 	case "showtimeIds":
 		return ec.fieldContext_ReconcileReport_showtimeIds(ctx, field)
 	}
@@ -9636,6 +9650,29 @@ func (ec *executionContext) fieldContext_ReconcileReport_refundsOutstanding(_ co
 	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "Int")
 }
 
+func (ec *executionContext) _ReconcileReport_purchaseCountsRecounted(ctx context.Context, field graphql.CollectedField, obj *reconcile.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileReport_purchaseCountsRecounted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PurchaseCountsRecounted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileReport_purchaseCountsRecounted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "Int")
+}
+
 func (ec *executionContext) _ReconcileReport_showtimeIds(ctx context.Context, field graphql.CollectedField, obj *reconcile.Report) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14726,6 +14763,11 @@ func (ec *executionContext) _ReconcileReport(ctx context.Context, sel ast.Select
 			}
 		case "refundsOutstanding":
 			out.Values[i] = ec._ReconcileReport_refundsOutstanding(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "purchaseCountsRecounted":
+			out.Values[i] = ec._ReconcileReport_purchaseCountsRecounted(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

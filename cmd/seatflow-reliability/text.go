@@ -40,8 +40,11 @@ the fault-injection suite (` + "`internal/tooling/faults`" + `) measured. This f
   until it is clean (the checker's reconciler releases orphan holds older than 1 s instead
   of 2 minutes: nothing is in flight by then); the history checked for linearizability
   (porcupine, below); no seat in two active orders; every PAID order's seats SOLD to it; no
-  HELD seat without a live PENDING order; no customer over the purchase limit; every order
-  a client saw PAID (and staff did not refund) still PAID; every watcher's final map equal
+  HELD seat without a live PENDING order; no customer over the purchase limit; every
+  customer's purchase count in MySQL equal to the seats of their active orders, none of
+  them recounted by the checker's reconciler (a count and its order are written in one
+  transaction, so no fault may set them apart); every order a client saw PAID (and staff
+  did not refund) still PAID; every watcher's final map equal
   to the real map; no answer INTERNAL, without ` + "`extensions.code`" + `, not JSON, or later than its
   deadline + 1 s. Any violation fails the test.
 - **Scenario 0, the baseline**, has no fault: the workload alone, its history checked like
@@ -255,8 +258,8 @@ tickets, back to waiting, are admitted again by a later tick; the caps stay in f
 - Redis losing a showtime's seats while other holds, payments or cancels are between
   Redis and MySQL loses their purchase-limit counts too (the rebuild counts from MySQL),
   so the hold script may let a customer's next hold through; the purchase limit still
-  holds, because every hold's transaction (and a late payment's) counts the customer's
-  seats again in MySQL with a locking read and refuses what passes the limit
+  holds, because every hold's transaction (and a late payment's) adds the seats to the
+  customer's purchase count in MySQL, a row it locks, and refuses what passes the limit
   (internal/booking/limit.go). The reconciler recounts the Redis side. Scenario 9 injects
   the loss while no other change of the workload is in flight.
 - ` + "`go test`" + ` skips scenario 7 when the failover cluster is not up (` + "`make test`" + ` and

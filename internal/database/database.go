@@ -88,7 +88,9 @@ var migrateMu sync.Mutex
 // (embedded mode, one process) needs no lock. Halls of a database from before cinemas
 // existed join the default cinema (def, at most one: assignDefaultCinema), and the index
 // of one payment per order goes (dropOnePaymentPerOrder); prices from before ticket types
-// become ADULT prices and the seats of orders from then get their amounts (prices.go).
+// become ADULT prices and the seats of orders from then get their amounts (prices.go); the
+// purchase counts of a database from before them are filled from the occupancy
+// (purchasecounts.go).
 func Migrate(ctx context.Context, client *ent.Client, db *sql.DB, def ...DefaultCinema) error {
 	migrateMu.Lock()
 	defer migrateMu.Unlock()
@@ -112,6 +114,9 @@ func Migrate(ctx context.Context, client *ent.Client, db *sql.DB, def ...Default
 		return err
 	}
 	if err := lineAmounts(ctx, db); err != nil {
+		return err
+	}
+	if err := purchaseCounts(ctx, db, isMySQL); err != nil {
 		return err
 	}
 	var d DefaultCinema

@@ -3,13 +3,18 @@ package faults
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
 
 	"seatflow"
+	"seatflow/ent"
 	"seatflow/ent/order"
+	"seatflow/ent/orderseat"
+	"seatflow/ent/purchasecount"
 	"seatflow/internal/nodeid"
 	"seatflow/internal/reconcile"
 )
@@ -50,6 +55,7 @@ func Check(ctx context.Context, e *Env, w *Workload, ws []*Watcher, res *Result)
 	}
 	checkHistory(ctx, e, w, ws, res)
 	checkStores(ctx, e, w, res, rec.Config.Now())
+	checkPurchaseCounts(ctx, e, res)
 	checkRequests(e, w, res)
 	checkWatchers(e, ws, res)
 }
@@ -198,6 +204,52 @@ func checkStores(ctx context.Context, e *Env, w *Workload, res *Result, now time
 		}
 		if o, ok := status[parts[0]]; !ok || o.st != seatflow.OrderPaid {
 			res.violate("order %d was answered PAID but is no longer PAID", parts[0])
+		}
+	}
+}
+
+// checkPurchaseCounts: every customer's purchase count in MySQL equals the seats of their
+// active orders not refunded, and the reconciler had none to recount. A hold adds its seats
+// to the count in the transaction that inserts the order and its occupancy, and a cancel,
+// expiry or refund takes them off in the one that deletes the occupancy
+// (internal/booking/limit.go): there is no moment between the count and the order for a
+// crash to fall in, so no scenario can inject one. The faults the scenarios do make
+// (connections reset and MySQL restarted mid-transaction, MySQL unreachable or silent,
+// Redis lost mid-hold, a Redis master killed) must leave the counts exact without repair:
+// a count the checker's reconciler recounted (verify reports a count off its occupancy)
+// is a violation here, even though verify is clean after it.
+func checkPurchaseCounts(ctx context.Context, e *Env, res *Result) {
+	if res.Repairs.PurchaseCountsRecounted > 0 {
+		res.violate("the reconciler recounted %d purchase counts: a count was off the occupancy after the run", res.Repairs.PurchaseCountsRecounted)
+	}
+	db := e.Checker.DB
+	orders, err := db.Order.Query().Where(order.ShowtimeID(e.Show.ID), order.StatusIn(seatflow.OrderPending, seatflow.OrderPaid)).
+		WithSeats(func(q *ent.OrderSeatQuery) { q.Where(orderseat.RefundedAtIsNil()) }).All(ctx)
+	if err != nil {
+		res.violate("read orders: %v", err)
+		return
+	}
+	rows, err := db.PurchaseCount.Query().Where(purchasecount.ShowtimeID(e.Show.ID)).All(ctx)
+	if err != nil {
+		res.violate("read purchase counts: %v", err)
+		return
+	}
+	active := map[string]int{}
+	for _, o := range orders {
+		active[o.UserID] += len(o.Edges.Seats)
+	}
+	counted := map[string]int{}
+	for _, r := range rows {
+		counted[r.UserID] = r.Seats
+	}
+	for _, user := range slices.Sorted(maps.Keys(counted)) {
+		if n := counted[user]; n != active[user] {
+			res.violate("user %s's purchase count in MySQL is %d, their active orders have %d seats", user, n, active[user])
+		}
+	}
+	for _, user := range slices.Sorted(maps.Keys(active)) {
+		if _, ok := counted[user]; !ok && active[user] > 0 {
+			res.violate("user %s has no purchase count in MySQL, their active orders have %d seats", user, active[user])
 		}
 	}
 }

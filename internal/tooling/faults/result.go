@@ -57,6 +57,9 @@ type Repairs struct {
 	SoldOrphansReleased int `json:"soldOrphansReleased"`
 	LimitsRecounted     int `json:"limitsRecounted"`
 	PendingSeatsReheld  int `json:"pendingSeatsReheld"`
+	// PurchaseCountsRecounted must stay 0: a crash cannot set a purchase count apart from
+	// the occupancy (checkPurchaseCounts).
+	PurchaseCountsRecounted int `json:"purchaseCountsRecounted"`
 }
 
 func (r *Repairs) add(rep *reconcile.Report) {
@@ -67,6 +70,7 @@ func (r *Repairs) add(rep *reconcile.Report) {
 	r.SoldOrphansReleased += rep.SoldOrphansReleased
 	r.LimitsRecounted += rep.LimitsRecounted
 	r.PendingSeatsReheld += rep.PendingSeatsReheld
+	r.PurchaseCountsRecounted += rep.PurchaseCountsRecounted
 }
 
 // String lists the non-zero repairs ("none" when there are none).
@@ -77,7 +81,8 @@ func (r Repairs) String() string {
 		v int
 	}{{"expired", r.ExpiredCancelled}, {"paid seats fixed", r.PaidSeatsFixed}, {"hashes rebuilt", r.HashesRebuilt},
 		{"orphan holds released", r.OrphanHoldsReleased}, {"sold orphans released", r.SoldOrphansReleased},
-		{"limits recounted", r.LimitsRecounted}, {"pending seats re-held", r.PendingSeatsReheld}} {
+		{"limits recounted", r.LimitsRecounted}, {"pending seats re-held", r.PendingSeatsReheld},
+		{"purchase counts recounted", r.PurchaseCountsRecounted}} {
 		if kv.v > 0 {
 			if out != "" {
 				out += ", "
