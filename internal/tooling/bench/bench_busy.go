@@ -14,7 +14,8 @@ import (
 
 const (
 	hostBusyMax = 0.70
-	busyTries   = 4 // rates tried at most
+	busyAim     = 0.66 // the share a next rate aims at, below hostBusyMax
+	busyTries   = 5    // rates tried at most
 )
 
 // cpuTimes are the host's CPU times summed over every core (/proc/stat's first line), in
@@ -62,12 +63,16 @@ func (t cpuTimes) busyUntil(u cpuTimes) float64 {
 }
 
 // rateAtBusy runs run at an offered rate, first at first, then, while the host was more
-// than hostBusyMax busy, at the rate before scaled by hostBusyMax over the share measured
-// (and 5 % less, since the host's own work does not scale down), at most busyTries times.
-// run returns the host's busy share over its run. rateAtBusy returns the last rate run,
-// its busy share, and whether that stayed within hostBusyMax; the caller keeps the last
-// run's results.
+// than hostBusyMax busy, at a rate aimed a little below it (busyAim): the second from the
+// first alone (the busy share taken as proportional to the rate), the next ones from the
+// line through the last two runs (the host's own work, and the clients', do not scale down
+// with the rate: a share proportional to it came down too slowly), at most busyTries
+// runs. run returns the host's busy share over its run. rateAtBusy returns the last rate
+// run, its busy share, and whether that stayed within hostBusyMax; the caller keeps the
+// last run's results.
 func rateAtBusy(first int, run func(rate int) (busy float64, err error)) (rate int, busy float64, within bool, err error) {
+	var prevRate int
+	var prevBusy float64
 	rate = first
 	for try := 1; ; try++ {
 		if busy, err = run(rate); err != nil {
@@ -76,6 +81,12 @@ func rateAtBusy(first int, run func(rate int) (busy float64, err error)) (rate i
 		if busy <= hostBusyMax || try == busyTries {
 			return rate, busy, busy <= hostBusyMax, nil
 		}
-		rate = max(1, int(float64(rate)*hostBusyMax/busy*0.95))
+		next := float64(rate) * busyAim / busy
+		if prevRate > 0 && prevRate != rate && prevBusy > busy {
+			slope := (prevBusy - busy) / float64(prevRate-rate) // busy share per request a second
+			next = float64(rate) - (busy-busyAim)/slope
+		}
+		prevRate, prevBusy = rate, busy
+		rate = max(1, min(int(next), rate-1))
 	}
 }
