@@ -66,8 +66,8 @@ func (t cpuTimes) busyUntil(u cpuTimes) float64 {
 // than hostBusyMax busy, at a rate aimed a little below it (busyAim): the second from the
 // first alone (the busy share taken as proportional to the rate), the next ones from the
 // line through the last two runs (the host's own work, and the clients', do not scale down
-// with the rate: a share proportional to it came down too slowly), at most busyTries
-// runs. run returns the host's busy share over its run. rateAtBusy returns the last rate
+// with the rate: a share proportional to it came down too slowly), never below half the
+// rate before, at most busyTries runs. run returns the host's busy share over its run. rateAtBusy returns the last rate
 // run, its busy share, and whether that stayed within hostBusyMax; the caller keeps the
 // last run's results.
 func rateAtBusy(first int, run func(rate int) (busy float64, err error)) (rate int, busy float64, within bool, err error) {
@@ -84,7 +84,9 @@ func rateAtBusy(first int, run func(rate int) (busy float64, err error)) (rate i
 		next := float64(rate) * busyAim / busy
 		if prevRate > 0 && prevRate != rate && prevBusy > busy {
 			slope := (prevBusy - busy) / float64(prevRate-rate) // busy share per request a second
-			next = float64(rate) - (busy-busyAim)/slope
+			// Near saturation the line is flat (an offered rate the host cannot take
+			// leaves it no busier), and its aim far too low: never below half the rate.
+			next = max(float64(rate)-(busy-busyAim)/slope, float64(rate)/2)
 		}
 		prevRate, prevBusy = rate, busy
 		rate = max(1, min(int(next), rate-1))

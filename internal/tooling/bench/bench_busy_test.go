@@ -36,6 +36,14 @@ func TestRateAtBusy(t *testing.T) {
 	if len(tried) > 3 || tried[0] != 5000 {
 		t.Fatalf("rates tried %v: want 5000 first, at most %d", tried, busyTries)
 	}
+	// A host saturated above 3,000/s (busy no more for a higher offer), linear below: the
+	// line through two saturated runs must not send the rate to nothing.
+	tried = nil
+	saturated := func(rate int) float64 { return min(0.95, 0.3+0.65*float64(rate)/3000) }
+	rate, busy, within, _ = rateAtBusy(5000, func(rate int) (float64, error) { tried = append(tried, rate); return saturated(rate), nil })
+	if !within || busy < 0.5 || rate < 1000 {
+		t.Fatalf("saturated host: rate %d at %.2f busy after %v; want one at 50 to 70 %% busy", rate, busy, tried)
+	}
 	// A host that is never quiet enough: the last rate is reported, not within.
 	tried = nil
 	_, _, within, _ = rateAtBusy(5000, func(rate int) (float64, error) { tried = append(tried, rate); return 0.95, nil })
