@@ -31,6 +31,19 @@
 --         is free: accessible seats are kept for those who need them) | {"LIMIT", user's count}
 --       | {"GAP", stranded seat id} | {"NOHASH"} when the showtime has no seat hash
 --       | {"NOT_ADMITTED"} when the gate refuses the caller (nothing is changed).
+--
+-- Why the queue's pass check is here, reading keys package queue writes (KEYS[5], KEYS[6];
+-- TestAdmissionGate in gate_test.go writes them as it does), and not in a script of the
+-- queue's run first: the queue spends or takes back a pass (ZREM from KEYS[6]:
+-- internal/queue/lua/spend.lua, leave.lua) while holds run, and only a check inside the
+-- script that takes the seats sees the same instant as the hold. A check of its own, one
+-- round trip earlier, lets a hold through on a pass revoked between the two. It is also a
+-- round trip less on the hot path of an on-sale burst: the median hold through an OPEN
+-- queue's gate took 81-85 µs as one EVALSHA, 137-148 µs as the pass check's EVALSHA then a
+-- hold's (three runs of 20,000 holds of each, interleaved, 2 cores at load average 26):
+--   go test -run '^$' -bench AdmissionGate -benchtime 20000x -count 3 ./internal/seats/
+-- (BenchmarkAdmissionGate in gate_bench_test.go).
+
 local now, token, user = ARGV[1], ARGV[2], ARGV[3]
 local limit = tonumber(ARGV[4])
 local allowGaps = ARGV[5] == '1'
