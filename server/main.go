@@ -1,6 +1,7 @@
 // Command server is SeatFlow's one binary: the API server and its operator subcommands
-// (serve, migrate, seed-demo, token, reconcile, verify). main only hands off to Run, and
-// server/ holds nothing but the command table: the commands live in internal/app.
+// (serve, migrate, seed-demo, token, ticket-keys, reconcile, verify: the table in cmd.go).
+// main only hands off to Run, and server/ holds nothing but the command table: the
+// commands live in internal/app.
 package main
 
 import (

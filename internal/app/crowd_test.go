@@ -15,7 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// Issue 31, "crowds behind one address": anonymous browsers were budgeted per address, so
+// Crowds behind one address: anonymous browsers were budgeted per address, so
 // of 300 behind one address 51 could read a seat map and 1 could watch it. Each now
 // starts a guest session (mutation guestSession) whose token carries its own budget and
 // websocket allowance; the per-address limits are backstops sized for a crowd.

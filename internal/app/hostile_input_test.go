@@ -11,7 +11,7 @@ import (
 	"seatflow/internal/nodeid"
 )
 
-// Findings of an outside probe (issue 27): what a client sends is answered with a code,
+// Findings of an outside probe: what a client sends is answered with a code,
 // and is never the server's error.
 
 // TestNoClientInputLogsAnError: a batch of hostile requests (odd dates and times, ids out

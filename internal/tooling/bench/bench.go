@@ -1,9 +1,9 @@
-package bench
-
-// `seatflow bench` runs every micro-benchmark of the project side by side, on a MySQL
+// Package bench is SeatFlow's benchmark report: `seatflow-bench` (cmd/seatflow-bench,
+// `make bench`) runs every micro-benchmark of the project side by side, on a MySQL
 // database and a Redis key prefix of its own (both removed at the end), and prints
 // docs/BENCHMARKS.md to stdout; progress goes to stderr. Each section measures its subject
 // and the baseline it is compared with in the same run, so the ratios hold on any machine.
+package bench
 
 import (
 	"bufio"
@@ -36,7 +36,7 @@ import (
 // benchSection is one section of the report. runBench runs them in order; each writes its
 // own markdown (a "## " heading, a line on the method, a table) and must bound its time.
 type benchSection struct {
-	Name  string // selects it: `seatflow bench -only catalog,stampede`
+	Name  string // selects it: `seatflow-bench -only catalog,stampede`
 	Title string
 	Run   func(ctx context.Context, b *benchEnv, w io.Writer) error
 }
@@ -71,7 +71,7 @@ func benchCapacity(ctx context.Context, b *benchEnv, w io.Writer) error {
 		"-watchers", "1000"}, w, b.ServerBin)
 }
 
-// benchOptions are the flags of `seatflow bench`.
+// benchOptions are the flags of `seatflow-bench`.
 type benchOptions struct {
 	Only        string
 	Duration    time.Duration

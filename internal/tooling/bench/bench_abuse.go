@@ -169,7 +169,7 @@ func benchAbuse(ctx context.Context, b *benchEnv, w io.Writer) error {
 		rows = append(rows, []string{d.name, fmt.Sprintf("%.1f KB", float64(len(d.body))/1000), answersCell(d.answers),
 			fmt.Sprintf("%.1f KB", float64(d.largest)/1000), ms(d.took.pct(50)), ms(d.took.pct(99))})
 	}
-	fmt.Fprintf(w, "\n## 8. Hostile documents\n\n")
+	fmt.Fprintf(w, "\n## 9. Hostile documents\n\n")
 	fmt.Fprintf(w, "The worst documents of the API's abuse probe, sent over and over for %s by %d concurrent clients (round robin, %d requests, %.0f req/s) to a server as shipped (every limit at its default; only the cost budget refills fast enough for one address) in a process of its own; the seat-bearing documents read a showtime of a 300-seat hall. Peak RSS is sampled from `/proc/<pid>/status` every 20 ms, its growth measured from the server after one warm-up pass of every document.\n\n",
 		duration, abuseWorkers, n, float64(n)/elapsed.Seconds())
 	table(w, []string{"document", "request", "answers", "largest answer", "p50", "p99"}, rows)

@@ -172,7 +172,7 @@ func benchCheckIn(ctx context.Context, b *benchEnv, w io.Writer) error {
 			errCell(catalogRun{errors: sumErrors(r.errs), firstErr: firstError(r.errs)})}
 	}
 
-	fmt.Fprintf(w, "\n## 8. Check-in\n\n")
+	fmt.Fprintf(w, "\n## 10. Check-in\n\n")
 	fmt.Fprintf(w, "`checkIn` through the real HTTP handler at one instance (staff token, GraphQL, the code's Ed25519 signature checked, the ticket's row read, then its conditional update committed, then the announcement on Redis), %d concurrent door clients, each request the first scan of a ticket of its own (%d tickets of %d showtimes starting in an hour, in halls of %d seats, made before the clock starts), selecting the ticket's seat; then first scans offered at %d/s for %s whatever the answers do (open loop), each timed from when it was due: when that leaves the host more than %.0f %% busy (all its cores, from /proc/stat: the server, its clients, MySQL and Redis share them), at a lower rate, scaled by the busy share measured, until one leaves it at most that busy, and the p99 target is judged there (a latency measured on a saturated host is the host's queue); the runs above it stay as figures. The rate target holds when the closed loop reaches it. Baselines in the same run, taking turns with it (%d rounds of %s each): the same conditional update through the same ent client and connection pool, and `{ __typename }` over the same HTTP path (the server's ceiling for any request).\n",
 		checkInWorkers, len(http1), 3*checkInHalls, checkInRows*checkInPerRow, checkInTargetRate, b.Opt.Duration, 100*hostBusyMax, catalogRounds, b.Opt.Duration/catalogRounds)
 	rows := [][]string{

@@ -35,7 +35,7 @@ const (
 	// queueWatch is how long the section watches the open queue: past the inventory cap
 	// (2,000 seats / 2.5 = 800 passes, 16 s at 50 a second) and one refresh push more.
 	queueWatch = 25 * time.Second
-	// Targets (issue 29).
+	// Targets: what the section's verdicts (PASS or MISS) hold the queue to.
 	queueJoinP99Target   = 50 * time.Millisecond
 	queueTickTarget      = 5 * time.Millisecond
 	queueStalenessTarget = 2 * time.Second
@@ -429,7 +429,7 @@ func spearman(rank []int) float64 {
 }
 
 func writeQueue(w io.Writer, r *queueResult) {
-	fmt.Fprintf(w, "\n## On-sale queue\n\n")
+	fmt.Fprintf(w, "\n## 8. On-sale queue\n\n")
 	fmt.Fprintf(w, "One instance (the server binary) runs a showtime's on-sale queue (docs/DESIGN.md \"On-sale queue\"): "+
 		"%d entrants join before `opensAt`, spread evenly over %s (open loop, one request each from 256 clients, each "+
 		"latency counted from the moment its join was due), %d of them (every %dth) follow their ticket over the `queue` "+

@@ -1,11 +1,11 @@
+// Package loadtest is the premiere-night load test (`seatflow-bench load`, `make load`): a
+// vegeta attack with a mix of catalog browsing, holds and pays/cancels against several
+// instances, websocket watchers of the hot showtimes, optional chaos (kill -9 of one
+// instance, restart of Redis), and at the end the reconciler and Verify. By default it
+// starts everything it needs itself: a private redis-server on a loopback port (never the
+// shared one on 6379), a fresh MySQL database and three instances of the server binary
+// (the one cmd/seatflow-bench builds from ./server, or names with -server) as children.
 package loadtest
-
-// The premiere-night load test (`seatflow load`, `make load`): a vegeta attack with a
-// mix of catalog browsing, holds and pays/cancels against several instances, websocket
-// watchers of the hot showtimes, optional chaos (kill -9 of one instance, restart of
-// Redis), and at the end the reconciler and Verify. By default it starts everything it
-// needs itself: a private redis-server on a loopback port (never the shared one on
-// 6379), a fresh MySQL database and three instances of this very binary as children.
 
 import (
 	"context"
