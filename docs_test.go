@@ -45,6 +45,7 @@ type docRefs struct {
 	links []string // markdown link targets, as written
 	paths []string // words of code (spans and fenced blocks) that look like paths
 	makes []string // make targets named in code
+	code  []string // the text of code spans and fenced blocks
 	text  string
 }
 
@@ -76,6 +77,7 @@ func readDocRefs(name string) (docRefs, error) {
 			refs.links = append(refs.links, m[1])
 		}
 	}
+	refs.code = code
 	for _, c := range code {
 		for _, m := range makeCall.FindAllStringSubmatch(c, -1) {
 			refs.makes = append(refs.makes, m[2])
@@ -127,13 +129,17 @@ func TestDocReferences(t *testing.T) {
 }
 
 // TestCommentsCiteTheRepository fails on a Go comment that refers to a file outside the
-// repository (as TestDocReferences), or cites a section of docs/DESIGN.md
-// (docs/DESIGN.md "Orders") that it does not have.
+// repository (as TestDocReferences), cites a section of docs/DESIGN.md (docs/DESIGN.md
+// "Orders") that it does not have, names in code a `seatflow CMD` the binary does not
+// have, cites a numbered section that its document does not have or § N of no document,
+// or cites an issue or pull request by number (signposts_test.go).
 func TestCommentsCiteTheRepository(t *testing.T) {
 	sections, err := markdownHeadings("docs/DESIGN.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	cmds := cliCommands(t)
+	numbered := docSections{}
 	ignored := ignoredDirs(t)
 	err = filepath.WalkDir(".", func(name string, d fs.DirEntry, err error) error {
 		switch {
@@ -155,6 +161,11 @@ func TestCommentsCiteTheRepository(t *testing.T) {
 			if !slices.Contains(sections, m[1]) {
 				t.Errorf("%s: cites docs/DESIGN.md %q, which has no such heading", name, m[1])
 			}
+		}
+		msgs := unknownCommands(commentCode(comments), cmds)
+		msgs = append(msgs, missingSections(comments, "", numbered)...)
+		for _, msg := range append(msgs, issueRefs(comments)...) {
+			t.Errorf("%s: %s", name, msg)
 		}
 		return nil
 	})
