@@ -25,6 +25,7 @@ import (
 // signed, unchanged, is INVALID without a ticket; another showtime's ticket is
 // WRONG_SHOWTIME. A bad nonce is BAD_USER_INPUT.
 func TestCheckIn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, tks := e.paid("alice", e.seats[:3]...)
 	code := e.code(tks[0])
@@ -128,6 +129,7 @@ func flip(c byte) string {
 // TestConcurrentScansAdmitOnce: 40 scans of one ticket at once, on two instances, each
 // with its own nonce: exactly one is ADMITTED and the ticket counts one admission.
 func TestConcurrentScansAdmitOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, tks := e.paid("alice", e.seats[0])
 	code := e.code(tks[0])
@@ -174,6 +176,7 @@ func TestConcurrentScansAdmitOnce(t *testing.T) {
 // come in the order sent. Over MaxUploadScans scans, or a scan without a nonce, is
 // BAD_USER_INPUT and applies nothing.
 func TestUpload(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	refunded, gone := e.paid("alice", e.seats[0])
 	e.inTx(func(tx *ent.Tx) error { return e.svc.RevokeOrderIn(context.Background(), tx, refunded.ID) })

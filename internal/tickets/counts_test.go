@@ -12,6 +12,7 @@ import (
 // after an admission at another instance (announced through Redis), and its channel is
 // closed when its context ends.
 func TestWatchCounts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, tks := e.paid("alice", e.seats[0], e.seats[1])
 	e.openDoor()

@@ -19,6 +19,7 @@ import (
 // first key once and fails at start for an instance whose secret is not the one its
 // database's keys were sealed with.
 func TestKeyringSecret(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	if _, err := tickets.NewKeyring(e.db, secret[1:], e.clock.Now); err == nil {
@@ -41,6 +42,7 @@ func TestKeyringSecret(t *testing.T) {
 
 // TestEnsureConcurrently: instances starting together on an empty database make one key.
 func TestEnsureConcurrently(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	e.db.TicketKey.Delete().ExecX(ctx)
@@ -68,6 +70,7 @@ func TestEnsureConcurrently(t *testing.T) {
 // rotating instance and within KeyCacheFor on another; the old key's codes still open the
 // door, and the old key stays published while a showtime with its tickets has not ended.
 func TestRotate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	_, old := e.paid("alice", e.seats[0])
@@ -149,6 +152,7 @@ func TestRotate(t *testing.T) {
 
 // TestConcurrentRotations: rotations at once each add a key of a generation of its own.
 func TestConcurrentRotations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup

@@ -18,6 +18,7 @@ import (
 // order without its tickets gets them when read, revoked at once when its showtime was
 // cancelled.
 func TestIssue(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	o := e.order("alice", e.show, seatflow.OrderPaid, e.seats[0], e.seats[1], e.seats[2])
@@ -86,6 +87,7 @@ func TestIssue(t *testing.T) {
 // scanners lists them oldest first, from a time on. A ticket already checked in is not
 // taken back by a seat refund: RevokeSeatsIn names it and revokes nothing.
 func TestRevoke(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	whole, wholeTks := e.paid("alice", e.seats[0], e.seats[1])
@@ -150,6 +152,7 @@ func TestRevoke(t *testing.T) {
 // once: either the scan admits and the refund names the ticket checked in, or the refund
 // revokes it and the scan answers REVOKED; never a revoked ticket that was let in.
 func TestRevokeRacesCheckIn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	e.openDoor()
