@@ -62,7 +62,8 @@ func (a *testApp) count(staff, show string) countOut {
 
 // TestCheckIn: the door's answers, staff only: a ticket opens it once, a retry with the
 // same nonce changes nothing, a tampered code, another showtime's ticket and one scanned
-// outside its window (the injected clock) are refused.
+// outside its window (the injected clock) are refused. The door's rules themselves are
+// shown in internal/tickets (TestCheckIn); this test holds the API and its roles to them.
 func TestCheckIn(t *testing.T) {
 	a := newTestApp(t)
 	show, seats := a.onSaleShowtime()
@@ -165,7 +166,8 @@ func flip(c byte) string {
 }
 
 // TestConcurrentScansAdmitOnce: 50 scans of one ticket at once, on two instances, each
-// with its own nonce: exactly one is ADMITTED.
+// with its own nonce: exactly one is ADMITTED (through the API; the rule is shown in
+// internal/tickets, TestConcurrentScansAdmitOnce).
 func TestConcurrentScansAdmitOnce(t *testing.T) {
 	a := newTestApp(t)
 	b := a.sibling()
@@ -209,7 +211,8 @@ func TestConcurrentScansAdmitOnce(t *testing.T) {
 
 // TestOfflineScannersUpload: two offline scanners let the same ticket in; uploaded in any
 // order, the earlier scan is the admission and the later one ALREADY_CHECKED_IN, counted as
-// a duplicate; uploading again changes nothing.
+// a duplicate; uploading again changes nothing (through the API; the rules are shown in
+// internal/tickets, TestUpload).
 func TestOfflineScannersUpload(t *testing.T) {
 	a := newTestApp(t)
 	show, seats := a.onSaleShowtime()

@@ -114,6 +114,8 @@ func TestHouseSeatsBlockAndUnblockWithWatcher(t *testing.T) {
 	a.mustAgree()
 }
 
+// TestHouseSeatsAdminOnlyAndInputChecked: the API's roles and its input checks (the
+// rules themselves: internal/sales, TestBlockSeatsBadInput).
 func TestHouseSeatsAdminOnlyAndInputChecked(t *testing.T) {
 	a := newTestApp(t)
 	show, seats := a.onSaleShowtime()

@@ -26,7 +26,8 @@ func (a *testApp) showtimeStatus(show string) string {
 // order for it was PAID later. Its sales close by themselves 15 minutes after it starts
 // (SEATFLOW_SALES_CLOSE_AFTER): holds are NOT_ON_SALE at once, the instance's closer moves
 // it to CLOSED (the cached showtime too) and expires its pending orders, a payment after
-// that is refunded without taking the seats, and a paid order stays paid.
+// that is refunded without taking the seats, and a paid order stays paid. Which
+// showtimes the closer closes is shown in internal/sales (TestCloseDue).
 func TestSalesCloseByThemselves(t *testing.T) {
 	a := newTestApp(t)
 	alice, bob := a.token("alice", "customer"), a.token("bob", "customer")

@@ -12,7 +12,8 @@ import (
 // TestDemoSeedKeepsAWeekScheduled: the demo data stays alive. Seeded on day 1, then started
 // again 3 days later (the injected clock), every day of the coming week has showtimes
 // on sale, the days that had some are left as they were, and an order of day 1 is intact.
-// The cinema is in Tokyo, so its days are not UTC's.
+// The cinema is in Tokyo, so its days are not UTC's. The seeding rules themselves are
+// shown in internal/demo (TestSeedKeepsAWeekScheduled).
 func TestDemoSeedKeepsAWeekScheduled(t *testing.T) {
 	a := newTestApp(t, "-timezone", "Asia/Tokyo")
 	ctx := context.Background()

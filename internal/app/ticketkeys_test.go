@@ -18,7 +18,8 @@ import (
 
 // TestTicketKeyRotation: after `seatflow ticket-keys rotate`, new tickets carry the new
 // kid (on every instance once its key cache turns over); tickets made before keep their
-// code, still verify and still check in; both keys are published.
+// code, still verify and still check in; both keys are published (the key ring's rules
+// themselves: internal/tickets, TestRotate).
 func TestTicketKeyRotation(t *testing.T) {
 	a := newTestApp(t)
 	b := a.sibling()

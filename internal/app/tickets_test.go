@@ -214,7 +214,8 @@ func TestTicketCodeVerifiesWithTheJWKS(t *testing.T) {
 }
 
 // TestTicketsRevoked: refunding an order and cancelling a showtime revoke their tickets for
-// good: listed by revokedTickets, REVOKED at the door, and never valid again.
+// good: listed by revokedTickets, REVOKED at the door, and never valid again (the
+// revocation rules themselves: internal/tickets, TestRevoke).
 func TestTicketsRevoked(t *testing.T) {
 	a := newTestApp(t)
 	show, seats := a.onSaleShowtime()

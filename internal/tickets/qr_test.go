@@ -16,6 +16,7 @@ import (
 // TestQRSVGDecodesToTheCode: the SVG drawn for a code, rendered module by module, is read
 // back to the same code by an independent QR reader (gozxing, a port of ZXing).
 func TestQRSVGDecodesToTheCode(t *testing.T) {
+	t.Parallel()
 	code := "eyJhbGciOiJFZERTQSIsImtpZCI6IkFCQ0RFRkdISUpLTE1OT1AifQ." +
 		"eyJ0a3QiOiJWR2xqYTJWME9qRXlNdyIsInNobyI6IlUyaHZkM1JwYldVNk13Iiwic2VhdCI6IlUyVmhkRG8wTlEiLCJuYmYiOjE4OTM0NTYwMDAsImV4cCI6MTg5MzQ3MDQwMH0." +
 		strings.Repeat("S", 86)
