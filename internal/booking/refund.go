@@ -13,7 +13,6 @@ import (
 	"seatflow/ent/payment"
 	"seatflow/ent/refund"
 	"seatflow/internal/database"
-	"seatflow/internal/nodeid"
 	"seatflow/internal/payments"
 )
 
@@ -90,7 +89,7 @@ func (s *Service) refundWhole(ctx context.Context, o *ent.Order, ps []*ent.Payme
 		required := seatflow.RefundRequired
 		p.RefundStatus, p.RefundReason = &required, staffRefundReason // as the transaction wrote it
 	}
-	if _, err := s.sendRefund(context.WithoutCancel(ctx), o, p, p.ID != ps[0].ID); err != nil {
+	if _, err := s.sendRefund(context.WithoutCancel(ctx), dueRefund{o: o, p: p, earlier: p.ID != ps[0].ID}); err != nil {
 		s.Log.WarnContext(ctx, "payments: refund not sent yet; the reconciler will send it", "payment", p.ID, "err", err)
 	}
 	// The answer is the order as read, with what this refund committed: nothing else
@@ -196,93 +195,6 @@ func (s *Service) requireRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 	return nil
 }
 
-// SendRefund sends the refund of a payment (any of an order's payments: the one that paid
-// it, or another one it could not take) to the provider when it is due (REQUIRED, or
-// FAILED fewer than seatflow.MaxRefundAttempts times) and records the provider's answer.
-// It reports whether the provider took the refund. After a failure the refund stays due
-// and the next call repeats the same request (same idempotency key); after the provider
-// reported a refund failed, the next one is a new request. The reconciler calls it.
-func (s *Service) SendRefund(ctx context.Context, paymentID int) (bool, error) {
-	if s.Provider == nil {
-		return false, errNoProvider
-	}
-	p, err := s.DB.Payment.Get(ctx, paymentID)
-	if err != nil {
-		return false, fmt.Errorf("load payment: %w", database.Classify(err))
-	}
-	if !refundDue(p) {
-		return false, nil
-	}
-	o, err := s.DB.Order.Get(ctx, p.OrderID)
-	if err != nil {
-		return false, fmt.Errorf("refund order: %w", database.Classify(err))
-	}
-	earlier, err := s.DB.Payment.Query().Where(payment.OrderID(o.ID), payment.IDLT(p.ID)).Exist(ctx)
-	if err != nil {
-		return false, fmt.Errorf("load payments: %w", database.Classify(err))
-	}
-	return s.sendRefund(ctx, o, p, earlier)
-}
-
-// refundDue reports whether p's refund still has to be sent (REQUIRED, or FAILED fewer
-// than seatflow.MaxRefundAttempts times).
-func refundDue(p *ent.Payment) bool {
-	return p.RefundStatus != nil && p.RefundStatus.ToSend(p.RefundAttempts)
-}
-
-// sendRefund is SendRefund for a caller that has read the order and the payment (as they
-// are in MySQL) and knows whether the order has an earlier payment: staff's refund sends
-// its refund without reading them again, which under a slow database is what keeps
-// refundOrder within its deadline.
-func (s *Service) sendRefund(ctx context.Context, o *ent.Order, p *ent.Payment, earlier bool) (bool, error) {
-	if !refundDue(p) {
-		return false, nil
-	}
-	if p.Provider != s.Provider.Name() {
-		return false, fmt.Errorf("refund of payment %d of order %d: it was taken by provider %q, this instance runs %q",
-			p.ID, p.OrderID, p.Provider, s.Provider.Name())
-	}
-	key := orderKey(o)
-	if earlier { // the order's first payment keeps the order's key, as when an order had one payment
-		key = fmt.Sprintf("%s-payment-%d", key, p.ID)
-	}
-	// Refunds of some seats returned part of it already: the rest goes back, said exactly.
-	parts, err := s.DB.Refund.Query().Where(refund.PaymentID(p.ID)).Select(refund.FieldAmountCents).Ints(ctx)
-	if err != nil {
-		return false, fmt.Errorf("refunds of payment %d: %w", p.ID, database.Classify(err))
-	}
-	rest := 0
-	if len(parts) > 0 {
-		rest = p.AmountCents
-		for _, c := range parts {
-			rest -= c
-		}
-	}
-	var r *payments.Refund
-	if len(parts) > 0 && rest <= 0 { // nothing is left to send
-		r = &payments.Refund{Status: seatflow.RefundSucceeded}
-	} else {
-		r, err = s.Provider.Refund(ctx, payments.RefundRequest{Reference: p.Reference, OrderID: nodeid.Encode(nodeid.Order, o.ID),
-			IdempotencyKey: fmt.Sprintf("%s-refund-%d", key, p.RefundAttempts), Reason: p.RefundReason, AmountCents: rest})
-		if err != nil {
-			return false, fmt.Errorf("send refund of payment %d of order %d: %w", p.ID, o.ID, err)
-		}
-	}
-	// Only over the state it was sent from: a webhook may have said more meanwhile.
-	u := s.DB.Payment.Update().Where(payment.ID(p.ID), payment.RefundStatusEQ(*p.RefundStatus), payment.RefundAttempts(p.RefundAttempts)).
-		SetRefundStatus(r.Status).SetUpdatedAt(s.Now())
-	if r.Reference != "" {
-		u.SetRefundReference(r.Reference)
-	}
-	if r.Status == seatflow.RefundFailed {
-		u.AddRefundAttempts(1)
-	}
-	if _, err := u.Save(context.WithoutCancel(ctx)); err != nil { // the provider has it: record it
-		return true, fmt.Errorf("record refund of payment %d of order %d: %w", p.ID, o.ID, database.Classify(err))
-	}
-	return true, nil
-}
-
 // trySendRefund sends a refund just made due; what fails is logged and left to the
 // reconciler, which sends due refunds again.
 func (s *Service) trySendRefund(ctx context.Context, paymentID int) {
@@ -311,43 +223,22 @@ func (s *Service) refundUpdated(ctx context.Context, ev seatflow.PaymentEvent) (
 		if err := s.claim(ev)(ctx, tx); err != nil {
 			return err
 		}
+		d := dueRefund{p: p, part: part}
+		var err error
 		if part != nil {
-			cur, err := tx.Refund.Get(ctx, part.ID)
-			if err != nil {
-				return err
-			}
-			apply, failed := refundStep(&cur.Status, cur.Reference, ev)
-			if !apply {
-				return nil
-			}
-			u := tx.Refund.UpdateOneID(cur.ID).SetUpdatedAt(s.Now()).SetStatus(ev.RefundStatus)
-			if failed {
-				u.AddAttempts(1)
-			}
-			if ev.RefundReference != "" {
-				u.SetReference(ev.RefundReference)
-			}
-			return u.Exec(ctx)
+			d.part, err = tx.Refund.Get(ctx, part.ID)
+		} else {
+			d.p, err = tx.Payment.Get(ctx, p.ID)
 		}
-		cur, err := tx.Payment.Get(ctx, p.ID)
 		if err != nil {
 			return err
 		}
-		apply, failed := refundStep(cur.RefundStatus, cur.RefundReference, ev)
+		st := d.state()
+		apply, failed := refundStep(st.status, st.reference, ev)
 		if !apply {
 			return nil
 		}
-		u := tx.Payment.UpdateOneID(cur.ID).SetUpdatedAt(s.Now()).SetRefundStatus(ev.RefundStatus)
-		if failed {
-			u.AddRefundAttempts(1)
-		}
-		if ev.RefundReference != "" {
-			u.SetRefundReference(ev.RefundReference)
-		}
-		if cur.RefundStatus == nil { // refunded from outside SeatFlow (the provider's dashboard)
-			u.SetRefundReason("refunded at the provider")
-		}
-		return u.Exec(ctx)
+		return s.writeRefund(ctx, tx.Client(), d, false, ev.RefundStatus, ev.RefundReference, failed)
 	})
 	if errors.Is(err, errReplay) {
 		return payments.Replayed, nil

@@ -10,10 +10,7 @@ import (
 	"seatflow/ent"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
-	"seatflow/ent/refund"
 	"seatflow/internal/database"
-	"seatflow/internal/nodeid"
-	"seatflow/internal/payments"
 	"seatflow/internal/seats"
 )
 
@@ -143,7 +140,7 @@ func (s *Service) refundSeats(ctx context.Context, by string, o *ent.Order, ps [
 	cancel()
 	o.AmountCents -= amount // as the transaction wrote it
 	refundedAt(lines, refunding, now)
-	if _, err := s.sendSeatRefund(context.WithoutCancel(ctx), o, p, r); err != nil {
+	if _, err := s.sendRefund(context.WithoutCancel(ctx), dueRefund{o: o, p: p, part: r}); err != nil {
 		s.Log.WarnContext(ctx, "payments: refund of seats not sent yet; the reconciler will send it", "refund", r.ID, "err", err)
 	}
 	return toOrder(o, lines), nil
@@ -200,66 +197,4 @@ func (s *Service) revokeSeats(ctx context.Context, tx *ent.Tx, orderID int, seat
 		return seats.Error(seatflow.EINVALIDSTATE, checkedIn, "%d of these seats were checked in at the door: a seat in use is not refunded", len(checkedIn))
 	}
 	return nil
-}
-
-// SendSeatRefund sends a refund of some seats to the provider when it is due (REQUIRED,
-// or FAILED fewer than seatflow.MaxRefundAttempts times) and records the provider's
-// answer; it reports whether the provider took it. The reconciler calls it.
-func (s *Service) SendSeatRefund(ctx context.Context, refundID int) (bool, error) {
-	if s.Provider == nil {
-		return false, errNoProvider
-	}
-	r, err := s.DB.Refund.Get(ctx, refundID)
-	if err != nil {
-		return false, fmt.Errorf("load refund: %w", database.Classify(err))
-	}
-	if !seatRefundDue(r) {
-		return false, nil
-	}
-	p, err := s.DB.Payment.Get(ctx, r.PaymentID)
-	if err != nil {
-		return false, fmt.Errorf("load payment: %w", database.Classify(err))
-	}
-	o, err := s.DB.Order.Get(ctx, r.OrderID)
-	if err != nil {
-		return false, fmt.Errorf("load order: %w", database.Classify(err))
-	}
-	return s.sendSeatRefund(ctx, o, p, r)
-}
-
-// seatRefundDue reports whether a refund of some seats still has to be sent.
-func seatRefundDue(r *ent.Refund) bool {
-	return r.Status.ToSend(r.Attempts)
-}
-
-// sendSeatRefund is SendSeatRefund for a caller that has read the order, the payment and
-// the refund. The same attempt is sent under the same idempotency key; after the provider
-// reported a refund failed, the next one is a new request.
-func (s *Service) sendSeatRefund(ctx context.Context, o *ent.Order, p *ent.Payment, r *ent.Refund) (bool, error) {
-	if !seatRefundDue(r) {
-		return false, nil
-	}
-	if p.Provider != s.Provider.Name() {
-		return false, fmt.Errorf("refund %d of order %d: its payment was taken by provider %q, this instance runs %q",
-			r.ID, o.ID, p.Provider, s.Provider.Name())
-	}
-	ans, err := s.Provider.Refund(ctx, payments.RefundRequest{Reference: p.Reference, OrderID: nodeid.Encode(nodeid.Order, o.ID),
-		IdempotencyKey: fmt.Sprintf("%s-seats-%d-refund-%d", orderKey(o), r.ID, r.Attempts), Reason: r.Reason,
-		AmountCents: r.AmountCents, SeatRefundID: r.ID})
-	if err != nil {
-		return false, fmt.Errorf("send refund %d of order %d: %w", r.ID, o.ID, err)
-	}
-	// Only over the state it was sent from: a webhook may have said more meanwhile.
-	u := s.DB.Refund.Update().Where(refund.ID(r.ID), refund.StatusEQ(r.Status), refund.Attempts(r.Attempts)).
-		SetStatus(ans.Status).SetUpdatedAt(s.Now())
-	if ans.Reference != "" {
-		u.SetReference(ans.Reference)
-	}
-	if ans.Status == seatflow.RefundFailed {
-		u.AddAttempts(1)
-	}
-	if _, err := u.Save(context.WithoutCancel(ctx)); err != nil { // the provider has it: record it
-		return true, fmt.Errorf("record refund %d of order %d: %w", r.ID, o.ID, database.Classify(err))
-	}
-	return true, nil
 }
