@@ -34,6 +34,30 @@ const (
 	ECOMPANION = "COMPANION_WITHOUT_ACCESSIBLE"
 )
 
+// Codes of the transports (HTTP and websocket), for requests refused before or around
+// execution and answers cut by the limits; sent as extensions.code like the codes above
+// (docs/DESIGN.md "Error codes"). gqlgen's parse and validation codes pass through.
+const (
+	// EBADREQUEST refuses a request the transport cannot read: a body that is no JSON
+	// GraphQL request, a websocket message that is no JSON, a refused handshake.
+	EBADREQUEST           = "BAD_REQUEST"
+	EUNSUPPORTEDMEDIATYPE = "UNSUPPORTED_MEDIA_TYPE"
+	EMETHODNOTALLOWED     = "METHOD_NOT_ALLOWED"
+	// The document's limits: fields, aliases, depth, cost; one mutation per request.
+	EFIELDLIMIT        = "FIELD_LIMIT_EXCEEDED"
+	EALIASLIMIT        = "ALIAS_LIMIT_EXCEEDED"
+	EDEPTHLIMIT        = "DEPTH_LIMIT_EXCEEDED"
+	ECOMPLEXITYLIMIT   = "COMPLEXITY_LIMIT_EXCEEDED"
+	EMULTIPLEMUTATIONS = "MULTIPLE_MUTATIONS"
+	// The answer's limits.
+	ERESPONSETOOLARGE = "RESPONSE_TOO_LARGE"
+	ETOOMANYERRORS    = "TOO_MANY_ERRORS"
+	// Persisted queries; Apollo's persisted-queries link retries with the document on
+	// PERSISTED_QUERY_NOT_FOUND.
+	EPERSISTEDNOTFOUND   = "PERSISTED_QUERY_NOT_FOUND"
+	EPERSISTEDNOTALLOWED = "PERSISTED_QUERY_NOT_ALLOWED"
+)
+
 // Messages of the codes whose wording never depends on the case: one wording each.
 const (
 	unavailableMessage = "service temporarily unavailable, try again shortly"

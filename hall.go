@@ -53,6 +53,12 @@ func CompanionsFit(accessible, companions int) bool {
 	return companions == 0 || (accessible > 0 && companions <= MaxCompanions*accessible)
 }
 
+// MinAccessible is the fewest ACCESSIBLE seats among seats (accessible and companions
+// together) that CompanionsFit takes: one for every MaxCompanions+1 seats, rounded up.
+func MinAccessible(seats int) int {
+	return (seats + MaxCompanions) / (MaxCompanions + 1)
+}
+
 // The longest names of a hall and of its rows, in characters (as their columns count).
 const (
 	MaxHallName = 100

@@ -79,11 +79,8 @@ var settingChecks = map[string]check{
 		return nil
 	}),
 	"TIMEZONE": text(func(s string) error {
-		_, err := time.LoadLocation(s)
-		if err != nil {
-			return errors.New("want an IANA time zone such as Europe/Paris or UTC")
-		}
-		return nil
+		_, err := timeZone(s)
+		return err
 	}),
 	"COMPLEXITY_LIMIT":          intAtLeast(1),
 	"COST_BUDGET":               intAtLeast(0),

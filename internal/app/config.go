@@ -115,9 +115,24 @@ func (c *Config) Embedded() bool { return c.MySQLDSN == "" && c.RedisURL == "" &
 // Location is the default cinema's time zone: the one the migration gives the cinema it
 // makes for the halls from before cinemas.
 func (c *Config) Location() (*time.Location, error) {
-	loc, err := time.LoadLocation(c.Timezone)
+	loc, err := timeZone(c.Timezone)
 	if err != nil {
 		return nil, fmt.Errorf("SEATFLOW_TIMEZONE %q: %w", c.Timezone, err)
+	}
+	return loc, nil
+}
+
+// errTimeZone refuses a SEATFLOW_TIMEZONE that seatflow.Zone refuses, in the setting
+// check and in Config.Location alike.
+var errTimeZone = errors.New("want an IANA time zone such as Europe/Paris or UTC")
+
+// timeZone is SEATFLOW_TIMEZONE's zone by the one rule of every time zone name,
+// seatflow.Zone's (the catalog's and the database's too): an IANA name, never "Local" (the
+// machine's zone) nor "". Its refusal is errTimeZone.
+func timeZone(name string) (*time.Location, error) {
+	loc, err := seatflow.Zone(name)
+	if err != nil {
+		return nil, errTimeZone
 	}
 	return loc, nil
 }

@@ -1,11 +1,13 @@
 package app
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"seatflow"
 	"seatflow/internal/cli"
 )
 
@@ -163,4 +165,40 @@ func TestTicketKeySecretSetting(t *testing.T) {
 			t.Fatalf("secret file: %v %v, want mode 0600", st, err)
 		}
 	})
+}
+
+// TestTimeZoneOneRule: SEATFLOW_TIMEZONE goes through seatflow.Zone, the rule of every time
+// zone name, in the setting check (at start, a usage error naming the variable) and in
+// Config.Location (the migration's default cinema) alike: "Local", the machine's zone, and
+// a name that is no zone are refused by both with the same words, an IANA name taken by both.
+func TestTimeZoneOneRule(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{{"Local", false}, {"Mars/Olympus_Mons", false}, {"Europe/Paris", true}, {"UTC", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			clearStores(t)
+			t.Setenv("SEATFLOW_TIMEZONE", c.name)
+			cfg, _, checkErr := ParseConfig("seatflow serve", nil)
+			_, locErr := (&Config{Timezone: c.name}).Location()
+			_, zoneErr := seatflow.Zone(c.name)
+			if c.ok {
+				if checkErr != nil || locErr != nil || zoneErr != nil || cfg.Timezone != c.name {
+					t.Fatalf("check %v, Location %v, seatflow.Zone %v; want %q taken by all three", checkErr, locErr, zoneErr, c.name)
+				}
+				return
+			}
+			if zoneErr == nil {
+				t.Fatalf("seatflow.Zone(%q) took it", c.name)
+			}
+			if cli.ExitCode(checkErr) != 2 || !strings.Contains(checkErr.Error(), "SEATFLOW_TIMEZONE") ||
+				!strings.HasSuffix(checkErr.Error(), ": "+errTimeZone.Error()) {
+				t.Errorf("setting check: %v (exit %d); want a usage error naming SEATFLOW_TIMEZONE, ending %q",
+					checkErr, cli.ExitCode(checkErr), errTimeZone)
+			}
+			if !errors.Is(locErr, errTimeZone) || !strings.Contains(locErr.Error(), "SEATFLOW_TIMEZONE") {
+				t.Errorf("Config.Location: %v; want errTimeZone naming SEATFLOW_TIMEZONE", locErr)
+			}
+		})
+	}
 }

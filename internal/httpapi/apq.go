@@ -13,13 +13,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/redis/go-redis/v9"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-)
 
-// Codes of persisted-query answers; Apollo's persisted-queries link retries with the
-// document on PERSISTED_QUERY_NOT_FOUND.
-const (
-	codePersistedNotFound   = "PERSISTED_QUERY_NOT_FOUND"
-	codePersistedNotAllowed = "PERSISTED_QUERY_NOT_ALLOWED"
+	"seatflow"
 )
 
 const apqTTL = 24 * time.Hour
@@ -60,12 +55,12 @@ func (p persistedQueries) MutateOperationParameters(ctx context.Context, raw *gr
 	switch {
 	case !present && p.Only:
 		return &gqlerror.Error{Message: "only registered (persisted) documents run on this server",
-			Extensions: map[string]any{"code": codePersistedNotAllowed}}
+			Extensions: map[string]any{"code": seatflow.EPERSISTEDNOTALLOWED}}
 	case !present:
 		return nil
 	case hash == "":
 		return &gqlerror.Error{Message: "extensions.persistedQuery needs version 1 and a sha256Hash",
-			Extensions: map[string]any{"code": codeBadRequest}}
+			Extensions: map[string]any{"code": seatflow.EBADREQUEST}}
 	}
 	if raw.Query == "" {
 		if q, ok := p.Manifest[hash]; ok {
@@ -78,17 +73,17 @@ func (p persistedQueries) MutateOperationParameters(ctx context.Context, raw *gr
 				return nil
 			}
 		}
-		return &gqlerror.Error{Message: "PersistedQueryNotFound", Extensions: map[string]any{"code": codePersistedNotFound}}
+		return &gqlerror.Error{Message: "PersistedQueryNotFound", Extensions: map[string]any{"code": seatflow.EPERSISTEDNOTFOUND}}
 	}
 	sum := sha256.Sum256([]byte(raw.Query))
 	if hex.EncodeToString(sum[:]) != hash {
 		return &gqlerror.Error{Message: "the document's sha256 is not extensions.persistedQuery.sha256Hash",
-			Extensions: map[string]any{"code": codeBadRequest}}
+			Extensions: map[string]any{"code": seatflow.EBADREQUEST}}
 	}
 	if p.Only {
 		if p.Manifest[hash] != raw.Query {
 			return &gqlerror.Error{Message: "only registered (persisted) documents run on this server",
-				Extensions: map[string]any{"code": codePersistedNotAllowed}}
+				Extensions: map[string]any{"code": seatflow.EPERSISTEDNOTALLOWED}}
 		}
 		return nil
 	}

@@ -229,7 +229,7 @@ func (c *costLimit) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 	cost = max(cost, 1) // a request is never free
 	if cost > c.Limit {
 		return &gqlerror.Error{Message: fmt.Sprintf("the query costs %d points; the limit is %d: ask for fewer items (first, count) or fewer fields",
-			cost, c.Limit), Extensions: map[string]any{"code": "COMPLEXITY_LIMIT_EXCEEDED", "cost": map[string]any{"requestedQueryCost": cost}}}
+			cost, c.Limit), Extensions: map[string]any{"code": seatflow.ECOMPLEXITYLIMIT, "cost": map[string]any{"requestedQueryCost": cost}}}
 	}
 	st := stateOf(ctx)
 	if st == nil {

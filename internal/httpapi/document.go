@@ -10,13 +10,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
-)
 
-// Codes of documents refused for their size or shape.
-const (
-	codeFieldLimit        = "FIELD_LIMIT_EXCEEDED"
-	codeAliasLimit        = "ALIAS_LIMIT_EXCEEDED"
-	codeMultipleMutations = "MULTIPLE_MUTATIONS"
+	"seatflow"
 )
 
 // documentLimits refuses, before gqlgen validates it, a document with more field
@@ -83,10 +78,10 @@ func (d *documentLimits) MutateOperationParameters(ctx context.Context, p *graph
 		switch {
 		case d.MaxFields > 0 && fields > d.MaxFields:
 			verdict = &gqlerror.Error{Message: fmt.Sprintf("the document selects %d fields; the limit is %d", fields, d.MaxFields),
-				Extensions: map[string]any{"code": codeFieldLimit}}
+				Extensions: map[string]any{"code": seatflow.EFIELDLIMIT}}
 		case d.MaxAliases > 0 && aliases > d.MaxAliases:
 			verdict = &gqlerror.Error{Message: fmt.Sprintf("the document uses %d aliases; the limit is %d", aliases, d.MaxAliases),
-				Extensions: map[string]any{"code": codeAliasLimit}}
+				Extensions: map[string]any{"code": seatflow.EALIASLIMIT}}
 		}
 	} // a parse error is gqlgen's to report
 	d.mu.Lock()
@@ -124,7 +119,7 @@ func (oneMutation) MutateOperationContext(ctx context.Context, oc *graphql.Opera
 	}
 	if n > 1 {
 		return &gqlerror.Error{Message: fmt.Sprintf("the request has %d mutation fields: send one mutation per request", n),
-			Extensions: map[string]any{"code": codeMultipleMutations}}
+			Extensions: map[string]any{"code": seatflow.EMULTIPLEMUTATIONS}}
 	}
 	return nil
 }

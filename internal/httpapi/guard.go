@@ -24,7 +24,7 @@ func (a *API) guard(next http.Handler) http.Handler {
 				r = r.WithContext(ctx)
 			}
 			if r.ContentLength > a.MaxBodyBytes {
-				writeError(w, r, http.StatusRequestEntityTooLarge, codeBadRequest,
+				writeError(w, r, http.StatusRequestEntityTooLarge, seatflow.EBADREQUEST,
 					fmt.Sprintf("request body is larger than %d bytes", a.MaxBodyBytes))
 				return
 			}

@@ -36,9 +36,9 @@ func TestGuard(t *testing.T) {
 		code    string
 	}{
 		{"BodyAtTheLimit", body(4096), false, nil, http.StatusOK, ""},
-		{"BodyOverTheLimit", body(4097), false, nil, http.StatusRequestEntityTooLarge, codeBadRequest},
+		{"BodyOverTheLimit", body(4097), false, nil, http.StatusRequestEntityTooLarge, seatflow.EBADREQUEST},
 		{"ChunkedBodyAtTheLimit", body(4096), true, nil, http.StatusOK, ""},
-		{"ChunkedBodyOverTheLimit", body(4097), true, nil, http.StatusRequestEntityTooLarge, codeBadRequest},
+		{"ChunkedBodyOverTheLimit", body(4097), true, nil, http.StatusRequestEntityTooLarge, seatflow.EBADREQUEST},
 		{"ValidToken", body(100), false, bearer("Bearer " + issue(time.Hour)), http.StatusOK, ""},
 		{"SchemeAloneIsAnonymous", body(100), false, bearer("Bearer"), http.StatusOK, ""},
 		{"InvalidToken", body(100), false, bearer("Bearer not-a-token"), http.StatusUnauthorized, seatflow.EUNAUTHENTICATED},

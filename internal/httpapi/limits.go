@@ -6,6 +6,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"seatflow"
 )
 
 // depthLimit refuses operations nested deeper than Max (fragments are followed).
@@ -26,7 +28,7 @@ func (d depthLimit) MutateOperationContext(ctx context.Context, oc *graphql.Oper
 	}
 	if depth := selectionDepth(oc.Operation.SelectionSet, 0, map[string]bool{}); depth > d.Max {
 		err := gqlerror.Errorf("query is nested %d levels deep; the limit is %d", depth, d.Max)
-		err.Extensions = map[string]any{"code": "DEPTH_LIMIT_EXCEEDED"}
+		err.Extensions = map[string]any{"code": seatflow.EDEPTHLIMIT}
 		return err
 	}
 	return nil

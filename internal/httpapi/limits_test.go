@@ -39,10 +39,10 @@ func TestDocumentLimits(t *testing.T) {
 		name, query, want string
 	}{
 		{"FieldsAtTheLimit", "{ " + repeat("__typename", 30) + " }", ""},
-		{"FieldsOverTheLimit", "{ " + repeat("__typename", 31) + " }", codeFieldLimit},
-		{"FieldsInFragmentsCounted", "{ " + repeat("__typename", 29) + " ... on Query { __typename __typename } }", codeFieldLimit},
+		{"FieldsOverTheLimit", "{ " + repeat("__typename", 31) + " }", seatflow.EFIELDLIMIT},
+		{"FieldsInFragmentsCounted", "{ " + repeat("__typename", 29) + " ... on Query { __typename __typename } }", seatflow.EFIELDLIMIT},
 		{"AliasesAtTheLimit", "{ " + aliases(5) + " }", ""},
-		{"AliasesOverTheLimit", "{ " + aliases(6) + " }", codeAliasLimit},
+		{"AliasesOverTheLimit", "{ " + aliases(6) + " }", seatflow.EALIASLIMIT},
 		{"AliasOfItsOwnNameNotCounted", "{ " + aliases(5) + " __typename: __typename }", ""},
 		// Depth counts the levels of selection sets: showtime, movie, showtimes, movie.
 		{"DepthAtTheLimit", `query($s: ID!) { showtime(id: $s) { movie { showtimes { movie { id } } } } }`, ""},
@@ -54,7 +54,7 @@ func TestDocumentLimits(t *testing.T) {
 		{"CostOverTheLimit", `query($s: ID!, $m: ID!) { a: ` + seats303 + ` b: ` + seats303 + ` c: ` + seats303 +
 			` movies(first: 44) { edges { node { id } } } movie(id: $m) { id } d: movie(id: $m) { id } }`, "COMPLEXITY_LIMIT_EXCEEDED"},
 		{"OneMutation", `mutation($m: ID!) { setMovieStatus(id: $m, status: LISTED) { id } __typename }`, seatflow.EUNAUTHENTICATED},
-		{"TwoMutations", `mutation($m: ID!) { a: setMovieStatus(id: $m, status: LISTED) { id } b: setMovieStatus(id: $m, status: DELISTED) { id } }`, codeMultipleMutations},
+		{"TwoMutations", `mutation($m: ID!) { a: setMovieStatus(id: $m, status: LISTED) { id } b: setMovieStatus(id: $m, status: DELISTED) { id } }`, seatflow.EMULTIPLEMUTATIONS},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -116,7 +116,7 @@ func TestAnswerLimits(t *testing.T) {
 	})
 	t.Run("DataOverTheLimit", func(t *testing.T) {
 		got := a.query(t, "{ "+name52+"x: __typename }", nil, nil) // 65 bytes
-		wantAnswer(t, got, http.StatusOK, codeResponseTooLarge)
+		wantAnswer(t, got, http.StatusOK, seatflow.ERESPONSETOOLARGE)
 		if got.Data != nil {
 			t.Errorf("data = %v, want none", got.Data)
 		}
@@ -148,7 +148,7 @@ func TestAnswerLimits(t *testing.T) {
 		wantAnswer(t, get(t, base+strings.Repeat("x", 64-len(base))), http.StatusOK, "")
 	})
 	t.Run("URLOverTheLimit", func(t *testing.T) {
-		wantAnswer(t, get(t, base+strings.Repeat("x", 65-len(base))), http.StatusRequestURITooLong, codeBadRequest)
+		wantAnswer(t, get(t, base+strings.Repeat("x", 65-len(base))), http.StatusRequestURITooLong, seatflow.EBADREQUEST)
 	})
 }
 

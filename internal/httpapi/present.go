@@ -34,7 +34,7 @@ func presentError(log *slog.Logger, schema *ast.Schema) graphql.ErrorPresenterFu
 				if gerr.Extensions == nil {
 					gerr.Extensions = map[string]any{}
 				}
-				gerr.Extensions["code"] = codeBadRequest
+				gerr.Extensions["code"] = seatflow.EBADREQUEST
 			}
 			return gerr
 		}
@@ -98,21 +98,15 @@ func (l answerLimits) cap(resp *graphql.Response) {
 	if l.MaxResponseBytes > 0 && len(resp.Data) > l.MaxResponseBytes {
 		resp.Data = nil
 		resp.Errors = append(gqlerror.List{{Message: fmt.Sprintf("the answer is larger than %d bytes: ask for fewer items or fields", l.MaxResponseBytes),
-			Extensions: map[string]any{"code": codeResponseTooLarge}}}, resp.Errors...)
+			Extensions: map[string]any{"code": seatflow.ERESPONSETOOLARGE}}}, resp.Errors...)
 	}
 	if l.MaxErrors > 0 && len(resp.Errors) > l.MaxErrors {
 		more := len(resp.Errors) - l.MaxErrors
 		resp.Errors = append(resp.Errors[:l.MaxErrors:l.MaxErrors], &gqlerror.Error{
 			Message:    fmt.Sprintf("%d more errors not shown", more),
-			Extensions: map[string]any{"code": codeTooManyErrors}})
+			Extensions: map[string]any{"code": seatflow.ETOOMANYERRORS}})
 	}
 }
-
-// Codes of answers cut by the limits.
-const (
-	codeResponseTooLarge = "RESPONSE_TOO_LARGE"
-	codeTooManyErrors    = "TOO_MANY_ERRORS"
-)
 
 // refuse answers an operation that was refused before it ran, with no data entry. Its
 // status follows GraphQL over HTTP: with application/json 200 (the legacy rule clients

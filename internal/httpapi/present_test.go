@@ -100,7 +100,7 @@ func TestPresentError(t *testing.T) {
 			message: "internal error", log: "DEBUG"},
 		row{name: "GraphQLErrorKeepsItsCode", err: &gqlerror.Error{Message: "bad syntax", Extensions: map[string]any{"code": "GRAPHQL_PARSE_FAILED"}},
 			code: "GRAPHQL_PARSE_FAILED", message: "bad syntax"},
-		row{name: "GraphQLErrorWithoutCodeIsBadRequest", err: &gqlerror.Error{Message: "bad request"}, code: codeBadRequest, message: "bad request"},
+		row{name: "GraphQLErrorWithoutCodeIsBadRequest", err: &gqlerror.Error{Message: "bad request"}, code: seatflow.EBADREQUEST, message: "bad request"},
 		row{name: "GraphQLErrorAroundADomainError", err: &gqlerror.Error{Message: "x", Err: seatflow.Errorf(seatflow.EFORBIDDEN, "admins only")},
 			code: seatflow.EFORBIDDEN, message: "admins only"},
 		row{name: "GraphQLErrorAroundAnUnknownError", err: &gqlerror.Error{Message: secret.Error(), Err: secret},

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"seatflow"
 	"seatflow/internal/telemetry"
 )
 
@@ -103,5 +104,5 @@ func errorCode(ext map[string]any) string {
 	if c, ok := ext["code"].(string); ok && c != "" {
 		return c
 	}
-	return "INTERNAL"
+	return seatflow.EINTERNAL
 }

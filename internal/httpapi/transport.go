@@ -72,13 +72,13 @@ func (h httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	params.ReadTime.Start = graphql.Now()
 	if r.Method == http.MethodGet && h.limits.MaxURLBytes > 0 && len(r.URL.RawQuery) > h.limits.MaxURLBytes {
 		w.WriteHeader(http.StatusRequestURITooLong)
-		writeRefusal(w, &graphql.Response{Errors: gqlerror.List{transportError(codeBadRequest,
+		writeRefusal(w, &graphql.Response{Errors: gqlerror.List{transportError(seatflow.EBADREQUEST,
 			fmt.Sprintf("the query string is longer than %d bytes: send large documents with POST or as persisted queries", h.limits.MaxURLBytes))}})
 		return
 	}
 	if status, msg := readParams(r, params); msg != "" {
 		w.WriteHeader(status)
-		writeRefusal(w, exec.DispatchError(ctx, gqlerror.List{transportError(codeBadRequest, msg)}))
+		writeRefusal(w, exec.DispatchError(ctx, gqlerror.List{transportError(seatflow.EBADREQUEST, msg)}))
 		return
 	}
 	params.Headers = r.Header
@@ -93,7 +93,7 @@ func (h httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	if r.Method == http.MethodGet && rc.Operation != nil && rc.Operation.Operation != ast.Query {
 		w.Header().Set("Allow", "POST")
 		w.WriteHeader(http.StatusMethodNotAllowed)
-		writeRefusal(w, &graphql.Response{Errors: gqlerror.List{transportError(codeMethodNotAllowed,
+		writeRefusal(w, &graphql.Response{Errors: gqlerror.List{transportError(seatflow.EMETHODNOTALLOWED,
 			"GET requests only allow query operations: send mutations with POST")}})
 		return
 	}

@@ -7,13 +7,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-)
 
-// Codes of requests refused by the HTTP transport, before GraphQL reads them.
-const (
-	codeBadRequest           = "BAD_REQUEST"
-	codeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
-	codeMethodNotAllowed     = "METHOD_NOT_ALLOWED"
+	"seatflow"
 )
 
 // transportError is an error about the HTTP request itself, with its code.
@@ -39,7 +34,7 @@ func (refusedRequests) Do(w http.ResponseWriter, r *http.Request, _ graphql.Grap
 	var err *gqlerror.Error
 	switch {
 	case r.Header.Get("Upgrade") != "":
-		status, err = http.StatusBadRequest, transportError(codeBadRequest,
+		status, err = http.StatusBadRequest, transportError(seatflow.EBADREQUEST,
 			"only websocket upgrades with the graphql-transport-ws or graphql-ws subprotocol are served here")
 	case r.Method == http.MethodPost:
 		got, _, perr := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -49,11 +44,11 @@ func (refusedRequests) Do(w http.ResponseWriter, r *http.Request, _ graphql.Grap
 		case perr != nil:
 			got = "an invalid media type" // not echoed: it could be anything
 		}
-		status, err = http.StatusUnsupportedMediaType, transportError(codeUnsupportedMediaType,
+		status, err = http.StatusUnsupportedMediaType, transportError(seatflow.EUNSUPPORTEDMEDIATYPE,
 			fmt.Sprintf("POST requests must have Content-Type: application/json (got %s)", got))
 	default:
 		w.Header().Set("Allow", "GET, POST, OPTIONS")
-		status, err = http.StatusMethodNotAllowed, transportError(codeMethodNotAllowed,
+		status, err = http.StatusMethodNotAllowed, transportError(seatflow.EMETHODNOTALLOWED,
 			fmt.Sprintf("method %s is not allowed: use POST (or GET for queries)", r.Method))
 	}
 	w.WriteHeader(status)

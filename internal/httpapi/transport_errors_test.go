@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"seatflow"
 )
 
 // TestRefusedRequests: a request that is not GraphQL over HTTP gets a status and a coded
@@ -26,31 +28,31 @@ func TestRefusedRequests(t *testing.T) {
 		code, message, allow                          string // message: a part of it
 	}{
 		{name: "PostNotJSON", method: "POST", contentType: "text/plain", body: `{"query":"{ __typename }"}`,
-			status: 415, code: codeUnsupportedMediaType, message: "(got text/plain)"},
+			status: 415, code: seatflow.EUNSUPPORTEDMEDIATYPE, message: "(got text/plain)"},
 		{name: "PostWithoutContentType", method: "POST", body: `{"query":"{ __typename }"}`,
-			status: 415, code: codeUnsupportedMediaType, message: "(got none)"},
+			status: 415, code: seatflow.EUNSUPPORTEDMEDIATYPE, message: "(got none)"},
 		{name: "PostInvalidMediaTypeNotEchoed", method: "POST", contentType: "text/<script>;;", body: `{}`,
-			status: 415, code: codeUnsupportedMediaType, message: "(got an invalid media type)"},
+			status: 415, code: seatflow.EUNSUPPORTEDMEDIATYPE, message: "(got an invalid media type)"},
 		{name: "Put", method: "PUT", contentType: "application/json", body: `{"query":"{ __typename }"}`,
-			status: 405, code: codeMethodNotAllowed, message: "method PUT is not allowed", allow: "GET, POST, OPTIONS"},
-		{name: "Delete", method: "DELETE", status: 405, code: codeMethodNotAllowed, allow: "GET, POST, OPTIONS"},
+			status: 405, code: seatflow.EMETHODNOTALLOWED, message: "method PUT is not allowed", allow: "GET, POST, OPTIONS"},
+		{name: "Delete", method: "DELETE", status: 405, code: seatflow.EMETHODNOTALLOWED, allow: "GET, POST, OPTIONS"},
 		{name: "UpgradeNotAGraphQLWebsocket", method: "GET", header: http.Header{"Upgrade": {"websocket"}, "Connection": {"Upgrade"}},
-			status: 400, code: codeBadRequest, message: "websocket handshake refused"},
+			status: 400, code: seatflow.EBADREQUEST, message: "websocket handshake refused"},
 		{name: "GetMutation", method: "GET", path: get(`mutation { setMovieStatus(id: "x", status: LISTED) { id } }`, ""),
-			status: 405, code: codeMethodNotAllowed, message: "only allow query operations", allow: "POST"},
+			status: 405, code: seatflow.EMETHODNOTALLOWED, message: "only allow query operations", allow: "POST"},
 		{name: "GetVariablesNotJSON", method: "GET", path: get("{ __typename }", "{nope"),
-			status: 400, code: codeBadRequest, message: "the variables parameter must be a JSON object"},
-		{name: "GetWithoutQuery", method: "GET", path: "?operationName=x", status: 400, code: codeBadRequest, message: "no query parameter"},
+			status: 400, code: seatflow.EBADREQUEST, message: "the variables parameter must be a JSON object"},
+		{name: "GetWithoutQuery", method: "GET", path: "?operationName=x", status: 400, code: seatflow.EBADREQUEST, message: "no query parameter"},
 		{name: "BodyNotJSON", method: "POST", contentType: "application/json", body: `{"query": <script>`,
-			status: 400, code: codeBadRequest, message: "must be a JSON object such as"},
+			status: 400, code: seatflow.EBADREQUEST, message: "must be a JSON object such as"},
 		{name: "QueryNotAString", method: "POST", contentType: "application/json", body: `{"query": 5}`,
-			status: 400, code: codeBadRequest, message: "the query parameter must be a string"},
+			status: 400, code: seatflow.EBADREQUEST, message: "the query parameter must be a string"},
 		{name: "VariablesNotAnObject", method: "POST", contentType: "application/json", body: `{"query": "{ __typename }", "variables": [1]}`,
-			status: 400, code: codeBadRequest, message: "the variables parameter must be a JSON object"},
+			status: 400, code: seatflow.EBADREQUEST, message: "the variables parameter must be a JSON object"},
 		{name: "ExtensionsNotAnObject", method: "POST", contentType: "application/json", body: `{"query": "{ __typename }", "extensions": "x"}`,
-			status: 400, code: codeBadRequest, message: "the extensions parameter must be a JSON object"},
+			status: 400, code: seatflow.EBADREQUEST, message: "the extensions parameter must be a JSON object"},
 		{name: "NoQuery", method: "POST", contentType: "application/json", body: `{}`,
-			status: 400, code: codeBadRequest, message: "no query parameter"},
+			status: 400, code: seatflow.EBADREQUEST, message: "no query parameter"},
 		{name: "InvalidDocumentJSON", method: "POST", contentType: "application/json", body: `{"query": "{ nope }"}`,
 			status: 200, code: "GRAPHQL_VALIDATION_FAILED"},
 		{name: "InvalidDocumentGraphQLResponse", method: "POST", contentType: "application/json", accept: mediaGraphQLResponse,

@@ -1,14 +1,13 @@
 package queue
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"errors"
 	"regexp"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"seatflow/internal/auth"
 	"seatflow/internal/nodeid"
 	"seatflow/internal/seats"
 )
@@ -24,9 +23,10 @@ const passPurpose = "seatflow admission pass v1"
 // the pass's number in that epoch.
 var passID = regexp.MustCompile(`^[1-9][0-9]{0,9}\.[1-9][0-9]{0,15}$`)
 
-// Passes signs and verifies admission passes: a JWT (HS256) whose subject is the user, sho
-// the showtime (its API id), pid the pass id and exp its expiry, signed with a key every
-// instance derives from the same secret, so any instance verifies any pass without a
+// Passes signs and verifies admission passes: a JWT (HS256, through auth.SignHS256 and
+// auth.VerifyHS256 as bearer tokens are) whose subject is the user, sho the showtime (its
+// API id), pid the pass id and exp its expiry, signed with a key every instance derives
+// from the same secret (auth.DeriveKey), so any instance verifies any pass without a
 // store. Whether the pass is still in use (not given back, not used up) is the hold
 // script's to check.
 type Passes struct {
@@ -37,9 +37,7 @@ type Passes struct {
 
 // NewPasses returns the passes of the instances sharing secret (SEATFLOW_JWT_SECRET).
 func NewPasses(secret []byte, now func() time.Time) *Passes {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(passPurpose))
-	return &Passes{key: m.Sum(nil), Now: now}
+	return &Passes{key: auth.DeriveKey(secret, passPurpose), Now: now}
 }
 
 // passClaims are a pass's payload.
@@ -53,7 +51,7 @@ type passClaims struct {
 func (p *Passes) Sign(userID string, showID int, id string, exp time.Time) (string, error) {
 	c := passClaims{Showtime: nodeid.Encode(nodeid.Showtime, showID), PassID: id,
 		RegisteredClaims: jwt.RegisteredClaims{Subject: userID, ExpiresAt: jwt.NewNumericDate(exp)}}
-	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(p.key)
+	return auth.SignHS256(p.key, c)
 }
 
 var errPassNotTheirs = errors.New("the pass is another user's or another showtime's")
@@ -75,12 +73,7 @@ func (p *Passes) verify(pass, userID string, showID int) (seats.Admission, error
 		return seats.Admission{}, errors.New("no pass")
 	}
 	var c passClaims
-	_, err := jwt.ParseWithClaims(pass, &c, func(t *jwt.Token) (any, error) {
-		if _, ok := t.Header["crit"]; ok {
-			return nil, errors.New("critical header extensions are not supported")
-		}
-		return p.key, nil
-	}, jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithTimeFunc(p.now), jwt.WithExpirationRequired())
+	err := auth.VerifyHS256(pass, &c, p.key, p.now)
 	if err != nil {
 		return seats.Admission{}, err
 	}

@@ -39,9 +39,9 @@ func (m *Maps) BestSeats(ctx context.Context, showID, count, accessible int) ([]
 	if accessible < 0 || accessible > count {
 		return nil, seatflow.Errorf(seatflow.EINVALID, "accessible must be between 0 and count (%d)", count)
 	}
-	if accessible > 0 && count-accessible > seatflow.MaxCompanions*accessible {
+	if accessible > 0 && !seatflow.CompanionsFit(accessible, count-accessible) {
 		return nil, seatflow.Errorf(seatflow.EINVALID, "at most %d companion seats per accessible seat: ask for %d accessible seats or fewer seats",
-			seatflow.MaxCompanions, (count+seatflow.MaxCompanions)/(seatflow.MaxCompanions+1))
+			seatflow.MaxCompanions, seatflow.MinAccessible(count))
 	}
 	st, err := m.Showtimes.Showtime(ctx, showID)
 	if err != nil {

@@ -56,7 +56,7 @@ func (c *conn) start(id string, payload json.RawMessage) bool {
 	params := &graphql.RawParams{}
 	start := graphql.Now()
 	if err := json.Unmarshal(payload, params); err != nil {
-		op.fail(gqlerror.List{{Message: "invalid json", Extensions: map[string]any{"code": "BAD_REQUEST"}}})
+		op.fail(gqlerror.List{{Message: "invalid json", Extensions: map[string]any{"code": seatflow.EBADREQUEST}}})
 		return true
 	}
 	// No request headers: an operation's caller is the connection's (its connection_init's

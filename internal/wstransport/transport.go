@@ -189,7 +189,7 @@ func New(cfg Config) *Transport {
 // refuseHandshake answers an upgrade gorilla refused (a bad handshake, another protocol,
 // an origin not allowed) in GraphQL's error format, with a code.
 func refuseHandshake(w http.ResponseWriter, _ *http.Request, status int, reason error) {
-	code := "BAD_REQUEST"
+	code := seatflow.EBADREQUEST
 	if status == http.StatusForbidden {
 		code = seatflow.EFORBIDDEN
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"seatflow"
 )
 
 // partitionLimit is how long porcupine may search one partition. A partition holds the
@@ -80,7 +82,7 @@ func (h *History) at(t time.Time) int64 { return t.Sub(h.base).Nanoseconds() }
 // in MySQL only, until the reconciler holds it again): the script that refused saw it
 // free in Redis, which is no longer the truth, so the refusal says nothing of it.
 func (h *History) seatAnswer(c Call, seat int) outcome {
-	if c.Code == "SEATS_UNAVAILABLE" {
+	if c.Code == seatflow.ESEATSUNAVAILABLE {
 		switch {
 		case !c.Named:
 			return outUnknown
@@ -236,7 +238,7 @@ func (h *History) Check(dir, prefix string) Linearizability {
 	res := Linearizability{Calls: map[string]int{}}
 	for _, c := range h.Calls {
 		res.Calls[c.Op]++
-		if outcomeOf(c.Code) == outUnknown && c.Code != "SEATS_UNAVAILABLE" && c.Code != "PURCHASE_LIMIT_EXCEEDED" {
+		if outcomeOf(c.Code) == outUnknown && c.Code != seatflow.ESEATSUNAVAILABLE && c.Code != seatflow.ELIMIT {
 			res.Lost++
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/anishathalye/porcupine"
+
+	"seatflow"
 )
 
 // The sequential specifications the histories are checked against (docs/RELIABILITY.md,
@@ -50,7 +52,7 @@ const (
 	outNotFound         // NOT_FOUND
 )
 
-var outcomeNames = [...]string{"OK", "unknown", "refused", "taken", "free", "ORDER_EXPIRED", "INVALID_STATE", "NOT_FOUND"}
+var outcomeNames = [...]string{"OK", "unknown", "refused", "taken", "free", seatflow.EORDEREXPIRED, seatflow.EINVALIDSTATE, seatflow.ENOTFOUND}
 
 func (o outcome) String() string { return outcomeNames[o] }
 
@@ -59,13 +61,13 @@ func outcomeOf(code string) outcome {
 	switch code {
 	case CodeOK:
 		return outOK
-	case "ORDER_EXPIRED":
+	case seatflow.EORDEREXPIRED:
 		return outExpired
-	case "INVALID_STATE":
+	case seatflow.EINVALIDSTATE:
 		return outInvalid
-	case "NOT_FOUND":
+	case seatflow.ENOTFOUND:
 		return outNotFound
-	case "BAD_USER_INPUT", "RATE_LIMITED", "SEAT_GAP", "NOT_ON_SALE", "FORBIDDEN", "UNAUTHENTICATED":
+	case seatflow.EINVALID, seatflow.ERATELIMITED, seatflow.ESEATGAP, seatflow.ENOTONSALE, seatflow.EFORBIDDEN, seatflow.EUNAUTHENTICATED:
 		return outRefused
 	}
 	// SERVICE_UNAVAILABLE, TIMEOUT, TRANSPORT, IN_PROGRESS, INTERNAL, an uncoded or non-JSON

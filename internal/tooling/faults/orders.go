@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"seatflow"
 )
 
 // The workload's operations on seats and orders: each is recorded as a Call of the
@@ -43,7 +45,7 @@ func (w *Workload) record(op string, in *Instance, a answer, cust int, orderID s
 			c.ExpiresAt = *out.ExpiresAt
 		}
 	}
-	if a.code == "SEATS_UNAVAILABLE" && len(a.errs) > 0 {
+	if a.code == seatflow.ESEATSUNAVAILABLE && len(a.errs) > 0 {
 		c.Taken, c.Named = seatIDsOf(a.errs[0].Extensions)
 	}
 	w.Rec.addCall(c)
@@ -199,7 +201,7 @@ func (w *Workload) extendPending(ctx context.Context, in *Instance) {
 	var out struct{ ExtendHold orderAnswer }
 	a := w.post(ctx, in, OpExtend, w.token(o), qExtend, map[string]any{"id": o.id}, &out)
 	w.record(OpExtend, in, a, o.cust, o.id, &out.ExtendHold, Call{})
-	if a.code != "INVALID_STATE" {
+	if a.code != seatflow.EINVALIDSTATE {
 		w.give(&w.pending, o)
 	}
 }
