@@ -9,6 +9,7 @@ import (
 
 	"seatflow"
 	"seatflow/internal/rdb"
+	"seatflow/internal/showfeed"
 )
 
 // positionsChunk bounds the tickets one positions.lua call reads, so that a feed of many
@@ -44,18 +45,12 @@ func (s *Service) Watch(ctx context.Context, showID int, userID string) (<-chan 
 		return out, nil
 	}
 	sub := &subscriber{tnum: str(res[1]), rec: r, last: first, pushedAt: time.Now(), out: out}
-	f := s.feeds.join(s, showID, sub)
+	f := s.join(showID, sub)
 	go func() {
 		<-ctx.Done()
-		s.feeds.leave(f, sub)
+		s.leave(f, sub)
 	}()
 	return out, nil
-}
-
-// feeds are the instance's showtime feeds with subscribers.
-type feeds struct {
-	mu     sync.Mutex
-	byShow map[int]*feed
 }
 
 // feed pushes one showtime's tickets to its subscribers on this instance while it has any.
@@ -64,8 +59,6 @@ type feed struct {
 	mu     sync.Mutex // guards subs, byNum and every subscriber's pushes
 	subs   map[*subscriber]bool
 	byNum  map[string]*subscriber
-	stop   context.CancelFunc
-	done   chan struct{}
 }
 
 // subscriber is one stream of one ticket.
@@ -78,43 +71,30 @@ type subscriber struct {
 	closed   bool
 }
 
-func (fs *feeds) join(s *Service, showID int, sub *subscriber) *feed {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if fs.byShow == nil {
-		fs.byShow = map[int]*feed{}
-	}
-	f := fs.byShow[showID]
-	if f == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		f = &feed{showID: showID, subs: map[*subscriber]bool{}, byNum: map[string]*subscriber{},
-			stop: cancel, done: make(chan struct{})}
-		fs.byShow[showID] = f
-		go f.run(ctx, s)
-	}
-	f.mu.Lock()
-	f.subs[sub] = true
-	f.byNum[sub.tnum] = sub
-	f.mu.Unlock()
-	return f
+// join adds sub to its showtime's feed, started when it has none.
+func (s *Service) join(showID int, sub *subscriber) *showfeed.Feed[*feed] {
+	return s.feeds.Join(showID,
+		func() *feed {
+			return &feed{showID: showID, subs: map[*subscriber]bool{}, byNum: map[string]*subscriber{}}
+		},
+		func(ctx context.Context, f *feed) { f.run(ctx, s) },
+		func(f *feed) {
+			f.mu.Lock()
+			f.subs[sub] = true
+			f.byNum[sub.tnum] = sub
+			f.mu.Unlock()
+		})
 }
 
 // leave takes a subscriber out (its stream is closed if it is not yet); the last one
 // stops the feed.
-func (fs *feeds) leave(f *feed, sub *subscriber) {
-	fs.mu.Lock()
-	f.mu.Lock()
-	f.drop(sub)
-	last := len(f.subs) == 0
-	f.mu.Unlock()
-	if last && fs.byShow[f.showID] == f {
-		delete(fs.byShow, f.showID)
-	}
-	fs.mu.Unlock()
-	if last {
-		f.stop()
-		<-f.done
-	}
+func (s *Service) leave(h *showfeed.Feed[*feed], sub *subscriber) {
+	s.feeds.Leave(h, func(f *feed) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.drop(sub)
+		return len(f.subs) == 0
+	})
 }
 
 // drop takes sub out of the feed and closes its stream; f.mu is held.
@@ -157,7 +137,6 @@ type event struct {
 // subscriber at once, then everyone's positions; with no event, everyone at least every
 // Refresh; and marks the subscribers seen every SeenEvery.
 func (f *feed) run(ctx context.Context, s *Service) {
-	defer close(f.done)
 	ps := s.RDB.Subscribe(ctx, s.Keys.QueueEvents(f.showID))
 	defer ps.Close()
 	msgs := ps.Channel()

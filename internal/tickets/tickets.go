@@ -19,6 +19,7 @@ import (
 	"seatflow/ent/ticket"
 	"seatflow/internal/database"
 	"seatflow/internal/keys"
+	"seatflow/internal/showfeed"
 )
 
 // Service is the tickets and the door of every showtime.
@@ -32,7 +33,7 @@ type Service struct {
 	Now func() time.Time
 	Log *slog.Logger
 
-	feeds      feeds
+	feeds      showfeed.Registry[*feed]
 	announcing announcing
 }
 
