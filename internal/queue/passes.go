@@ -9,6 +9,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"seatflow"
 	"seatflow/internal/nodeid"
 	"seatflow/internal/seats"
 )
@@ -32,7 +33,7 @@ var passID = regexp.MustCompile(`^[1-9][0-9]{0,9}\.[1-9][0-9]{0,15}$`)
 type Passes struct {
 	key []byte
 	// Now is the clock passes expire by; time.Now when nil.
-	Now func() time.Time
+	Now seatflow.ClockFunc
 }
 
 // NewPasses returns the passes of the instances sharing secret (SEATFLOW_JWT_SECRET).
@@ -80,7 +81,7 @@ func (p *Passes) verify(pass, userID string, showID int) (seats.Admission, error
 			return nil, errors.New("critical header extensions are not supported")
 		}
 		return p.key, nil
-	}, jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithTimeFunc(p.now), jwt.WithExpirationRequired())
+	}, jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithTimeFunc(p.Now.Now), jwt.WithExpirationRequired())
 	if err != nil {
 		return seats.Admission{}, err
 	}
@@ -91,11 +92,4 @@ func (p *Passes) verify(pass, userID string, showID int) (seats.Admission, error
 		return seats.Admission{}, errors.New("malformed pass id")
 	}
 	return seats.Admission{PassID: c.PassID, ExpiresAt: c.ExpiresAt.Time}, nil
-}
-
-func (p *Passes) now() time.Time {
-	if p.Now != nil {
-		return p.Now()
-	}
-	return time.Now()
 }

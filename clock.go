@@ -1,0 +1,34 @@
+package seatflow
+
+import "time"
+
+// Clock tells the time to the rules that depend on it (expiries, grace periods, pass
+// lifetimes, the queue's pushes): the system clock in the server, a clock moved by hand in
+// the tests (internal/tooling/testenv.Clock), so those rules are tested without sleeping.
+//
+// It is this one-method interface rather than a clock library: the rules read the time and
+// compare it, and none of them waits on a clock. What waits (a feed's ticker, a
+// connection's socket deadline, the operating system's timers) keeps the real time, since
+// the kernel and the net package measure deadlines against it; durations measured only for
+// metrics and logs use time.Since. A library with fake timers (jonboulle/clockwork;
+// benbjohnson/clock is no longer maintained) would add a dependency for timers that no
+// test moves.
+type Clock interface {
+	Now() time.Time
+}
+
+// ClockFunc is a Clock of a function, the form the services' Now options take (a
+// Clock's method value, such as testenv.Clock's Now, or app.OpenWithClock's function).
+// The nil ClockFunc is the system clock: the one place that rule is written.
+type ClockFunc func() time.Time
+
+// Now is f's time, or the system clock's when f is nil.
+func (f ClockFunc) Now() time.Time {
+	if f == nil {
+		return time.Now()
+	}
+	return f()
+}
+
+// SystemClock is the real time.
+var SystemClock Clock = ClockFunc(time.Now)
