@@ -7,12 +7,15 @@ import "time"
 // the tests (internal/tooling/testenv.Clock), so those rules are tested without sleeping.
 //
 // It is this one-method interface rather than a clock library: the rules read the time and
-// compare it, and none of them waits on a clock. What waits (a feed's ticker, a
-// connection's socket deadline, the operating system's timers) keeps the real time, since
-// the kernel and the net package measure deadlines against it; durations measured only for
-// metrics and logs use time.Since. A library with fake timers (jonboulle/clockwork;
-// benbjohnson/clock is no longer maintained) would add a dependency for timers that no
-// test moves.
+// compare it, and none of them waits on a clock. What waits keeps the real time: the
+// queue's feed is woken by tickers but decides its pushes by its service's clock
+// (internal/queue/feed.go); internal/wstransport schedules keep-alives, pings and the
+// connection_init deadline on its registry's ticker and socket deadlines, which the kernel
+// and the net package measure against the real time, and reads its Config.Now only for
+// tokens' expiry; internal/live's flush tick, heartbeat and watchdog run on timers and
+// tickers. Durations measured only for metrics and logs use time.Since. A library
+// with fake timers (jonboulle/clockwork; benbjohnson/clock is no longer maintained) would
+// add a dependency for timers that no test moves.
 type Clock interface {
 	Now() time.Time
 }
