@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -292,4 +293,61 @@ func matches(e, path string) bool {
 		return path == dir || strings.HasPrefix(path, dir+"/")
 	}
 	return path == e
+}
+
+// nowHelper is a method that reads a clock option and falls back on the system clock: the
+// rule seatflow.ClockFunc (clock.go) states once.
+var nowHelper = regexp.MustCompile(`(?m)^func \([^)]*\) now\(\) time\.Time`)
+
+// TestClockRuleWrittenOnce fails on a `now()` helper outside clock.go: a service's clock
+// is a seatflow.ClockFunc option (nil: the system clock), read with its Now method.
+func TestClockRuleWrittenOnce(t *testing.T) {
+	for _, msg := range nowHelpers(t, ".") {
+		t.Error(msg)
+	}
+}
+
+func nowHelpers(t *testing.T, root string) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, loc := range nowHelper.FindAllIndex(b, -1) {
+			line := 1 + bytes.Count(b[:loc[0]], []byte("\n"))
+			found = append(found, fmt.Sprintf("%s:%d: a now() helper: give the type a seatflow.ClockFunc option and call its Now (clock.go)", path, line))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// TestClockRuleCheckFindsAHelper plants a helper and expects the check to name it.
+func TestClockRuleCheckFindsAHelper(t *testing.T) {
+	dir := t.TempDir()
+	src := "package p\n\nimport \"time\"\n\ntype S struct{ Now func() time.Time }\n\nfunc (s *S) now() time.Time {\n\tif s.Now != nil {\n\t\treturn s.Now()\n\t}\n\treturn time.Now()\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := nowHelpers(t, dir)
+	if len(got) != 1 || !strings.Contains(got[0], "p.go:7:") {
+		t.Fatalf("the planted helper at p.go:7 was not reported alone: %q", got)
+	}
 }

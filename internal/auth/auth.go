@@ -97,7 +97,7 @@ const DefaultMaxLifetime = 30 * 24 * time.Hour
 // Authenticator signs and verifies tokens with one HS256 secret.
 type Authenticator struct {
 	Secret []byte
-	Now    func() time.Time
+	Now    seatflow.ClockFunc
 	// MaxLifetime is the longest a token may live (SEATFLOW_MAX_TOKEN_LIFETIME): from its
 	// iat, or from now when it has none or one ahead, to its exp. DefaultMaxLifetime when
 	// zero. It bounds what a leaked token is worth.
@@ -116,7 +116,7 @@ func (a *Authenticator) Issue(subject, role string, ttl time.Duration) (string, 
 		return "", seatflow.Errorf(seatflow.EINVALID, "a token lives at most %s (SEATFLOW_MAX_TOKEN_LIFETIME); %s is longer",
 			a.maxLifetime(), ttl)
 	}
-	now := a.now()
+	now := a.Now.Now()
 	claims := Claims{Role: role, RegisteredClaims: jwt.RegisteredClaims{
 		Subject:   subject,
 		IssuedAt:  jwt.NewNumericDate(now),
@@ -133,7 +133,7 @@ func (a *Authenticator) IssueGuest(ttl time.Duration) (string, Guest, error) {
 		return "", Guest{}, seatflow.Errorf(seatflow.EINVALID, "a token lives at most %s (SEATFLOW_MAX_TOKEN_LIFETIME); %s is longer",
 			a.maxLifetime(), ttl)
 	}
-	now := a.now()
+	now := a.Now.Now()
 	g := Guest{ID: guestIDPrefix + uuid.NewString(), ExpiresAt: now.Add(ttl).Truncate(time.Second)}
 	claims := Claims{Role: RoleGuest, RegisteredClaims: jwt.RegisteredClaims{
 		Subject:   g.ID,
@@ -159,7 +159,7 @@ func (a *Authenticator) Verify(token string) (*User, error) {
 // defect is UNAUTHENTICATED.
 func (a *Authenticator) VerifyAny(token string) (*User, *Guest, error) {
 	var claims Claims
-	err := VerifyHS256(token, &claims, a.Secret, a.now)
+	err := VerifyHS256(token, &claims, a.Secret, a.Now.Now)
 	if err != nil {
 		return nil, nil, seatflow.Errorf(seatflow.EUNAUTHENTICATED, "invalid token: %s", reason(err))
 	}
@@ -182,7 +182,7 @@ func (a *Authenticator) VerifyAny(token string) (*User, *Guest, error) {
 // when it has no iat or one ahead (a token dated in the future would otherwise live as
 // long as it likes).
 func (a *Authenticator) lifetime(c *Claims) time.Duration {
-	from := a.now()
+	from := a.Now.Now()
 	if c.IssuedAt != nil && c.IssuedAt.Before(from) {
 		from = c.IssuedAt.Time
 	}
@@ -218,13 +218,6 @@ func reason(err error) string {
 		return "missing required claim"
 	}
 	return "rejected"
-}
-
-func (a *Authenticator) now() time.Time {
-	if a.Now != nil {
-		return a.Now()
-	}
-	return time.Now()
 }
 
 type ctxKey struct{}

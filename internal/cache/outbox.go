@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"seatflow"
 	"seatflow/ent"
 	"seatflow/ent/cacheoutbox"
 	"seatflow/internal/background"
@@ -22,20 +23,13 @@ const relayBatch = 200
 type Outbox struct {
 	DB    *ent.Client
 	Cache *Cache
-	Now   func() time.Time
-}
-
-func (o *Outbox) now() time.Time {
-	if o.Now != nil {
-		return o.Now()
-	}
-	return time.Now()
+	Now   seatflow.ClockFunc
 }
 
 // Record inserts a cache_outbox row for keys inside the caller's transaction and returns
 // its id, to pass to Deliver after commit.
 func (o *Outbox) Record(ctx context.Context, tx *ent.Tx, keys ...string) (id int, err error) {
-	row, err := tx.CacheOutbox.Create().SetKeys(keys).SetCreatedAt(o.now()).Save(ctx)
+	row, err := tx.CacheOutbox.Create().SetKeys(keys).SetCreatedAt(o.Now.Now()).Save(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("record cache invalidation: %w", err)
 	}
@@ -49,7 +43,7 @@ func (o *Outbox) Deliver(ctx context.Context, id int, keys []string) error {
 	if err := o.Cache.Invalidate(ctx, keys...); err != nil {
 		return fmt.Errorf("deliver cache outbox %d: %w", id, err)
 	}
-	if err := o.DB.CacheOutbox.UpdateOneID(id).SetProcessedAt(o.now()).Exec(ctx); err != nil {
+	if err := o.DB.CacheOutbox.UpdateOneID(id).SetProcessedAt(o.Now.Now()).Exec(ctx); err != nil {
 		return fmt.Errorf("mark cache outbox %d processed: %w", id, err)
 	}
 	return nil
@@ -59,7 +53,7 @@ func (o *Outbox) Deliver(ctx context.Context, id int, keys []string) error {
 // probably still being delivered by their writer) and returns how many it delivered.
 func (o *Outbox) Relay(ctx context.Context, olderThan time.Duration) (int, error) {
 	rows, err := o.DB.CacheOutbox.Query().
-		Where(cacheoutbox.ProcessedAtIsNil(), cacheoutbox.CreatedAtLT(o.now().Add(-olderThan))).
+		Where(cacheoutbox.ProcessedAtIsNil(), cacheoutbox.CreatedAtLT(o.Now.Now().Add(-olderThan))).
 		Order(cacheoutbox.ByID()).
 		Limit(relayBatch).
 		All(ctx)

@@ -48,18 +48,11 @@ type Service struct {
 	Inval Invalidations // nil when there is no cache to invalidate
 	// Tickets revokes a cancelled showtime's tickets; nil when there are none to revoke.
 	Tickets ShowtimeTickets
-	Now     func() time.Time
+	Now     seatflow.ClockFunc
 	Log     *slog.Logger
 
 	decoded decodedValues
 	fresh   coalesce.Group[int, *seatflow.Showtime]
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
 }
 
 func (s *Service) log() *slog.Logger {
@@ -120,7 +113,7 @@ func (s *Service) setStatus(ctx context.Context, id int, to seatflow.ShowtimeSta
 			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d is %s", id, st.Status)
 		}
 		n, err := tx.Showtime.Update().Where(showtimeIs(id, st.Status)).
-			SetStatus(to).SetUpdatedAt(s.now()).Save(ctx)
+			SetStatus(to).SetUpdatedAt(s.Now.Now()).Save(ctx)
 		if err != nil {
 			return nil, err
 		}

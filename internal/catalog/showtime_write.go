@@ -77,10 +77,10 @@ func validatePrices(prices []PriceInput, hall *seatflow.Hall) (seatflow.PriceLis
 }
 
 func (s *Service) checkStart(startsAt time.Time) error {
-	if !startsAt.After(s.now()) {
+	if !startsAt.After(s.Now.Now()) {
 		return invalid("startsAt %s is in the past", startsAt.UTC().Format(time.RFC3339))
 	}
-	if startsAt.After(s.now().AddDate(2, 0, 0)) {
+	if startsAt.After(s.Now.Now().AddDate(2, 0, 0)) {
 		return invalid("startsAt must be within two years")
 	}
 	return nil
@@ -142,7 +142,7 @@ func (s *Service) CreateShowtime(ctx context.Context, in ShowtimeInput) (*seatfl
 		if err := checkHallFree(ctx, tx, hall.ID, start, end, 0); err != nil {
 			return nil, err
 		}
-		now := s.now()
+		now := s.Now.Now()
 		st, err := tx.Showtime.Create().SetMovieID(m.ID).SetHallID(hall.ID).SetStartsAt(start).SetEndsAt(end).
 			SetPurchaseLimit(limit).SetAllowSeatGaps(in.AllowSeatGaps != nil && *in.AllowSeatGaps).
 			SetPrices(prices).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
@@ -182,7 +182,7 @@ func (s *Service) RescheduleShowtime(ctx context.Context, id int, startsAt time.
 			return nil, err
 		}
 		n, err := tx.Showtime.Update().Where(showtimeIs(id, st.Status)).
-			SetStartsAt(start).SetEndsAt(end).SetUpdatedAt(s.now()).Save(ctx)
+			SetStartsAt(start).SetEndsAt(end).SetUpdatedAt(s.Now.Now()).Save(ctx)
 		if err != nil {
 			return nil, err
 		}

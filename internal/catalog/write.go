@@ -99,7 +99,7 @@ func (s *Service) CreateMovie(ctx context.Context, in MovieInput) (*seatflow.Mov
 	}
 	var created *ent.Movie
 	err := s.write(ctx, func(tx *ent.Tx) (drop []string, err error) {
-		now := s.now()
+		now := s.Now.Now()
 		created, err = tx.Movie.Create().SetTitle(in.Title).SetSynopsis(deref(in.Synopsis)).
 			SetDurationMin(in.DurationMinutes).SetRating(deref(in.Rating)).SetGenres(nonNil(in.Genres)).
 			SetPosterURL(deref(in.PosterURL)).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
@@ -125,7 +125,7 @@ func (s *Service) UpdateMovie(ctx context.Context, id int, in MovieInput) (*seat
 	err := s.write(ctx, func(tx *ent.Tx) (drop []string, err error) {
 		updated, err = tx.Movie.UpdateOneID(id).SetTitle(in.Title).SetSynopsis(deref(in.Synopsis)).
 			SetDurationMin(in.DurationMinutes).SetRating(deref(in.Rating)).SetGenres(nonNil(in.Genres)).
-			SetPosterURL(deref(in.PosterURL)).SetUpdatedAt(s.now()).Save(ctx)
+			SetPosterURL(deref(in.PosterURL)).SetUpdatedAt(s.Now.Now()).Save(ctx)
 		if ent.IsNotFound(err) {
 			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "movie %d does not exist", id)
 		}
@@ -145,7 +145,7 @@ func (s *Service) SetMovieStatus(ctx context.Context, id int, status seatflow.Mo
 	}
 	var updated *ent.Movie
 	err := s.write(ctx, func(tx *ent.Tx) (drop []string, err error) {
-		updated, err = tx.Movie.UpdateOneID(id).SetStatus(status).SetUpdatedAt(s.now()).Save(ctx)
+		updated, err = tx.Movie.UpdateOneID(id).SetStatus(status).SetUpdatedAt(s.Now.Now()).Save(ctx)
 		if ent.IsNotFound(err) {
 			return nil, seatflow.Errorf(seatflow.ENOTFOUND, "movie %d does not exist", id)
 		}
@@ -319,7 +319,7 @@ func (s *Service) CreateHall(ctx context.Context, in HallInput) (*seatflow.Hall,
 	}
 	var id int
 	err = s.write(ctx, func(tx *ent.Tx) ([]string, error) {
-		create := tx.Hall.Create().SetName(in.Name).SetCreatedAt(s.now())
+		create := tx.Hall.Create().SetName(in.Name).SetCreatedAt(s.Now.Now())
 		cinemaID, err := hallCinema(ctx, tx, in.CinemaID)
 		if err != nil {
 			return nil, err

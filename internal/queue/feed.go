@@ -9,6 +9,7 @@ import (
 
 	"seatflow"
 	"seatflow/internal/rdb"
+	"seatflow/internal/showfeed"
 )
 
 // positionsChunk bounds the tickets one positions.lua call reads, so that a feed of many
@@ -43,19 +44,13 @@ func (s *Service) Watch(ctx context.Context, showID int, userID string) (<-chan 
 		close(out)
 		return out, nil
 	}
-	sub := &subscriber{tnum: str(res[1]), rec: r, last: first, pushedAt: time.Now(), out: out}
-	f := s.feeds.join(s, showID, sub)
+	sub := &subscriber{tnum: str(res[1]), rec: r, last: first, pushedAt: s.Now(), out: out}
+	f := s.join(showID, sub)
 	go func() {
 		<-ctx.Done()
-		s.feeds.leave(f, sub)
+		s.leave(f, sub)
 	}()
 	return out, nil
-}
-
-// feeds are the instance's showtime feeds with subscribers.
-type feeds struct {
-	mu     sync.Mutex
-	byShow map[int]*feed
 }
 
 // feed pushes one showtime's tickets to its subscribers on this instance while it has any.
@@ -64,8 +59,6 @@ type feed struct {
 	mu     sync.Mutex // guards subs, byNum and every subscriber's pushes
 	subs   map[*subscriber]bool
 	byNum  map[string]*subscriber
-	stop   context.CancelFunc
-	done   chan struct{}
 }
 
 // subscriber is one stream of one ticket.
@@ -78,43 +71,30 @@ type subscriber struct {
 	closed   bool
 }
 
-func (fs *feeds) join(s *Service, showID int, sub *subscriber) *feed {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if fs.byShow == nil {
-		fs.byShow = map[int]*feed{}
-	}
-	f := fs.byShow[showID]
-	if f == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		f = &feed{showID: showID, subs: map[*subscriber]bool{}, byNum: map[string]*subscriber{},
-			stop: cancel, done: make(chan struct{})}
-		fs.byShow[showID] = f
-		go f.run(ctx, s)
-	}
-	f.mu.Lock()
-	f.subs[sub] = true
-	f.byNum[sub.tnum] = sub
-	f.mu.Unlock()
-	return f
+// join adds sub to its showtime's feed, started when it has none.
+func (s *Service) join(showID int, sub *subscriber) *showfeed.Feed[*feed] {
+	return s.feeds.Join(showID,
+		func() *feed {
+			return &feed{showID: showID, subs: map[*subscriber]bool{}, byNum: map[string]*subscriber{}}
+		},
+		func(ctx context.Context, f *feed) { f.run(ctx, s) },
+		func(f *feed) {
+			f.mu.Lock()
+			f.subs[sub] = true
+			f.byNum[sub.tnum] = sub
+			f.mu.Unlock()
+		})
 }
 
 // leave takes a subscriber out (its stream is closed if it is not yet); the last one
 // stops the feed.
-func (fs *feeds) leave(f *feed, sub *subscriber) {
-	fs.mu.Lock()
-	f.mu.Lock()
-	f.drop(sub)
-	last := len(f.subs) == 0
-	f.mu.Unlock()
-	if last && fs.byShow[f.showID] == f {
-		delete(fs.byShow, f.showID)
-	}
-	fs.mu.Unlock()
-	if last {
-		f.stop()
-		<-f.done
-	}
+func (s *Service) leave(h *showfeed.Feed[*feed], sub *subscriber) {
+	s.feeds.Leave(h, func(f *feed) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.drop(sub)
+		return len(f.subs) == 0
+	})
 }
 
 // drop takes sub out of the feed and closes its stream; f.mu is held.
@@ -129,9 +109,9 @@ func (f *feed) drop(sub *subscriber) {
 	}
 }
 
-// push hands t to sub, replacing a ticket it has not read yet; a final ticket ends the
-// stream after it. f.mu is held.
-func (f *feed) push(sub *subscriber, t *seatflow.QueueTicket) {
+// push hands t to sub at now (the service's clock, which the Refresh rule reads), replacing
+// a ticket it has not read yet; a final ticket ends the stream after it. f.mu is held.
+func (f *feed) push(sub *subscriber, t *seatflow.QueueTicket, now time.Time) {
 	if sub.closed {
 		return
 	}
@@ -140,7 +120,7 @@ func (f *feed) push(sub *subscriber, t *seatflow.QueueTicket) {
 	default:
 	}
 	sub.out <- t
-	sub.last, sub.pushedAt = t, time.Now()
+	sub.last, sub.pushedAt = t, now
 	if t.Status.Final() {
 		f.drop(sub)
 	}
@@ -157,7 +137,6 @@ type event struct {
 // subscriber at once, then everyone's positions; with no event, everyone at least every
 // Refresh; and marks the subscribers seen every SeenEvery.
 func (f *feed) run(ctx context.Context, s *Service) {
-	defer close(f.done)
 	ps := s.RDB.Subscribe(ctx, s.Keys.QueueEvents(f.showID))
 	defer ps.Close()
 	msgs := ps.Channel()
@@ -165,7 +144,7 @@ func (f *feed) run(ctx context.Context, s *Service) {
 	defer check.Stop()
 	seen := time.NewTicker(s.SeenEvery)
 	defer seen.Stop()
-	lastRefresh := time.Now()
+	lastRefresh := s.Now()
 	for {
 		dirty := false
 		select {
@@ -186,12 +165,12 @@ func (f *feed) run(ctx context.Context, s *Service) {
 			f.admitted(s, ev.Admitted)
 			dirty = true
 		case <-check.C:
-			dirty = time.Since(lastRefresh) >= s.Refresh-time.Second
+			dirty = s.Now().Sub(lastRefresh) >= s.Refresh-time.Second
 		case <-seen.C:
 			f.markSeen(ctx, s)
 		}
 		if dirty {
-			lastRefresh = time.Now()
+			lastRefresh = s.Now()
 			f.refresh(ctx, s)
 		}
 	}
@@ -217,7 +196,7 @@ func (f *feed) admitted(s *Service, admitted [][3]string) {
 			continue
 		}
 		sub.rec = r
-		f.push(sub, t)
+		f.push(sub, t, s.Now())
 	}
 }
 
@@ -228,7 +207,7 @@ func (f *feed) end(s *Service) {
 	for sub := range f.subs {
 		t := *sub.last
 		t.Status, t.Position, t.EstimatedWaitSeconds, t.Pass, t.PassExpiresAt = seatflow.QueueTicketClosed, nil, nil, nil, nil
-		f.push(sub, &t)
+		f.push(sub, &t, s.Now())
 	}
 }
 
@@ -270,7 +249,8 @@ func (f *feed) update(s *Service, chunk []*subscriber, res []any) {
 	phase := seatflow.QueuePhase(str(res[0]))
 	waiting := int(num(res[1]))
 	rate, _ := strconv.ParseFloat(str(res[2]), 64)
-	stale := time.Now().Add(-s.Refresh + time.Second)
+	now := s.Now()
+	stale := now.Add(-s.Refresh + time.Second)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, sub := range chunk {
@@ -303,7 +283,7 @@ func (f *feed) update(s *Service, chunk []*subscriber, res []any) {
 			*p = *q // a position never goes up (a read that raced a join cannot raise it)
 		}
 		if !sameTicket(t, sub.last) || sub.pushedAt.Before(stale) {
-			f.push(sub, t)
+			f.push(sub, t, now)
 		}
 	}
 }

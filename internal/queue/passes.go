@@ -7,6 +7,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"seatflow"
 	"seatflow/internal/auth"
 	"seatflow/internal/nodeid"
 	"seatflow/internal/seats"
@@ -32,7 +33,7 @@ var passID = regexp.MustCompile(`^[1-9][0-9]{0,9}\.[1-9][0-9]{0,15}$`)
 type Passes struct {
 	key []byte
 	// Now is the clock passes expire by; time.Now when nil.
-	Now func() time.Time
+	Now seatflow.ClockFunc
 }
 
 // NewPasses returns the passes of the instances sharing secret (SEATFLOW_JWT_SECRET).
@@ -73,7 +74,7 @@ func (p *Passes) verify(pass, userID string, showID int) (seats.Admission, error
 		return seats.Admission{}, errors.New("no pass")
 	}
 	var c passClaims
-	err := auth.VerifyHS256(pass, &c, p.key, p.now)
+	err := auth.VerifyHS256(pass, &c, p.key, p.Now.Now)
 	if err != nil {
 		return seats.Admission{}, err
 	}
@@ -84,11 +85,4 @@ func (p *Passes) verify(pass, userID string, showID int) (seats.Admission, error
 		return seats.Admission{}, errors.New("malformed pass id")
 	}
 	return seats.Admission{PassID: c.PassID, ExpiresAt: c.ExpiresAt.Time}, nil
-}
-
-func (p *Passes) now() time.Time {
-	if p.Now != nil {
-		return p.Now()
-	}
-	return time.Now()
 }

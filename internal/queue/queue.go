@@ -23,6 +23,7 @@ import (
 	"seatflow/internal/keys"
 	"seatflow/internal/rdb"
 	"seatflow/internal/redislock"
+	"seatflow/internal/showfeed"
 )
 
 // Catalog is what the queue reads and writes of showtimes (package catalog).
@@ -93,7 +94,7 @@ type Service struct {
 	batch   rdb.Batch // the round trips joins, reads and subscribers' updates share
 	lease   string    // this instance's lease token
 	secrets secrets
-	feeds   feeds
+	feeds   showfeed.Registry[*feed]
 }
 
 // New returns the queues' service over its stores, with c's settings and the defaults of

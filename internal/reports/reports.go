@@ -26,14 +26,7 @@ type Catalog interface {
 type Service struct {
 	DB      *ent.Client
 	Catalog Catalog
-	Now     func() time.Time
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
+	Now     seatflow.ClockFunc
 }
 
 // ShowtimeSales is one showtime's report; an unknown showtime is NOT_FOUND.
@@ -172,7 +165,7 @@ func (s *Service) compute(ctx context.Context, ids []int) (map[int]*seatflow.Sal
 			args = append(args, id)
 		}
 		if part == 0 {
-			args = append(args, s.now())
+			args = append(args, s.Now.Now())
 		}
 	}
 	rows, err := s.DB.QueryContext(ctx, fmt.Sprintf(reportSQL, in), args...)

@@ -142,7 +142,7 @@ func (e extension) InterceptResponse(ctx context.Context, next graphql.ResponseH
 		s.hits.Add(1)
 		lookupHit.Inc()
 		p.hit = true
-		p.fresh(e.etag, e.until, s.now())
+		p.fresh(e.etag, e.until, s.now.Now())
 		return &graphql.Response{Data: e.data}
 	}
 	resp := next(ctx)
@@ -153,7 +153,7 @@ func (e extension) InterceptResponse(ctx context.Context, next graphql.ResponseH
 		return resp
 	}
 	stored := &entry{data: resp.Data, etag: etagOf(resp.Data), tags: p.trace.Keys(), until: until}
-	p.fresh(stored.etag, until, s.now())
+	p.fresh(stored.etag, until, s.now.Now())
 	if s.put(p.key, p.gen, stored) {
 		s.misses.Add(1)
 		lookupMiss.Inc()

@@ -26,6 +26,8 @@ import (
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"seatflow"
 )
 
 // Limits of a Store: entries beyond maxEntry bytes are not kept.
@@ -58,7 +60,7 @@ type Store struct {
 	gen      uint64
 	bytes    int
 	maxBytes int
-	now      func() time.Time
+	now      seatflow.ClockFunc
 	fields   map[string]bool
 
 	hits, misses, skipped, drops atomic.Int64
@@ -110,7 +112,7 @@ func (s *Store) get(key string) (*entry, bool) {
 	if !ok {
 		return nil, false
 	}
-	if !s.now().Before(e.until) {
+	if !s.now.Now().Before(e.until) {
 		s.lru.Remove(key)
 		return nil, false
 	}
@@ -130,7 +132,7 @@ func (s *Store) put(key string, gen uint64, e *entry) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gen != gen || !s.now().Before(e.until) {
+	if s.gen != gen || !s.now.Now().Before(e.until) {
 		return false
 	}
 	s.lru.Remove(key) // Add replacing a key would not unlink the old entry

@@ -82,7 +82,7 @@ func (s *Service) block(ctx context.Context, st *seatflow.Showtime, seatIDs []in
 		return false, nil, err
 	}
 	defer lock.Release(context.WithoutCancel(ctx))
-	now := s.now()
+	now := s.Now.Now()
 	err = s.DB.SeatBlock.MapCreateBulk(seatIDs, func(c *ent.SeatBlockCreate, i int) {
 		c.SetShowtimeID(st.ID).SetSeatID(seatIDs[i]).SetReason(reason).SetCreatedBy(adminID).SetCreatedAt(now)
 	}).OnConflictColumns(seatblock.FieldShowtimeID, seatblock.FieldSeatID).Ignore().Exec(ctx)

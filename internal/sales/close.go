@@ -31,7 +31,7 @@ func (s *Service) log() *slog.Logger {
 // change is a conditional update. Holds do not wait for it: booking checks the time
 // itself.
 func (s *Service) CloseDue(ctx context.Context) (int, error) {
-	due, err := s.Catalog.OnSaleStartedBy(ctx, s.now().Add(-s.closeAfter()))
+	due, err := s.Catalog.OnSaleStartedBy(ctx, s.Now.Now().Add(-s.closeAfter()))
 	if err != nil {
 		return 0, err
 	}

@@ -58,16 +58,9 @@ type Service struct {
 	CloseAfter time.Duration
 	Orders     PendingOrders
 	// Now is the clock; time.Now when nil.
-	Now func() time.Time
+	Now seatflow.ClockFunc
 	// Log receives what the sales closer cannot do; slog.Default() when nil.
 	Log *slog.Logger
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
 }
 
 // OpenSales puts a showtime on sale: it builds the seat hash from the hall template with
@@ -83,7 +76,7 @@ func (s *Service) OpenSales(ctx context.Context, showID int) (*seatflow.Showtime
 	if !st.Status.CanMoveTo(seatflow.ShowtimeOnSale) {
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d is %s; only a scheduled or closed showtime can open", showID, st.Status)
 	}
-	if !st.StartsAt.After(s.now()) {
+	if !st.StartsAt.After(s.Now.Now()) {
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "showtime %d has already started", showID)
 	}
 	if _, err := s.InitSeats(ctx, showID, st.HallID); err != nil {

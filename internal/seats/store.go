@@ -27,17 +27,10 @@ type Store struct {
 	RDB  redis.UniversalClient
 	Keys keys.Keys
 	// Now is the clock (HELD_AT of new holds); time.Now when nil.
-	Now func() time.Time
+	Now seatflow.ClockFunc
 
 	batch rdb.Batch
 	seen  seenVersions
-}
-
-func (s *Store) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
 }
 
 func (s *Store) showKeys(showID int, withLimits bool) []string {
@@ -163,7 +156,7 @@ func (s *Store) Hold(ctx context.Context, req HoldRequest) error {
 	if req.UseBlocked {
 		useBlocked = "1"
 	}
-	args := []any{s.now().UnixMilli(), req.Token, req.UserID, req.Limit, gaps, req.TakeOver, useBlocked, len(req.SeatIDs)}
+	args := []any{s.Now.Now().UnixMilli(), req.Token, req.UserID, req.Limit, gaps, req.TakeOver, useBlocked, len(req.SeatIDs)}
 	args = append(args, ids(req.SeatIDs)...)
 	args = append(args, len(general))
 	args = append(args, ids(general)...)

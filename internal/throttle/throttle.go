@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/sony/gobreaker/v2"
 
+	"seatflow"
 	"seatflow/internal/rdb"
 )
 
@@ -39,7 +40,7 @@ type Budget struct {
 	// per second.
 	Capacity, Restore int
 	// Now is the clock of the leases; time.Now when nil.
-	Now func() time.Time
+	Now seatflow.ClockFunc
 
 	breakerOnce sync.Once
 	breaker     *gobreaker.CircuitBreaker[*redis_rate.Result] // Redis away: allowN
@@ -120,13 +121,6 @@ func (s Status) Available(n int) Status {
 // On reports whether the budget limits anything.
 func (b *Budget) On() bool { return b != nil && b.Capacity > 0 && b.Limiter != nil }
 
-func (b *Budget) now() time.Time {
-	if b.Now != nil {
-		return b.Now()
-	}
-	return time.Now()
-}
-
 // Spend takes cost points from client's budget and reports whether it could; a refusal
 // carries how long to wait. When Redis cannot be reached the client's local bucket on this
 // instance is charged instead (seatflow_budget_fallback_total); only a request whose own
@@ -147,7 +141,7 @@ func (b *Budget) Spend(ctx context.Context, client string, cost int) (bool, Stat
 		st.CurrentlyAvailable = b.Capacity
 		return true, st, nil
 	}
-	now := b.now()
+	now := b.Now.Now()
 	b.mu.Lock()
 	if b.leases == nil {
 		b.leases, _ = simplelru.NewLRU[string, *lease](leasedClients, nil)

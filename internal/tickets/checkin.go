@@ -37,7 +37,7 @@ func (s *Service) CheckIn(ctx context.Context, staffID string, showID int, code 
 		}
 		n = *nonce
 	}
-	return s.apply(ctx, scan{showtimeID: showID, code: code, nonce: n, at: s.now(), staffID: staffID})
+	return s.apply(ctx, scan{showtimeID: showID, code: code, nonce: n, at: s.Now.Now(), staffID: staffID})
 }
 
 // Upload applies the scans an offline scanner made at the door of showtime showID: each
@@ -55,7 +55,7 @@ func (s *Service) Upload(ctx context.Context, staffID string, showID int, scans 
 		}
 	}
 	out := make([]*seatflow.CheckInResult, len(scans))
-	now := s.now()
+	now := s.Now.Now()
 	for _, i := range sortedIndexes(scans) {
 		sc := scans[i]
 		at := sc.ScannedAt
@@ -162,7 +162,7 @@ func (s *Service) admit(ctx context.Context, sc scan, v *verified, t *seatflow.T
 // let in, and the scan becomes its admission if it is earlier than the one so far.
 func (s *Service) applyOffline(ctx context.Context, tx *ent.Tx, sc scan, v *verified) (*seatflow.CheckInResult, error) {
 	err := tx.OfflineScan.Create().SetTicketID(v.ticketID).SetShowtimeID(v.showtimeID).SetNonce(sc.nonce).
-		SetScannedAt(sc.at).SetRecordedAt(s.now()).SetStaffID(sc.staffID).Exec(ctx)
+		SetScannedAt(sc.at).SetRecordedAt(s.Now.Now()).SetStaffID(sc.staffID).Exec(ctx)
 	if ent.IsConstraintError(err) {
 		cur, err := ticketRow(ctx, tx.Ticket, v)
 		if err != nil {

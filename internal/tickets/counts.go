@@ -12,6 +12,7 @@ import (
 	"seatflow"
 	"seatflow/ent/ticket"
 	"seatflow/internal/database"
+	"seatflow/internal/showfeed"
 )
 
 // Pushes of a showtime's count: at most one per CountEvery after admissions, and one
@@ -124,64 +125,46 @@ func (s *Service) WatchCounts(ctx context.Context, showID int) (<-chan *seatflow
 	}
 	out := make(chan *seatflow.CheckInCount, 1)
 	out <- first
-	f := s.feeds.join(s, showID, out)
+	f := s.join(showID, out)
 	go func() {
 		<-ctx.Done()
-		s.feeds.leave(f, out)
+		s.leave(f, out)
 	}()
 	return out, nil
-}
-
-// feeds are the instance's showtime feeds with watchers.
-type feeds struct {
-	mu     sync.Mutex
-	byShow map[int]*feed
 }
 
 // feed pushes one showtime's count to its watchers while it has any.
 type feed struct {
 	showID   int
+	mu       sync.Mutex // guards watchers and the pushes to them
 	watchers map[chan *seatflow.CheckInCount]bool
-	stop     context.CancelFunc
-	done     chan struct{}
 }
 
-func (fs *feeds) join(s *Service, showID int, out chan *seatflow.CheckInCount) *feed {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if fs.byShow == nil {
-		fs.byShow = map[int]*feed{}
-	}
-	f := fs.byShow[showID]
-	if f == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		f = &feed{showID: showID, watchers: map[chan *seatflow.CheckInCount]bool{}, stop: cancel, done: make(chan struct{})}
-		fs.byShow[showID] = f
-		go f.run(ctx, s, fs)
-	}
-	f.watchers[out] = true
-	return f
+// join adds a watcher to its showtime's feed, started when it has none.
+func (s *Service) join(showID int, out chan *seatflow.CheckInCount) *showfeed.Feed[*feed] {
+	return s.feeds.Join(showID,
+		func() *feed { return &feed{showID: showID, watchers: map[chan *seatflow.CheckInCount]bool{}} },
+		func(ctx context.Context, f *feed) { f.run(ctx, s) },
+		func(f *feed) {
+			f.mu.Lock()
+			f.watchers[out] = true
+			f.mu.Unlock()
+		})
 }
 
 // leave takes a watcher out (its channel is closed); the last one stops the feed.
-func (fs *feeds) leave(f *feed, out chan *seatflow.CheckInCount) {
-	fs.mu.Lock()
-	delete(f.watchers, out)
-	last := len(f.watchers) == 0
-	if last && fs.byShow[f.showID] == f {
-		delete(fs.byShow, f.showID)
-	}
-	fs.mu.Unlock()
-	if last {
-		f.stop()
-		<-f.done
-	}
+func (s *Service) leave(h *showfeed.Feed[*feed], out chan *seatflow.CheckInCount) {
+	s.feeds.Leave(h, func(f *feed) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.watchers, out)
+		return len(f.watchers) == 0
+	})
 	close(out)
 }
 
 // run listens to the showtime's announcements and pushes counts until stopped.
-func (f *feed) run(ctx context.Context, s *Service, fs *feeds) {
-	defer close(f.done)
+func (f *feed) run(ctx context.Context, s *Service) {
 	var notes <-chan struct{}
 	if s.RDB != nil {
 		ps := s.RDB.Subscribe(ctx, s.RedisKeys.CheckIns(f.showID))
@@ -214,7 +197,7 @@ func (f *feed) run(ctx context.Context, s *Service, fs *feeds) {
 			}
 		} else if *c != last {
 			last = *c
-			fs.push(f, c)
+			f.push(c)
 		}
 		// Coalesce: announcements during the wait make one push after it.
 		select {
@@ -226,9 +209,9 @@ func (f *feed) run(ctx context.Context, s *Service, fs *feeds) {
 }
 
 // push hands c to every watcher, replacing a count it has not read yet.
-func (fs *feeds) push(f *feed, c *seatflow.CheckInCount) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
+func (f *feed) push(c *seatflow.CheckInCount) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	for w := range f.watchers {
 		select {
 		case <-w:

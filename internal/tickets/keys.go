@@ -42,7 +42,7 @@ const sealInfo = "seatflow ticket keys v1"
 type Keyring struct {
 	db   *ent.Client
 	aead cipher.AEAD
-	now  func() time.Time
+	now  seatflow.ClockFunc // nil: the system clock
 
 	mu        sync.Mutex
 	opened    map[int]*signingKey // by row id: a key never changes once written
@@ -80,9 +80,6 @@ func NewKeyring(db *ent.Client, secret string, now func() time.Time) (*Keyring, 
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
 		return nil, err
-	}
-	if now == nil {
-		now = time.Now
 	}
 	return &Keyring{db: db, aead: aead, now: now, opened: map[int]*signingKey{}}, nil
 }
@@ -154,7 +151,7 @@ func (k *Keyring) add(ctx context.Context, gen int) (*signingKey, error) {
 	}
 	sealed := k.aead.Seal(nonce, nonce, priv.Seed(), []byte(kid))
 	row, err := k.db.TicketKey.Create().SetKid(kid).SetGeneration(gen).SetPublicKey(pub).
-		SetSealedPrivateKey(sealed).SetCreatedAt(k.now()).Save(ctx)
+		SetSealedPrivateKey(sealed).SetCreatedAt(k.now.Now()).Save(ctx)
 	if err != nil {
 		if ent.IsConstraintError(err) {
 			return nil, err
@@ -206,7 +203,7 @@ func (k *Keyring) signing(ctx context.Context, c *ent.TicketKeyClient, fresh boo
 	k.mu.Lock()
 	cur, at := k.current, k.currentAt
 	k.mu.Unlock()
-	if cur != nil && !fresh && k.now().Sub(at) < KeyCacheFor && k.now().Sub(at) >= 0 {
+	if cur != nil && !fresh && k.now.Now().Sub(at) < KeyCacheFor && k.now.Now().Sub(at) >= 0 {
 		return cur, nil
 	}
 	if c == nil {
@@ -223,7 +220,7 @@ func (k *Keyring) signing(ctx context.Context, c *ent.TicketKeyClient, fresh boo
 		return nil, err
 	}
 	k.mu.Lock()
-	k.current, k.currentAt = key, k.now()
+	k.current, k.currentAt = key, k.now.Now()
 	k.mu.Unlock()
 	return key, nil
 }
@@ -250,13 +247,13 @@ func (k *Keyring) Published(ctx context.Context) ([]seatflow.TicketKey, error) {
 	k.mu.Lock()
 	list, at := k.published, k.pubAt
 	k.mu.Unlock()
-	if list == nil || k.now().Sub(at) >= KeyCacheFor || k.now().Sub(at) < 0 {
+	if list == nil || k.now.Now().Sub(at) >= KeyCacheFor || k.now.Now().Sub(at) < 0 {
 		var err error
 		if list, err = k.livePublished(ctx); err != nil {
 			return nil, err
 		}
 		k.mu.Lock()
-		k.published, k.pubAt = list, k.now()
+		k.published, k.pubAt = list, k.now.Now()
 		k.mu.Unlock()
 	}
 	cur, err := k.signing(ctx, nil, false)
@@ -272,7 +269,7 @@ func (k *Keyring) Published(ctx context.Context) ([]seatflow.TicketKey, error) {
 
 // livePublished reads Published's keys from MySQL.
 func (k *Keyring) livePublished(ctx context.Context) ([]*signingKey, error) {
-	shows, err := k.db.Showtime.Query().Where(showtime.EndsAtGT(k.now())).IDs(ctx)
+	shows, err := k.db.Showtime.Query().Where(showtime.EndsAtGT(k.now.Now())).IDs(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("published ticket keys: %w", database.Classify(err))
 	}
@@ -319,9 +316,9 @@ func (k *Keyring) verifier(ctx context.Context, kid string) (*signingKey, error)
 			return key, nil
 		}
 	}
-	recent := !k.lookedUp.IsZero() && k.now().Sub(k.lookedUp) < time.Second && k.now().Sub(k.lookedUp) >= 0
+	recent := !k.lookedUp.IsZero() && k.now.Now().Sub(k.lookedUp) < time.Second && k.now.Now().Sub(k.lookedUp) >= 0
 	if !recent {
-		k.lookedUp = k.now()
+		k.lookedUp = k.now.Now()
 	}
 	k.mu.Unlock()
 	if recent {

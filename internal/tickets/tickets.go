@@ -19,6 +19,7 @@ import (
 	"seatflow/ent/ticket"
 	"seatflow/internal/database"
 	"seatflow/internal/keys"
+	"seatflow/internal/showfeed"
 )
 
 // Service is the tickets and the door of every showtime.
@@ -29,18 +30,11 @@ type Service struct {
 	RDB       redis.UniversalClient
 	RedisKeys keys.Keys
 	// Now is the clock; time.Now when nil.
-	Now func() time.Time
+	Now seatflow.ClockFunc
 	Log *slog.Logger
 
-	feeds      feeds
+	feeds      showfeed.Registry[*feed]
 	announcing announcing
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
 }
 
 func (s *Service) log() *slog.Logger {
@@ -67,7 +61,7 @@ func (s *Service) issue(ctx context.Context, c *ent.Client, orderID, showID int,
 	if err != nil {
 		return fmt.Errorf("issue tickets: %w", err)
 	}
-	now := s.now()
+	now := s.Now.Now()
 	bulk := make([]*ent.TicketCreate, len(lines))
 	for i, l := range lines {
 		revoked := revokedAt
@@ -85,7 +79,7 @@ func (s *Service) issue(ctx context.Context, c *ent.Client, orderID, showID int,
 
 // RevokeOrderIn revokes the tickets of an order inside tx (its refund's transaction).
 func (s *Service) RevokeOrderIn(ctx context.Context, tx *ent.Tx, orderID int) error {
-	_, err := tx.Ticket.Update().Where(ticket.OrderID(orderID), ticket.RevokedAtIsNil()).SetRevokedAt(s.now()).Save(ctx)
+	_, err := tx.Ticket.Update().Where(ticket.OrderID(orderID), ticket.RevokedAtIsNil()).SetRevokedAt(s.Now.Now()).Save(ctx)
 	if err != nil {
 		return fmt.Errorf("revoke tickets of order %d: %w", orderID, err)
 	}
@@ -116,7 +110,7 @@ func (s *Service) RevokeSeatsIn(ctx context.Context, tx *ent.Tx, orderID int, se
 		return checkedIn, nil
 	}
 	_, err = tx.Ticket.Update().Where(ticket.OrderID(orderID), ticket.SeatIDIn(seatIDs...), ticket.RevokedAtIsNil()).
-		SetRevokedAt(s.now()).Save(ctx)
+		SetRevokedAt(s.Now.Now()).Save(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("revoke tickets of order %d: %w", orderID, err)
 	}
@@ -125,7 +119,7 @@ func (s *Service) RevokeSeatsIn(ctx context.Context, tx *ent.Tx, orderID int, se
 
 // RevokeShowtimeIn revokes every ticket of a showtime inside tx (its cancellation's).
 func (s *Service) RevokeShowtimeIn(ctx context.Context, tx *ent.Tx, showID int) error {
-	_, err := tx.Ticket.Update().Where(ticket.ShowtimeID(showID), ticket.RevokedAtIsNil()).SetRevokedAt(s.now()).Save(ctx)
+	_, err := tx.Ticket.Update().Where(ticket.ShowtimeID(showID), ticket.RevokedAtIsNil()).SetRevokedAt(s.Now.Now()).Save(ctx)
 	if err != nil {
 		return fmt.Errorf("revoke tickets of showtime %d: %w", showID, err)
 	}
@@ -146,7 +140,7 @@ func (s *Service) OfOrder(ctx context.Context, o *seatflow.Order, showtimeCancel
 	if len(rows) < len(o.SeatIDs) {
 		var revoked *time.Time
 		if showtimeCancelled {
-			now := s.now()
+			now := s.Now.Now()
 			revoked = &now
 		}
 		if err := s.issue(ctx, s.DB, o.ID, o.ShowtimeID, o.Lines, revoked); err != nil {

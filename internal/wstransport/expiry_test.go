@@ -5,26 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler/testserver"
 	"github.com/gorilla/websocket"
+
+	"seatflow/internal/tooling/testenv"
 )
-
-// fakeClock is a clock a test moves by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 type ctxUpgradeExpiry struct{}
 
@@ -32,7 +20,7 @@ type ctxUpgradeExpiry struct{}
 // the connection (4403) when it expires, as one of connection_init does; a token of
 // connection_init replaces it, with its own expiry.
 func TestWebsocketUpgradeTokenExpires(t *testing.T) {
-	clock := &fakeClock{now: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testenv.NewClock(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC))
 	headerExpiry := clock.Now().Add(time.Minute)
 	reg := &Registry{Tick: 10 * time.Millisecond}
 	gql := testserver.New()

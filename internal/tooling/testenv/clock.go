@@ -3,6 +3,8 @@ package testenv
 import (
 	"sync"
 	"time"
+
+	"seatflow"
 )
 
 // Clock is an injected clock that tests move by hand (services take its Now), so expiry,
@@ -11,6 +13,9 @@ type Clock struct {
 	mu  sync.Mutex
 	now time.Time
 }
+
+// A Clock is the root package's clock, so a service takes it, or its Now, as its clock.
+var _ seatflow.Clock = (*Clock)(nil)
 
 // NewClock returns a clock stopped at t.
 func NewClock(t time.Time) *Clock { return &Clock{now: t} }
