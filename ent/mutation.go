@@ -10499,6 +10499,7 @@ type RefundMutation struct {
 	addattempts     *int
 	reason          *string
 	created_by      *string
+	whole           *bool
 	created_at      *time.Time
 	updated_at      *time.Time
 	clearedFields   map[string]struct{}
@@ -10991,6 +10992,42 @@ func (m *RefundMutation) ResetCreatedBy() {
 	m.created_by = nil
 }
 
+// SetWhole sets the "whole" field.
+func (m *RefundMutation) SetWhole(b bool) {
+	m.whole = &b
+}
+
+// Whole returns the value of the "whole" field in the mutation.
+func (m *RefundMutation) Whole() (r bool, exists bool) {
+	v := m.whole
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWhole returns the old "whole" field's value of the Refund entity.
+// If the Refund object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *RefundMutation) OldWhole(ctx context.Context) (v bool, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWhole is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWhole requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWhole: %w", err)
+	}
+	return oldValue.Whole, nil
+}
+
+// ResetWhole resets all changes to the "whole" field.
+func (m *RefundMutation) ResetWhole() {
+	m.whole = nil
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (m *RefundMutation) SetCreatedAt(t time.Time) {
 	m.created_at = &t
@@ -11124,7 +11161,7 @@ func (m *RefundMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *RefundMutation) Fields() []string {
-	fields := make([]string, 0, 11)
+	fields := make([]string, 0, 12)
 	if m._order != nil {
 		fields = append(fields, refund.FieldOrderID)
 	}
@@ -11151,6 +11188,9 @@ func (m *RefundMutation) Fields() []string {
 	}
 	if m.created_by != nil {
 		fields = append(fields, refund.FieldCreatedBy)
+	}
+	if m.whole != nil {
+		fields = append(fields, refund.FieldWhole)
 	}
 	if m.created_at != nil {
 		fields = append(fields, refund.FieldCreatedAt)
@@ -11184,6 +11224,8 @@ func (m *RefundMutation) Field(name string) (ent.Value, bool) {
 		return m.Reason()
 	case refund.FieldCreatedBy:
 		return m.CreatedBy()
+	case refund.FieldWhole:
+		return m.Whole()
 	case refund.FieldCreatedAt:
 		return m.CreatedAt()
 	case refund.FieldUpdatedAt:
@@ -11215,6 +11257,8 @@ func (m *RefundMutation) OldField(ctx context.Context, name string) (ent.Value, 
 		return m.OldReason(ctx)
 	case refund.FieldCreatedBy:
 		return m.OldCreatedBy(ctx)
+	case refund.FieldWhole:
+		return m.OldWhole(ctx)
 	case refund.FieldCreatedAt:
 		return m.OldCreatedAt(ctx)
 	case refund.FieldUpdatedAt:
@@ -11290,6 +11334,13 @@ func (m *RefundMutation) SetField(name string, value ent.Value) error {
 			return fmt.Errorf("unexpected type %T for field %s", value, name)
 		}
 		m.SetCreatedBy(v)
+		return nil
+	case refund.FieldWhole:
+		v, ok := value.(bool)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWhole(v)
 		return nil
 	case refund.FieldCreatedAt:
 		v, ok := value.(time.Time)
@@ -11419,6 +11470,9 @@ func (m *RefundMutation) ResetField(name string) error {
 		return nil
 	case refund.FieldCreatedBy:
 		m.ResetCreatedBy()
+		return nil
+	case refund.FieldWhole:
+		m.ResetWhole()
 		return nil
 	case refund.FieldCreatedAt:
 		m.ResetCreatedAt()

@@ -37,6 +37,8 @@ type Refund struct {
 	Reason string `json:"reason,omitempty"`
 	// CreatedBy holds the value of the "created_by" field.
 	CreatedBy string `json:"created_by,omitempty"`
+	// Whole holds the value of the "whole" field.
+	Whole bool `json:"whole,omitempty"`
 	// CreatedAt holds the value of the "created_at" field.
 	CreatedAt time.Time `json:"created_at,omitempty"`
 	// UpdatedAt holds the value of the "updated_at" field.
@@ -72,6 +74,8 @@ func (*Refund) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
 	for i := range columns {
 		switch columns[i] {
+		case refund.FieldWhole:
+			values[i] = new(sql.NullBool)
 		case refund.FieldID, refund.FieldOrderID, refund.FieldPaymentID, refund.FieldAmountCents, refund.FieldAttempts:
 			values[i] = new(sql.NullInt64)
 		case refund.FieldCurrency, refund.FieldStatus, refund.FieldReference, refund.FieldReason, refund.FieldCreatedBy:
@@ -153,6 +157,12 @@ func (_m *Refund) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.CreatedBy = value.String
 			}
+		case refund.FieldWhole:
+			if value, ok := values[i].(*sql.NullBool); !ok {
+				return fmt.Errorf("unexpected type %T for field whole", values[i])
+			} else if value.Valid {
+				_m.Whole = value.Bool
+			}
 		case refund.FieldCreatedAt:
 			if value, ok := values[i].(*sql.NullTime); !ok {
 				return fmt.Errorf("unexpected type %T for field created_at", values[i])
@@ -232,6 +242,9 @@ func (_m *Refund) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("created_by=")
 	builder.WriteString(_m.CreatedBy)
+	builder.WriteString(", ")
+	builder.WriteString("whole=")
+	builder.WriteString(fmt.Sprintf("%v", _m.Whole))
 	builder.WriteString(", ")
 	builder.WriteString("created_at=")
 	builder.WriteString(_m.CreatedAt.Format(time.ANSIC))

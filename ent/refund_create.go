@@ -102,6 +102,28 @@ func (_c *RefundCreate) SetCreatedBy(v string) *RefundCreate {
 	return _c
 }
 
+// SetNillableCreatedBy sets the "created_by" field if the given value is not nil.
+func (_c *RefundCreate) SetNillableCreatedBy(v *string) *RefundCreate {
+	if v != nil {
+		_c.SetCreatedBy(*v)
+	}
+	return _c
+}
+
+// SetWhole sets the "whole" field.
+func (_c *RefundCreate) SetWhole(v bool) *RefundCreate {
+	_c.mutation.SetWhole(v)
+	return _c
+}
+
+// SetNillableWhole sets the "whole" field if the given value is not nil.
+func (_c *RefundCreate) SetNillableWhole(v *bool) *RefundCreate {
+	if v != nil {
+		_c.SetWhole(*v)
+	}
+	return _c
+}
+
 // SetCreatedAt sets the "created_at" field.
 func (_c *RefundCreate) SetCreatedAt(v time.Time) *RefundCreate {
 	_c.mutation.SetCreatedAt(v)
@@ -165,6 +187,14 @@ func (_c *RefundCreate) defaults() {
 	if _, ok := _c.mutation.Reason(); !ok {
 		v := refund.DefaultReason
 		_c.mutation.SetReason(v)
+	}
+	if _, ok := _c.mutation.CreatedBy(); !ok {
+		v := refund.DefaultCreatedBy
+		_c.mutation.SetCreatedBy(v)
+	}
+	if _, ok := _c.mutation.Whole(); !ok {
+		v := refund.DefaultWhole
+		_c.mutation.SetWhole(v)
 	}
 }
 
@@ -231,6 +261,9 @@ func (_c *RefundCreate) check() error {
 		if err := refund.CreatedByValidator(v); err != nil {
 			return &ValidationError{Name: "created_by", err: fmt.Errorf(`ent: validator failed for field "Refund.created_by": %w`, err)}
 		}
+	}
+	if _, ok := _c.mutation.Whole(); !ok {
+		return &ValidationError{Name: "whole", err: errors.New(`ent: missing required field "Refund.whole"`)}
 	}
 	if _, ok := _c.mutation.CreatedAt(); !ok {
 		return &ValidationError{Name: "created_at", err: errors.New(`ent: missing required field "Refund.created_at"`)}
@@ -299,6 +332,10 @@ func (_c *RefundCreate) createSpec() (*Refund, *sqlgraph.CreateSpec) {
 	if value, ok := _c.mutation.CreatedBy(); ok {
 		_spec.SetField(refund.FieldCreatedBy, field.TypeString, value)
 		_node.CreatedBy = value
+	}
+	if value, ok := _c.mutation.Whole(); ok {
+		_spec.SetField(refund.FieldWhole, field.TypeBool, value)
+		_node.Whole = value
 	}
 	if value, ok := _c.mutation.CreatedAt(); ok {
 		_spec.SetField(refund.FieldCreatedAt, field.TypeTime, value)
@@ -503,6 +540,18 @@ func (u *RefundUpsert) UpdateCreatedBy() *RefundUpsert {
 	return u
 }
 
+// SetWhole sets the "whole" field.
+func (u *RefundUpsert) SetWhole(v bool) *RefundUpsert {
+	u.Set(refund.FieldWhole, v)
+	return u
+}
+
+// UpdateWhole sets the "whole" field to the value that was provided on create.
+func (u *RefundUpsert) UpdateWhole() *RefundUpsert {
+	u.SetExcluded(refund.FieldWhole)
+	return u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (u *RefundUpsert) SetUpdatedAt(v time.Time) *RefundUpsert {
 	u.Set(refund.FieldUpdatedAt, v)
@@ -704,6 +753,20 @@ func (u *RefundUpsertOne) SetCreatedBy(v string) *RefundUpsertOne {
 func (u *RefundUpsertOne) UpdateCreatedBy() *RefundUpsertOne {
 	return u.Update(func(s *RefundUpsert) {
 		s.UpdateCreatedBy()
+	})
+}
+
+// SetWhole sets the "whole" field.
+func (u *RefundUpsertOne) SetWhole(v bool) *RefundUpsertOne {
+	return u.Update(func(s *RefundUpsert) {
+		s.SetWhole(v)
+	})
+}
+
+// UpdateWhole sets the "whole" field to the value that was provided on create.
+func (u *RefundUpsertOne) UpdateWhole() *RefundUpsertOne {
+	return u.Update(func(s *RefundUpsert) {
+		s.UpdateWhole()
 	})
 }
 
@@ -1076,6 +1139,20 @@ func (u *RefundUpsertBulk) SetCreatedBy(v string) *RefundUpsertBulk {
 func (u *RefundUpsertBulk) UpdateCreatedBy() *RefundUpsertBulk {
 	return u.Update(func(s *RefundUpsert) {
 		s.UpdateCreatedBy()
+	})
+}
+
+// SetWhole sets the "whole" field.
+func (u *RefundUpsertBulk) SetWhole(v bool) *RefundUpsertBulk {
+	return u.Update(func(s *RefundUpsert) {
+		s.SetWhole(v)
+	})
+}
+
+// UpdateWhole sets the "whole" field to the value that was provided on create.
+func (u *RefundUpsertBulk) UpdateWhole() *RefundUpsertBulk {
+	return u.Update(func(s *RefundUpsert) {
+		s.UpdateWhole()
 	})
 }
 

@@ -178,6 +178,20 @@ func (_u *RefundUpdate) SetNillableCreatedBy(v *string) *RefundUpdate {
 	return _u
 }
 
+// SetWhole sets the "whole" field.
+func (_u *RefundUpdate) SetWhole(v bool) *RefundUpdate {
+	_u.mutation.SetWhole(v)
+	return _u
+}
+
+// SetNillableWhole sets the "whole" field if the given value is not nil.
+func (_u *RefundUpdate) SetNillableWhole(v *bool) *RefundUpdate {
+	if v != nil {
+		_u.SetWhole(*v)
+	}
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *RefundUpdate) SetUpdatedAt(v time.Time) *RefundUpdate {
 	_u.mutation.SetUpdatedAt(v)
@@ -328,6 +342,9 @@ func (_u *RefundUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 	}
 	if value, ok := _u.mutation.CreatedBy(); ok {
 		_spec.SetField(refund.FieldCreatedBy, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Whole(); ok {
+		_spec.SetField(refund.FieldWhole, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(refund.FieldUpdatedAt, field.TypeTime, value)
@@ -530,6 +547,20 @@ func (_u *RefundUpdateOne) SetNillableCreatedBy(v *string) *RefundUpdateOne {
 	return _u
 }
 
+// SetWhole sets the "whole" field.
+func (_u *RefundUpdateOne) SetWhole(v bool) *RefundUpdateOne {
+	_u.mutation.SetWhole(v)
+	return _u
+}
+
+// SetNillableWhole sets the "whole" field if the given value is not nil.
+func (_u *RefundUpdateOne) SetNillableWhole(v *bool) *RefundUpdateOne {
+	if v != nil {
+		_u.SetWhole(*v)
+	}
+	return _u
+}
+
 // SetUpdatedAt sets the "updated_at" field.
 func (_u *RefundUpdateOne) SetUpdatedAt(v time.Time) *RefundUpdateOne {
 	_u.mutation.SetUpdatedAt(v)
@@ -710,6 +741,9 @@ func (_u *RefundUpdateOne) sqlSave(ctx context.Context) (_node *Refund, err erro
 	}
 	if value, ok := _u.mutation.CreatedBy(); ok {
 		_spec.SetField(refund.FieldCreatedBy, field.TypeString, value)
+	}
+	if value, ok := _u.mutation.Whole(); ok {
+		_spec.SetField(refund.FieldWhole, field.TypeBool, value)
 	}
 	if value, ok := _u.mutation.UpdatedAt(); ok {
 		_spec.SetField(refund.FieldUpdatedAt, field.TypeTime, value)

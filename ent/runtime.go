@@ -485,8 +485,14 @@ func init() {
 	refund.ReasonValidator = refundDescReason.Validators[0].(func(string) error)
 	// refundDescCreatedBy is the schema descriptor for created_by field.
 	refundDescCreatedBy := refundFields[8].Descriptor()
+	// refund.DefaultCreatedBy holds the default value on creation for the created_by field.
+	refund.DefaultCreatedBy = refundDescCreatedBy.Default.(string)
 	// refund.CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
 	refund.CreatedByValidator = refundDescCreatedBy.Validators[0].(func(string) error)
+	// refundDescWhole is the schema descriptor for whole field.
+	refundDescWhole := refundFields[9].Descriptor()
+	// refund.DefaultWhole holds the default value on creation for the whole field.
+	refund.DefaultWhole = refundDescWhole.Default.(bool)
 	seatFields := schema.Seat{}.Fields()
 	_ = seatFields
 	// seatDescRowLabel is the schema descriptor for row_label field.

@@ -369,7 +369,8 @@ var (
 		{Name: "reference", Type: field.TypeString, Size: 255, Default: ""},
 		{Name: "attempts", Type: field.TypeInt, Default: 0},
 		{Name: "reason", Type: field.TypeString, Size: 255, Default: ""},
-		{Name: "created_by", Type: field.TypeString, Size: 128},
+		{Name: "created_by", Type: field.TypeString, Size: 128, Default: ""},
+		{Name: "whole", Type: field.TypeBool, Default: false},
 		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "updated_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "order_id", Type: field.TypeInt},
@@ -382,21 +383,21 @@ var (
 		ForeignKeys: []*schema.ForeignKey{
 			{
 				Symbol:     "refunds_orders_refunds",
-				Columns:    []*schema.Column{RefundsColumns[11]},
+				Columns:    []*schema.Column{RefundsColumns[12]},
 				RefColumns: []*schema.Column{OrdersColumns[0]},
 				OnDelete:   schema.NoAction,
 			},
 		},
 		Indexes: []*schema.Index{
 			{
-				Name:    "refund_payment_id",
+				Name:    "refund_payment_id_whole",
 				Unique:  false,
-				Columns: []*schema.Column{RefundsColumns[1]},
+				Columns: []*schema.Column{RefundsColumns[1], RefundsColumns[9]},
 			},
 			{
 				Name:    "refund_status_updated_at",
 				Unique:  false,
-				Columns: []*schema.Column{RefundsColumns[4], RefundsColumns[10]},
+				Columns: []*schema.Column{RefundsColumns[4], RefundsColumns[11]},
 			},
 			{
 				Name:    "refund_reference",

@@ -33,6 +33,8 @@ const (
 	FieldReason = "reason"
 	// FieldCreatedBy holds the string denoting the created_by field in the database.
 	FieldCreatedBy = "created_by"
+	// FieldWhole holds the string denoting the whole field in the database.
+	FieldWhole = "whole"
 	// FieldCreatedAt holds the string denoting the created_at field in the database.
 	FieldCreatedAt = "created_at"
 	// FieldUpdatedAt holds the string denoting the updated_at field in the database.
@@ -62,6 +64,7 @@ var Columns = []string{
 	FieldAttempts,
 	FieldReason,
 	FieldCreatedBy,
+	FieldWhole,
 	FieldCreatedAt,
 	FieldUpdatedAt,
 }
@@ -93,8 +96,12 @@ var (
 	DefaultReason string
 	// ReasonValidator is a validator for the "reason" field. It is called by the builders before save.
 	ReasonValidator func(string) error
+	// DefaultCreatedBy holds the default value on creation for the "created_by" field.
+	DefaultCreatedBy string
 	// CreatedByValidator is a validator for the "created_by" field. It is called by the builders before save.
 	CreatedByValidator func(string) error
+	// DefaultWhole holds the default value on creation for the "whole" field.
+	DefaultWhole bool
 )
 
 // StatusValidator is a validator for the "status" field enum values. It is called by the builders before save.
@@ -158,6 +165,11 @@ func ByReason(opts ...sql.OrderTermOption) OrderOption {
 // ByCreatedBy orders the results by the created_by field.
 func ByCreatedBy(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldCreatedBy, opts...).ToFunc()
+}
+
+// ByWhole orders the results by the whole field.
+func ByWhole(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWhole, opts...).ToFunc()
 }
 
 // ByCreatedAt orders the results by the created_at field.

@@ -96,6 +96,11 @@ func CreatedBy(v string) predicate.Refund {
 	return predicate.Refund(sql.FieldEQ(FieldCreatedBy, v))
 }
 
+// Whole applies equality check predicate on the "whole" field. It's identical to WholeEQ.
+func Whole(v bool) predicate.Refund {
+	return predicate.Refund(sql.FieldEQ(FieldWhole, v))
+}
+
 // CreatedAt applies equality check predicate on the "created_at" field. It's identical to CreatedAtEQ.
 func CreatedAt(v time.Time) predicate.Refund {
 	return predicate.Refund(sql.FieldEQ(FieldCreatedAt, v))
@@ -534,6 +539,16 @@ func CreatedByEqualFold(v string) predicate.Refund {
 // CreatedByContainsFold applies the ContainsFold predicate on the "created_by" field.
 func CreatedByContainsFold(v string) predicate.Refund {
 	return predicate.Refund(sql.FieldContainsFold(FieldCreatedBy, v))
+}
+
+// WholeEQ applies the EQ predicate on the "whole" field.
+func WholeEQ(v bool) predicate.Refund {
+	return predicate.Refund(sql.FieldEQ(FieldWhole, v))
+}
+
+// WholeNEQ applies the NEQ predicate on the "whole" field.
+func WholeNEQ(v bool) predicate.Refund {
+	return predicate.Refund(sql.FieldNEQ(FieldWhole, v))
 }
 
 // CreatedAtEQ applies the EQ predicate on the "created_at" field.

@@ -9,7 +9,7 @@ import (
 	"seatflow"
 )
 
-// Payment is one payment of an order with its provider, and its refund. An order keeps
+// Payment is one payment of an order with its provider. An order keeps
 // every payment it receives: the one that pays it, and any other (a mismatched amount, a
 // second payment of an order already paid), each refunded on its own. Only package booking
 // writes it, in the same transaction as the order change it goes with.
@@ -25,6 +25,9 @@ func (Payment) Fields() []ent.Field {
 		field.Enum("status").GoType(seatflow.PaymentPending),
 		field.Int("amount_cents").NonNegative(),
 		field.String("currency").MaxLen(3),
+		// refund_status, refund_reference, refund_attempts and refund_reason are no longer
+		// written or read: a payment's whole refund is its refunds row (whole) since the
+		// migration in internal/database/refunds.go copied them there.
 		field.Enum("refund_status").GoType(seatflow.RefundRequired).Optional().Nillable(),
 		// refund_reference is the provider's id of the latest refund sent.
 		field.String("refund_reference").Default("").MaxLen(255),

@@ -9,11 +9,13 @@ import (
 	"seatflow"
 )
 
-// Refund is the refund of some seats of a PAID order (refundSeats): the money of those
-// seats' lines, returned from the payment that paid the order. Its seats' lines point at it
-// (order_seats.refund_id). A payment's whole refund stays on its payments row; a payment
-// refunded in parts and then whole has refunds rows for the parts and its own refund for
-// the rest. Only package booking writes it, in the transaction that refunds the seats.
+// Refund is money returned from one payment: the refund of some seats of a PAID order
+// (refundSeats), whose seats' lines point at it (order_seats.refund_id), or the payment's
+// whole refund (whole), at most one per payment: staff's refundOrder, a cancelled
+// showtime, a payment the order could not keep, or one refunded at the provider's
+// dashboard. A payment refunded in parts and then whole has a row per part and its whole
+// row for the rest. Only package booking writes it, in the transaction that decides the
+// refund.
 type Refund struct{ ent.Schema }
 
 func (Refund) Fields() []ent.Field {
@@ -30,8 +32,14 @@ func (Refund) Fields() []ent.Field {
 		// (a new idempotency key), not a repeat of the failed one.
 		field.Int("attempts").Default(0).NonNegative(),
 		field.String("reason").Default("").MaxLen(255),
-		// created_by is the token subject of the admin who refunded the seats.
-		field.String("created_by").MaxLen(128),
+		// created_by is the token subject of the admin who refunded the seats; empty for a
+		// whole refund.
+		field.String("created_by").Default("").MaxLen(128),
+		// whole says the row is its payment's whole refund: its amount is what the refunds
+		// of some seats of the payment left of it. There is at most one per payment:
+		// internal/booking/refund.go's requireRefund looks for it under the payment's row
+		// lock before it writes one.
+		field.Bool("whole").Default(false),
 		field.Time("created_at").SchemaType(datetime6).Immutable(),
 		field.Time("updated_at").SchemaType(datetime6),
 	}
@@ -45,7 +53,7 @@ func (Refund) Edges() []ent.Edge {
 
 func (Refund) Indexes() []ent.Index {
 	return []ent.Index{
-		index.Fields("payment_id"),
+		index.Fields("payment_id", "whole"),
 		index.Fields("status", "updated_at"),
 		index.Fields("reference"),
 	}

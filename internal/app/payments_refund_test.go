@@ -7,20 +7,20 @@ import (
 	"time"
 
 	"seatflow/ent"
-	"seatflow/ent/payment"
+	"seatflow/ent/refund"
 	"seatflow/internal/nodeid"
 )
 
 const refundOrderQ = `mutation($id: ID!) { refundOrder(orderId: $id) { id status payment { status refundStatus } } }`
 
-// paymentRow reads an order's payment record as stored.
-func (a *testApp) paymentRow(orderID string) *ent.Payment {
+// refundRow reads the whole refund of an order's payment as stored.
+func (a *testApp) refundRow(orderID string) *ent.Refund {
 	a.t.Helper()
-	p, err := a.DB.Payment.Query().Where(payment.OrderID(idOf(a.t, orderID))).Only(context.Background())
+	r, err := a.DB.Refund.Query().Where(refund.OrderID(idOf(a.t, orderID)), refund.Whole(true)).Only(context.Background())
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	return p
+	return r
 }
 
 type reconcileOut struct {
@@ -53,13 +53,13 @@ func TestRefundOrderByStaff(t *testing.T) {
 	if m, _ := a.seatStatuses(show); m[seats[0]] != "AVAILABLE" || m[seats[1]] != "AVAILABLE" || m[seats[2]] != "HELD" {
 		t.Fatalf("seats = %s %s %s, want the refunded ones back on sale", m[seats[0]], m[seats[1]], m[seats[2]])
 	}
-	first := a.paymentRow(o.ID)
-	if first.RefundReference == "" {
+	first := a.refundRow(o.ID)
+	if first.Reference == "" {
 		t.Fatal("no refund reference recorded")
 	}
 	a.must(a.admin, refundOrderQ, map[string]any{"id": o.ID}, nil) // staff clicks twice
-	if again := a.paymentRow(o.ID); again.RefundReference != first.RefundReference || again.RefundAttempts != 0 {
-		t.Fatalf("second refundOrder sent another refund: %s (attempts %d), first %s", again.RefundReference, again.RefundAttempts, first.RefundReference)
+	if again := a.refundRow(o.ID); again.Reference != first.Reference || again.Attempts != 0 {
+		t.Fatalf("second refundOrder sent another refund: %s (attempts %d), first %s", again.Reference, again.Attempts, first.Reference)
 	}
 }
 
@@ -73,7 +73,7 @@ func TestRefundFollowsTheProvider(t *testing.T) {
 	t.Run("FailedIsSentAgain", func(t *testing.T) {
 		o, pi := a.paidByStripe(alice, show, seats[:1], "one")
 		a.must(a.admin, refundOrderQ, map[string]any{"id": o.ID}, nil)
-		first := a.paymentRow(o.ID).RefundReference
+		first := a.refundRow(o.ID).Reference
 		stale, _ := stripeEvent("refund.updated", refundObject("re_older_attempt", pi, "failed"))
 		a.deliver(stale).want(t, http.StatusOK, "applied")
 		if got := a.orderState(alice, o.ID).refund(); got != "SUCCEEDED" {
@@ -91,16 +91,16 @@ func TestRefundFollowsTheProvider(t *testing.T) {
 		if retried, outstanding := a.reconcileRefunds(); retried != 1 || outstanding != 0 {
 			t.Fatalf("reconcile: retried %d, outstanding %d; want 1, 0", retried, outstanding)
 		}
-		p := a.paymentRow(o.ID)
-		if p.RefundStatus == nil || *p.RefundStatus != "SUCCEEDED" || p.RefundAttempts != 1 || p.RefundReference == first {
-			t.Fatalf("after the retry: %v attempts %d reference %s (first %s)", p.RefundStatus, p.RefundAttempts, p.RefundReference, first)
+		p := a.refundRow(o.ID)
+		if p.Status != "SUCCEEDED" || p.Attempts != 1 || p.Reference == first {
+			t.Fatalf("after the retry: %v attempts %d reference %s (first %s)", p.Status, p.Attempts, p.Reference, first)
 		}
 	})
 
 	t.Run("PendingUntilConfirmed", func(t *testing.T) {
 		o, pi := a.paidByStripe(alice, show, seats[:1], "two") // the seat the first refund freed
 		a.must(a.admin, refundOrderQ, map[string]any{"id": o.ID}, nil)
-		first := a.paymentRow(o.ID).RefundReference
+		first := a.refundRow(o.ID).Reference
 		failed, _ := stripeEvent("refund.updated", refundObject(first, pi, "failed"))
 		a.deliver(failed).want(t, http.StatusOK, "applied")
 		// A new refund made at Stripe (by hand, say) is pending, then the charge is refunded.

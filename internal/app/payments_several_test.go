@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"seatflow/ent/refund"
 	"seatflow/internal/tooling/testenv"
 )
 
@@ -206,7 +207,9 @@ func TestExtraPaymentRefundIsSentByTheReconciler(t *testing.T) {
 	refundRef := ""
 	for _, p := range a.DB.Payment.Query().AllX(t.Context()) {
 		if p.Reference == "pi_extra" {
-			refundRef = p.RefundReference
+			for _, r := range a.DB.Refund.Query().Where(refund.PaymentID(p.ID), refund.Whole(true)).AllX(t.Context()) {
+				refundRef = r.Reference
+			}
 		}
 	}
 	if refundRef == "" {

@@ -51,7 +51,7 @@ func (o refundSeatsOut) refundedSeats() []string {
 // seatRefunds are the order's refunds of some seats, oldest first.
 func (a *testApp) seatRefunds(orderID string) []*ent.Refund {
 	a.t.Helper()
-	rs, err := a.DB.Refund.Query().Where(refund.OrderID(idOf(a.t, orderID))).Order(ent.Asc(refund.FieldID)).All(context.Background())
+	rs, err := a.DB.Refund.Query().Where(refund.OrderID(idOf(a.t, orderID)), refund.Whole(false)).Order(ent.Asc(refund.FieldID)).All(context.Background())
 	if err != nil {
 		a.t.Fatal(err)
 	}

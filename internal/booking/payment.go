@@ -5,16 +5,19 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
+
 	"seatflow"
 	"seatflow/ent"
 	"seatflow/ent/order"
 	"seatflow/ent/payment"
+	"seatflow/ent/refund"
 	"seatflow/internal/database"
 	"seatflow/internal/nodeid"
 	"seatflow/internal/payments"
 )
 
-// maxRefundReason is the column size of payments.refund_reason.
+// maxRefundReason is the column size of refunds.reason.
 const maxRefundReason = 255
 
 var errNoProvider = errors.New("booking: no payment provider configured")
@@ -62,9 +65,9 @@ func (s *Service) StartPayment(ctx context.Context, userID string, orderID int) 
 		return nil, err
 	}
 	var open *ent.Payment // the latest payment of this provider that has not taken money
-	for _, p := range ps {
+	for _, p := range ps.all {
 		switch {
-		case p.Status == seatflow.PaymentSucceeded && p.RefundStatus == nil: // the order is being updated
+		case p.Status == seatflow.PaymentSucceeded && ps.whole[p.ID] == nil: // the order is being updated
 			return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order's payment was already received")
 		case p.Provider == s.Provider.Name() && !p.Status.Settled():
 			open = p
@@ -80,8 +83,8 @@ func (s *Service) StartPayment(ctx context.Context, userID string, orderID int) 
 	// decided) or was started with another provider: a new payment, under a key of its own
 	// (the provider would answer the first key with the first payment).
 	key := orderKey(o) + "-payment"
-	if len(ps) > 0 {
-		key += fmt.Sprintf("-%d", len(ps))
+	if len(ps.all) > 0 {
+		key += fmt.Sprintf("-%d", len(ps.all))
 	}
 	in, err := s.Provider.StartPayment(ctx, payments.IntentRequest{OrderID: nodeid.Encode(nodeid.Order, o.ID),
 		AmountCents: o.AmountCents, Currency: o.Currency, IdempotencyKey: key})
@@ -141,8 +144,8 @@ func (s *Service) Payment(ctx context.Context, orderID int) (*seatflow.Payment, 
 	if err != nil {
 		return nil, err
 	}
-	if p := applied(o, ps); p != nil {
-		return paymentOf(p), nil
+	if p := applied(o, ps.all); p != nil {
+		return paymentOf(p, ps.whole[p.ID]), nil
 	}
 	return nil, nil
 }
@@ -155,23 +158,51 @@ func (s *Service) Payments(ctx context.Context, orderID int) ([]*seatflow.Paymen
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*seatflow.Payment, len(ps))
-	for i, p := range ps {
-		out[i] = paymentOf(p)
+	out := make([]*seatflow.Payment, len(ps.all))
+	for i, p := range ps.all {
+		out[i] = paymentOf(p, ps.whole[p.ID])
 	}
 	return out, nil
 }
 
-func paymentOf(p *ent.Payment) *seatflow.Payment {
-	return &seatflow.Payment{OrderID: p.OrderID, Provider: p.Provider, Status: p.Status, Reference: p.Reference,
-		AmountCents: p.AmountCents, Currency: p.Currency, RefundStatus: p.RefundStatus, CreatedAt: p.CreatedAt}
+// paymentOf is payment p with its whole refund (nil: none decided).
+func paymentOf(p *ent.Payment, whole *ent.Refund) *seatflow.Payment {
+	out := &seatflow.Payment{OrderID: p.OrderID, Provider: p.Provider, Status: p.Status, Reference: p.Reference,
+		AmountCents: p.AmountCents, Currency: p.Currency, CreatedAt: p.CreatedAt}
+	if whole != nil {
+		st := whole.Status
+		out.RefundStatus = &st
+	}
+	return out
 }
 
-// orderPayments loads every payment record of an order, oldest first.
-func (s *Service) orderPayments(ctx context.Context, orderID int) ([]*ent.Payment, error) {
-	ps, err := s.DB.Payment.Query().Where(payment.OrderID(orderID)).Order(ent.Asc(payment.FieldID)).All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("load payments: %w", database.Classify(err))
+// paymentSet is an order's payments, oldest first, with the whole refund (a refunds row)
+// of each that has one decided, by payment id.
+type paymentSet struct {
+	all   []*ent.Payment
+	whole map[int]*ent.Refund
+}
+
+// orderPayments loads every payment record of an order, oldest first, and the order's
+// whole refunds, at once (two independent reads).
+func (s *Service) orderPayments(ctx context.Context, orderID int) (paymentSet, error) {
+	var ps paymentSet
+	var wholes []*ent.Refund
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		ps.all, err = s.DB.Payment.Query().Where(payment.OrderID(orderID)).Order(ent.Asc(payment.FieldID)).All(gctx)
+		return err
+	})
+	g.Go(func() (err error) {
+		wholes, err = s.DB.Refund.Query().Where(refund.OrderID(orderID), refund.Whole(true)).All(gctx)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return paymentSet{}, fmt.Errorf("load payments: %w", database.Classify(err))
+	}
+	ps.whole = make(map[int]*ent.Refund, len(wholes))
+	for _, r := range wholes {
+		ps.whole[r.PaymentID] = r
 	}
 	return ps, nil
 }
@@ -203,33 +234,36 @@ func (s *Service) recordPayment(ctx context.Context, tx *ent.Tx, orderID int, p 
 		return 0, fmt.Errorf("load payment: %w", err)
 	}
 	now := s.Now()
-	if len(refundReason) > maxRefundReason {
-		refundReason = refundReason[:maxRefundReason]
-	}
+	var saved *ent.Payment
 	if cur == nil {
-		c := tx.Payment.Create().SetOrderID(orderID).SetProvider(p.provider).SetReference(p.reference).SetStatus(status).
-			SetAmountCents(p.amountCents).SetCurrency(p.currency).SetCreatedAt(now).SetUpdatedAt(now)
-		if refundReason != "" {
-			c.SetRefundStatus(seatflow.RefundRequired).SetRefundReason(refundReason)
-		}
-		created, err := c.Save(ctx)
+		saved, err = tx.Payment.Create().SetOrderID(orderID).SetProvider(p.provider).SetReference(p.reference).SetStatus(status).
+			SetAmountCents(p.amountCents).SetCurrency(p.currency).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 		if err != nil {
 			return 0, fmt.Errorf("record payment: %w", err)
 		}
-		return created.ID, nil
+	} else {
+		refunding, err := tx.Refund.Query().Where(refund.PaymentID(cur.ID), refund.Whole(true)).Exist(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("load refund: %w", err)
+		}
+		if refundReason == "" && refunding {
+			return 0, errRefunding
+		} else if refunding {
+			refundReason = "" // decided already
+		}
+		u := tx.Payment.UpdateOneID(cur.ID).SetUpdatedAt(now)
+		if !cur.Status.Settled() {
+			u.SetStatus(status).SetAmountCents(p.amountCents).SetCurrency(p.currency)
+		}
+		if saved, err = u.Save(ctx); err != nil {
+			return 0, fmt.Errorf("record payment: %w", err)
+		}
 	}
-	if refundReason == "" && cur.RefundStatus != nil {
-		return 0, errRefunding
+	if refundReason != "" {
+		_, err := s.requireRefund(ctx, tx, saved, refundReason)
+		if err != nil && !errors.Is(err, errChanged) { // errChanged: decided meanwhile
+			return 0, err
+		}
 	}
-	u := tx.Payment.UpdateOneID(cur.ID).SetUpdatedAt(now)
-	if !cur.Status.Settled() {
-		u.SetStatus(status).SetAmountCents(p.amountCents).SetCurrency(p.currency)
-	}
-	if refundReason != "" && cur.RefundStatus == nil {
-		u.SetRefundStatus(seatflow.RefundRequired).SetRefundReason(refundReason)
-	}
-	if err := u.Exec(ctx); err != nil {
-		return 0, fmt.Errorf("record payment: %w", err)
-	}
-	return cur.ID, nil
+	return saved.ID, nil
 }

@@ -11,6 +11,7 @@ import (
 	"seatflow/ent"
 	"seatflow/ent/order"
 	"seatflow/ent/payment"
+	"seatflow/ent/predicate"
 	"seatflow/ent/refund"
 	"seatflow/internal/database"
 	"seatflow/internal/payments"
@@ -32,16 +33,17 @@ func (s *Service) RefundOrder(ctx context.Context, orderID int) (*seatflow.Order
 	return s.refundWhole(ctx, o, ps, lines, nil)
 }
 
-// refundWhole is RefundOrder for an order read with its payments and lines. asked are the
-// seats a refundSeats named when it refunds every seat left (nil for refundOrder): a
-// ticket of theirs already checked in refuses the refund (INVALID_STATE), as it does for
-// some seats.
-func (s *Service) refundWhole(ctx context.Context, o *ent.Order, ps []*ent.Payment, lines []seatflow.OrderLine, asked []int) (*seatflow.Order, error) {
-	p := heldPayment(o, ps)
+// refundWhole is RefundOrder for an order read with its payments (with their whole
+// refunds) and lines. asked are the seats a refundSeats named when it refunds every seat
+// left (nil for refundOrder): a ticket of theirs already checked in refuses the refund
+// (INVALID_STATE), as it does for some seats.
+func (s *Service) refundWhole(ctx context.Context, o *ent.Order, ps paymentSet, lines []seatflow.OrderLine, asked []int) (*seatflow.Order, error) {
+	p := heldPayment(o, ps.all)
 	if p == nil {
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order has no received payment to refund")
 	}
-	if p.RefundStatus == nil {
+	whole := ps.whole[p.ID]
+	if whole == nil {
 		paid := o.Status == seatflow.OrderPaid
 		if paid {
 			// Its seats go back on sale in the same step: not while they cannot be reached.
@@ -74,7 +76,9 @@ func (s *Service) refundWhole(ctx context.Context, o *ent.Order, ps []*ent.Payme
 					}
 				}
 			}
-			return s.requireRefund(ctx, tx, p, staffRefundReason)
+			var err error
+			whole, err = s.requireRefund(ctx, tx, p, staffRefundReason)
+			return err
 		})
 		if errors.Is(err, errChanged) {
 			return nil, errChangedMeanwhile()
@@ -86,10 +90,8 @@ func (s *Service) refundWhole(ctx context.Context, o *ent.Order, ps []*ent.Payme
 			o.Status = seatflow.OrderCancelled // as the transaction wrote it
 			refundedAt(lines, nil, now)
 		}
-		required := seatflow.RefundRequired
-		p.RefundStatus, p.RefundReason = &required, staffRefundReason // as the transaction wrote it
 	}
-	if _, err := s.sendRefund(context.WithoutCancel(ctx), dueRefund{o: o, p: p, earlier: p.ID != ps[0].ID}); err != nil {
+	if _, err := s.sendRefund(context.WithoutCancel(ctx), dueRefund{o: o, p: p, r: whole, earlier: p.ID != ps.all[0].ID}); err != nil {
 		s.Log.WarnContext(ctx, "payments: refund not sent yet; the reconciler will send it", "payment", p.ID, "err", err)
 	}
 	// The answer is the order as read, with what this refund committed: nothing else
@@ -98,12 +100,13 @@ func (s *Service) refundWhole(ctx context.Context, o *ent.Order, ps []*ent.Payme
 	return toOrder(o, lines), nil
 }
 
-// readForRefund reads an order, its payments (oldest first) and its lines at once: three
-// independent reads that, one after another, were three round trips of a slow database.
-func (s *Service) readForRefund(ctx context.Context, orderID int) (*ent.Order, []*ent.Payment, []seatflow.OrderLine, error) {
+// readForRefund reads an order, its payments (oldest first, with their whole refunds) and
+// its lines at once: independent reads that, one after another, were as many round trips
+// of a slow database.
+func (s *Service) readForRefund(ctx context.Context, orderID int) (*ent.Order, paymentSet, []seatflow.OrderLine, error) {
 	var (
 		o     *ent.Order
-		ps    []*ent.Payment
+		ps    paymentSet
 		lines []seatflow.OrderLine
 	)
 	g, gctx := errgroup.WithContext(ctx)
@@ -118,7 +121,7 @@ func (s *Service) readForRefund(ctx context.Context, orderID int) (*ent.Order, [
 	g.Go(func() (err error) { ps, err = s.orderPayments(gctx, orderID); return err })
 	g.Go(func() (err error) { lines, err = s.orderLines(gctx, orderID, 0); return err })
 	if err := g.Wait(); err != nil {
-		return nil, nil, nil, err
+		return nil, paymentSet{}, nil, err
 	}
 	for i := range lines {
 		lines[i].ShowtimeID = o.ShowtimeID // read at the same time as the order
@@ -165,46 +168,79 @@ func (s *Service) RefundCancelledShowtime(ctx context.Context, orderID int) (boo
 	if err != nil {
 		return false, err
 	}
-	p := heldPayment(o, ps)
-	if p == nil || p.RefundStatus != nil {
+	p := heldPayment(o, ps.all)
+	if p == nil || ps.whole[p.ID] != nil {
 		return false, nil
 	}
+	var whole *ent.Refund
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		if err := markRefunded(ctx, tx, o.ID, nil, s.Now(), nil); err != nil {
 			return err
 		}
-		return s.requireRefund(ctx, tx, p, "the showtime was cancelled")
+		whole, err = s.requireRefund(ctx, tx, p, "the showtime was cancelled")
+		return err
 	})
 	if errors.Is(err, errChanged) {
 		return false, nil
 	} else if err != nil {
 		return false, fmt.Errorf("refund order: %w", database.Classify(err))
 	}
-	return s.SendRefund(ctx, p.ID)
+	return s.SendRefund(ctx, whole.ID)
 }
 
-// requireRefund makes a payment's refund due, unless one was decided meanwhile (errChanged).
-func (s *Service) requireRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment, reason string) error {
-	n, err := tx.Payment.Update().Where(payment.ID(p.ID), payment.RefundStatusIsNil()).
-		SetRefundStatus(seatflow.RefundRequired).SetRefundReason(reason).SetUpdatedAt(s.Now()).Save(ctx)
-	if err != nil {
-		return fmt.Errorf("require refund: %w", err)
-	} else if n == 0 {
-		return errChanged
+// requireRefund makes a payment's whole refund due (its refunds row, REQUIRED, for what the
+// refunds of some seats of it left), unless one was decided meanwhile (errChanged). It
+// reads the payment's refunds under the payment's row lock (MySQL; the embedded SQLite
+// runs one transaction at a time): a concurrent decision waits for this one's end and
+// then finds its row, so a payment has one whole refund.
+func (s *Service) requireRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment, reason string) (*ent.Refund, error) {
+	if !s.SingleWriter {
+		if _, err := tx.Payment.Query().Where(payment.ID(p.ID)).ForUpdate().Only(ctx); err != nil {
+			return nil, fmt.Errorf("require refund: %w", err)
+		}
 	}
-	return nil
+	q := tx.Refund.Query().Where(refund.PaymentID(p.ID))
+	if !s.SingleWriter {
+		q = q.ForUpdate() // the latest rows, not the transaction's snapshot
+	}
+	rs, err := q.All(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("require refund: %w", err)
+	}
+	rest := p.AmountCents
+	for _, r := range rs {
+		if r.Whole {
+			return nil, errChanged
+		}
+		rest -= r.AmountCents
+	}
+	if len(reason) > maxRefundReason {
+		reason = reason[:maxRefundReason]
+	}
+	now := s.Now()
+	r, err := tx.Refund.Create().SetOrderID(p.OrderID).SetPaymentID(p.ID).SetAmountCents(max(rest, 0)).SetCurrency(p.Currency).
+		SetStatus(seatflow.RefundRequired).SetReason(reason).SetWhole(true).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("require refund: %w", err)
+	}
+	return r, nil
 }
 
-// trySendRefund sends a refund just made due; what fails is logged and left to the
-// reconciler, which sends due refunds again.
+// trySendRefund sends a payment's whole refund just made due; what fails is logged and
+// left to the reconciler, which sends due refunds again.
 func (s *Service) trySendRefund(ctx context.Context, paymentID int) {
-	if _, err := s.SendRefund(context.WithoutCancel(ctx), paymentID); err != nil {
+	id, err := s.DB.Refund.Query().Where(refund.PaymentID(paymentID), refund.Whole(true)).OnlyID(ctx)
+	if err == nil {
+		_, err = s.SendRefund(context.WithoutCancel(ctx), id)
+	}
+	if err != nil {
 		s.Log.WarnContext(ctx, "payments: refund not sent yet; the reconciler will send it", "payment", paymentID, "err", err)
 	}
 }
 
-// refundUpdated follows the provider's word on a refund: a refund of some seats when the
-// event names one of ours (seatRefundOf), else the refund of the payment. Refunds of
+// refundUpdated follows the provider's word on a refund: the refunds row of payment p it
+// is about (refundOf), or, when p has none decided (a refund from the provider's
+// dashboard), a whole refund of p recorded as refunded at the provider. Refunds of
 // payments SeatFlow does not know are ignored.
 func (s *Service) refundUpdated(ctx context.Context, ev seatflow.PaymentEvent) (payments.Outcome, error) {
 	p, err := s.DB.Payment.Query().Where(payment.Provider(ev.Provider), payment.Reference(ev.Reference)).
@@ -215,30 +251,27 @@ func (s *Service) refundUpdated(ctx context.Context, ev seatflow.PaymentEvent) (
 		return "", fmt.Errorf("load payment: %w", database.Classify(err))
 	}
 	ev.OrderID = p.OrderID
-	part, err := s.seatRefundOf(ctx, p, ev)
-	if err != nil {
-		return "", err
-	}
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
 		if err := s.claim(ev)(ctx, tx); err != nil {
 			return err
 		}
-		d := dueRefund{p: p, part: part}
-		var err error
-		if part != nil {
-			d.part, err = tx.Refund.Get(ctx, part.ID)
-		} else {
-			d.p, err = tx.Payment.Get(ctx, p.ID)
-		}
+		r, err := refundOf(ctx, tx, p, ev)
 		if err != nil {
 			return err
 		}
-		st := d.state()
-		apply, failed := refundStep(st.status, st.reference, ev)
-		if !apply {
-			return nil
+		var cur *seatflow.RefundStatus
+		ref := ""
+		if r != nil {
+			cur, ref = &r.Status, r.Reference
 		}
-		return s.writeRefund(ctx, tx.Client(), d, false, ev.RefundStatus, ev.RefundReference, failed)
+		apply, failed := refundStep(cur, ref, ev)
+		switch {
+		case !apply:
+			return nil
+		case r == nil:
+			return s.refundedAtProvider(ctx, tx, p, ev, failed)
+		}
+		return s.writeRefund(ctx, tx.Client(), dueRefund{p: p, r: r}, false, ev.RefundStatus, ev.RefundReference, failed)
 	})
 	if errors.Is(err, errReplay) {
 		return payments.Replayed, nil
@@ -252,27 +285,40 @@ func (s *Service) refundUpdated(ctx context.Context, ev seatflow.PaymentEvent) (
 	return payments.Applied, nil
 }
 
-// seatRefundOf returns the refund of some seats of payment p that a refund event is about:
-// the one its metadata names (only if it is p's: another database sharing the provider
-// account has refunds of the same ids), else the one whose provider reference it carries;
-// nil when it is about p's whole refund.
-func (s *Service) seatRefundOf(ctx context.Context, p *ent.Payment, ev seatflow.PaymentEvent) (*ent.Refund, error) {
-	q := s.DB.Refund.Query().Where(refund.PaymentID(p.ID))
+// refundOf returns, inside tx, the refunds row of payment p that a refund event is about:
+// the refund of some seats its metadata names (only if it is p's: another database
+// sharing the provider account has refunds of the same ids), else the one whose provider
+// reference it carries, else p's whole refund; nil when p has none of them.
+func refundOf(ctx context.Context, tx *ent.Tx, p *ent.Payment, ev seatflow.PaymentEvent) (*ent.Refund, error) {
+	var named []predicate.Refund
 	switch {
 	case ev.SeatRefundID > 0:
-		q.Where(refund.ID(ev.SeatRefundID))
+		named = append(named, refund.ID(ev.SeatRefundID))
 	case ev.RefundReference != "":
-		q.Where(refund.Reference(ev.RefundReference))
-	default:
-		return nil, nil
+		named = append(named, refund.Reference(ev.RefundReference))
 	}
-	r, err := q.Only(ctx)
-	if ent.IsNotFound(err) {
-		return nil, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("load refund: %w", database.Classify(err))
+	for _, where := range [][]predicate.Refund{named, {refund.Whole(true)}} {
+		if where == nil {
+			continue
+		}
+		r, err := tx.Refund.Query().Where(refund.PaymentID(p.ID)).Where(where...).Order(ent.Asc(refund.FieldID)).First(ctx)
+		if err == nil {
+			return r, nil
+		} else if !ent.IsNotFound(err) {
+			return nil, fmt.Errorf("load refund: %w", err)
+		}
 	}
-	return r, nil
+	return nil, nil
+}
+
+// refundedAtProvider records the provider's word ev on a refund of payment p that SeatFlow
+// did not decide (its dashboard): p's whole refund, with that reason.
+func (s *Service) refundedAtProvider(ctx context.Context, tx *ent.Tx, p *ent.Payment, ev seatflow.PaymentEvent, failed bool) error {
+	r, err := s.requireRefund(ctx, tx, p, "refunded at the provider")
+	if err != nil {
+		return err
+	}
+	return s.writeRefund(ctx, tx.Client(), dueRefund{p: p, r: r}, false, ev.RefundStatus, ev.RefundReference, failed)
 }
 
 // refundStep decides what the provider's word ev changes of a refund recorded with status

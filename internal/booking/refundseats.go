@@ -59,7 +59,7 @@ func (s *Service) RefundSeats(ctx context.Context, by string, orderID int, seatI
 
 // refundSeats is one round of RefundSeats over the order as read; errChanged when another
 // change of the order came first.
-func (s *Service) refundSeats(ctx context.Context, by string, o *ent.Order, ps []*ent.Payment, lines []seatflow.OrderLine,
+func (s *Service) refundSeats(ctx context.Context, by string, o *ent.Order, ps paymentSet, lines []seatflow.OrderLine,
 	asked []int) (*seatflow.Order, error) {
 	lineOf := make(map[int]seatflow.OrderLine, len(lines))
 	for _, l := range lines {
@@ -74,15 +74,15 @@ func (s *Service) refundSeats(ctx context.Context, by string, o *ent.Order, ps [
 	if len(unknown) > 0 {
 		return nil, seats.Error(seatflow.EINVALID, unknown, "%d of these seats are not seats of the order", len(unknown))
 	}
-	p := heldPayment(o, ps)
+	p := heldPayment(o, ps.all)
 	switch {
-	case o.Status == seatflow.OrderCancelled && p != nil && p.RefundStatus != nil:
+	case o.Status == seatflow.OrderCancelled && p != nil && ps.whole[p.ID] != nil:
 		return toOrder(o, lines), nil // refunded whole already, every seat with it
 	case o.Status != seatflow.OrderPaid:
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order is %s: only a PAID order's seats are refunded", o.Status)
 	case p == nil:
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order has no received payment to refund")
-	case p.RefundStatus != nil:
+	case ps.whole[p.ID] != nil:
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order's payment is being refunded whole")
 	}
 	var refunding []int // the seats asked for that are not refunded yet
@@ -140,7 +140,7 @@ func (s *Service) refundSeats(ctx context.Context, by string, o *ent.Order, ps [
 	cancel()
 	o.AmountCents -= amount // as the transaction wrote it
 	refundedAt(lines, refunding, now)
-	if _, err := s.sendRefund(context.WithoutCancel(ctx), dueRefund{o: o, p: p, part: r}); err != nil {
+	if _, err := s.sendRefund(context.WithoutCancel(ctx), dueRefund{o: o, p: p, r: r}); err != nil {
 		s.Log.WarnContext(ctx, "payments: refund of seats not sent yet; the reconciler will send it", "refund", r.ID, "err", err)
 	}
 	return toOrder(o, lines), nil

@@ -31,11 +31,24 @@ func (e *env) paidOrder(t testing.TB, userID, key string, seats ...int) *seatflo
 // refundRows are an order's refunds of some seats, oldest first.
 func (e *env) refundRows(t testing.TB, orderID int) []*ent.Refund {
 	t.Helper()
-	rs, err := e.db.Refund.Query().Where(refund.OrderID(orderID)).Order(ent.Asc(refund.FieldID)).All(context.Background())
+	rs, err := e.db.Refund.Query().Where(refund.OrderID(orderID), refund.Whole(false)).Order(ent.Asc(refund.FieldID)).All(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rs
+}
+
+// wholeRefund reads the status of a payment's whole refund as stored (nil: none decided).
+func (e *env) wholeRefund(t testing.TB, paymentID int) *seatflow.RefundStatus {
+	t.Helper()
+	rs, err := e.db.Refund.Query().Where(refund.PaymentID(paymentID), refund.Whole(true)).All(context.Background())
+	if err != nil || len(rs) > 1 {
+		t.Fatalf("whole refunds of payment %d: %d, %v", paymentID, len(rs), err)
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	return &rs[0].Status
 }
 
 // occupied are the seats the order occupies in MySQL.

@@ -99,8 +99,8 @@ func (e *env) wantRefundedUnsold(t *testing.T, o *seatflow.Order) {
 		t.Errorf("order %s: %s, refundRequired %v; want EXPIRED with its refund required", nodeid.Encode(nodeid.Order, o.ID), got.Status, got.RefundRequired)
 	}
 	p := e.db.Payment.Query().Where(payment.OrderID(o.ID)).OnlyX(ctx)
-	if p.Status != seatflow.PaymentSucceeded || p.RefundStatus == nil || *p.RefundStatus != seatflow.RefundSucceeded {
-		t.Errorf("payment of order %d: %s, refund %v; want SUCCEEDED and refunded", o.ID, p.Status, p.RefundStatus)
+	if r := e.wholeRefund(t, p.ID); p.Status != seatflow.PaymentSucceeded || r == nil || *r != seatflow.RefundSucceeded {
+		t.Errorf("payment of order %d: %s, refund %v; want SUCCEEDED and refunded", o.ID, p.Status, r)
 	}
 	for _, id := range o.SeatIDs {
 		if st := e.state(t, id); st.Status != seatflow.SeatAvailable {

@@ -318,8 +318,8 @@ func TestRefundWithoutSeatRedisChangesNothing(t *testing.T) {
 	if got := e.db.Order.GetX(ctx, o.ID); got.Status != seatflow.OrderPaid {
 		t.Errorf("order after the refused refund: %s, want PAID", got.Status)
 	}
-	if p := e.db.Payment.Query().OnlyX(ctx); p.RefundStatus != nil {
-		t.Errorf("payment's refund after the refused refund: %s, want none", *p.RefundStatus)
+	if r := e.wholeRefund(t, e.db.Payment.Query().OnlyX(ctx).ID); r != nil {
+		t.Errorf("payment's refund after the refused refund: %s, want none", *r)
 	}
 	for _, id := range o.SeatIDs {
 		if st := e.state(t, id); st.Status != seatflow.SeatSold {

@@ -90,7 +90,7 @@ var migrateMu sync.Mutex
 // of one payment per order goes (dropOnePaymentPerOrder); prices from before ticket types
 // become ADULT prices and the seats of orders from then get their amounts (prices.go); the
 // purchase counts of a database from before them are filled from the occupancy
-// (purchasecounts.go).
+// (purchasecounts.go); payments' whole refunds become refunds rows (refunds.go).
 func Migrate(ctx context.Context, client *ent.Client, db *sql.DB, def ...DefaultCinema) error {
 	migrateMu.Lock()
 	defer migrateMu.Unlock()
@@ -117,6 +117,9 @@ func Migrate(ctx context.Context, client *ent.Client, db *sql.DB, def ...Default
 		return err
 	}
 	if err := purchaseCounts(ctx, db, isMySQL); err != nil {
+		return err
+	}
+	if err := wholeRefunds(ctx, db); err != nil {
 		return err
 	}
 	var d DefaultCinema

@@ -32,13 +32,12 @@ type Sales interface {
 	DropBlocks(ctx context.Context, showID int, seatIDs []int) error
 }
 
-// Orders is what the reconciler needs of package booking: expiring an order, and the three
-// ways a refund gets sent again (a payment's due refund, a due refund of some seats, a
-// cancelled showtime's order).
+// Orders is what the reconciler needs of package booking: expiring an order, and the two
+// ways a refund gets sent again (a due refund, a payment's whole refund or the refund of
+// some seats; a cancelled showtime's order).
 type Orders interface {
 	Expire(ctx context.Context, orderID int) (bool, error)
-	SendRefund(ctx context.Context, paymentID int) (bool, error)
-	SendSeatRefund(ctx context.Context, refundID int) (bool, error)
+	SendRefund(ctx context.Context, refundID int) (bool, error)
 	RefundCancelledShowtime(ctx context.Context, orderID int) (bool, error)
 }
 

@@ -11,6 +11,17 @@ import (
 	"seatflow/ent/refund"
 )
 
+// wholeRefund records an order's payment's whole refund as a transaction that died before
+// it sent the refund leaves it.
+func (e *env) wholeRefund(t *testing.T, orderID int, status seatflow.RefundStatus, attempts int, reason string) {
+	t.Helper()
+	ctx := context.Background()
+	p := e.db.Payment.Query().Where(payment.OrderID(orderID)).OnlyX(ctx)
+	e.db.Refund.Create().SetOrderID(orderID).SetPaymentID(p.ID).SetAmountCents(p.AmountCents).SetCurrency(p.Currency).
+		SetStatus(status).SetAttempts(attempts).SetReason(reason).SetWhole(true).
+		SetCreatedAt(e.clock.Now()).SetUpdatedAt(e.clock.Now()).ExecX(ctx)
+}
+
 // TestRefundNeverSent: a refund made due by a transaction whose process died before it
 // sent the refund (the state set here by hand, as that crash leaves it) is sent by the
 // first run after the grace; one the provider reported failed too often is left to a
@@ -25,10 +36,8 @@ func TestRefundNeverSent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.db.Payment.Update().Where(payment.OrderID(due.ID)).SetRefundStatus(seatflow.RefundRequired).
-		SetRefundReason("crash").SetUpdatedAt(e.clock.Now()).ExecX(ctx)
-	e.db.Payment.Update().Where(payment.OrderID(givenUp.ID)).SetRefundStatus(seatflow.RefundFailed).
-		SetRefundAttempts(seatflow.MaxRefundAttempts).SetUpdatedAt(e.clock.Now()).ExecX(ctx)
+	e.wholeRefund(t, due.ID, seatflow.RefundRequired, 0, "crash")
+	e.wholeRefund(t, givenUp.ID, seatflow.RefundFailed, seatflow.MaxRefundAttempts, "")
 
 	if rep := e.runOnce(t); rep.RefundsRetried != 0 || rep.RefundsOutstanding != 2 {
 		t.Fatalf("within the grace: retried %d, outstanding %d; want 0, 2", rep.RefundsRetried, rep.RefundsOutstanding)
@@ -65,9 +74,11 @@ func TestExtraPaymentRefundNeverSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := e.clock.Now()
-	e.db.Payment.Create().SetOrderID(o.ID).SetProvider(seatflow.ProviderTest).SetReference("second").
+	second := e.db.Payment.Create().SetOrderID(o.ID).SetProvider(seatflow.ProviderTest).SetReference("second").
 		SetStatus(seatflow.PaymentSucceeded).SetAmountCents(o.AmountCents).SetCurrency(o.Currency).
-		SetRefundStatus(seatflow.RefundRequired).SetRefundReason("the order is already paid").
+		SetCreatedAt(now).SetUpdatedAt(now).SaveX(ctx)
+	e.db.Refund.Create().SetOrderID(o.ID).SetPaymentID(second.ID).SetAmountCents(o.AmountCents).SetCurrency(o.Currency).
+		SetStatus(seatflow.RefundRequired).SetReason("the order is already paid").SetWhole(true).
 		SetCreatedAt(now).SetUpdatedAt(now).ExecX(ctx)
 
 	e.clock.Advance(2 * time.Minute)
@@ -75,11 +86,12 @@ func TestExtraPaymentRefundNeverSent(t *testing.T) {
 		t.Fatalf("after the grace: retried %d, outstanding %d; want 1, 0", rep.RefundsRetried, rep.RefundsOutstanding)
 	}
 	for _, p := range e.db.Payment.Query().Where(payment.OrderID(o.ID)).AllX(ctx) {
+		r, err := e.db.Refund.Query().Where(refund.PaymentID(p.ID), refund.Whole(true)).Only(ctx)
 		switch {
-		case p.Reference == "first" && p.RefundStatus != nil:
-			t.Errorf("the paying payment's refund is %s, want none", *p.RefundStatus)
-		case p.Reference == "second" && (p.RefundStatus == nil || *p.RefundStatus != seatflow.RefundSucceeded || p.RefundReference == ""):
-			t.Errorf("the extra payment's refund is %v %q, want SUCCEEDED with its reference", p.RefundStatus, p.RefundReference)
+		case p.Reference == "first" && err == nil:
+			t.Errorf("the paying payment's refund is %s, want none", r.Status)
+		case p.Reference == "second" && (err != nil || r.Status != seatflow.RefundSucceeded || r.Reference == ""):
+			t.Errorf("the extra payment's refund is %+v (%v), want SUCCEEDED with its reference", r, err)
 		}
 	}
 	if p, err := e.svc.Payment(ctx, o.ID); err != nil || p.Reference != "first" {

@@ -105,11 +105,10 @@ const (
 // tickets by (showtime_id, revoked_at); house seats by (showtime_id, seat_id).
 //
 // A line is sold when it is not refunded, its order is PAID and the payment the order was
-// settled with has no refund decided (a cancelled showtime's orders stay PAID while
+// settled with has no whole refund decided (a cancelled showtime's orders stay PAID while
 // refunded); held when its order is PENDING_PAYMENT and its hold has not expired. Money
-// counts the payments that took money (SUCCEEDED, MISMATCH); refunded those of them whose
-// refund is decided, and of the others what refunds of some seats (refunds, by payment_id)
-// return.
+// counts the payments that took money (SUCCEEDED, MISMATCH); refunded what their refunds
+// (by payment_id) return: the refunds of some seats, and a whole refund the rest.
 const reportSQL = `
 SELECT 'lines' AS measure, l.showtime_id, l.state, l.ticket_type, COUNT(*) AS n, COALESCE(SUM(l.amount_cents), 0) AS a, 0 AS b
 FROM (
@@ -118,14 +117,14 @@ FROM (
   FROM orders o JOIN order_seats l ON l.order_id = o.id
   WHERE o.showtime_id IN (%[1]s) AND l.refunded_at IS NULL AND (
     (o.status = 'PAID' AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id
-      AND p.reference = o.payment_ref AND p.status IN ('SUCCEEDED', 'MISMATCH') AND p.refund_status IS NOT NULL))
+      AND p.reference = o.payment_ref AND p.status IN ('SUCCEEDED', 'MISMATCH')
+      AND EXISTS (SELECT 1 FROM refunds r WHERE r.payment_id = p.id AND r.whole)))
     OR (o.status = 'PENDING_PAYMENT' AND o.expires_at > ?))
 ) l
 GROUP BY l.showtime_id, l.state, l.ticket_type
 UNION ALL
 SELECT 'money', o.showtime_id, '', '', COUNT(*), COALESCE(SUM(p.amount_cents), 0),
-  COALESCE(SUM(CASE WHEN p.refund_status IS NOT NULL THEN p.amount_cents
-    ELSE (SELECT COALESCE(SUM(r.amount_cents), 0) FROM refunds r WHERE r.payment_id = p.id) END), 0)
+  COALESCE(SUM((SELECT COALESCE(SUM(r.amount_cents), 0) FROM refunds r WHERE r.payment_id = p.id)), 0)
 FROM payments p JOIN orders o ON o.id = p.order_id
 WHERE o.showtime_id IN (%[1]s) AND p.status IN ('SUCCEEDED', 'MISMATCH')
 GROUP BY o.showtime_id
