@@ -23,7 +23,7 @@ type Admissions interface {
 // admission is what hold.lua's gate is told of a hold: nothing when the showtime's queue
 // (as MySQL has it) gates nothing, else the caller's pass as verified, or none.
 func (s *Service) admission(st *seatflow.Showtime, userID string, pass *string) *seats.Admission {
-	if !st.QueueGates(s.Now()) {
+	if !st.QueueGates(s.Now.Now()) {
 		return nil
 	}
 	if s.Admissions == nil || pass == nil {

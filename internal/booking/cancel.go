@@ -55,7 +55,7 @@ func (s *Service) Expire(ctx context.Context, orderID int) (bool, error) {
 	} else if err != nil {
 		return false, fmt.Errorf("expire order: %w", database.Classify(err))
 	}
-	now := s.Now()
+	now := s.Now.Now()
 	if o.Status != seatflow.OrderPending || o.ExpiresAt.After(now) {
 		return false, nil
 	}
@@ -90,7 +90,7 @@ func (s *Service) finish(ctx context.Context, o *ent.Order, to seatflow.OrderSta
 func (s *Service) endIn(ctx context.Context, tx *ent.Tx, o *ent.Order, to seatflow.OrderStatus, where ...predicate.Order) (bool, error) {
 	conds := append([]predicate.Order{order.ID(o.ID), order.StatusEQ(seatflow.OrderPending), order.HoldToken(o.HoldToken)}, where...)
 	u := tx.Order.Update().Where(conds...).SetStatus(to)
-	if now := s.Now(); to == seatflow.OrderExpired && o.ExpiresAt.After(now) {
+	if now := s.Now.Now(); to == seatflow.OrderExpired && o.ExpiresAt.After(now) {
 		u.SetExpiresAt(now)
 	}
 	n, err := u.Save(ctx)

@@ -57,7 +57,7 @@ func (s *Service) ApplyPaymentEvent(ctx context.Context, ev seatflow.PaymentEven
 // the first transaction ends, then fail (errReplay) if that one committed.
 func (s *Service) claim(ev seatflow.PaymentEvent) func(ctx context.Context, tx *ent.Tx) error {
 	return func(ctx context.Context, tx *ent.Tx) error {
-		c := tx.PaymentEvent.Create().SetProvider(ev.Provider).SetEventID(ev.ID).SetType(ev.Type).SetReceivedAt(s.Now())
+		c := tx.PaymentEvent.Create().SetProvider(ev.Provider).SetEventID(ev.ID).SetType(ev.Type).SetReceivedAt(s.Now.Now())
 		if ev.OrderID > 0 {
 			c.SetOrderID(ev.OrderID)
 		}
@@ -166,7 +166,7 @@ func (s *Service) paymentNotTaken(ctx context.Context, ev seatflow.PaymentEvent)
 			payment.Reference(ev.Reference)).Only(ctx)
 		switch {
 		case ent.IsNotFound(err): // started elsewhere, or its record was lost: keep what the provider said
-			now := s.Now()
+			now := s.Now.Now()
 			return tx.Payment.Create().SetOrderID(o.ID).SetProvider(ev.Provider).SetReference(ev.Reference).
 				SetStatus(status).SetAmountCents(ev.AmountCents).SetCurrency(strings.ToUpper(ev.Currency)).
 				SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx)
@@ -175,7 +175,7 @@ func (s *Service) paymentNotTaken(ctx context.Context, ev seatflow.PaymentEvent)
 		case cur.Status.Settled():
 			return nil // money was taken: a late word about an earlier attempt changes nothing
 		}
-		return tx.Payment.UpdateOneID(cur.ID).SetStatus(status).SetUpdatedAt(s.Now()).Exec(ctx)
+		return tx.Payment.UpdateOneID(cur.ID).SetStatus(status).SetUpdatedAt(s.Now.Now()).Exec(ctx)
 	})
 	if err != nil && !errors.Is(err, errReplay) {
 		return fmt.Errorf("record payment not taken: %w", database.Classify(err))

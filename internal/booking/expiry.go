@@ -106,7 +106,7 @@ func (s *Service) RunExpiryWorker(ctx context.Context, interval time.Duration) e
 // how many it expired. An order extended meanwhile goes back at its new expiry; one that
 // failed goes back to be retried a minute later (both reported: package background).
 func (s *Service) ExpireDue(ctx context.Context) (int, error) {
-	now := s.Now()
+	now := s.Now.Now()
 	q := s.queue()
 	due, err := q.Claim(ctx, now, expiryBatch)
 	if err != nil {

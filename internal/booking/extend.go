@@ -23,7 +23,7 @@ func (s *Service) ExtendHold(ctx context.Context, userID string, orderID int) (*
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now()
+	now := s.Now.Now()
 	if err := pendingNotExpired(o, now); err != nil {
 		return nil, err
 	}

@@ -181,7 +181,7 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 		return nil, err
 	}
 
-	now := s.Now()
+	now := s.Now.Now()
 	var created *ent.Order
 	err = s.retryDeadlock(ctx, func(tx *ent.Tx) error {
 		var err error

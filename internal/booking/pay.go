@@ -132,7 +132,7 @@ func (s *Service) pay(ctx context.Context, orderID int, p settlement) (*seatflow
 		if err != nil {
 			return nil, fmt.Errorf("pay order: %w", database.Classify(err))
 		}
-		now := s.Now()
+		now := s.Now.Now()
 		switch {
 		case o.Status == seatflow.OrderPaid && o.PaymentRef == p.reference:
 			return nil, errAlreadyPaid
@@ -247,7 +247,7 @@ var errChanged = errors.New("order changed meanwhile")
 // cannot free the seats just paid for. The seats are taken inside the transaction, after
 // its claim, so a second delivery of the same confirmation waits before touching them.
 func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showtime, p settlement) (*seatflow.Order, error) {
-	if s.Now().Sub(o.ExpiresAt) > s.LateWindow {
+	if s.Now.Now().Sub(o.ExpiresAt) > s.LateWindow {
 		return s.refundLate(ctx, o, p, lateTooLate)
 	}
 	layout, err := s.Layouts.Of(ctx, st.HallID)
@@ -275,7 +275,7 @@ func (s *Service) payLate(ctx context.Context, o *ent.Order, st *seatflow.Showti
 		// giving up on it. Not if a concurrent late payment already gave up on it.
 		n, err := tx.Order.Update().Where(order.ID(o.ID), order.HoldToken(o.HoldToken),
 			order.StatusIn(seatflow.OrderPending, seatflow.OrderExpired), order.RefundRequired(false)).
-			SetStatus(seatflow.OrderPaid).SetHoldToken(token).SetPaidAt(s.Now()).SetPaymentRef(p.reference).Save(ctx)
+			SetStatus(seatflow.OrderPaid).SetHoldToken(token).SetPaidAt(s.Now.Now()).SetPaymentRef(p.reference).Save(ctx)
 		if err != nil {
 			return fmt.Errorf("mark paid: %w", err)
 		} else if n == 0 {

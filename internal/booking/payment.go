@@ -49,7 +49,7 @@ func (s *Service) StartPayment(ctx context.Context, userID string, orderID int) 
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order is already paid")
 	case o.Status == seatflow.OrderCancelled:
 		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "the order was cancelled")
-	case o.Status == seatflow.OrderExpired || !o.ExpiresAt.After(s.Now()):
+	case o.Status == seatflow.OrderExpired || !o.ExpiresAt.After(s.Now.Now()):
 		return nil, seatflow.Errorf(seatflow.EORDEREXPIRED, "the hold has expired")
 	}
 	st, err := s.Catalog.FreshShowtime(ctx, o.ShowtimeID)
@@ -91,7 +91,7 @@ func (s *Service) StartPayment(ctx context.Context, userID string, orderID int) 
 	if err != nil {
 		return nil, fmt.Errorf("start payment of order %d: %w", o.ID, err)
 	}
-	now := s.Now()
+	now := s.Now.Now()
 	err = s.DB.Payment.Create().SetOrderID(o.ID).SetProvider(s.Provider.Name()).SetReference(in.Reference).
 		SetStatus(seatflow.PaymentPending).SetAmountCents(o.AmountCents).SetCurrency(o.Currency).
 		SetCreatedAt(now).SetUpdatedAt(now).Exec(ctx)
@@ -233,7 +233,7 @@ func (s *Service) recordPayment(ctx context.Context, tx *ent.Tx, orderID int, p 
 	if err != nil && !ent.IsNotFound(err) {
 		return 0, fmt.Errorf("load payment: %w", err)
 	}
-	now := s.Now()
+	now := s.Now.Now()
 	var saved *ent.Payment
 	if cur == nil {
 		saved, err = tx.Payment.Create().SetOrderID(orderID).SetProvider(p.provider).SetReference(p.reference).SetStatus(status).

@@ -51,7 +51,7 @@ func (s *Service) refundWhole(ctx context.Context, o *ent.Order, ps paymentSet, 
 				return nil, err
 			}
 		}
-		now := s.Now()
+		now := s.Now.Now()
 		err := s.withTx(ctx, func(tx *ent.Tx) error {
 			if paid {
 				n, err := tx.Order.Update().Where(order.ID(o.ID), order.StatusEQ(seatflow.OrderPaid), order.HoldToken(o.HoldToken)).
@@ -174,7 +174,7 @@ func (s *Service) RefundCancelledShowtime(ctx context.Context, orderID int) (boo
 	}
 	var whole *ent.Refund
 	err = s.withTx(ctx, func(tx *ent.Tx) error {
-		if err := markRefunded(ctx, tx, o.ID, nil, s.Now(), nil); err != nil {
+		if err := markRefunded(ctx, tx, o.ID, nil, s.Now.Now(), nil); err != nil {
 			return err
 		}
 		whole, err = s.requireRefund(ctx, tx, p, "the showtime was cancelled")
@@ -217,7 +217,7 @@ func (s *Service) requireRefund(ctx context.Context, tx *ent.Tx, p *ent.Payment,
 	if len(reason) > maxRefundReason {
 		reason = reason[:maxRefundReason]
 	}
-	now := s.Now()
+	now := s.Now.Now()
 	r, err := tx.Refund.Create().SetOrderID(p.OrderID).SetPaymentID(p.ID).SetAmountCents(max(rest, 0)).SetCurrency(p.Currency).
 		SetStatus(seatflow.RefundRequired).SetReason(reason).SetWhole(true).SetCreatedAt(now).SetUpdatedAt(now).Save(ctx)
 	if err != nil {

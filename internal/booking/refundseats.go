@@ -103,7 +103,7 @@ func (s *Service) refundSeats(ctx context.Context, by string, o *ent.Order, ps p
 	if err := s.seatsReachable(ctx, o.ShowtimeID); err != nil {
 		return nil, err
 	}
-	now := s.Now()
+	now := s.Now.Now()
 	var r *ent.Refund
 	err := s.withTx(ctx, func(tx *ent.Tx) error {
 		n, err := tx.Order.Update().Where(order.ID(o.ID), order.StatusEQ(seatflow.OrderPaid), order.HoldToken(o.HoldToken),

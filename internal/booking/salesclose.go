@@ -30,7 +30,7 @@ func (s *Service) ExpireAtSalesClose(ctx context.Context) (int, error) {
 		if err != nil {
 			return ended, fmt.Errorf("expire at sales close: %w", err)
 		}
-		if !st.SalesEnded(s.Now(), s.SalesCloseAfter) {
+		if !st.SalesEnded(s.Now.Now(), s.SalesCloseAfter) {
 			continue
 		}
 		pending, err := s.DB.Order.Query().Where(order.ShowtimeID(showID), order.StatusEQ(seatflow.OrderPending)).All(ctx)

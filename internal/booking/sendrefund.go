@@ -141,7 +141,7 @@ func (s *Service) writeRefund(ctx context.Context, c *ent.Client, d dueRefund, o
 	if failed {
 		add = 1
 	}
-	u := c.Refund.Update().Where(refund.ID(d.r.ID)).SetStatus(status).AddAttempts(add).SetUpdatedAt(s.Now())
+	u := c.Refund.Update().Where(refund.ID(d.r.ID)).SetStatus(status).AddAttempts(add).SetUpdatedAt(s.Now.Now())
 	if onlyIfAsRead {
 		u.Where(refund.StatusEQ(d.r.Status), refund.Attempts(d.r.Attempts))
 	}

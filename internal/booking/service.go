@@ -80,7 +80,7 @@ type Deps struct {
 // Config is how a Service behaves; New gives each zero field its default.
 type Config struct {
 	// Now is the clock; time.Now by default.
-	Now func() time.Time
+	Now seatflow.ClockFunc
 	// HoldTTL is the life of a hold; DefaultHoldTTL by default.
 	HoldTTL time.Duration
 	// LateWindow is how long after its expiry an order's payment may still take its seats;
@@ -116,9 +116,6 @@ type Service struct {
 // New returns the service over d, with c's settings and the defaults of those c leaves
 // zero.
 func New(d Deps, c Config) *Service {
-	if c.Now == nil {
-		c.Now = time.Now
-	}
 	if c.HoldTTL <= 0 {
 		c.HoldTTL = DefaultHoldTTL
 	}
@@ -138,7 +135,7 @@ var errNotFound = seatflow.Errorf(seatflow.ENOTFOUND, "order not found")
 
 // salesClosed is NOT_ON_SALE when st's sales have closed by themselves, nil before.
 func (s *Service) salesClosed(st *seatflow.Showtime) error {
-	if !st.SalesEnded(s.Now(), s.SalesCloseAfter) {
+	if !st.SalesEnded(s.Now.Now(), s.SalesCloseAfter) {
 		return nil
 	}
 	return seatflow.Errorf(seatflow.ENOTONSALE, "this showtime's sales closed at %s, %s after it started",

@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/sony/gobreaker/v2"
 
+	"seatflow"
 	"seatflow/internal/keys"
 	"seatflow/internal/redislock"
 )
@@ -41,7 +42,7 @@ type Config struct {
 	PollTries    int           // how many times it looks before serving the stale value (25)
 	// BreakerOpenFor is how long the circuit breaker keeps Redis out after it trips (5 s).
 	BreakerOpenFor time.Duration
-	Now            func() time.Time
+	Now            seatflow.ClockFunc
 	// Disabled sends every read straight to the loader (benchmarks: what the cache buys).
 	Disabled bool
 	// OnDrop runs after keys are dropped from the local level (this instance's own
@@ -78,9 +79,6 @@ func (cfg Config) withDefaults() Config {
 		cfg.PollTries = 25
 	}
 	def(&cfg.BreakerOpenFor, 5*time.Second)
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	return cfg
 }
 
@@ -130,9 +128,9 @@ func New(rdb redis.UniversalClient, k keys.Keys, cfg Config) *Cache {
 }
 
 // clock lets freecache's TTL follow the injected Now.
-type clock func() time.Time
+type clock seatflow.ClockFunc
 
-func (f clock) Now() uint32 { return uint32(f().Unix()) }
+func (f clock) Now() uint32 { return uint32(seatflow.ClockFunc(f).Now().Unix()) }
 
 // redisDo runs fn behind the circuit breaker; with the breaker open it fails at once.
 func (c *Cache) redisDo(fn func() error) error {
@@ -157,4 +155,4 @@ func (e *envelope) value() []byte {
 	return e.Data
 }
 
-func (c *Cache) nowMs() int64 { return c.cfg.Now().UnixMilli() }
+func (c *Cache) nowMs() int64 { return c.cfg.Now.Now().UnixMilli() }

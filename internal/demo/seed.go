@@ -33,7 +33,7 @@ type Seeder struct {
 	DB      *ent.Client
 	Catalog Catalog
 	Sales   Sales
-	Now     func() time.Time // the clock
+	Now     seatflow.ClockFunc // the clock
 }
 
 // SeedReport says what Seed added.
@@ -128,7 +128,7 @@ func (a *Seeder) Seed(ctx context.Context) (SeedReport, error) {
 	var plan []plannedShow
 	for _, c := range cinemasOf(halls) {
 		loc := c.Location()
-		now := a.Now().In(loc)
+		now := a.Now.Now().In(loc)
 		for d := range Week {
 			day := time.Date(now.Year(), now.Month(), now.Day()+d, 0, 0, 0, 0, loc)
 			shows, err := a.planDay(ctx, c, day, now, movies, halls)

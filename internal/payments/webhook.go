@@ -37,7 +37,7 @@ type StripeWebhook struct {
 	// delivery can be replayed.
 	Tolerance time.Duration
 	// Now is the clock signatures are dated against; time.Now when nil.
-	Now func() time.Time
+	Now seatflow.ClockFunc
 }
 
 // webhookAnswer is the body of every answer, for whoever reads Stripe's delivery log.
@@ -110,17 +110,14 @@ var errFromTheFuture = errors.New("the signature's timestamp is in the future")
 // until then. It runs after the signature was verified, so header is well formed and its
 // t= is the signed timestamp.
 func (h *StripeWebhook) notAhead(header string) error {
-	tolerance, now := h.Tolerance, time.Now
+	tolerance := h.Tolerance
 	if tolerance <= 0 {
 		tolerance = webhook.DefaultTolerance
-	}
-	if h.Now != nil {
-		now = h.Now
 	}
 	for part := range strings.SplitSeq(header, ",") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "t="); ok {
 			t, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || time.Unix(t, 0).After(now().Add(tolerance)) {
+			if err != nil || time.Unix(t, 0).After(h.Now.Now().Add(tolerance)) {
 				return errFromTheFuture
 			}
 			return nil

@@ -84,7 +84,7 @@ func invalid(format string, args ...any) error {
 // of the latter is SERVICE_UNAVAILABLE, and the admission's next tick builds the state
 // from the record anyway.
 func (s *Service) Set(ctx context.Context, adminID string, showID int, in OnSaleQueueInput) (*seatflow.OnSaleQueue, error) {
-	now := s.Now()
+	now := s.Now.Now()
 	v, err := in.validate(now)
 	if err != nil {
 		return nil, err
@@ -142,7 +142,7 @@ func (s *Service) Remove(ctx context.Context, showID int) (*seatflow.Showtime, e
 		} else if err != nil {
 			return err
 		}
-		if !s.Now().Before(row.OpensAt) {
+		if !s.Now.Now().Before(row.OpensAt) {
 			return seatflow.Errorf(seatflow.EINVALIDSTATE, "the queue opened at %s: it can no longer be removed",
 				row.OpensAt.UTC().Format(time.RFC3339))
 		}
@@ -172,7 +172,7 @@ func newSeed() (seed, commitment string) {
 // setup writes a queue's state in Redis from its record (setup.lua): mode "set" creates it
 // or updates its settings, "rebuild" creates it only where Redis has none, in phase.
 func (s *Service) setup(ctx context.Context, mode string, row *ent.OnSaleQueue, phase seatflow.QueuePhase) error {
-	args := []any{mode, s.Now().UnixMilli(), string(phase), row.OpensAt.UnixMilli(), row.AdmitPerMinute, row.MaxActive,
+	args := []any{mode, s.Now.Now().UnixMilli(), string(phase), row.OpensAt.UnixMilli(), row.AdmitPerMinute, row.MaxActive,
 		(time.Duration(row.PassMinutes) * time.Minute).Milliseconds(), strconv.FormatFloat(row.AveragePartySize, 'f', -1, 64),
 		row.DrawCommitment, row.DrawSeed, row.Epoch}
 	if err := setupScript.Run(ctx, s.RDB, s.stateKeys(row.ShowtimeID), args...).Err(); err != nil {

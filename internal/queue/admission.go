@@ -104,7 +104,7 @@ func (s *Service) AdmitOnce(ctx context.Context) ([]Tick, error) {
 
 // tick is one queue's tick.
 func (s *Service) tick(ctx context.Context, row *ent.OnSaleQueue, st *ent.Showtime) (Tick, error) {
-	if st.Status == seatflow.ShowtimeCancelled || !s.Now().Before(st.StartsAt) {
+	if st.Status == seatflow.ShowtimeCancelled || !s.Now.Now().Before(st.StartsAt) {
 		return Tick{ShowtimeID: st.ID, Outcome: "CLOSED", Phase: seatflow.QueueClosed}, s.close(ctx, row)
 	}
 	t, err := s.admit(ctx, st.ID, false)
@@ -145,7 +145,7 @@ func (s *Service) admit(ctx context.Context, showID int, opened bool) (Tick, err
 		open = "1"
 	}
 	start := time.Now()
-	res, err := admitScript.Run(ctx, s.RDB, keys, s.Now().UnixMilli(), s.lease, s.Lease.Milliseconds(), open,
+	res, err := admitScript.Run(ctx, s.RDB, keys, s.Now.Now().UnixMilli(), s.lease, s.Lease.Milliseconds(), open,
 		seatflow.QueueAbsence.Milliseconds(), maxSkips).Slice()
 	tickSeconds.Observe(time.Since(start).Seconds())
 	if err != nil {
@@ -171,11 +171,11 @@ func (s *Service) admit(ctx context.Context, showID int, opened bool) (Tick, err
 func (s *Service) close(ctx context.Context, row *ent.OnSaleQueue) error {
 	showID := row.ShowtimeID
 	keys := append(s.stateKeys(showID), s.Keys.QueueEvents(showID))
-	res, err := closeScript.Run(ctx, s.RDB, keys, s.Now().UnixMilli(), int(s.ClosedTTL.Seconds())).Slice()
+	res, err := closeScript.Run(ctx, s.RDB, keys, s.Now.Now().UnixMilli(), int(s.ClosedTTL.Seconds())).Slice()
 	if err != nil {
 		return rdb.Classify("close the on-sale queue", err)
 	}
-	u := s.DB.OnSaleQueue.Update().Where(onsalequeue.ID(row.ID), onsalequeue.ClosedAtIsNil()).SetClosedAt(s.Now())
+	u := s.DB.OnSaleQueue.Update().Where(onsalequeue.ID(row.ID), onsalequeue.ClosedAtIsNil()).SetClosedAt(s.Now.Now())
 	if len(res) == 2 {
 		u.SetAdmitted(atoi(str(res[1])))
 	}

@@ -25,7 +25,7 @@ const positionsChunk = 1000
 // queue's events and one positions.lua read per chunk of subscribers per update, whatever
 // their number. NOT_FOUND when the user has no ticket.
 func (s *Service) Watch(ctx context.Context, showID int, userID string) (<-chan *seatflow.QueueTicket, error) {
-	res, err := s.run(ctx, ticketScript, s.ticketKeys(showID), s.Now().UnixMilli(), userID).Slice()
+	res, err := s.run(ctx, ticketScript, s.ticketKeys(showID), s.Now.Now().UnixMilli(), userID).Slice()
 	if err != nil {
 		return nil, rdb.Classify("read the on-sale queue", err)
 	}
@@ -44,7 +44,7 @@ func (s *Service) Watch(ctx context.Context, showID int, userID string) (<-chan 
 		close(out)
 		return out, nil
 	}
-	sub := &subscriber{tnum: str(res[1]), rec: r, last: first, pushedAt: s.Now(), out: out}
+	sub := &subscriber{tnum: str(res[1]), rec: r, last: first, pushedAt: s.Now.Now(), out: out}
 	f := s.join(showID, sub)
 	go func() {
 		<-ctx.Done()
@@ -144,7 +144,7 @@ func (f *feed) run(ctx context.Context, s *Service) {
 	defer check.Stop()
 	seen := time.NewTicker(s.SeenEvery)
 	defer seen.Stop()
-	lastRefresh := s.Now()
+	lastRefresh := s.Now.Now()
 	for {
 		dirty := false
 		select {
@@ -165,12 +165,12 @@ func (f *feed) run(ctx context.Context, s *Service) {
 			f.admitted(s, ev.Admitted)
 			dirty = true
 		case <-check.C:
-			dirty = s.Now().Sub(lastRefresh) >= s.Refresh-time.Second
+			dirty = s.Now.Now().Sub(lastRefresh) >= s.Refresh-time.Second
 		case <-seen.C:
 			f.markSeen(ctx, s)
 		}
 		if dirty {
-			lastRefresh = s.Now()
+			lastRefresh = s.Now.Now()
 			f.refresh(ctx, s)
 		}
 	}
@@ -196,7 +196,7 @@ func (f *feed) admitted(s *Service, admitted [][3]string) {
 			continue
 		}
 		sub.rec = r
-		f.push(sub, t, s.Now())
+		f.push(sub, t, s.Now.Now())
 	}
 }
 
@@ -207,7 +207,7 @@ func (f *feed) end(s *Service) {
 	for sub := range f.subs {
 		t := *sub.last
 		t.Status, t.Position, t.EstimatedWaitSeconds, t.Pass, t.PassExpiresAt = seatflow.QueueTicketClosed, nil, nil, nil, nil
-		f.push(sub, &t, s.Now())
+		f.push(sub, &t, s.Now.Now())
 	}
 }
 
@@ -249,7 +249,7 @@ func (f *feed) update(s *Service, chunk []*subscriber, res []any) {
 	phase := seatflow.QueuePhase(str(res[0]))
 	waiting := int(num(res[1]))
 	rate, _ := strconv.ParseFloat(str(res[2]), 64)
-	now := s.Now()
+	now := s.Now.Now()
 	stale := now.Add(-s.Refresh + time.Second)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -304,7 +304,7 @@ func (f *feed) markSeen(ctx context.Context, s *Service) {
 		nums = append(nums, n)
 	}
 	f.mu.Unlock()
-	now := s.Now().UnixMilli()
+	now := s.Now.Now().UnixMilli()
 	for start := 0; start < len(nums); start += positionsChunk {
 		args := append([]any{now}, nums[start:min(start+positionsChunk, len(nums))]...)
 		err := s.run(ctx, seenScript, []string{s.Keys.QueueTickets(f.showID), s.Keys.QueueSeen(f.showID)}, args...).Err()

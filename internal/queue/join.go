@@ -40,7 +40,7 @@ func (s *Service) Join(ctx context.Context, showID int, userID string) (*seatflo
 	for range 4 {
 		tnum := ticketNumber()
 		key := seatflow.DrawKey(secret.seed, ticketID(showID, tnum))
-		res, err := s.run(ctx, joinScript, s.ticketKeys(showID), s.Now().UnixMilli(), userID,
+		res, err := s.run(ctx, joinScript, s.ticketKeys(showID), s.Now.Now().UnixMilli(), userID,
 			strconv.FormatInt(tnum, 10), key, secret.commitment).Slice()
 		if err != nil {
 			return nil, rdb.Classify("join the on-sale queue", err)
@@ -72,7 +72,7 @@ func (s *Service) Ticket(ctx context.Context, showID int, userID string) (*seatf
 	if err != nil || !st.HasQueue {
 		return nil, err
 	}
-	res, err := s.run(ctx, ticketScript, s.ticketKeys(showID), s.Now().UnixMilli(), userID).Slice()
+	res, err := s.run(ctx, ticketScript, s.ticketKeys(showID), s.Now.Now().UnixMilli(), userID).Slice()
 	if err != nil {
 		return nil, rdb.Classify("read the on-sale queue", err)
 	}
@@ -162,7 +162,7 @@ func (s *Service) ticket(showID int, tnum string, r record, phase seatflow.Queue
 	if err != nil {
 		return nil, fmt.Errorf("on-sale queue: ticket number %q: %w", tnum, err)
 	}
-	t := &seatflow.QueueTicket{ID: ticketID(showID, n), ShowtimeID: showID, Status: statusOf(r, phase, s.Now()),
+	t := &seatflow.QueueTicket{ID: ticketID(showID, n), ShowtimeID: showID, Status: statusOf(r, phase, s.Now.Now()),
 		Waiting: waiting, JoinedAt: ms(r.Joined)}
 	if t.Status == seatflow.QueueWaiting && phase == seatflow.QueueOpen && rank >= 0 {
 		pos := rank + 1

@@ -58,7 +58,7 @@ const (
 // Config is how a Service behaves; New gives each zero field its default.
 type Config struct {
 	// Now is the clock of joins, admissions and passes; time.Now by default.
-	Now func() time.Time
+	Now seatflow.ClockFunc
 	// JoinRate limits joinQueue per client address (zero: no limit).
 	JoinRate redis_rate.Limit
 	// Tick is how often the admission runs (DefaultTick: about once a second).
@@ -100,9 +100,6 @@ type Service struct {
 // New returns the queues' service over its stores, with c's settings and the defaults of
 // those c leaves zero.
 func New(db *ent.Client, r redis.UniversalClient, k keys.Keys, cat Catalog, sales Sales, passes *Passes, c Config) *Service {
-	if c.Now == nil {
-		c.Now = time.Now
-	}
 	if c.Tick <= 0 {
 		c.Tick = DefaultTick
 	}

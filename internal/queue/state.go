@@ -58,7 +58,7 @@ func (s *Service) rebuild(ctx context.Context, showID int) error {
 	if row, err = s.DB.OnSaleQueue.Query().Where(onsalequeue.ID(row.ID)).Only(ctx); err != nil {
 		return fmt.Errorf("read the on-sale queue: %w", database.Classify(err))
 	}
-	phase := phaseOf(row, st, s.Now())
+	phase := phaseOf(row, st, s.Now.Now())
 	if phase == seatflow.QueueSoldOut {
 		phase = seatflow.QueueOpen // the next tick finds it sold out again, or resumes admission
 	}
@@ -110,7 +110,7 @@ func (s *Service) status(ctx context.Context, row *ent.OnSaleQueue) (*seatflow.O
 		if err != nil {
 			return nil, err
 		}
-		q.Phase = phaseOf(row, st, s.Now())
+		q.Phase = phaseOf(row, st, s.Now.Now())
 	}
 	if q.Phase.Revealed() {
 		seed := row.DrawSeed

@@ -82,7 +82,7 @@ type Config struct {
 	// sends it at once) before a run sends it.
 	RefundGrace time.Duration
 	// Now is the clock; time.Now when nil.
-	Now func() time.Time
+	Now seatflow.ClockFunc
 	// Log receives one line per run that repaired something and every error;
 	// slog.Default when nil.
 	Log *slog.Logger
@@ -111,9 +111,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RefundGrace <= 0 {
 		c.RefundGrace = DefaultRefundGrace
-	}
-	if c.Now == nil {
-		c.Now = time.Now
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
@@ -166,7 +163,7 @@ func (r *Reconciler) RunOnce(ctx context.Context) (*Report, error) {
 	// A run never outlives its lock, or two could overlap.
 	runCtx, cancel := context.WithTimeout(ctx, c.LockTTL)
 	defer cancel()
-	x := &run{r: r, c: c, now: c.Now(), touched: map[int]bool{}, left: map[string]int{}}
+	x := &run{r: r, c: c, now: c.Now.Now(), touched: map[int]bool{}, left: map[string]int{}}
 	for _, k := range []string{kindExpired, kindPaidSeats, kindHashes, kindOrphanHolds, kindSoldOrphans, kindLimits, kindPendingSeats, kindBlocks, kindPurchaseCounts} {
 		x.left[k] = c.Batch
 	}
@@ -180,7 +177,7 @@ func (r *Reconciler) RunOnce(ctx context.Context) (*Report, error) {
 	if err == nil { // last: provider calls must not starve the seat repairs of the run's time
 		err = x.retryRefunds(runCtx)
 	}
-	finished := c.Now()
+	finished := c.Now.Now()
 	x.rep.FinishedAt = &finished
 	for id := range x.touched {
 		x.rep.ShowtimeIDs = append(x.rep.ShowtimeIDs, id)

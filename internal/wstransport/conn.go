@@ -301,7 +301,7 @@ func (c *conn) isInitialised() bool {
 
 // expired reports whether the connection's token has expired (on the tokens' clock).
 func (c *conn) expired() bool {
-	now := c.t.cfg.Now()
+	now := c.t.cfg.Now.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return !c.expires.IsZero() && !now.Before(c.expires)

@@ -78,7 +78,7 @@ type Config struct {
 	// connection_init brings a token of its own: the later token counts.
 	UpgradeExpiry func(ctx context.Context) time.Time
 	// Now is the clock tokens expire on (the one Auth checks them with); time.Now when nil.
-	Now func() time.Time
+	Now seatflow.ClockFunc
 	// SeatMaps starts seat-map watches delivered straight into a connection's queue;
 	// without it seat-map subscriptions run through the executor like any other.
 	SeatMaps SeatMaps
@@ -152,9 +152,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
 	}
 	return c
 }
