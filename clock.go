@@ -8,8 +8,9 @@ import "time"
 //
 // It is this one-method interface rather than a clock library: the rules read the time and
 // compare it, and none of them waits on a clock. What waits keeps the real time: the
-// queue's feed is woken by tickers but decides its pushes by its service's clock
-// (internal/queue/feed.go); internal/wstransport schedules keep-alives, pings and the
+// queue's feed is woken by tickers and pushes a waiting customer's ticket at least every
+// Refresh of real time (internal/queue/feed.go: a test's stopped clock must not stop the
+// pushes a browser waits for); internal/wstransport schedules keep-alives, pings and the
 // connection_init deadline on its registry's ticker and socket deadlines, which the kernel
 // and the net package measure against the real time, and reads its Config.Now only for
 // tokens' expiry; internal/live's flush tick, heartbeat and watchdog run on timers and

@@ -44,7 +44,7 @@ func (s *Service) Watch(ctx context.Context, showID int, userID string) (<-chan 
 		close(out)
 		return out, nil
 	}
-	sub := &subscriber{tnum: str(res[1]), rec: r, last: first, pushedAt: s.Now.Now(), out: out}
+	sub := &subscriber{tnum: str(res[1]), rec: r, last: first, pushedAt: time.Now(), out: out}
 	f := s.join(showID, sub)
 	go func() {
 		<-ctx.Done()
@@ -109,9 +109,9 @@ func (f *feed) drop(sub *subscriber) {
 	}
 }
 
-// push hands t to sub at now (the service's clock, which the Refresh rule reads), replacing
-// a ticket it has not read yet; a final ticket ends the stream after it. f.mu is held.
-func (f *feed) push(sub *subscriber, t *seatflow.QueueTicket, now time.Time) {
+// push hands t to sub, replacing a ticket it has not read yet; a final ticket ends the
+// stream after it. f.mu is held.
+func (f *feed) push(sub *subscriber, t *seatflow.QueueTicket) {
 	if sub.closed {
 		return
 	}
@@ -120,7 +120,7 @@ func (f *feed) push(sub *subscriber, t *seatflow.QueueTicket, now time.Time) {
 	default:
 	}
 	sub.out <- t
-	sub.last, sub.pushedAt = t, now
+	sub.last, sub.pushedAt = t, time.Now()
 	if t.Status.Final() {
 		f.drop(sub)
 	}
@@ -144,7 +144,7 @@ func (f *feed) run(ctx context.Context, s *Service) {
 	defer check.Stop()
 	seen := time.NewTicker(s.SeenEvery)
 	defer seen.Stop()
-	lastRefresh := s.Now.Now()
+	lastRefresh := time.Now()
 	for {
 		dirty := false
 		select {
@@ -165,12 +165,12 @@ func (f *feed) run(ctx context.Context, s *Service) {
 			f.admitted(s, ev.Admitted)
 			dirty = true
 		case <-check.C:
-			dirty = s.Now.Now().Sub(lastRefresh) >= s.Refresh-time.Second
+			dirty = time.Since(lastRefresh) >= s.Refresh-time.Second
 		case <-seen.C:
 			f.markSeen(ctx, s)
 		}
 		if dirty {
-			lastRefresh = s.Now.Now()
+			lastRefresh = time.Now()
 			f.refresh(ctx, s)
 		}
 	}
@@ -196,7 +196,7 @@ func (f *feed) admitted(s *Service, admitted [][3]string) {
 			continue
 		}
 		sub.rec = r
-		f.push(sub, t, s.Now.Now())
+		f.push(sub, t)
 	}
 }
 
@@ -207,7 +207,7 @@ func (f *feed) end(s *Service) {
 	for sub := range f.subs {
 		t := *sub.last
 		t.Status, t.Position, t.EstimatedWaitSeconds, t.Pass, t.PassExpiresAt = seatflow.QueueTicketClosed, nil, nil, nil, nil
-		f.push(sub, &t, s.Now.Now())
+		f.push(sub, &t)
 	}
 }
 
@@ -249,8 +249,7 @@ func (f *feed) update(s *Service, chunk []*subscriber, res []any) {
 	phase := seatflow.QueuePhase(str(res[0]))
 	waiting := int(num(res[1]))
 	rate, _ := strconv.ParseFloat(str(res[2]), 64)
-	now := s.Now.Now()
-	stale := now.Add(-s.Refresh + time.Second)
+	stale := time.Now().Add(-s.Refresh + time.Second)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, sub := range chunk {
@@ -283,7 +282,7 @@ func (f *feed) update(s *Service, chunk []*subscriber, res []any) {
 			*p = *q // a position never goes up (a read that raced a join cannot raise it)
 		}
 		if !sameTicket(t, sub.last) || sub.pushedAt.Before(stale) {
-			f.push(sub, t, now)
+			f.push(sub, t)
 		}
 	}
 }
