@@ -55,6 +55,7 @@ func TestPackageMap(t *testing.T) {
 // goPackage is the part of `go list -json` the check reads.
 type goPackage struct {
 	ImportPath   string
+	Dir          string
 	Imports      []string
 	TestImports  []string
 	XTestImports []string
@@ -73,7 +74,7 @@ func listPackages(t *testing.T) (string, []goPackage) {
 	if err != nil {
 		t.Fatalf("go list -m: %v", err)
 	}
-	out, err := exec.Command(gocmd, "list", "-json=ImportPath,Imports,TestImports,XTestImports", "./...").Output()
+	out, err := exec.Command(gocmd, "list", "-json=ImportPath,Dir,Imports,TestImports,XTestImports", "./...").Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

@@ -3,14 +3,9 @@ package seatflow_test
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,47 +36,15 @@ var untested = map[string]string{
 // non-blank lines of hand-written Go and no _test.go file in its directory, unless
 // untested names it with its reason; and on an entry of untested that no longer applies.
 func TestPackagesHaveTests(t *testing.T) {
-	for _, msg := range checkPackageTests(t, listPackageDirs(t)) {
+	_, pkgs := listPackages(t)
+	for _, msg := range checkPackageTests(t, pkgs) {
 		t.Error(msg)
 	}
 }
 
-// pkgDir is the part of `go list -json` TestPackagesHaveTests reads.
-type pkgDir struct {
-	ImportPath string
-	Dir        string
-}
-
-func listPackageDirs(t *testing.T) []pkgDir {
-	t.Helper()
-	gocmd, err := exec.LookPath("go")
-	if err != nil {
-		gocmd = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	out, err := exec.Command(gocmd, "list", "-json=ImportPath,Dir", "./...").Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			t.Fatalf("go list ./...: %v\n%s", err, ee.Stderr)
-		}
-		t.Fatalf("go list ./...: %v", err)
-	}
-	var pkgs []pkgDir
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for {
-		var p pkgDir
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("read go list: %v", err)
-		}
-		pkgs = append(pkgs, p)
-	}
-	return pkgs
-}
-
-// checkPackageTests returns what TestPackagesHaveTests reports for pkgs.
-func checkPackageTests(t *testing.T, pkgs []pkgDir) []string {
+// checkPackageTests returns what TestPackagesHaveTests reports for pkgs (listPackages,
+// architecture_test.go).
+func checkPackageTests(t *testing.T, pkgs []goPackage) []string {
 	t.Helper()
 	root, err := os.Getwd()
 	if err != nil {
