@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,21 +20,7 @@ import (
 // the embedded SQLite. Migrating again changes nothing, not even a count that drifted
 // since: once the table has rows, drift is the reconciler's to repair.
 func TestMigrationFillsPurchaseCounts(t *testing.T) {
-	t.Run("MySQL", func(t *testing.T) {
-		db := testenv.MySQL(t)
-		testFillPurchaseCounts(t, db.Client, db.SQL)
-	})
-	t.Run("SQLite", func(t *testing.T) {
-		client, db, err := database.OpenSQLite(filepath.Join(t.TempDir(), "seatflow.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { client.Close() })
-		if err := database.Migrate(context.Background(), client, db); err != nil {
-			t.Fatal(err)
-		}
-		testFillPurchaseCounts(t, client, db)
-	})
+	onMySQLAndSQLite(t, testFillPurchaseCounts)
 }
 
 func testFillPurchaseCounts(t *testing.T, client *ent.Client, db *sql.DB) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -22,21 +21,7 @@ import (
 // reason, its amount what the parts left; a payment with no refund gets none. Migrating
 // again adds nothing. On MySQL and on the embedded SQLite.
 func TestMigrationCopiesWholeRefunds(t *testing.T) {
-	t.Run("MySQL", func(t *testing.T) {
-		db := testenv.MySQL(t)
-		testCopyWholeRefunds(t, db.Client, db.SQL)
-	})
-	t.Run("SQLite", func(t *testing.T) {
-		client, db, err := database.OpenSQLite(filepath.Join(t.TempDir(), "seatflow.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { client.Close() })
-		if err := database.Migrate(context.Background(), client, db); err != nil {
-			t.Fatal(err)
-		}
-		testCopyWholeRefunds(t, client, db)
-	})
+	onMySQLAndSQLite(t, testCopyWholeRefunds)
 }
 
 func testCopyWholeRefunds(t *testing.T, client *ent.Client, db *sql.DB) {
