@@ -32,6 +32,10 @@ const (
 	// ECOMPANION refuses a hold of a COMPANION seat without an adjacent ACCESSIBLE seat of
 	// the same row in the same order, or with more than MaxCompanions per accessible seat.
 	ECOMPANION = "COMPANION_WITHOUT_ACCESSIBLE"
+	// ENOTSOLDOUT refuses joining the waiting list of a showtime with a seat AVAILABLE.
+	ENOTSOLDOUT = "NOT_SOLD_OUT"
+	// EWAITLISTED refuses a second active waiting-list entry of a user for a showtime.
+	EWAITLISTED = "ALREADY_ON_WAITING_LIST"
 )
 
 // Codes of the transports (HTTP and websocket), for requests refused before or around

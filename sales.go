@@ -18,6 +18,8 @@ type SalesReport struct {
 	RefundedCents int               `json:"refundedCents"`
 	ByTicketType  []TicketTypeSales `json:"byTicketType"`
 	CheckedIn     int               `json:"checkedIn"`
+	// SoldThroughWaitingList counts the sold seats of orders that were waiting-list offers.
+	SoldThroughWaitingList int `json:"soldThroughWaitingList"`
 }
 
 // TicketTypeSales is the sold seats of one ticket type and what they were sold for.

@@ -26,6 +26,7 @@ import (
 	"seatflow/ent/showtime"
 	"seatflow/ent/ticket"
 	"seatflow/ent/ticketkey"
+	"seatflow/ent/waitlistentry"
 	"sync"
 
 	"entgo.io/ent"
@@ -110,6 +111,7 @@ func checkColumn(t, c string) error {
 			showtime.Table:      showtime.ValidColumn,
 			ticket.Table:        ticket.ValidColumn,
 			ticketkey.Table:     ticketkey.ValidColumn,
+			waitlistentry.Table: waitlistentry.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

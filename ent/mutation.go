@@ -27,6 +27,7 @@ import (
 	"seatflow/ent/showtime"
 	"seatflow/ent/ticket"
 	"seatflow/ent/ticketkey"
+	"seatflow/ent/waitlistentry"
 	"sync"
 	"time"
 
@@ -62,6 +63,7 @@ const (
 	TypeShowtime      = "Showtime"
 	TypeTicket        = "Ticket"
 	TypeTicketKey     = "TicketKey"
+	TypeWaitlistEntry = "WaitlistEntry"
 )
 
 // CacheOutboxMutation represents an operation that mutates the CacheOutbox nodes in the graph.
@@ -16579,4 +16581,998 @@ func (m *TicketKeyMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown TicketKey edge %s", name)
+}
+
+// WaitlistEntryMutation represents an operation that mutates the WaitlistEntry nodes in the graph.
+type WaitlistEntryMutation struct {
+	config
+	op             Op
+	typ            string
+	id             *int
+	user_id        *string
+	showtime_id    *int
+	addshowtime_id *int
+	seats          *int
+	addseats       *int
+	ticket_types   *string
+	state          *waitlistentry.State
+	order_id       *int
+	addorder_id    *int
+	active_key     *string
+	created_at     *time.Time
+	offered_at     *time.Time
+	left_at        *time.Time
+	clearedFields  map[string]struct{}
+	done           bool
+	oldValue       func(context.Context) (*WaitlistEntry, error)
+	predicates     []predicate.WaitlistEntry
+}
+
+var _ ent.Mutation = (*WaitlistEntryMutation)(nil)
+
+// waitlistentryOption allows management of the mutation configuration using functional options.
+type waitlistentryOption func(*WaitlistEntryMutation)
+
+// newWaitlistEntryMutation creates new mutation for the WaitlistEntry entity.
+func newWaitlistEntryMutation(c config, op Op, opts ...waitlistentryOption) *WaitlistEntryMutation {
+	m := &WaitlistEntryMutation{
+		config:        c,
+		op:            op,
+		typ:           TypeWaitlistEntry,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withWaitlistEntryID sets the ID field of the mutation.
+func withWaitlistEntryID(id int) waitlistentryOption {
+	return func(m *WaitlistEntryMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *WaitlistEntry
+		)
+		m.oldValue = func(ctx context.Context) (*WaitlistEntry, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().WaitlistEntry.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withWaitlistEntry sets the old WaitlistEntry of the mutation.
+func withWaitlistEntry(node *WaitlistEntry) waitlistentryOption {
+	return func(m *WaitlistEntryMutation) {
+		m.oldValue = func(context.Context) (*WaitlistEntry, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m WaitlistEntryMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m WaitlistEntryMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *WaitlistEntryMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *WaitlistEntryMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().WaitlistEntry.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetUserID sets the "user_id" field.
+func (m *WaitlistEntryMutation) SetUserID(s string) {
+	m.user_id = &s
+}
+
+// UserID returns the value of the "user_id" field in the mutation.
+func (m *WaitlistEntryMutation) UserID() (r string, exists bool) {
+	v := m.user_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldUserID returns the old "user_id" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldUserID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldUserID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldUserID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldUserID: %w", err)
+	}
+	return oldValue.UserID, nil
+}
+
+// ResetUserID resets all changes to the "user_id" field.
+func (m *WaitlistEntryMutation) ResetUserID() {
+	m.user_id = nil
+}
+
+// SetShowtimeID sets the "showtime_id" field.
+func (m *WaitlistEntryMutation) SetShowtimeID(i int) {
+	m.showtime_id = &i
+	m.addshowtime_id = nil
+}
+
+// ShowtimeID returns the value of the "showtime_id" field in the mutation.
+func (m *WaitlistEntryMutation) ShowtimeID() (r int, exists bool) {
+	v := m.showtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldShowtimeID returns the old "showtime_id" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldShowtimeID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldShowtimeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldShowtimeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldShowtimeID: %w", err)
+	}
+	return oldValue.ShowtimeID, nil
+}
+
+// AddShowtimeID adds i to the "showtime_id" field.
+func (m *WaitlistEntryMutation) AddShowtimeID(i int) {
+	if m.addshowtime_id != nil {
+		*m.addshowtime_id += i
+	} else {
+		m.addshowtime_id = &i
+	}
+}
+
+// AddedShowtimeID returns the value that was added to the "showtime_id" field in this mutation.
+func (m *WaitlistEntryMutation) AddedShowtimeID() (r int, exists bool) {
+	v := m.addshowtime_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetShowtimeID resets all changes to the "showtime_id" field.
+func (m *WaitlistEntryMutation) ResetShowtimeID() {
+	m.showtime_id = nil
+	m.addshowtime_id = nil
+}
+
+// SetSeats sets the "seats" field.
+func (m *WaitlistEntryMutation) SetSeats(i int) {
+	m.seats = &i
+	m.addseats = nil
+}
+
+// Seats returns the value of the "seats" field in the mutation.
+func (m *WaitlistEntryMutation) Seats() (r int, exists bool) {
+	v := m.seats
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSeats returns the old "seats" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldSeats(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSeats is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSeats requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSeats: %w", err)
+	}
+	return oldValue.Seats, nil
+}
+
+// AddSeats adds i to the "seats" field.
+func (m *WaitlistEntryMutation) AddSeats(i int) {
+	if m.addseats != nil {
+		*m.addseats += i
+	} else {
+		m.addseats = &i
+	}
+}
+
+// AddedSeats returns the value that was added to the "seats" field in this mutation.
+func (m *WaitlistEntryMutation) AddedSeats() (r int, exists bool) {
+	v := m.addseats
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetSeats resets all changes to the "seats" field.
+func (m *WaitlistEntryMutation) ResetSeats() {
+	m.seats = nil
+	m.addseats = nil
+}
+
+// SetTicketTypes sets the "ticket_types" field.
+func (m *WaitlistEntryMutation) SetTicketTypes(s string) {
+	m.ticket_types = &s
+}
+
+// TicketTypes returns the value of the "ticket_types" field in the mutation.
+func (m *WaitlistEntryMutation) TicketTypes() (r string, exists bool) {
+	v := m.ticket_types
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicketTypes returns the old "ticket_types" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldTicketTypes(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicketTypes is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicketTypes requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicketTypes: %w", err)
+	}
+	return oldValue.TicketTypes, nil
+}
+
+// ResetTicketTypes resets all changes to the "ticket_types" field.
+func (m *WaitlistEntryMutation) ResetTicketTypes() {
+	m.ticket_types = nil
+}
+
+// SetState sets the "state" field.
+func (m *WaitlistEntryMutation) SetState(w waitlistentry.State) {
+	m.state = &w
+}
+
+// State returns the value of the "state" field in the mutation.
+func (m *WaitlistEntryMutation) State() (r waitlistentry.State, exists bool) {
+	v := m.state
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldState returns the old "state" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldState(ctx context.Context) (v waitlistentry.State, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldState is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldState requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldState: %w", err)
+	}
+	return oldValue.State, nil
+}
+
+// ResetState resets all changes to the "state" field.
+func (m *WaitlistEntryMutation) ResetState() {
+	m.state = nil
+}
+
+// SetOrderID sets the "order_id" field.
+func (m *WaitlistEntryMutation) SetOrderID(i int) {
+	m.order_id = &i
+	m.addorder_id = nil
+}
+
+// OrderID returns the value of the "order_id" field in the mutation.
+func (m *WaitlistEntryMutation) OrderID() (r int, exists bool) {
+	v := m.order_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOrderID returns the old "order_id" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldOrderID(ctx context.Context) (v *int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOrderID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOrderID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOrderID: %w", err)
+	}
+	return oldValue.OrderID, nil
+}
+
+// AddOrderID adds i to the "order_id" field.
+func (m *WaitlistEntryMutation) AddOrderID(i int) {
+	if m.addorder_id != nil {
+		*m.addorder_id += i
+	} else {
+		m.addorder_id = &i
+	}
+}
+
+// AddedOrderID returns the value that was added to the "order_id" field in this mutation.
+func (m *WaitlistEntryMutation) AddedOrderID() (r int, exists bool) {
+	v := m.addorder_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ClearOrderID clears the value of the "order_id" field.
+func (m *WaitlistEntryMutation) ClearOrderID() {
+	m.order_id = nil
+	m.addorder_id = nil
+	m.clearedFields[waitlistentry.FieldOrderID] = struct{}{}
+}
+
+// OrderIDCleared returns if the "order_id" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) OrderIDCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldOrderID]
+	return ok
+}
+
+// ResetOrderID resets all changes to the "order_id" field.
+func (m *WaitlistEntryMutation) ResetOrderID() {
+	m.order_id = nil
+	m.addorder_id = nil
+	delete(m.clearedFields, waitlistentry.FieldOrderID)
+}
+
+// SetActiveKey sets the "active_key" field.
+func (m *WaitlistEntryMutation) SetActiveKey(s string) {
+	m.active_key = &s
+}
+
+// ActiveKey returns the value of the "active_key" field in the mutation.
+func (m *WaitlistEntryMutation) ActiveKey() (r string, exists bool) {
+	v := m.active_key
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldActiveKey returns the old "active_key" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldActiveKey(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldActiveKey is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldActiveKey requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldActiveKey: %w", err)
+	}
+	return oldValue.ActiveKey, nil
+}
+
+// ClearActiveKey clears the value of the "active_key" field.
+func (m *WaitlistEntryMutation) ClearActiveKey() {
+	m.active_key = nil
+	m.clearedFields[waitlistentry.FieldActiveKey] = struct{}{}
+}
+
+// ActiveKeyCleared returns if the "active_key" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) ActiveKeyCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldActiveKey]
+	return ok
+}
+
+// ResetActiveKey resets all changes to the "active_key" field.
+func (m *WaitlistEntryMutation) ResetActiveKey() {
+	m.active_key = nil
+	delete(m.clearedFields, waitlistentry.FieldActiveKey)
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *WaitlistEntryMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *WaitlistEntryMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *WaitlistEntryMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetOfferedAt sets the "offered_at" field.
+func (m *WaitlistEntryMutation) SetOfferedAt(t time.Time) {
+	m.offered_at = &t
+}
+
+// OfferedAt returns the value of the "offered_at" field in the mutation.
+func (m *WaitlistEntryMutation) OfferedAt() (r time.Time, exists bool) {
+	v := m.offered_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldOfferedAt returns the old "offered_at" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldOfferedAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldOfferedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldOfferedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldOfferedAt: %w", err)
+	}
+	return oldValue.OfferedAt, nil
+}
+
+// ClearOfferedAt clears the value of the "offered_at" field.
+func (m *WaitlistEntryMutation) ClearOfferedAt() {
+	m.offered_at = nil
+	m.clearedFields[waitlistentry.FieldOfferedAt] = struct{}{}
+}
+
+// OfferedAtCleared returns if the "offered_at" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) OfferedAtCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldOfferedAt]
+	return ok
+}
+
+// ResetOfferedAt resets all changes to the "offered_at" field.
+func (m *WaitlistEntryMutation) ResetOfferedAt() {
+	m.offered_at = nil
+	delete(m.clearedFields, waitlistentry.FieldOfferedAt)
+}
+
+// SetLeftAt sets the "left_at" field.
+func (m *WaitlistEntryMutation) SetLeftAt(t time.Time) {
+	m.left_at = &t
+}
+
+// LeftAt returns the value of the "left_at" field in the mutation.
+func (m *WaitlistEntryMutation) LeftAt() (r time.Time, exists bool) {
+	v := m.left_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldLeftAt returns the old "left_at" field's value of the WaitlistEntry entity.
+// If the WaitlistEntry object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *WaitlistEntryMutation) OldLeftAt(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldLeftAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldLeftAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldLeftAt: %w", err)
+	}
+	return oldValue.LeftAt, nil
+}
+
+// ClearLeftAt clears the value of the "left_at" field.
+func (m *WaitlistEntryMutation) ClearLeftAt() {
+	m.left_at = nil
+	m.clearedFields[waitlistentry.FieldLeftAt] = struct{}{}
+}
+
+// LeftAtCleared returns if the "left_at" field was cleared in this mutation.
+func (m *WaitlistEntryMutation) LeftAtCleared() bool {
+	_, ok := m.clearedFields[waitlistentry.FieldLeftAt]
+	return ok
+}
+
+// ResetLeftAt resets all changes to the "left_at" field.
+func (m *WaitlistEntryMutation) ResetLeftAt() {
+	m.left_at = nil
+	delete(m.clearedFields, waitlistentry.FieldLeftAt)
+}
+
+// Where appends a list predicates to the WaitlistEntryMutation builder.
+func (m *WaitlistEntryMutation) Where(ps ...predicate.WaitlistEntry) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the WaitlistEntryMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *WaitlistEntryMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.WaitlistEntry, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *WaitlistEntryMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *WaitlistEntryMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (WaitlistEntry).
+func (m *WaitlistEntryMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *WaitlistEntryMutation) Fields() []string {
+	fields := make([]string, 0, 10)
+	if m.user_id != nil {
+		fields = append(fields, waitlistentry.FieldUserID)
+	}
+	if m.showtime_id != nil {
+		fields = append(fields, waitlistentry.FieldShowtimeID)
+	}
+	if m.seats != nil {
+		fields = append(fields, waitlistentry.FieldSeats)
+	}
+	if m.ticket_types != nil {
+		fields = append(fields, waitlistentry.FieldTicketTypes)
+	}
+	if m.state != nil {
+		fields = append(fields, waitlistentry.FieldState)
+	}
+	if m.order_id != nil {
+		fields = append(fields, waitlistentry.FieldOrderID)
+	}
+	if m.active_key != nil {
+		fields = append(fields, waitlistentry.FieldActiveKey)
+	}
+	if m.created_at != nil {
+		fields = append(fields, waitlistentry.FieldCreatedAt)
+	}
+	if m.offered_at != nil {
+		fields = append(fields, waitlistentry.FieldOfferedAt)
+	}
+	if m.left_at != nil {
+		fields = append(fields, waitlistentry.FieldLeftAt)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *WaitlistEntryMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case waitlistentry.FieldUserID:
+		return m.UserID()
+	case waitlistentry.FieldShowtimeID:
+		return m.ShowtimeID()
+	case waitlistentry.FieldSeats:
+		return m.Seats()
+	case waitlistentry.FieldTicketTypes:
+		return m.TicketTypes()
+	case waitlistentry.FieldState:
+		return m.State()
+	case waitlistentry.FieldOrderID:
+		return m.OrderID()
+	case waitlistentry.FieldActiveKey:
+		return m.ActiveKey()
+	case waitlistentry.FieldCreatedAt:
+		return m.CreatedAt()
+	case waitlistentry.FieldOfferedAt:
+		return m.OfferedAt()
+	case waitlistentry.FieldLeftAt:
+		return m.LeftAt()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *WaitlistEntryMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case waitlistentry.FieldUserID:
+		return m.OldUserID(ctx)
+	case waitlistentry.FieldShowtimeID:
+		return m.OldShowtimeID(ctx)
+	case waitlistentry.FieldSeats:
+		return m.OldSeats(ctx)
+	case waitlistentry.FieldTicketTypes:
+		return m.OldTicketTypes(ctx)
+	case waitlistentry.FieldState:
+		return m.OldState(ctx)
+	case waitlistentry.FieldOrderID:
+		return m.OldOrderID(ctx)
+	case waitlistentry.FieldActiveKey:
+		return m.OldActiveKey(ctx)
+	case waitlistentry.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case waitlistentry.FieldOfferedAt:
+		return m.OldOfferedAt(ctx)
+	case waitlistentry.FieldLeftAt:
+		return m.OldLeftAt(ctx)
+	}
+	return nil, fmt.Errorf("unknown WaitlistEntry field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WaitlistEntryMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case waitlistentry.FieldUserID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetUserID(v)
+		return nil
+	case waitlistentry.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetShowtimeID(v)
+		return nil
+	case waitlistentry.FieldSeats:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSeats(v)
+		return nil
+	case waitlistentry.FieldTicketTypes:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicketTypes(v)
+		return nil
+	case waitlistentry.FieldState:
+		v, ok := value.(waitlistentry.State)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetState(v)
+		return nil
+	case waitlistentry.FieldOrderID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOrderID(v)
+		return nil
+	case waitlistentry.FieldActiveKey:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetActiveKey(v)
+		return nil
+	case waitlistentry.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case waitlistentry.FieldOfferedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetOfferedAt(v)
+		return nil
+	case waitlistentry.FieldLeftAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetLeftAt(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WaitlistEntry field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *WaitlistEntryMutation) AddedFields() []string {
+	var fields []string
+	if m.addshowtime_id != nil {
+		fields = append(fields, waitlistentry.FieldShowtimeID)
+	}
+	if m.addseats != nil {
+		fields = append(fields, waitlistentry.FieldSeats)
+	}
+	if m.addorder_id != nil {
+		fields = append(fields, waitlistentry.FieldOrderID)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *WaitlistEntryMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case waitlistentry.FieldShowtimeID:
+		return m.AddedShowtimeID()
+	case waitlistentry.FieldSeats:
+		return m.AddedSeats()
+	case waitlistentry.FieldOrderID:
+		return m.AddedOrderID()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *WaitlistEntryMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case waitlistentry.FieldShowtimeID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddShowtimeID(v)
+		return nil
+	case waitlistentry.FieldSeats:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddSeats(v)
+		return nil
+	case waitlistentry.FieldOrderID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddOrderID(v)
+		return nil
+	}
+	return fmt.Errorf("unknown WaitlistEntry numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *WaitlistEntryMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(waitlistentry.FieldOrderID) {
+		fields = append(fields, waitlistentry.FieldOrderID)
+	}
+	if m.FieldCleared(waitlistentry.FieldActiveKey) {
+		fields = append(fields, waitlistentry.FieldActiveKey)
+	}
+	if m.FieldCleared(waitlistentry.FieldOfferedAt) {
+		fields = append(fields, waitlistentry.FieldOfferedAt)
+	}
+	if m.FieldCleared(waitlistentry.FieldLeftAt) {
+		fields = append(fields, waitlistentry.FieldLeftAt)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *WaitlistEntryMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *WaitlistEntryMutation) ClearField(name string) error {
+	switch name {
+	case waitlistentry.FieldOrderID:
+		m.ClearOrderID()
+		return nil
+	case waitlistentry.FieldActiveKey:
+		m.ClearActiveKey()
+		return nil
+	case waitlistentry.FieldOfferedAt:
+		m.ClearOfferedAt()
+		return nil
+	case waitlistentry.FieldLeftAt:
+		m.ClearLeftAt()
+		return nil
+	}
+	return fmt.Errorf("unknown WaitlistEntry nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *WaitlistEntryMutation) ResetField(name string) error {
+	switch name {
+	case waitlistentry.FieldUserID:
+		m.ResetUserID()
+		return nil
+	case waitlistentry.FieldShowtimeID:
+		m.ResetShowtimeID()
+		return nil
+	case waitlistentry.FieldSeats:
+		m.ResetSeats()
+		return nil
+	case waitlistentry.FieldTicketTypes:
+		m.ResetTicketTypes()
+		return nil
+	case waitlistentry.FieldState:
+		m.ResetState()
+		return nil
+	case waitlistentry.FieldOrderID:
+		m.ResetOrderID()
+		return nil
+	case waitlistentry.FieldActiveKey:
+		m.ResetActiveKey()
+		return nil
+	case waitlistentry.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case waitlistentry.FieldOfferedAt:
+		m.ResetOfferedAt()
+		return nil
+	case waitlistentry.FieldLeftAt:
+		m.ResetLeftAt()
+		return nil
+	}
+	return fmt.Errorf("unknown WaitlistEntry field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *WaitlistEntryMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *WaitlistEntryMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *WaitlistEntryMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *WaitlistEntryMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *WaitlistEntryMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *WaitlistEntryMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *WaitlistEntryMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown WaitlistEntry unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *WaitlistEntryMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown WaitlistEntry edge %s", name)
 }

@@ -21,6 +21,7 @@ import (
 	"seatflow/ent/showtime"
 	"seatflow/ent/ticket"
 	"seatflow/ent/ticketkey"
+	"seatflow/ent/waitlistentry"
 	"time"
 )
 
@@ -607,4 +608,36 @@ func init() {
 	ticketkeyDescSealedPrivateKey := ticketkeyFields[3].Descriptor()
 	// ticketkey.SealedPrivateKeyValidator is a validator for the "sealed_private_key" field. It is called by the builders before save.
 	ticketkey.SealedPrivateKeyValidator = ticketkeyDescSealedPrivateKey.Validators[0].(func([]byte) error)
+	waitlistentryFields := schema.WaitlistEntry{}.Fields()
+	_ = waitlistentryFields
+	// waitlistentryDescUserID is the schema descriptor for user_id field.
+	waitlistentryDescUserID := waitlistentryFields[0].Descriptor()
+	// waitlistentry.UserIDValidator is a validator for the "user_id" field. It is called by the builders before save.
+	waitlistentry.UserIDValidator = func() func(string) error {
+		validators := waitlistentryDescUserID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(user_id string) error {
+			for _, fn := range fns {
+				if err := fn(user_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// waitlistentryDescSeats is the schema descriptor for seats field.
+	waitlistentryDescSeats := waitlistentryFields[2].Descriptor()
+	// waitlistentry.SeatsValidator is a validator for the "seats" field. It is called by the builders before save.
+	waitlistentry.SeatsValidator = waitlistentryDescSeats.Validators[0].(func(int) error)
+	// waitlistentryDescTicketTypes is the schema descriptor for ticket_types field.
+	waitlistentryDescTicketTypes := waitlistentryFields[3].Descriptor()
+	// waitlistentry.TicketTypesValidator is a validator for the "ticket_types" field. It is called by the builders before save.
+	waitlistentry.TicketTypesValidator = waitlistentryDescTicketTypes.Validators[0].(func(string) error)
+	// waitlistentryDescActiveKey is the schema descriptor for active_key field.
+	waitlistentryDescActiveKey := waitlistentryFields[6].Descriptor()
+	// waitlistentry.ActiveKeyValidator is a validator for the "active_key" field. It is called by the builders before save.
+	waitlistentry.ActiveKeyValidator = waitlistentryDescActiveKey.Validators[0].(func(string) error)
 }

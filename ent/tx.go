@@ -52,6 +52,8 @@ type Tx struct {
 	Ticket *TicketClient
 	// TicketKey is the client for interacting with the TicketKey builders.
 	TicketKey *TicketKeyClient
+	// WaitlistEntry is the client for interacting with the WaitlistEntry builders.
+	WaitlistEntry *WaitlistEntryClient
 
 	// lazily loaded.
 	client     *Client
@@ -202,6 +204,7 @@ func (tx *Tx) init() {
 	tx.Showtime = NewShowtimeClient(tx.config)
 	tx.Ticket = NewTicketClient(tx.config)
 	tx.TicketKey = NewTicketKeyClient(tx.config)
+	tx.WaitlistEntry = NewWaitlistEntryClient(tx.config)
 }
 
 // txDriver wraps the given dialect.Tx with a nop dialect.Driver implementation.

@@ -45,6 +45,8 @@ type ResolverRoot interface {
 	ShowtimeSales() ShowtimeSalesResolver
 	Subscription() SubscriptionResolver
 	Ticket() TicketResolver
+	WaitingListEntry() WaitingListEntryResolver
+	WaitingListOffer() WaitingListOfferResolver
 }
 
 type DirectiveRoot struct {
@@ -110,34 +112,37 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		BlockSeats         func(childComplexity int, showtimeID int, seatIds []int, reason string) int
-		CancelOrder        func(childComplexity int, orderID int) int
-		CancelShowtime     func(childComplexity int, id int) int
-		CheckIn            func(childComplexity int, showtimeID int, code string, nonce *string) int
-		CloseSales         func(childComplexity int, showtimeID int) int
-		CreateCinema       func(childComplexity int, input catalog.CinemaInput) int
-		CreateHall         func(childComplexity int, input catalog.HallInput) int
-		CreateMovie        func(childComplexity int, input catalog.MovieInput) int
-		CreateShowtime     func(childComplexity int, input catalog.ShowtimeInput) int
-		ExtendHold         func(childComplexity int, orderID int) int
-		GuestSession       func(childComplexity int) int
-		HoldSeats          func(childComplexity int, input booking.HoldSeatsInput) int
-		JoinQueue          func(childComplexity int, showtimeID int) int
-		LeaveQueue         func(childComplexity int, showtimeID int) int
-		OpenSales          func(childComplexity int, showtimeID int) int
-		PayOrder           func(childComplexity int, orderID int, paymentRef string) int
-		RefundOrder        func(childComplexity int, orderID int) int
-		RefundSeats        func(childComplexity int, orderID int, seatIds []int) int
-		RemoveOnSaleQueue  func(childComplexity int, showtimeID int) int
-		RescheduleShowtime func(childComplexity int, id int, startsAt time.Time) int
-		RunReconcile       func(childComplexity int) int
-		SetMovieStatus     func(childComplexity int, id int, status seatflow.MovieStatus) int
-		SetOnSaleQueue     func(childComplexity int, showtimeID int, input queue.OnSaleQueueInput) int
-		StartPayment       func(childComplexity int, orderID int) int
-		UnblockSeats       func(childComplexity int, showtimeID int, seatIds []int) int
-		UpdateCinema       func(childComplexity int, id int, input catalog.CinemaInput) int
-		UpdateMovie        func(childComplexity int, id int, input catalog.MovieInput) int
-		UploadCheckIns     func(childComplexity int, showtimeID int, scans []*seatflow.OfflineScan) int
+		BlockSeats              func(childComplexity int, showtimeID int, seatIds []int, reason string) int
+		CancelOrder             func(childComplexity int, orderID int) int
+		CancelShowtime          func(childComplexity int, id int) int
+		CheckIn                 func(childComplexity int, showtimeID int, code string, nonce *string) int
+		CloseSales              func(childComplexity int, showtimeID int) int
+		CreateCinema            func(childComplexity int, input catalog.CinemaInput) int
+		CreateHall              func(childComplexity int, input catalog.HallInput) int
+		CreateMovie             func(childComplexity int, input catalog.MovieInput) int
+		CreateShowtime          func(childComplexity int, input catalog.ShowtimeInput) int
+		DeclineWaitingListOffer func(childComplexity int, entryID int) int
+		ExtendHold              func(childComplexity int, orderID int) int
+		GuestSession            func(childComplexity int) int
+		HoldSeats               func(childComplexity int, input booking.HoldSeatsInput) int
+		JoinQueue               func(childComplexity int, showtimeID int) int
+		JoinWaitingList         func(childComplexity int, showtimeID int, seats int, ticketTypes []seatflow.TicketType) int
+		LeaveQueue              func(childComplexity int, showtimeID int) int
+		LeaveWaitingList        func(childComplexity int, entryID int) int
+		OpenSales               func(childComplexity int, showtimeID int) int
+		PayOrder                func(childComplexity int, orderID int, paymentRef string) int
+		RefundOrder             func(childComplexity int, orderID int) int
+		RefundSeats             func(childComplexity int, orderID int, seatIds []int) int
+		RemoveOnSaleQueue       func(childComplexity int, showtimeID int) int
+		RescheduleShowtime      func(childComplexity int, id int, startsAt time.Time) int
+		RunReconcile            func(childComplexity int) int
+		SetMovieStatus          func(childComplexity int, id int, status seatflow.MovieStatus) int
+		SetOnSaleQueue          func(childComplexity int, showtimeID int, input queue.OnSaleQueueInput) int
+		StartPayment            func(childComplexity int, orderID int) int
+		UnblockSeats            func(childComplexity int, showtimeID int, seatIds []int) int
+		UpdateCinema            func(childComplexity int, id int, input catalog.CinemaInput) int
+		UpdateMovie             func(childComplexity int, id int, input catalog.MovieInput) int
+		UploadCheckIns          func(childComplexity int, showtimeID int, scans []*seatflow.OfflineScan) int
 	}
 
 	OnSaleQueue struct {
@@ -211,24 +216,26 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		BestSeats      func(childComplexity int, showtimeID int, count int, accessible *int) int
-		Cinema         func(childComplexity int, id int) int
-		Cinemas        func(childComplexity int) int
-		Movie          func(childComplexity int, id int) int
-		Movies         func(childComplexity int, first *int, after *string, last *int, before *string, status *seatflow.MovieStatus) int
-		MyOrders       func(childComplexity int) int
-		Node           func(childComplexity int, id int) int
-		Nodes          func(childComplexity int, ids []int) int
-		Order          func(childComplexity int, id int) int
-		QueueTicket    func(childComplexity int, showtimeID int) int
-		ReconcileRuns  func(childComplexity int, first *int) int
-		RevokedTickets func(childComplexity int, showtimeID int, since *time.Time) int
-		SalesReport    func(childComplexity int, cinemaID *int, from string, to string) int
-		SeatMap        func(childComplexity int, showtimeID int) int
-		Showtime       func(childComplexity int, id int) int
-		ShowtimeSales  func(childComplexity int, showtimeID int) int
-		Showtimes      func(childComplexity int, date string, movieID *int, cinemaID *int) int
-		TicketKeys     func(childComplexity int) int
+		BestSeats            func(childComplexity int, showtimeID int, count int, accessible *int) int
+		Cinema               func(childComplexity int, id int) int
+		Cinemas              func(childComplexity int) int
+		Movie                func(childComplexity int, id int) int
+		Movies               func(childComplexity int, first *int, after *string, last *int, before *string, status *seatflow.MovieStatus) int
+		MyOrders             func(childComplexity int) int
+		MyWaitingListEntries func(childComplexity int) int
+		Node                 func(childComplexity int, id int) int
+		Nodes                func(childComplexity int, ids []int) int
+		Order                func(childComplexity int, id int) int
+		QueueTicket          func(childComplexity int, showtimeID int) int
+		ReconcileRuns        func(childComplexity int, first *int) int
+		RevokedTickets       func(childComplexity int, showtimeID int, since *time.Time) int
+		SalesReport          func(childComplexity int, cinemaID *int, from string, to string) int
+		SeatMap              func(childComplexity int, showtimeID int) int
+		Showtime             func(childComplexity int, id int) int
+		ShowtimeSales        func(childComplexity int, showtimeID int) int
+		Showtimes            func(childComplexity int, date string, movieID *int, cinemaID *int) int
+		TicketKeys           func(childComplexity int) int
+		WaitingListReport    func(childComplexity int, showtimeID int) int
 	}
 
 	QueueTicket struct {
@@ -266,14 +273,15 @@ type ComplexityRoot struct {
 	}
 
 	SalesReport struct {
-		Available     func(childComplexity int) int
-		Blocked       func(childComplexity int) int
-		ByTicketType  func(childComplexity int) int
-		CheckedIn     func(childComplexity int) int
-		Held          func(childComplexity int) int
-		RefundedCents func(childComplexity int) int
-		RevenueCents  func(childComplexity int) int
-		Sold          func(childComplexity int) int
+		Available              func(childComplexity int) int
+		Blocked                func(childComplexity int) int
+		ByTicketType           func(childComplexity int) int
+		CheckedIn              func(childComplexity int) int
+		Held                   func(childComplexity int) int
+		RefundedCents          func(childComplexity int) int
+		RevenueCents           func(childComplexity int) int
+		Sold                   func(childComplexity int) int
+		SoldThroughWaitingList func(childComplexity int) int
 	}
 
 	Seat struct {
@@ -333,9 +341,10 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		CheckIns func(childComplexity int, showtimeID int) int
-		Queue    func(childComplexity int, showtimeID int) int
-		SeatMap  func(childComplexity int, showtimeID int) int
+		CheckIns    func(childComplexity int, showtimeID int) int
+		Queue       func(childComplexity int, showtimeID int) int
+		SeatMap     func(childComplexity int, showtimeID int) int
+		WaitingList func(childComplexity int, entryID int) int
 	}
 
 	Ticket struct {
@@ -366,6 +375,37 @@ type ComplexityRoot struct {
 		AmountCents func(childComplexity int) int
 		Count       func(childComplexity int) int
 		TicketType  func(childComplexity int) int
+	}
+
+	WaitingListEntry struct {
+		ID          func(childComplexity int) int
+		JoinedAt    func(childComplexity int) int
+		Offer       func(childComplexity int) int
+		Position    func(childComplexity int) int
+		Seats       func(childComplexity int) int
+		Showtime    func(childComplexity int) int
+		Status      func(childComplexity int) int
+		TicketTypes func(childComplexity int) int
+		Waiting     func(childComplexity int) int
+	}
+
+	WaitingListOffer struct {
+		ExpiresAt func(childComplexity int) int
+		Order     func(childComplexity int) int
+		OrderID   func(childComplexity int) int
+		Seats     func(childComplexity int) int
+	}
+
+	WaitingListReport struct {
+		Accepted   func(childComplexity int) int
+		Declined   func(childComplexity int) int
+		Entries    func(childComplexity int) int
+		Expired    func(childComplexity int) int
+		Left       func(childComplexity int) int
+		Offered    func(childComplexity int) int
+		SeatsSold  func(childComplexity int) int
+		ShowtimeID func(childComplexity int) int
+		Waiting    func(childComplexity int) int
 	}
 }
 
@@ -406,6 +446,9 @@ type MutationResolver interface {
 	RemoveOnSaleQueue(ctx context.Context, showtimeID int) (*seatflow.Showtime, error)
 	JoinQueue(ctx context.Context, showtimeID int) (*seatflow.QueueTicket, error)
 	LeaveQueue(ctx context.Context, showtimeID int) (bool, error)
+	JoinWaitingList(ctx context.Context, showtimeID int, seats int, ticketTypes []seatflow.TicketType) (*seatflow.WaitlistEntry, error)
+	LeaveWaitingList(ctx context.Context, entryID int) (*seatflow.WaitlistEntry, error)
+	DeclineWaitingListOffer(ctx context.Context, entryID int) (*seatflow.WaitlistEntry, error)
 	BlockSeats(ctx context.Context, showtimeID int, seatIds []int, reason string) (*seatflow.SeatMap, error)
 	UnblockSeats(ctx context.Context, showtimeID int, seatIds []int) (*seatflow.SeatMap, error)
 	RefundOrder(ctx context.Context, orderID int) (*seatflow.Order, error)
@@ -443,6 +486,8 @@ type QueryResolver interface {
 	TicketKeys(ctx context.Context) ([]*seatflow.TicketKey, error)
 	RevokedTickets(ctx context.Context, showtimeID int, since *time.Time) ([]*seatflow.RevokedTicket, error)
 	QueueTicket(ctx context.Context, showtimeID int) (*seatflow.QueueTicket, error)
+	MyWaitingListEntries(ctx context.Context) ([]*seatflow.WaitlistEntry, error)
+	WaitingListReport(ctx context.Context, showtimeID int) (*seatflow.WaitlistReport, error)
 }
 type ShowtimeResolver interface {
 	Movie(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Movie, error)
@@ -463,6 +508,7 @@ type SubscriptionResolver interface {
 	SeatMap(ctx context.Context, showtimeID int) (<-chan *seatflow.SeatMapEvent, error)
 	CheckIns(ctx context.Context, showtimeID int) (<-chan *seatflow.CheckInCount, error)
 	Queue(ctx context.Context, showtimeID int) (<-chan *seatflow.QueueTicket, error)
+	WaitingList(ctx context.Context, entryID int) (<-chan *seatflow.WaitlistEntry, error)
 }
 type TicketResolver interface {
 	Order(ctx context.Context, obj *seatflow.Ticket) (*seatflow.Order, error)
@@ -472,6 +518,13 @@ type TicketResolver interface {
 	Code(ctx context.Context, obj *seatflow.Ticket) (string, error)
 
 	QRSVG(ctx context.Context, obj *seatflow.Ticket) (string, error)
+}
+type WaitingListEntryResolver interface {
+	Showtime(ctx context.Context, obj *seatflow.WaitlistEntry) (*seatflow.Showtime, error)
+}
+type WaitingListOfferResolver interface {
+	Order(ctx context.Context, obj *seatflow.WaitlistOffer) (*seatflow.Order, error)
+	Seats(ctx context.Context, obj *seatflow.WaitlistOffer) ([]*seatflow.Seat, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -813,6 +866,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateShowtime(childComplexity, args["input"].(catalog.ShowtimeInput)), true
+	case "Mutation.declineWaitingListOffer":
+		if e.ComplexityRoot.Mutation.DeclineWaitingListOffer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_declineWaitingListOffer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeclineWaitingListOffer(childComplexity, args["entryId"].(int)), true
 	case "Mutation.extendHold":
 		if e.ComplexityRoot.Mutation.ExtendHold == nil {
 			break
@@ -852,6 +916,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.JoinQueue(childComplexity, args["showtimeId"].(int)), true
+	case "Mutation.joinWaitingList":
+		if e.ComplexityRoot.Mutation.JoinWaitingList == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_joinWaitingList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.JoinWaitingList(childComplexity, args["showtimeId"].(int), args["seats"].(int), args["ticketTypes"].([]seatflow.TicketType)), true
 	case "Mutation.leaveQueue":
 		if e.ComplexityRoot.Mutation.LeaveQueue == nil {
 			break
@@ -863,6 +938,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.LeaveQueue(childComplexity, args["showtimeId"].(int)), true
+	case "Mutation.leaveWaitingList":
+		if e.ComplexityRoot.Mutation.LeaveWaitingList == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_leaveWaitingList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LeaveWaitingList(childComplexity, args["entryId"].(int)), true
 	case "Mutation.openSales":
 		if e.ComplexityRoot.Mutation.OpenSales == nil {
 			break
@@ -1371,6 +1457,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.MyOrders(childComplexity), true
+	case "Query.myWaitingListEntries":
+		if e.ComplexityRoot.Query.MyWaitingListEntries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.MyWaitingListEntries(childComplexity), true
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -1498,6 +1590,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.TicketKeys(childComplexity), true
+	case "Query.waitingListReport":
+		if e.ComplexityRoot.Query.WaitingListReport == nil {
+			break
+		}
+
+		args, err := ec.field_Query_waitingListReport_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WaitingListReport(childComplexity, args["showtimeId"].(int)), true
 
 	case "QueueTicket.estimatedWaitSeconds":
 		if e.ComplexityRoot.QueueTicket.EstimatedWaitSeconds == nil {
@@ -1700,6 +1803,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SalesReport.Sold(childComplexity), true
+	case "SalesReport.soldThroughWaitingList":
+		if e.ComplexityRoot.SalesReport.SoldThroughWaitingList == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SalesReport.SoldThroughWaitingList(childComplexity), true
 
 	case "Seat.id":
 		if e.ComplexityRoot.Seat.ID == nil {
@@ -1968,6 +2077,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.SeatMap(childComplexity, args["showtimeId"].(int)), true
+	case "Subscription.waitingList":
+		if e.ComplexityRoot.Subscription.WaitingList == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_waitingList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.WaitingList(childComplexity, args["entryId"].(int)), true
 
 	case "Ticket.checkedInAt":
 		if e.ComplexityRoot.Ticket.CheckedInAt == nil {
@@ -2098,6 +2218,141 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TicketTypeSales.TicketType(childComplexity), true
 
+	case "WaitingListEntry.id":
+		if e.ComplexityRoot.WaitingListEntry.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListEntry.ID(childComplexity), true
+	case "WaitingListEntry.joinedAt":
+		if e.ComplexityRoot.WaitingListEntry.JoinedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListEntry.JoinedAt(childComplexity), true
+	case "WaitingListEntry.offer":
+		if e.ComplexityRoot.WaitingListEntry.Offer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListEntry.Offer(childComplexity), true
+	case "WaitingListEntry.position":
+		if e.ComplexityRoot.WaitingListEntry.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListEntry.Position(childComplexity), true
+	case "WaitingListEntry.seats":
+		if e.ComplexityRoot.WaitingListEntry.Seats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListEntry.Seats(childComplexity), true
+	case "WaitingListEntry.showtime":
+		if e.ComplexityRoot.WaitingListEntry.Showtime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListEntry.Showtime(childComplexity), true
+	case "WaitingListEntry.status":
+		if e.ComplexityRoot.WaitingListEntry.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListEntry.Status(childComplexity), true
+	case "WaitingListEntry.ticketTypes":
+		if e.ComplexityRoot.WaitingListEntry.TicketTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListEntry.TicketTypes(childComplexity), true
+	case "WaitingListEntry.waiting":
+		if e.ComplexityRoot.WaitingListEntry.Waiting == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListEntry.Waiting(childComplexity), true
+
+	case "WaitingListOffer.expiresAt":
+		if e.ComplexityRoot.WaitingListOffer.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListOffer.ExpiresAt(childComplexity), true
+	case "WaitingListOffer.order":
+		if e.ComplexityRoot.WaitingListOffer.Order == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListOffer.Order(childComplexity), true
+	case "WaitingListOffer.orderId":
+		if e.ComplexityRoot.WaitingListOffer.OrderID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListOffer.OrderID(childComplexity), true
+	case "WaitingListOffer.seats":
+		if e.ComplexityRoot.WaitingListOffer.Seats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListOffer.Seats(childComplexity), true
+
+	case "WaitingListReport.accepted":
+		if e.ComplexityRoot.WaitingListReport.Accepted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListReport.Accepted(childComplexity), true
+	case "WaitingListReport.declined":
+		if e.ComplexityRoot.WaitingListReport.Declined == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListReport.Declined(childComplexity), true
+	case "WaitingListReport.entries":
+		if e.ComplexityRoot.WaitingListReport.Entries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListReport.Entries(childComplexity), true
+	case "WaitingListReport.expired":
+		if e.ComplexityRoot.WaitingListReport.Expired == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListReport.Expired(childComplexity), true
+	case "WaitingListReport.left":
+		if e.ComplexityRoot.WaitingListReport.Left == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListReport.Left(childComplexity), true
+	case "WaitingListReport.offered":
+		if e.ComplexityRoot.WaitingListReport.Offered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListReport.Offered(childComplexity), true
+	case "WaitingListReport.seatsSold":
+		if e.ComplexityRoot.WaitingListReport.SeatsSold == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListReport.SeatsSold(childComplexity), true
+	case "WaitingListReport.showtimeId":
+		if e.ComplexityRoot.WaitingListReport.ShowtimeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListReport.ShowtimeID(childComplexity), true
+	case "WaitingListReport.waiting":
+		if e.ComplexityRoot.WaitingListReport.Waiting == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WaitingListReport.Waiting(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -2219,7 +2474,8 @@ var sources = []*ast.Source{
 # pass of the caller's); from the request limits
 # COMPLEXITY_LIMIT_EXCEEDED, DEPTH_LIMIT_EXCEEDED, FIELD_LIMIT_EXCEEDED,
 # ALIAS_LIMIT_EXCEEDED, MULTIPLE_MUTATIONS, RESPONSE_TOO_LARGE, TOO_MANY_ERRORS,
-# PERSISTED_QUERY_NOT_FOUND, PERSISTED_QUERY_NOT_ALLOWED, BAD_REQUEST.
+# PERSISTED_QUERY_NOT_FOUND, PERSISTED_QUERY_NOT_ALLOWED, BAD_REQUEST; from the waiting
+# list NOT_SOLD_OUT and ALREADY_ON_WAITING_LIST.
 #
 # One mutation per request: a document selecting two mutation fields is refused
 # (MULTIPLE_MUTATIONS), so a mutation's result is never lost to another's failure.
@@ -2359,6 +2615,16 @@ type Query {
   counts as being seen: an entrant unseen for 5 minutes when its turn comes is skipped.
   """
   queueTicket("""The showtime.""" showtimeId: ID!): QueueTicket
+  """
+  The caller's waiting-list entries, newest first: those still WAITING or OFFERED and those
+  that ended in the last 30 days. A signed-in user only (UNAUTHENTICATED otherwise).
+  """
+  myWaitingListEntries: [WaitingListEntry!]!
+  """
+  Admin: a showtime's waiting list in figures (entries by status, seats offered and sold
+  through offers). FORBIDDEN to anyone else; an unknown showtime is NOT_FOUND.
+  """
+  waitingListReport("""The showtime.""" showtimeId: ID!): WaitingListReport!
 }
 
 """What clients can change. One mutation field per request."""
@@ -2459,6 +2725,36 @@ type Mutation {
   with it, for the next entrant). False when they had none.
   """
   leaveQueue("""The showtime.""" showtimeId: ID!): Boolean!
+  """
+  Joins a sold-out showtime's waiting list: when seats come back (an expired or cancelled
+  hold, a refund, house seats given back), they are offered in join order to the first
+  entries whose size fits, as a PENDING_PAYMENT order held for the entrant (WaitingListOffer)
+  before anyone else can hold them. One active entry (WAITING or OFFERED) per user and
+  showtime: a second is ALREADY_ON_WAITING_LIST. Refused, with nothing changed: an unknown
+  showtime (NOT_FOUND); one not ON_SALE or whose sales closed (NOT_ON_SALE); one with a seat
+  AVAILABLE (NOT_SOLD_OUT: hold it instead); seats under 1 or over the showtime's purchase
+  limit, or ticketTypes not one per seat (BAD_USER_INPUT). A signed-in user only.
+  """
+  joinWaitingList(
+    """The showtime."""
+    showtimeId: ID!
+    """How many seats, together, from 1 to the showtime's purchase limit (at most 10)."""
+    seats: Int!
+    """The ticket type of each seat offered, one per seat; ADULT for every seat when omitted."""
+    ticketTypes: [TicketType!]
+  ): WaitingListEntry!
+  """
+  Leaves a waiting list: a WAITING entry becomes LEFT. An entry with an offer pending is
+  INVALID_STATE (declineWaitingListOffer gives its seats to the next entry); one that ended
+  is returned as it is. Someone else's entry is NOT_FOUND.
+  """
+  leaveWaitingList("""One of the caller's entries.""" entryId: ID!): WaitingListEntry!
+  """
+  Declines an entry's offer: its order is cancelled, the entry becomes DECLINED and the seats
+  go to the next entry that fits (or on sale when none does). An entry without a pending
+  offer is INVALID_STATE; someone else's entry is NOT_FOUND.
+  """
+  declineWaitingListOffer("""One of the caller's entries.""" entryId: ID!): WaitingListEntry!
   """
   Admin: blocks seats of a showtime as house seats (BLOCKED: off sale to customers, kept in
   MySQL, shown to watchers as a DELTA). Seats already BLOCKED stay so (their reason is kept).
@@ -2564,6 +2860,13 @@ type Subscription {
   seen. NOT_FOUND without a ticket: joinQueue first.
   """
   queue("""The showtime.""" showtimeId: ID!): QueueTicket!
+  """
+  One of the caller's waiting-list entries, live: the entry now, then again when its
+  position changes or an offer comes (within 1 s of the offer), and at least every 20 s.
+  The stream ends after an entry that can change no more (ACCEPTED, EXPIRED, DECLINED,
+  LEFT). Someone else's entry is NOT_FOUND.
+  """
+  waitingList("""One of the caller's entries.""" entryId: ID!): WaitingListEntry!
 }
 
 """Whether a movie can get new showtimes."""
@@ -3207,6 +3510,8 @@ type SalesReport {
   byTicketType: [TicketTypeSales!]!
   """Tickets checked in at the door and not revoked."""
   checkedIn: Int!
+  """Of the seats sold, those sold through waiting-list offers."""
+  soldThroughWaitingList: Int!
 }
 
 """The sold seats of one ticket type."""
@@ -3465,6 +3770,78 @@ type QueueTicket {
   passExpiresAt: Time
   """When the ticket was made."""
   joinedAt: Time!
+}
+
+"""Where a waiting-list entry is."""
+enum WaitingListStatus {
+  """Waiting for seats; position says how many entries are ahead."""
+  WAITING
+  """Seats are held for the entrant: pay the offer's order before expiresAt."""
+  OFFERED
+  """The offer's order was paid."""
+  ACCEPTED
+  """The offer ran out unpaid; its seats went to the next entry."""
+  EXPIRED
+  """The entrant declined the offer (or cancelled its order); its seats went to the next entry."""
+  DECLINED
+  """The entrant left the list before any offer."""
+  LEFT
+}
+
+"""A customer's place on a sold-out showtime's waiting list."""
+type WaitingListEntry implements Node {
+  """The entry's id."""
+  id: ID!
+  """The showtime."""
+  showtime: Showtime!
+  """How many seats the entrant wants, together."""
+  seats: Int!
+  """The ticket type of each seat, one per seat."""
+  ticketTypes: [TicketType!]!
+  """Where the entry is."""
+  status: WaitingListStatus!
+  """1 for the first entry to be offered seats; null once the entry is not WAITING."""
+  position: Int
+  """Entries waiting on this showtime's list."""
+  waiting: Int!
+  """The offer made to this entry, once one was (whatever became of it)."""
+  offer: WaitingListOffer
+  """When the entrant joined."""
+  joinedAt: Time!
+}
+
+"""Seats that came back, held for a waiting-list entry as a PENDING_PAYMENT order."""
+type WaitingListOffer {
+  """The order holding the seats: payOrder accepts the offer."""
+  orderId: ID!
+  """The order itself."""
+  order: Order!
+  """The seats offered."""
+  seats: [Seat!]!
+  """When the hold runs out and the seats go to the next entry."""
+  expiresAt: Time!
+}
+
+"""A showtime's waiting list in figures."""
+type WaitingListReport {
+  """The showtime."""
+  showtimeId: ID!
+  """Every entry ever made."""
+  entries: Int!
+  """Entries waiting now."""
+  waiting: Int!
+  """Entries offered seats, whatever became of the offer."""
+  offered: Int!
+  """Offers whose order was paid."""
+  accepted: Int!
+  """Offers that ran out unpaid."""
+  expired: Int!
+  """Offers declined."""
+  declined: Int!
+  """Entries that left before an offer."""
+  left: Int!
+  """Seats sold through offers (paid, not refunded)."""
+  seatsSold: Int!
 }
 `, BuiltIn: false},
 }
@@ -3816,6 +4193,8 @@ func (ec *executionContext) childFields_SalesReport(ctx context.Context, field g
 		return ec.fieldContext_SalesReport_byTicketType(ctx, field)
 	case "checkedIn":
 		return ec.fieldContext_SalesReport_checkedIn(ctx, field)
+	case "soldThroughWaitingList":
+		return ec.fieldContext_SalesReport_soldThroughWaitingList(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SalesReport", field.Name)
 }
@@ -3992,6 +4371,68 @@ func (ec *executionContext) childFields_TicketTypeSales(ctx context.Context, fie
 		return ec.fieldContext_TicketTypeSales_amountCents(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TicketTypeSales", field.Name)
+}
+
+func (ec *executionContext) childFields_WaitingListEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WaitingListEntry_id(ctx, field)
+	case "showtime":
+		return ec.fieldContext_WaitingListEntry_showtime(ctx, field)
+	case "seats":
+		return ec.fieldContext_WaitingListEntry_seats(ctx, field)
+	case "ticketTypes":
+		return ec.fieldContext_WaitingListEntry_ticketTypes(ctx, field)
+	case "status":
+		return ec.fieldContext_WaitingListEntry_status(ctx, field)
+	case "position":
+		return ec.fieldContext_WaitingListEntry_position(ctx, field)
+	case "waiting":
+		return ec.fieldContext_WaitingListEntry_waiting(ctx, field)
+	case "offer":
+		return ec.fieldContext_WaitingListEntry_offer(ctx, field)
+	case "joinedAt":
+		return ec.fieldContext_WaitingListEntry_joinedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WaitingListEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_WaitingListOffer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "orderId":
+		return ec.fieldContext_WaitingListOffer_orderId(ctx, field)
+	case "order":
+		return ec.fieldContext_WaitingListOffer_order(ctx, field)
+	case "seats":
+		return ec.fieldContext_WaitingListOffer_seats(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_WaitingListOffer_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WaitingListOffer", field.Name)
+}
+
+func (ec *executionContext) childFields_WaitingListReport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "showtimeId":
+		return ec.fieldContext_WaitingListReport_showtimeId(ctx, field)
+	case "entries":
+		return ec.fieldContext_WaitingListReport_entries(ctx, field)
+	case "waiting":
+		return ec.fieldContext_WaitingListReport_waiting(ctx, field)
+	case "offered":
+		return ec.fieldContext_WaitingListReport_offered(ctx, field)
+	case "accepted":
+		return ec.fieldContext_WaitingListReport_accepted(ctx, field)
+	case "expired":
+		return ec.fieldContext_WaitingListReport_expired(ctx, field)
+	case "declined":
+		return ec.fieldContext_WaitingListReport_declined(ctx, field)
+	case "left":
+		return ec.fieldContext_WaitingListReport_left(ctx, field)
+	case "seatsSold":
+		return ec.fieldContext_WaitingListReport_seatsSold(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WaitingListReport", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4312,6 +4753,20 @@ func (ec *executionContext) field_Mutation_createShowtime_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_declineWaitingListOffer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "entryId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["entryId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_extendHold_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4354,6 +4809,36 @@ func (ec *executionContext) field_Mutation_joinQueue_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_joinWaitingList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "seats",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seats"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "ticketTypes",
+		func(ctx context.Context, v any) ([]seatflow.TicketType, error) {
+			return ec.unmarshalOTicketType2ᚕseatflowᚐTicketTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ticketTypes"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_leaveQueue_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4365,6 +4850,20 @@ func (ec *executionContext) field_Mutation_leaveQueue_args(ctx context.Context, 
 		return nil, err
 	}
 	args["showtimeId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_leaveWaitingList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "entryId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["entryId"] = arg0
 	return args, nil
 }
 
@@ -4934,6 +5433,20 @@ func (ec *executionContext) field_Query_showtimes_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_waitingListReport_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "showtimeId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showtimeId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Subscription_checkIns_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4973,6 +5486,20 @@ func (ec *executionContext) field_Subscription_seatMap_args(ctx context.Context,
 		return nil, err
 	}
 	args["showtimeId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_waitingList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "entryId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["entryId"] = arg0
 	return args, nil
 }
 
@@ -6875,6 +7402,138 @@ func (ec *executionContext) fieldContext_Mutation_leaveQueue(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_leaveQueue_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_joinWaitingList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_joinWaitingList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().JoinWaitingList(ctx, fc.Args["showtimeId"].(int), fc.Args["seats"].(int), fc.Args["ticketTypes"].([]seatflow.TicketType))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.WaitlistEntry) graphql.Marshaler {
+			return ec.marshalNWaitingListEntry2ᚖseatflowᚐWaitlistEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_joinWaitingList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitingListEntry(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_joinWaitingList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_leaveWaitingList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_leaveWaitingList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LeaveWaitingList(ctx, fc.Args["entryId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.WaitlistEntry) graphql.Marshaler {
+			return ec.marshalNWaitingListEntry2ᚖseatflowᚐWaitlistEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_leaveWaitingList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitingListEntry(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_leaveWaitingList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_declineWaitingListOffer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_declineWaitingListOffer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeclineWaitingListOffer(ctx, fc.Args["entryId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.WaitlistEntry) graphql.Marshaler {
+			return ec.marshalNWaitingListEntry2ᚖseatflowᚐWaitlistEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_declineWaitingListOffer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitingListEntry(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_declineWaitingListOffer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -9091,6 +9750,82 @@ func (ec *executionContext) fieldContext_Query_queueTicket(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_myWaitingListEntries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_myWaitingListEntries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().MyWaitingListEntries(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.WaitlistEntry) graphql.Marshaler {
+			return ec.marshalNWaitingListEntry2ᚕᚖseatflowᚐWaitlistEntryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_myWaitingListEntries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitingListEntry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_waitingListReport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_waitingListReport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WaitingListReport(ctx, fc.Args["showtimeId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.WaitlistReport) graphql.Marshaler {
+			return ec.marshalNWaitingListReport2ᚖseatflowᚐWaitlistReport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_waitingListReport(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitingListReport(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_waitingListReport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9932,6 +10667,29 @@ func (ec *executionContext) _SalesReport_checkedIn(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_SalesReport_checkedIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SalesReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _SalesReport_soldThroughWaitingList(ctx context.Context, field graphql.CollectedField, obj *seatflow.SalesReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SalesReport_soldThroughWaitingList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SoldThroughWaitingList, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SalesReport_soldThroughWaitingList(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SalesReport", field, false, false, "Int")
 }
 
@@ -11072,6 +11830,50 @@ func (ec *executionContext) fieldContext_Subscription_queue(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_waitingList(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_waitingList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().WaitingList(ctx, fc.Args["entryId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.WaitlistEntry) graphql.Marshaler {
+			return ec.marshalNWaitingListEntry2ᚖseatflowᚐWaitlistEntry(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_waitingList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitingListEntry(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_waitingList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Ticket_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.Ticket) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11580,6 +12382,548 @@ func (ec *executionContext) _TicketTypeSales_amountCents(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_TicketTypeSales_amountCents(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TicketTypeSales", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WaitingListEntry_id(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListEntry_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListEntry_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListEntry", field, false, false, "ID")
+}
+
+func (ec *executionContext) _WaitingListEntry_showtime(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListEntry_showtime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WaitingListEntry().Showtime(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Showtime) graphql.Marshaler {
+			return ec.marshalNShowtime2ᚖseatflowᚐShowtime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListEntry_showtime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WaitingListEntry",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Showtime(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WaitingListEntry_seats(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListEntry_seats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListEntry_seats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListEntry", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WaitingListEntry_ticketTypes(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListEntry_ticketTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TicketTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []seatflow.TicketType) graphql.Marshaler {
+			return ec.marshalNTicketType2ᚕseatflowᚐTicketTypeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListEntry_ticketTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListEntry", field, false, false, "TicketType")
+}
+
+func (ec *executionContext) _WaitingListEntry_status(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListEntry_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v seatflow.WaitlistStatus) graphql.Marshaler {
+			return ec.marshalNWaitingListStatus2seatflowᚐWaitlistStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListEntry_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListEntry", field, false, false, "WaitingListStatus")
+}
+
+func (ec *executionContext) _WaitingListEntry_position(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListEntry_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalOInt2int(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListEntry_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListEntry", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WaitingListEntry_waiting(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListEntry_waiting(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Waiting, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListEntry_waiting(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListEntry", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WaitingListEntry_offer(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListEntry_offer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Offer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.WaitlistOffer) graphql.Marshaler {
+			return ec.marshalOWaitingListOffer2ᚖseatflowᚐWaitlistOffer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListEntry_offer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WaitingListEntry",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WaitingListOffer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WaitingListEntry_joinedAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistEntry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListEntry_joinedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JoinedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListEntry_joinedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListEntry", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WaitingListOffer_orderId(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistOffer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListOffer_orderId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrderID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListOffer_orderId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListOffer", field, false, false, "ID")
+}
+
+func (ec *executionContext) _WaitingListOffer_order(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistOffer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListOffer_order(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WaitingListOffer().Order(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *seatflow.Order) graphql.Marshaler {
+			return ec.marshalNOrder2ᚖseatflowᚐOrder(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListOffer_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WaitingListOffer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Order(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WaitingListOffer_seats(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistOffer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListOffer_seats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WaitingListOffer().Seats(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*seatflow.Seat) graphql.Marshaler {
+			return ec.marshalNSeat2ᚕᚖseatflowᚐSeatᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListOffer_seats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WaitingListOffer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Seat(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WaitingListOffer_expiresAt(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistOffer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListOffer_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListOffer_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListOffer", field, false, false, "Time")
+}
+
+func (ec *executionContext) _WaitingListReport_showtimeId(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListReport_showtimeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ShowtimeID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNID2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListReport_showtimeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListReport", field, false, false, "ID")
+}
+
+func (ec *executionContext) _WaitingListReport_entries(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListReport_entries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Entries, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListReport_entries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WaitingListReport_waiting(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListReport_waiting(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Waiting, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListReport_waiting(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WaitingListReport_offered(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListReport_offered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Offered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListReport_offered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WaitingListReport_accepted(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListReport_accepted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Accepted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListReport_accepted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WaitingListReport_expired(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListReport_expired(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Expired, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListReport_expired(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WaitingListReport_declined(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListReport_declined(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Declined, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListReport_declined(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WaitingListReport_left(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListReport_left(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Left, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListReport_left(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _WaitingListReport_seatsSold(ctx context.Context, field graphql.CollectedField, obj *seatflow.WaitlistReport) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WaitingListReport_seatsSold(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatsSold, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WaitingListReport_seatsSold(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WaitingListReport", field, false, false, "Int")
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -13325,6 +14669,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case seatflow.WaitlistEntry:
+		return ec._WaitingListEntry(ctx, sel, &obj)
+	case *seatflow.WaitlistEntry:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._WaitingListEntry(ctx, sel, obj)
 	case seatflow.Ticket:
 		return ec._Ticket(ctx, sel, &obj)
 	case *seatflow.Ticket:
@@ -13954,6 +15305,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "leaveQueue":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_leaveQueue(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "joinWaitingList":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_joinWaitingList(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "leaveWaitingList":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_leaveWaitingList(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "declineWaitingListOffer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_declineWaitingListOffer(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -14591,6 +15963,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_queueTicket(ctx, field)
 				})
+		case "myWaitingListEntries":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_myWaitingListEntries(ctx, field)
+				})
+		case "waitingListReport":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_waitingListReport(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -14879,6 +16263,11 @@ func (ec *executionContext) _SalesReport(ctx context.Context, sel ast.SelectionS
 			}
 		case "checkedIn":
 			out.Values[i] = ec._SalesReport_checkedIn(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "soldThroughWaitingList":
+			out.Values[i] = ec._SalesReport_soldThroughWaitingList(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15290,6 +16679,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_checkIns(ctx, fields[0])
 	case "queue":
 		return ec._Subscription_queue(ctx, fields[0])
+	case "waitingList":
+		return ec._Subscription_waitingList(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -15469,6 +16860,203 @@ func (ec *executionContext) _TicketTypeSales(ctx context.Context, sel ast.Select
 			}
 		case "amountCents":
 			out.Values[i] = ec._TicketTypeSales_amountCents(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var waitingListEntryImplementors = []string{"WaitingListEntry", "Node"}
+
+func (ec *executionContext) _WaitingListEntry(ctx context.Context, sel ast.SelectionSet, obj *seatflow.WaitlistEntry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, waitingListEntryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WaitingListEntry")
+		case "id":
+			out.Values[i] = ec._WaitingListEntry_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "showtime":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WaitingListEntry_showtime(ctx, field, obj)
+				})
+		case "seats":
+			out.Values[i] = ec._WaitingListEntry_seats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ticketTypes":
+			out.Values[i] = ec._WaitingListEntry_ticketTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._WaitingListEntry_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "position":
+			out.Values[i] = ec._WaitingListEntry_position(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "waiting":
+			out.Values[i] = ec._WaitingListEntry_waiting(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "offer":
+			out.Values[i] = ec._WaitingListEntry_offer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "joinedAt":
+			out.Values[i] = ec._WaitingListEntry_joinedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var waitingListOfferImplementors = []string{"WaitingListOffer"}
+
+func (ec *executionContext) _WaitingListOffer(ctx context.Context, sel ast.SelectionSet, obj *seatflow.WaitlistOffer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, waitingListOfferImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WaitingListOffer")
+		case "orderId":
+			out.Values[i] = ec._WaitingListOffer_orderId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "order":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WaitingListOffer_order(ctx, field, obj)
+				})
+		case "seats":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._WaitingListOffer_seats(ctx, field, obj)
+				})
+		case "expiresAt":
+			out.Values[i] = ec._WaitingListOffer_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var waitingListReportImplementors = []string{"WaitingListReport"}
+
+func (ec *executionContext) _WaitingListReport(ctx context.Context, sel ast.SelectionSet, obj *seatflow.WaitlistReport) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, waitingListReportImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WaitingListReport")
+		case "showtimeId":
+			out.Values[i] = ec._WaitingListReport_showtimeId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "entries":
+			out.Values[i] = ec._WaitingListReport_entries(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "waiting":
+			out.Values[i] = ec._WaitingListReport_waiting(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "offered":
+			out.Values[i] = ec._WaitingListReport_offered(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "accepted":
+			out.Values[i] = ec._WaitingListReport_accepted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expired":
+			out.Values[i] = ec._WaitingListReport_expired(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "declined":
+			out.Values[i] = ec._WaitingListReport_declined(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "left":
+			out.Values[i] = ec._WaitingListReport_left(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seatsSold":
+			out.Values[i] = ec._WaitingListReport_seatsSold(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -16965,6 +18553,36 @@ var (
 	}
 )
 
+func (ec *executionContext) unmarshalNTicketType2ᚕseatflowᚐTicketTypeᚄ(ctx context.Context, v any) ([]seatflow.TicketType, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]seatflow.TicketType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNTicketType2seatflowᚐTicketType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNTicketType2ᚕseatflowᚐTicketTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []seatflow.TicketType) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTicketType2seatflowᚐTicketType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNTicketTypeSales2seatflowᚐTicketTypeSales(ctx context.Context, sel ast.SelectionSet, v seatflow.TicketTypeSales) graphql.Marshaler {
 	return ec._TicketTypeSales(ctx, sel, &v)
 }
@@ -16998,6 +18616,72 @@ func (ec *executionContext) marshalNTime2timeᚐTime(ctx context.Context, sel as
 	}
 	return res
 }
+
+func (ec *executionContext) marshalNWaitingListEntry2ᚕᚖseatflowᚐWaitlistEntryᚄ(ctx context.Context, sel ast.SelectionSet, v []*seatflow.WaitlistEntry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWaitingListEntry2ᚖseatflowᚐWaitlistEntry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWaitingListEntry2ᚖseatflowᚐWaitlistEntry(ctx context.Context, sel ast.SelectionSet, v *seatflow.WaitlistEntry) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WaitingListEntry!")
+		return graphql.Null
+	}
+	return ec._WaitingListEntry(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWaitingListReport2ᚖseatflowᚐWaitlistReport(ctx context.Context, sel ast.SelectionSet, v *seatflow.WaitlistReport) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "WaitingListReport!")
+		return graphql.Null
+	}
+	return ec._WaitingListReport(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWaitingListStatus2seatflowᚐWaitlistStatus(ctx context.Context, v any) (seatflow.WaitlistStatus, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNWaitingListStatus2seatflowᚐWaitlistStatus[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWaitingListStatus2seatflowᚐWaitlistStatus(ctx context.Context, sel ast.SelectionSet, v seatflow.WaitlistStatus) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNWaitingListStatus2seatflowᚐWaitlistStatus[v])
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "WaitingListStatus!")
+	}
+	return res
+}
+
+var (
+	unmarshalNWaitingListStatus2seatflowᚐWaitlistStatus = map[string]seatflow.WaitlistStatus{
+		"WAITING":  seatflow.WaitlistWaiting,
+		"OFFERED":  seatflow.WaitlistOffered,
+		"ACCEPTED": seatflow.WaitlistAccepted,
+		"EXPIRED":  seatflow.WaitlistExpired,
+		"DECLINED": seatflow.WaitlistDeclined,
+		"LEFT":     seatflow.WaitlistLeft,
+	}
+	marshalNWaitingListStatus2seatflowᚐWaitlistStatus = map[seatflow.WaitlistStatus]string{
+		seatflow.WaitlistWaiting:  "WAITING",
+		seatflow.WaitlistOffered:  "OFFERED",
+		seatflow.WaitlistAccepted: "ACCEPTED",
+		seatflow.WaitlistExpired:  "EXPIRED",
+		seatflow.WaitlistDeclined: "DECLINED",
+		seatflow.WaitlistLeft:     "LEFT",
+	}
+)
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
 	return ec.___Directive(ctx, sel, &v)
@@ -17263,6 +18947,18 @@ func (ec *executionContext) marshalOID2ᚖint(ctx context.Context, sel ast.Selec
 	_ = sel
 	res := model.MarshalID(*v)
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) unmarshalOInt2int(ctx context.Context, v any) (int, error) {
+	res, err := graphql.UnmarshalInt(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalInt(v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOInt2ᚕintᚄ(ctx context.Context, v any) ([]int, error) {
@@ -17582,6 +19278,42 @@ var (
 	}
 )
 
+func (ec *executionContext) unmarshalOTicketType2ᚕseatflowᚐTicketTypeᚄ(ctx context.Context, v any) ([]seatflow.TicketType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]seatflow.TicketType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNTicketType2seatflowᚐTicketType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOTicketType2ᚕseatflowᚐTicketTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []seatflow.TicketType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 100, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTicketType2seatflowᚐTicketType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
 	if v == nil {
 		return nil, nil
@@ -17598,6 +19330,13 @@ func (ec *executionContext) marshalOTime2ᚖtimeᚐTime(ctx context.Context, sel
 	_ = ctx
 	res := model.MarshalTime(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOWaitingListOffer2ᚖseatflowᚐWaitlistOffer(ctx context.Context, sel ast.SelectionSet, v *seatflow.WaitlistOffer) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WaitingListOffer(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -84,6 +84,22 @@ func (r *Resolver) loadNodes(ctx context.Context, typ string, ids []int) ([]mode
 		return asNodes(r.Booking.Orders(ctx, u.ID, ids))
 	case nodeid.Ticket:
 		return r.ticketNodes(ctx, ids)
+	case nodeid.WaitingListEntry:
+		out := make([]model.Node, len(ids))
+		u, err := auth.RequireUser(ctx)
+		if err != nil {
+			return out, nil // nobody's entries are visible without a user
+		}
+		for i, id := range ids {
+			e, err := r.Waitlist.Entry(ctx, u.ID, id)
+			if seatflow.ErrorCode(err) == seatflow.ENOTFOUND {
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			out[i] = e
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("node: no loader for type %s", typ)
 }

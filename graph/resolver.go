@@ -14,6 +14,7 @@ import (
 	"seatflow/internal/sales"
 	"seatflow/internal/seats"
 	"seatflow/internal/tickets"
+	"seatflow/internal/waitlist"
 )
 
 // Resolver is the root resolver: the services the API needs.
@@ -29,6 +30,8 @@ type Resolver struct {
 	Reports *reports.Service
 	// Queues runs the on-sale queues.
 	Queues *queue.Service
+	// Waitlist runs the waiting lists.
+	Waitlist *waitlist.Service
 }
 
 // ptrs returns pointers to the elements of vs (gqlgen wants []*T for lists of objects).

@@ -15,6 +15,7 @@ import (
 	"seatflow/internal/queue"
 	"seatflow/internal/reconcile"
 	"seatflow/internal/tickets"
+	"seatflow/internal/waitlist"
 	"seatflow/loaders"
 	"time"
 
@@ -233,6 +234,33 @@ func (r *mutationResolver) LeaveQueue(ctx context.Context, showtimeID int) (bool
 		return false, err
 	}
 	return r.Queues.Leave(ctx, showtimeID, u.ID)
+}
+
+// JoinWaitingList is the resolver for the joinWaitingList field.
+func (r *mutationResolver) JoinWaitingList(ctx context.Context, showtimeID int, seats int, ticketTypes []seatflow.TicketType) (*seatflow.WaitlistEntry, error) {
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Waitlist.Join(ctx, u.ID, waitlist.JoinInput{ShowtimeID: showtimeID, Seats: seats, TicketTypes: ticketTypes})
+}
+
+// LeaveWaitingList is the resolver for the leaveWaitingList field.
+func (r *mutationResolver) LeaveWaitingList(ctx context.Context, entryID int) (*seatflow.WaitlistEntry, error) {
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Waitlist.Leave(ctx, u.ID, entryID)
+}
+
+// DeclineWaitingListOffer is the resolver for the declineWaitingListOffer field.
+func (r *mutationResolver) DeclineWaitingListOffer(ctx context.Context, entryID int) (*seatflow.WaitlistEntry, error) {
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Waitlist.DeclineOffer(ctx, u.ID, entryID)
 }
 
 // BlockSeats is the resolver for the blockSeats field.
@@ -476,6 +504,23 @@ func (r *queryResolver) QueueTicket(ctx context.Context, showtimeID int) (*seatf
 	return r.Queues.Ticket(ctx, showtimeID, u.ID)
 }
 
+// MyWaitingListEntries is the resolver for the myWaitingListEntries field.
+func (r *queryResolver) MyWaitingListEntries(ctx context.Context) ([]*seatflow.WaitlistEntry, error) {
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Waitlist.Mine(ctx, u.ID)
+}
+
+// WaitingListReport is the resolver for the waitingListReport field.
+func (r *queryResolver) WaitingListReport(ctx context.Context, showtimeID int) (*seatflow.WaitlistReport, error) {
+	if _, err := auth.RequireAdmin(ctx); err != nil {
+		return nil, err
+	}
+	return r.Waitlist.Report(ctx, showtimeID)
+}
+
 // Movie is the resolver for the movie field.
 func (r *showtimeResolver) Movie(ctx context.Context, obj *seatflow.Showtime) (*seatflow.Movie, error) {
 	return found(loaders.For(ctx).Movie.Load(ctx, obj.MovieID))
@@ -561,6 +606,15 @@ func (r *subscriptionResolver) Queue(ctx context.Context, showtimeID int) (<-cha
 	return r.Queues.Watch(ctx, showtimeID, u.ID)
 }
 
+// WaitingList is the resolver for the waitingList field.
+func (r *subscriptionResolver) WaitingList(ctx context.Context, entryID int) (<-chan *seatflow.WaitlistEntry, error) {
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Waitlist.Watch(ctx, u.ID, entryID)
+}
+
 // Order is the resolver for the order field.
 func (r *ticketResolver) Order(ctx context.Context, obj *seatflow.Ticket) (*seatflow.Order, error) {
 	if auth.IsStaff(ctx) {
@@ -601,6 +655,26 @@ func (r *ticketResolver) QRSVG(ctx context.Context, obj *seatflow.Ticket) (strin
 	return tickets.QRSVG(code)
 }
 
+// Showtime is the resolver for the showtime field.
+func (r *waitingListEntryResolver) Showtime(ctx context.Context, obj *seatflow.WaitlistEntry) (*seatflow.Showtime, error) {
+	return found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))
+}
+
+// Order is the resolver for the order field.
+func (r *waitingListOfferResolver) Order(ctx context.Context, obj *seatflow.WaitlistOffer) (*seatflow.Order, error) {
+	u, err := auth.RequireUser(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.Booking.Order(ctx, u.ID, obj.OrderID)
+}
+
+// Seats is the resolver for the seats field.
+func (r *waitingListOfferResolver) Seats(ctx context.Context, obj *seatflow.WaitlistOffer) ([]*seatflow.Seat, error) {
+	seats, err := showtimeSeats(ctx, obj.ShowtimeID, obj.SeatIDs)
+	return ptrs(seats), err
+}
+
 // Cinema returns CinemaResolver implementation.
 func (r *Resolver) Cinema() CinemaResolver { return &cinemaResolver{r} }
 
@@ -634,16 +708,24 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 // Ticket returns TicketResolver implementation.
 func (r *Resolver) Ticket() TicketResolver { return &ticketResolver{r} }
 
+// WaitingListEntry returns WaitingListEntryResolver implementation.
+func (r *Resolver) WaitingListEntry() WaitingListEntryResolver { return &waitingListEntryResolver{r} }
+
+// WaitingListOffer returns WaitingListOfferResolver implementation.
+func (r *Resolver) WaitingListOffer() WaitingListOfferResolver { return &waitingListOfferResolver{r} }
+
 type (
-	cinemaResolver        struct{ *Resolver }
-	hallResolver          struct{ *Resolver }
-	movieResolver         struct{ *Resolver }
-	mutationResolver      struct{ *Resolver }
-	orderResolver         struct{ *Resolver }
-	orderLineResolver     struct{ *Resolver }
-	queryResolver         struct{ *Resolver }
-	showtimeResolver      struct{ *Resolver }
-	showtimeSalesResolver struct{ *Resolver }
-	subscriptionResolver  struct{ *Resolver }
-	ticketResolver        struct{ *Resolver }
+	cinemaResolver           struct{ *Resolver }
+	hallResolver             struct{ *Resolver }
+	movieResolver            struct{ *Resolver }
+	mutationResolver         struct{ *Resolver }
+	orderResolver            struct{ *Resolver }
+	orderLineResolver        struct{ *Resolver }
+	queryResolver            struct{ *Resolver }
+	showtimeResolver         struct{ *Resolver }
+	showtimeSalesResolver    struct{ *Resolver }
+	subscriptionResolver     struct{ *Resolver }
+	ticketResolver           struct{ *Resolver }
+	waitingListEntryResolver struct{ *Resolver }
+	waitingListOfferResolver struct{ *Resolver }
 )

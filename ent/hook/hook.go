@@ -236,6 +236,18 @@ func (f TicketKeyFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.TicketKeyMutation", m)
 }
 
+// The WaitlistEntryFunc type is an adapter to allow the use of ordinary
+// function as WaitlistEntry mutator.
+type WaitlistEntryFunc func(context.Context, *ent.WaitlistEntryMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f WaitlistEntryFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.WaitlistEntryMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.WaitlistEntryMutation", m)
+}
+
 // Condition is a hook condition function.
 type Condition func(context.Context, ent.Mutation) bool
 

@@ -598,6 +598,38 @@ var (
 		Columns:    TicketKeysColumns,
 		PrimaryKey: []*schema.Column{TicketKeysColumns[0]},
 	}
+	// WaitlistEntriesColumns holds the columns for the "waitlist_entries" table.
+	WaitlistEntriesColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "user_id", Type: field.TypeString, Size: 191},
+		{Name: "showtime_id", Type: field.TypeInt},
+		{Name: "seats", Type: field.TypeInt},
+		{Name: "ticket_types", Type: field.TypeString, Size: 200},
+		{Name: "state", Type: field.TypeEnum, Enums: []string{"WAITING", "OFFERED", "LEFT"}, Default: "WAITING"},
+		{Name: "order_id", Type: field.TypeInt, Unique: true, Nullable: true},
+		{Name: "active_key", Type: field.TypeString, Unique: true, Nullable: true, Size: 203},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "offered_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "left_at", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+	}
+	// WaitlistEntriesTable holds the schema information for the "waitlist_entries" table.
+	WaitlistEntriesTable = &schema.Table{
+		Name:       "waitlist_entries",
+		Columns:    WaitlistEntriesColumns,
+		PrimaryKey: []*schema.Column{WaitlistEntriesColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "waitlistentry_showtime_id_state",
+				Unique:  false,
+				Columns: []*schema.Column{WaitlistEntriesColumns[2], WaitlistEntriesColumns[5]},
+			},
+			{
+				Name:    "waitlistentry_user_id_created_at",
+				Unique:  false,
+				Columns: []*schema.Column{WaitlistEntriesColumns[1], WaitlistEntriesColumns[8]},
+			},
+		},
+	}
 	// Tables holds all the tables in the schema.
 	Tables = []*schema.Table{
 		CacheOutboxesTable,
@@ -619,6 +651,7 @@ var (
 		ShowtimesTable,
 		TicketsTable,
 		TicketKeysTable,
+		WaitlistEntriesTable,
 	}
 )
 

@@ -62,3 +62,6 @@ type Ticket func(*sql.Selector)
 
 // TicketKey is the predicate function for ticketkey builders.
 type TicketKey func(*sql.Selector)
+
+// WaitlistEntry is the predicate function for waitlistentry builders.
+type WaitlistEntry func(*sql.Selector)

@@ -64,6 +64,7 @@ const nodeType = "Node"
 var idTypes = map[string]string{
 	"showtimeId": nodeid.Showtime, "showtimeIds": nodeid.Showtime, "movieId": nodeid.Movie,
 	"hallId": nodeid.Hall, "cinemaId": nodeid.Cinema, "seatIds": nodeid.Seat, "seatId": nodeid.Seat, "orderId": nodeid.Order, "ticketId": nodeid.Ticket,
+	"entryId": nodeid.WaitingListEntry,
 }
 
 // outputType is the type of the id the field in ctx writes.

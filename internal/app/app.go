@@ -40,6 +40,7 @@ import (
 	"seatflow/internal/seats"
 	"seatflow/internal/throttle"
 	"seatflow/internal/tickets"
+	"seatflow/internal/waitlist"
 	"seatflow/internal/wstransport"
 )
 
@@ -87,7 +88,9 @@ type App struct {
 	Reports *reports.Service
 	// Queues runs the showtimes' on-sale queues.
 	Queues *queue.Service
-	Now    func() time.Time
+	// Waitlist runs the sold-out showtimes' waiting lists.
+	Waitlist *waitlist.Service
+	Now      func() time.Time
 
 	embeddedRedis *miniredis.Miniredis
 	closers       []func()
@@ -172,6 +175,9 @@ func (a *App) wire() error {
 	a.Queues = queue.New(a.DB, a.Redis, a.Keys, a.Catalog, a.Sales, queue.NewPasses([]byte(a.Config.JWTSecret), a.Now),
 		queue.Config{Now: a.Now, JoinRate: perMinute(a.Config.QueueJoinsPerMinute), Log: a.Log})
 	a.Booking.Admissions = a.Queues
+	a.Waitlist = waitlist.New(waitlist.Deps{DB: a.DB, Seats: a.Seats, RDB: a.Redis, Keys: a.Keys, Catalog: a.Catalog, Booking: a.Booking},
+		waitlist.Config{Now: a.Now, OfferTTL: a.Config.WaitlistOfferTTL, SalesCloseAfter: a.Config.SalesCloseAfter, Log: a.Log})
+	a.Seats.OnReturned = a.Waitlist.Kick
 	if err := a.wireTickets(); err != nil {
 		return err
 	}
@@ -206,6 +212,7 @@ func (a *App) Start(ctx context.Context) {
 	})
 	run(func(ctx context.Context) { a.Sales.RunCloser(ctx, salesCloserEvery) })
 	run(a.Queues.RunAdmission)
+	run(func(ctx context.Context) { _ = a.Waitlist.Run(ctx) })
 	run(func(ctx context.Context) { background.Stopped(ctx, a.Log, background.LiveHub, a.Live.Run(ctx)) })
 	if a.Config.ReconcileEvery > 0 {
 		run(func(ctx context.Context) { a.Rec.Run(ctx, a.Config.ReconcileEvery) })

@@ -33,6 +33,8 @@ type Config struct {
 	JWTSecret    string
 	HoldTTL      time.Duration
 	LateWindow   time.Duration
+	// WaitlistOfferTTL is how long seats offered to a waiting-list entry stay held.
+	WaitlistOfferTTL time.Duration
 	// SalesCloseAfter is how long after its start a showtime's sales close by themselves.
 	SalesCloseAfter time.Duration
 	AllowedOrigins  string
@@ -179,6 +181,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.JWTSecret, "JWT_SECRET", "", "HS256 secret of bearer tokens (required outside embedded mode)")
 	dur(&c.MaxTokenLifetime, "MAX_TOKEN_LIFETIME", auth.DefaultMaxLifetime, "longest lifetime of a bearer token (exp - iat) the server accepts and seatflow token issues")
 	dur(&c.HoldTTL, "HOLD_TTL", booking.DefaultHoldTTL, "how long held seats wait for payment")
+	dur(&c.WaitlistOfferTTL, "WAITLIST_OFFER_TTL", seatflow.DefaultOfferTTL, "how long seats offered to a waiting-list entry stay held for it")
 	dur(&c.LateWindow, "LATE_PAYMENT_WINDOW", booking.DefaultLateWindow, "how long after a hold expired its payment may still take the seats (later: refunded)")
 	dur(&c.SalesCloseAfter, "SALES_CLOSE_AFTER", seatflow.DefaultSalesCloseAfter, "how long after its start a showtime's sales close by themselves: no hold after it, a payment is refunded, pending orders expire")
 	str(&c.AllowedOrigins, "ALLOWED_ORIGINS", "", "comma-separated browser origins allowed (CORS, websocket); empty = same origin only, * in embedded mode")

@@ -48,11 +48,17 @@ const (
 	// LiveHub is the live seat-map hub, which ended: this instance's seat maps are no
 	// longer live.
 	LiveHub = "live_hub"
+	// WaitlistOffer is the waiting list's offer of returned seats; the next sweep (every
+	// second) or the reconciler tries again.
+	WaitlistOffer = "waitlist_offer"
+	// WaitlistCount keeps the waiting list's count of waiting entries in Redis; the
+	// reconciler recounts it from MySQL.
+	WaitlistCount = "waitlist_count"
 )
 
 // tasks are every task above.
 var tasks = []string{ExpiryWorker, ExpiryPass, ExpireOrder, Enqueue, Dequeue, ConfirmSeats, ReleaseSeats, SpendPass,
-	QueueAdmission, LiveHub}
+	QueueAdmission, LiveHub, WaitlistOffer, WaitlistCount}
 
 var errorsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
 	Namespace: "seatflow", Name: "background_errors_total",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -181,27 +182,12 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 		return nil, err
 	}
 
-	now := s.Now.Now()
 	var created *ent.Order
 	err = s.retryDeadlock(ctx, func(tx *ent.Tx) error {
 		var err error
-		created, err = tx.Order.Create().SetUserID(userID).SetShowtimeID(st.ID).SetHoldToken(token).
-			SetIdempotencyKey(in.IdempotencyKey).SetStatus(seatflow.OrderPending).SetAmountCents(amount).
-			SetCurrency(st.Currency).SetExpiresAt(now.Add(s.HoldTTL)).SetCreatedAt(now).Save(ctx)
+		created, err = s.createOrder(ctx, tx, st, newOrder{userID: userID, token: token, key: in.IdempotencyKey,
+			lines: lines, amount: amount, ttl: s.HoldTTL})
 		if err != nil {
-			return fmt.Errorf("create order: %w", err)
-		}
-		if err := tx.OrderSeat.MapCreateBulk(lines, func(c *ent.OrderSeatCreate, i int) {
-			c.SetOrderID(created.ID).SetSeatID(lines[i].SeatID).SetTicketType(lines[i].TicketType).
-				SetAmountCents(lines[i].AmountCents)
-		}).Exec(ctx); err != nil {
-			return fmt.Errorf("create order seats: %w", err)
-		}
-		count, err := s.occupy(ctx, tx, created, seatIDs, true)
-		if err != nil {
-			if database.Conflict(err) {
-				return seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "some of these seats were just taken")
-			}
 			return err
 		}
 		if in.useBlocked() { // house seats taken by an admin's hold stop being house seats
@@ -209,8 +195,7 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 				return fmt.Errorf("unblock held seats: %w", err)
 			}
 		}
-		// The limit counts seats, whatever their ticket types.
-		return checkLimit(st, count, len(seatIDs))
+		return nil
 	})
 	if err != nil {
 		// Give the seats back at once, even if the request was cancelled or its deadline
@@ -232,6 +217,43 @@ func (s *Service) hold(ctx context.Context, userID string, in HoldSeatsInput) (*
 		return nil, fmt.Errorf("hold seats: %w", database.Classify(err))
 	}
 	return toOrder(created, lines), nil
+}
+
+// newOrder is a pending order to create over seats held in Redis under token.
+type newOrder struct {
+	userID, token, key string
+	lines              []seatflow.OrderLine
+	amount             int
+	ttl                time.Duration // the hold's life from now
+}
+
+// createOrder creates o as a pending order of st inside tx, with its lines and occupancy,
+// counts its seats in the user's purchase count and refuses it (limitExceeded) when that
+// passes the showtime's limit. A hold's and a waiting-list offer's transaction.
+func (s *Service) createOrder(ctx context.Context, tx *ent.Tx, st *seatflow.Showtime, o newOrder) (*ent.Order, error) {
+	now := s.Now.Now()
+	created, err := tx.Order.Create().SetUserID(o.userID).SetShowtimeID(st.ID).SetHoldToken(o.token).
+		SetIdempotencyKey(o.key).SetStatus(seatflow.OrderPending).SetAmountCents(o.amount).
+		SetCurrency(st.Currency).SetExpiresAt(now.Add(o.ttl)).SetCreatedAt(now).Save(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("create order: %w", err)
+	}
+	lines := o.lines
+	if err := tx.OrderSeat.MapCreateBulk(lines, func(c *ent.OrderSeatCreate, i int) {
+		c.SetOrderID(created.ID).SetSeatID(lines[i].SeatID).SetTicketType(lines[i].TicketType).
+			SetAmountCents(lines[i].AmountCents)
+	}).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("create order seats: %w", err)
+	}
+	count, err := s.occupy(ctx, tx, created, lineSeats(lines), true)
+	if err != nil {
+		if database.Conflict(err) {
+			return nil, seatflow.Errorf(seatflow.ESEATSUNAVAILABLE, "some of these seats were just taken")
+		}
+		return nil, err
+	}
+	// The limit counts seats, whatever their ticket types.
+	return created, checkLimit(st, count, len(lines))
 }
 
 // priceLines prices each seat asked for at its (kind, ticket type) price: the order's

@@ -32,6 +32,14 @@ func (k Keys) Events(showID int) string { return k.show(showID) + ":events" }
 // announced, so every instance pushes the new count to the door's watchers.
 func (k Keys) CheckIns(showID int) string { return k.show(showID) + ":checkins" }
 
+// Waitlist is the count of the showtime's waiting-list entries WAITING (package waitlist):
+// while it is above 0, seats that come back are returned to the list (lua/release.lua).
+func (k Keys) Waitlist(showID int) string { return k.show(showID) + ":waitlist" }
+
+// WaitlistEvents is the pub/sub channel on which the showtime's waiting list announces an
+// offer or a change of positions, so every instance pushes its watchers' entries.
+func (k Keys) WaitlistEvents(showID int) string { return k.show(showID) + ":waitlist:events" }
+
 // The on-sale queue of a showtime (package queue), every key under its {show:ID} tag so
 // that each queue operation, the admission tick and the hold's pass check are one script
 // on one Cluster slot.

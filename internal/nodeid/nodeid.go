@@ -13,7 +13,8 @@ import (
 	"strings"
 )
 
-// Types of the objects that have ids. The first seven are the schema's Node types.
+// Types of the objects that have ids. The first seven and WaitingListEntry are the
+// schema's Node types.
 const (
 	Cinema    = "Cinema"
 	Movie     = "Movie"
@@ -28,12 +29,14 @@ const (
 	// showtime:number" with a random number (it tells nothing of when its holder joined);
 	// the draw orders tickets by a keyed hash of this id (seatflow.DrawKey).
 	QueueTicket = "QueueTicket"
+	// WaitingListEntry is a customer's place on a showtime's waiting list.
+	WaitingListEntry = "WaitingListEntry"
 )
 
 // IsNode reports whether objects of type typ can be fetched with node(id:).
 func IsNode(typ string) bool {
 	switch typ {
-	case Cinema, Movie, Hall, Seat, Showtime, Order, Ticket:
+	case Cinema, Movie, Hall, Seat, Showtime, Order, Ticket, WaitingListEntry:
 		return true
 	}
 	return false

@@ -213,5 +213,45 @@ func (s *Service) compute(ctx context.Context, ids []int) (map[int]*seatflow.Sal
 	for id, r := range out {
 		r.Available = max(0, sellable[id]-r.Sold-r.Held-r.Blocked)
 	}
+	offered, err := SoldThroughOffers(ctx, s.DB, ids)
+	if err != nil {
+		return nil, err
+	}
+	for id, n := range offered {
+		out[id].SoldThroughWaitingList = n
+	}
 	return out, nil
+}
+
+// soldThroughOffersSQL counts, by showtime, the seats not refunded of PAID orders that
+// were waiting-list offers (an entry's order_id).
+const soldThroughOffersSQL = `SELECT o.showtime_id, COUNT(*) FROM order_seats l
+JOIN orders o ON o.id = l.order_id JOIN waitlist_entries w ON w.order_id = o.id
+WHERE o.status = 'PAID' AND l.refunded_at IS NULL AND o.showtime_id IN (%s) GROUP BY o.showtime_id`
+
+// SoldThroughOffers counts the seats sold through waiting-list offers of each showtime of
+// ids (those with none are absent): SalesReport.soldThroughWaitingList and the waiting
+// list's report.
+func SoldThroughOffers(ctx context.Context, db *ent.Client, ids []int) (map[int]int, error) {
+	out := map[int]int{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := db.QueryContext(ctx, fmt.Sprintf(soldThroughOffersSQL, "?"+strings.Repeat(", ?", len(ids)-1)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("seats sold through offers: %w", database.Classify(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("seats sold through offers: %w", database.Classify(err))
+		}
+		out[id] = n
+	}
+	return out, rows.Err()
 }

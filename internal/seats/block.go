@@ -41,11 +41,13 @@ func (s *Store) Unblock(ctx context.Context, showID int, seatIDs []int) (int, er
 		return 0, nil
 	}
 	args := append(ids(seatIDs), traceparent(ctx))
-	res, err := s.run(ctx, unblockScript, s.showKeys(showID, false), args...).Int64Slice()
+	keys := append(s.showKeys(showID, false), s.Keys.Waitlist(showID))
+	res, err := s.run(ctx, unblockScript, keys, args...).Int64Slice()
 	if err != nil {
 		return 0, rdb.Classify("unblock seats", err)
 	}
 	s.saw(showID, int(res[1]))
+	s.returned(showID, res[2])
 	return int(res[0]), nil
 }
 

@@ -25,7 +25,11 @@ var (
 	blockSrc string
 	//go:embed lua/unblock.lua
 	unblockSrc string
-	// lua/delta.lua: the message a seat change publishes, written once for the six
+	//go:embed lua/offer.lua
+	offerSrc string
+	//go:embed lua/resell.lua
+	resellSrc string
+	// lua/delta.lua: the message a seat change publishes, written once for the
 	// scripts that publish one (put in front of each).
 	//go:embed lua/delta.lua
 	deltaSrc string
@@ -42,6 +46,8 @@ var (
 	restoreScript  = redis.NewScript(deltaSrc + restoreSrc) // lua/restore.lua: give an order's seats back to its token
 	blockScript    = redis.NewScript(deltaSrc + blockSrc)   // lua/block.lua: make free seats house seats
 	unblockScript  = redis.NewScript(deltaSrc + unblockSrc) // lua/unblock.lua: give house seats back to sale
+	offerScript    = redis.NewScript(deltaSrc + offerSrc)   // lua/offer.lua: hold returned seats for a waiting-list offer
+	resellScript   = redis.NewScript(deltaSrc + resellSrc)  // lua/resell.lua: put returned seats on sale
 )
 
 // run runs script through the store's batch (rdb.Batch: its round trips shared with the

@@ -29,8 +29,19 @@ type Store struct {
 	// Now is the clock (HELD_AT of new holds); time.Now when nil.
 	Now seatflow.ClockFunc
 
+	// OnReturned, when set, is told of a showtime whose seats a release or unblock has just
+	// returned to its waiting list (package waitlist offers them).
+	OnReturned func(showID int)
+
 	batch rdb.Batch
 	seen  seenVersions
+}
+
+// returned tells OnReturned of seats returned to showID's waiting list.
+func (s *Store) returned(showID int, n int64) {
+	if n > 0 && s.OnReturned != nil {
+		s.OnReturned(showID)
+	}
 }
 
 func (s *Store) showKeys(showID int, withLimits bool) []string {
@@ -278,11 +289,13 @@ func (s *Store) Release(ctx context.Context, showID int, token, userID string, s
 		return 0, nil
 	}
 	args := append(append([]any{token, userID}, ids(seatIDs)...), traceparent(ctx))
-	res, err := s.run(ctx, releaseScript, s.showKeys(showID, true), args...).Int64Slice()
+	keys := append(s.showKeys(showID, true), s.Keys.Waitlist(showID))
+	res, err := s.run(ctx, releaseScript, keys, args...).Int64Slice()
 	if err != nil {
 		return 0, rdb.Classify("release seats", err)
 	}
 	s.saw(showID, int(res[1]))
+	s.returned(showID, res[2])
 	return int(res[0]), nil
 }
 
@@ -371,8 +384,8 @@ func (s *Store) States(ctx context.Context, showID int) (map[int]State, int, err
 }
 
 // ParseState decodes a hash value: "0" free, "1|TOKEN|HELD_AT_MS" held, "2|TOKEN" sold,
-// "3" blocked (a house seat). Anything else reads as held with no token, so it is never
-// offered as free.
+// "3" blocked (a house seat), "4|RETURNED_AT_MS" returned to the waiting list (held, with
+// no token). Anything else reads as held with no token, so it is never offered as free.
 func ParseState(v string) State {
 	switch v {
 	case "0":
@@ -389,6 +402,9 @@ func ParseState(v string) State {
 		return State{Status: seatflow.SeatHeld, Token: token, HeldAt: time.UnixMilli(ms)}
 	case ok && kind == "2" && !held:
 		return State{Status: seatflow.SeatSold, Token: rest}
+	case ok && kind == "4" && !held:
+		ms, _ := strconv.ParseInt(rest, 10, 64)
+		return State{Status: seatflow.SeatHeld, HeldAt: time.UnixMilli(ms), Returned: true}
 	}
 	return State{Status: seatflow.SeatHeld}
 }

@@ -15,7 +15,10 @@ import (
 type State struct {
 	Status seatflow.SeatStatus // SeatAvailable, SeatHeld, SeatSold or SeatBlocked
 	Token  string
-	HeldAt time.Time // zero unless held
+	HeldAt time.Time // zero unless held; when returned, the time it was
+	// Returned says the seat came back while the waiting list had entries waiting: HELD to
+	// everyone, with no token, until the list offers it or puts it on sale.
+	Returned bool
 }
 
 // Occupancy is a taken seat to overlay when a seat hash is built (an active order's seat).

@@ -11,3 +11,14 @@ local function delta(ver, changes)
   if trace ~= '' then d.trace = trace end
   return d
 end
+
+-- returnedOrFree is the state and the published status of a seat that comes back: "0"
+-- AVAILABLE, or, while the waiting list's count (key wl) says entries wait, "4|NOW_MS"
+-- HELD: returned to the waiting list, which offers it before anyone may hold it.
+local function returnedOrFree(wl)
+  if tonumber(redis.call('GET', wl) or '0') > 0 then
+    local t = redis.call('TIME')
+    return '4|' .. (tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)), 'HELD'
+  end
+  return '0', 'AVAILABLE'
+end

@@ -1,0 +1,189 @@
+package waitlist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"seatflow"
+	"seatflow/ent"
+	"seatflow/ent/waitlistentry"
+	"seatflow/internal/background"
+	"seatflow/internal/booking"
+	"seatflow/internal/database"
+)
+
+// How returned seats are offered (docs/DESIGN.md "Waiting list"). A release or unblock
+// that returns seats tells this instance (Kick, through seats.Store.OnReturned); every
+// instance also sweeps, each second, the showtimes with entries waiting, so seats returned
+// by an instance that died before offering them wait a second at most. Offers are made
+// exactly once whatever instances race: a seat goes from returned to held by one offer in
+// one script (lua/offer.lua, all or nothing), and an entry gets one order, whose unique
+// key names it, in the transaction that marks it OFFERED only while it is WAITING; the
+// loser of either race gives back what it took and reads again.
+
+// maxRounds bounds one showtime's offering: each round offers every seat it read or loses
+// a race to another instance.
+const maxRounds = 20
+
+// Kick asks this instance to offer the seats returned to the showtime's waiting list now.
+// It never blocks: a kick that finds the queue full waits for the next sweep.
+func (s *Service) Kick(showID int) {
+	select {
+	case s.kicks <- showID:
+	default:
+	}
+}
+
+// Run offers returned seats until ctx ends: those it is kicked for at once, and those of
+// every showtime with entries waiting at each sweep.
+func (s *Service) Run(ctx context.Context) error {
+	t := time.NewTicker(s.Sweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case id := <-s.kicks:
+			s.offerLogged(ctx, id)
+		case <-t.C:
+			ids, err := s.showsWaiting(ctx)
+			if err != nil {
+				background.Failed(ctx, s.Log, background.WaitlistOffer, err)
+				continue
+			}
+			for _, id := range ids {
+				s.offerLogged(ctx, id)
+			}
+		}
+	}
+}
+
+func (s *Service) offerLogged(ctx context.Context, showID int) {
+	if _, err := s.OfferReturned(ctx, showID); err != nil && ctx.Err() == nil {
+		background.Failed(ctx, s.Log, background.WaitlistOffer, err, "showtime", showID)
+	}
+}
+
+// showsWaiting are the showtimes with entries waiting.
+func (s *Service) showsWaiting(ctx context.Context) ([]int, error) {
+	var ids []int
+	err := s.DB.WaitlistEntry.Query().Where(waitlistentry.StateEQ(waitlistentry.StateWAITING)).
+		Unique(true).Select(waitlistentry.FieldShowtimeID).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("showtimes with waiting lists: %w", database.Classify(err))
+	}
+	return ids, nil
+}
+
+// OfferReturned offers the seats returned to the showtime's waiting list to its waiting
+// entries in join order, each the first whose size fits what is left, and puts on sale
+// those no entry fits. It returns the offers it made.
+func (s *Service) OfferReturned(ctx context.Context, showID int) (int, error) {
+	made := 0
+	skip := map[int]bool{} // entries refused this time (over the purchase limit)
+	for range maxRounds {
+		returned, _, err := s.Seats.Returned(ctx, showID)
+		if err != nil || len(returned) == 0 {
+			return made, err
+		}
+		entries, err := s.DB.WaitlistEntry.Query().Where(waitlistentry.ShowtimeID(showID),
+			waitlistentry.StateEQ(waitlistentry.StateWAITING), waitlistentry.SeatsLTE(len(returned))).
+			Order(ent.Asc(waitlistentry.FieldID)).Limit(len(returned) + len(skip)).All(ctx)
+		if err != nil {
+			return made, fmt.Errorf("waiting entries: %w", database.Classify(err))
+		}
+		left, raced := returned, false
+		for _, e := range entries {
+			if skip[e.ID] || e.Seats > len(left) {
+				continue
+			}
+			ok, err := s.offer(ctx, e, left[:e.Seats])
+			switch {
+			case errors.Is(err, errRaced):
+				raced = true
+			case seatflow.ErrorCode(err) == seatflow.ENOTONSALE:
+				// Sales closed: no offer can be made; the seats go back as they would have.
+				_, err := s.Seats.Resell(ctx, showID, returned)
+				return made, err
+			case err != nil && seatflow.ErrorCode(err) != "":
+				skip[e.ID] = true // this entrant cannot take them now (a limit): the next one may
+				continue
+			case err != nil:
+				return made, err
+			}
+			if ok {
+				made++
+				left = left[e.Seats:]
+			}
+			if raced {
+				break
+			}
+		}
+		if raced {
+			continue
+		}
+		if len(left) > 0 {
+			// No waiting entry fits what is left: it goes on sale as it would have without a
+			// list. A seat another instance offered meanwhile is no longer returned and stays.
+			if _, err := s.Seats.Resell(ctx, showID, left); err != nil {
+				return made, err
+			}
+		}
+		return made, nil
+	}
+	return made, fmt.Errorf("offer returned seats of showtime %d: still racing after %d rounds", showID, maxRounds)
+}
+
+// errRaced is an offer lost to another instance's: read again.
+var errRaced = errors.New("lost an offer's race")
+
+// offer holds seatIDs for entry e and makes its order. It reports false with errRaced when
+// another instance took the seats or the entry first; a coded error when the entry cannot
+// take them (nothing of the offer stays).
+func (s *Service) offer(ctx context.Context, e *ent.WaitlistEntry, seatIDs []int) (bool, error) {
+	token := uuid.NewString()
+	ok, err := s.Seats.Offer(ctx, e.ShowtimeID, token, e.UserID, seatIDs)
+	if err != nil {
+		return false, err
+	} else if !ok {
+		return false, errRaced
+	}
+	types := parseTypes(e.TicketTypes)
+	lines := make([]booking.SeatTicketInput, len(seatIDs))
+	for i, id := range seatIDs {
+		lines[i] = booking.SeatTicketInput{SeatID: id, TicketType: types[i%len(types)]}
+	}
+	now := s.Now.Now()
+	_, err = s.Booking.HoldOffer(ctx, booking.OfferInput{ShowtimeID: e.ShowtimeID, UserID: e.UserID, Token: token,
+		Seats: lines, IdempotencyKey: OfferKey(e.ID), TTL: s.OfferTTL,
+		In: func(ctx context.Context, tx *ent.Tx, orderID int) error {
+			n, err := tx.WaitlistEntry.Update().Where(waitlistentry.ID(e.ID), waitlistentry.StateEQ(waitlistentry.StateWAITING)).
+				SetState(waitlistentry.StateOFFERED).SetOrderID(orderID).SetOfferedAt(now).Save(ctx)
+			if err == nil && n == 0 {
+				return errRaced
+			}
+			return err
+		}})
+	if err != nil {
+		// Give the seats back to the list (or to sale, when nobody waits any more).
+		if _, relErr := s.Seats.Release(context.WithoutCancel(ctx), e.ShowtimeID, token, e.UserID, seatIDs); relErr != nil {
+			background.Failed(ctx, s.Log, background.ReleaseSeats, relErr, "showtime", e.ShowtimeID)
+		}
+		if errors.Is(err, errRaced) || seatflow.ErrorCode(err) == seatflow.EINVALIDSTATE {
+			return false, errRaced
+		}
+		return false, err
+	}
+	s.count(ctx, e.ShowtimeID, -1)
+	s.announce(ctx, e.ShowtimeID)
+	return true, nil
+}
+
+// OfferKey is the idempotency key of entry id's offer order: orders are unique per user
+// and key, so an entry has one offer.
+func OfferKey(id int) string { return "waitlist-entry:" + strconv.Itoa(id) }
