@@ -48,8 +48,8 @@ type WaitlistEntry struct {
 	Seats       int            `json:"seats"`
 	TicketTypes []TicketType   `json:"ticketTypes"`
 	Status      WaitlistStatus `json:"status"`
-	// Position is 1 for the first WAITING entry of the showtime, 0 once not WAITING.
-	Position int `json:"position"`
+	// Position is 1 for the first WAITING entry of the showtime, nil once not WAITING.
+	Position *int `json:"position"`
 	// Waiting counts the showtime's WAITING entries.
 	Waiting int `json:"waiting"`
 	// Offer is the offer made to it, nil before one.

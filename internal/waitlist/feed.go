@@ -126,7 +126,7 @@ func (f *feed) update(ctx context.Context, s *Service, force bool) error {
 		next := *w.last
 		next.Waiting = len(ids)
 		if p := position(ids, w.entryID); p > 0 && w.last.Status == seatflow.WaitlistWaiting {
-			next.Position = p
+			next.Position = &p
 		} else {
 			row, err := s.DB.WaitlistEntry.Query().Where(waitlistentry.ID(w.entryID)).Only(ctx)
 			if err != nil {

@@ -65,6 +65,11 @@ func (s *Service) Join(ctx context.Context, userID string, in JoinInput) (*seatf
 	if st.PurchaseLimit > 0 && in.Seats > st.PurchaseLimit {
 		return nil, seatflow.Errorf(seatflow.ELIMIT, "at most %d seats per customer for this showtime", st.PurchaseLimit)
 	}
+	for _, t := range in.TicketTypes {
+		if !priced(st, t) {
+			return nil, seatflow.Errorf(seatflow.EINVALID, "this showtime sells no %s tickets", t)
+		}
+	}
 	if err := s.soldOut(ctx, st.ID); err != nil {
 		return nil, err
 	}
@@ -88,6 +93,16 @@ func (s *Service) Join(ctx context.Context, userID string, in JoinInput) (*seatf
 	s.count(ctx, st.ID, 1)
 	s.announce(ctx, st.ID)
 	return s.view(ctx, created)
+}
+
+// priced reports whether st sells tickets of type t for some kind of seat.
+func priced(st *seatflow.Showtime, t seatflow.TicketType) bool {
+	for _, k := range seatflow.SeatKinds {
+		if _, ok := st.PriceOf(k, t); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // endOffered clears the active key of the entry holding key when its offer's order is no

@@ -144,8 +144,8 @@ func (s *Service) views(ctx context.Context, rows []*ent.WaitlistEntry) ([]*seat
 			waiting[r.ShowtimeID] = ids
 		}
 		e.Waiting = len(waiting[r.ShowtimeID])
-		if e.Status == seatflow.WaitlistWaiting {
-			e.Position = position(waiting[r.ShowtimeID], r.ID)
+		if p := position(waiting[r.ShowtimeID], r.ID); p > 0 && e.Status == seatflow.WaitlistWaiting {
+			e.Position = &p
 		}
 		out[i] = e
 	}
