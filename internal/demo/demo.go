@@ -1,6 +1,6 @@
 // Package demo is the live seat-map demo: plain HTML/JS pages under /demo/ (the seat map
 // with the customer's tickets, behind the waiting room of a showtime with an on-sale
-// queue, and the door at /demo/door) that use only the public API,
+// queue, with the waiting list of a sold-out one, and the door at /demo/door) that use only the public API,
 // demo customer and staff tokens in embedded mode, and the demo data (the catalog for
 // an empty database, showtimes for each day of the coming week that has none). It holds no
 // business rule.

@@ -1,8 +1,8 @@
 // SeatFlow live seat map, part 3 of 3: the page logic (sign-in, showtimes, the live
 // connection, holds and payments) over the API client of api.js and the view of view.js.
 // Plain JavaScript; it uses only the public API: POST /query and the seatMap (and, for a
-// showtime with an on-sale queue, queue.js's queue) subscription over graphql-transport-ws,
-// like any front end would.
+// showtime with an on-sale queue, queue.js's queue; for a sold-out one, waitlist.js's
+// waitingList) subscription over graphql-transport-ws, like any front end would.
 'use strict';
 
 (() => {
@@ -26,12 +26,15 @@
     timer: null,
     busy: false,
     pass: null, // the admission pass of the showtime's on-sale queue, while admitted (queue.js)
+    offer: null, // the waiting-list offer shown, while OFFERED (waitlist.js)
   };
+
+  let waitlist = null; // the sold-out showtime's waiting list (waitlist.js), made below
 
   const {
     showMessage, clearMessage, showError, labels, plural, todayLocal, fmtTime, fmtMoney, showAuth,
     drawHall, applyEvent, render, setLive, withDeadline, setOrder, tick,
-  } = window.SeatFlow.view(state, toggleSeat);
+  } = window.SeatFlow.view(state, toggleSeat, () => { if (waitlist) waitlist.render(); });
 
   // gql posts one operation as the signed-in customer, else as the page's guest session
   // (see api.js).
@@ -50,6 +53,7 @@
 
   // The waiting room of a showtime with an on-sale queue (queue.js).
   const queue = window.SeatFlow.queue(state, { gql, showError, showMessage, clearMessage, render, fmtTime });
+  waitlist = window.SeatFlow.waitlist(state, { gql, showError, showMessage, clearMessage, render, plural, fmtMoney, setOrder, payOrder });
 
   // ---------- token ----------
 
@@ -130,6 +134,7 @@
 
   function closeShowtime() {
     queue.exit();
+    waitlist.exit();
     state.wsGen++;
     if (state.ws) {
       try { state.ws.close(1000, 'bye'); } catch (e) { /* already closed */ }
@@ -175,6 +180,7 @@
     updateURL();
     connectLive(st.id);
     queue.enter(st);
+    waitlist.enter(st);
     restoreOrder(st.id);
     window.SeatFlow.tickets.show(gql, st.id);
   }
@@ -264,7 +270,9 @@
     if (!state.token) return;
     try {
       const { data, serverDate } = await gql(`query DemoMyOrders { myOrders { ${ORDER_FIELDS} } }`, {});
-      const o = data.myOrders.find((o) => o.status === 'PENDING_PAYMENT' && String(o.showtime.id) === String(showId));
+      // A waiting-list offer's order is paid or declined in the waiting list's panel.
+      const offered = (o) => state.offer && String(state.offer.orderId) === String(o.id);
+      const o = data.myOrders.find((o) => o.status === 'PENDING_PAYMENT' && String(o.showtime.id) === String(showId) && !offered(o));
       if (o && !state.order && state.showtime && String(state.showtime.id) === String(showId)) {
         setOrder(withDeadline(o, Date.now(), serverDate));
         showMessage('info', `You already hold ${labels(o.seats.map((s) => String(s.id)))} for this showtime.`, '');
@@ -316,17 +324,25 @@
     });
   }
 
+  // payOrder pays order id (payOrder with a fresh payment reference), says so and lists
+  // the tickets; it throws the APIError of a refusal. The hold's Pay and the waiting-list
+  // offer's (waitlist.js) both pay through it.
+  async function payOrder(id) {
+    const { data } = await gql(`mutation DemoPay($id: ID!, $ref: String!) { payOrder(orderId: $id, paymentRef: $ref) { ${ORDER_FIELDS} } }`,
+      { id, ref: 'demo-' + newKey() });
+    const paid = data.payOrder;
+    showMessage('success', `Paid ${fmtMoney(paid.amountCents, paid.currency)}: seats ${paid.seats.map((s) => s.row + s.number).join(', ')} are yours. Your tickets are below. Enjoy the film!`, 'PAID');
+    if (state.showtime) window.SeatFlow.tickets.show(gql, state.showtime.id);
+    return paid;
+  }
+
   function pay() {
     return run(async () => {
       const o = state.order;
       if (!o) return;
       try {
-        const { data } = await gql(`mutation DemoPay($id: ID!, $ref: String!) { payOrder(orderId: $id, paymentRef: $ref) { ${ORDER_FIELDS} } }`,
-          { id: o.id, ref: 'demo-' + newKey() });
-        const paid = data.payOrder;
+        await payOrder(o.id);
         setOrder(null);
-        showMessage('success', `Paid ${fmtMoney(paid.amountCents, paid.currency)}: seats ${paid.seats.map((s) => s.row + s.number).join(', ')} are yours. Your tickets are below. Enjoy the film!`, 'PAID');
-        if (state.showtime) window.SeatFlow.tickets.show(gql, state.showtime.id);
       } catch (e) {
         if (e.code === 'ORDER_EXPIRED' || e.code === 'INVALID_STATE' || e.code === 'NOT_FOUND') setOrder(null);
         showError(e);

@@ -1,12 +1,13 @@
-// SeatFlow live seat map, part 2 of 3: what the page shows. SeatFlow.view(state, onSeat)
-// returns the functions that show the page state app.js keeps: the hall's seat grid, the
-// selection and order panels, the countdown, who is signed in and the messages. They never
-// call the API; setOrder (and the countdown, when the hold runs out) also sets the order
-// shown. onSeat(id) is called when a seat is clicked. Loaded after api.js, before app.js.
+// SeatFlow live seat map, part 2 of 3: what the page shows. SeatFlow.view(state, onSeat,
+// onRender) returns the functions that show the page state app.js keeps: the hall's seat
+// grid, the selection and order panels, the countdown, who is signed in and the messages.
+// They never call the API; setOrder (and the countdown, when the hold runs out) also sets
+// the order shown. onSeat(id) is called when a seat is clicked, onRender() after each
+// render (the waiting list's panel follows the seat map). Loaded after api.js, before app.js.
 'use strict';
 
 // view returns the rendering functions over state, the page state app.js owns.
-window.SeatFlow.view = (state, onSeat) => {
+window.SeatFlow.view = (state, onSeat, onRender) => {
   const $ = (id) => document.getElementById(id);
 
   // ---------- messages ----------
@@ -15,6 +16,8 @@ window.SeatFlow.view = (state, onSeat) => {
     SEAT_GAP: 'That choice would leave a single empty seat stranded next to taken seats. Pick seats side by side, or include the lone seat.',
     NOT_ON_SALE: 'Tickets for this showtime are not on sale right now.',
     NOT_ADMITTED: 'This sale is open to the waiting room\'s admitted customers only: wait for your turn above (or join the queue again).',
+    NOT_SOLD_OUT: 'Seats are available again: hold them instead of joining the waiting list.',
+    ALREADY_ON_WAITING_LIST: 'You are already on this showtime\'s waiting list.',
     ORDER_EXPIRED: 'Your hold expired and the seats were released. Please choose again.',
     RATE_LIMITED: 'Too many attempts in a short time. Please wait a moment and try again.',
     UNAUTHENTICATED: 'You are not signed in, or your token expired. Paste a valid customer token above.',
@@ -188,7 +191,8 @@ window.SeatFlow.view = (state, onSeat) => {
   }
 
   function render() {
-    const mine = new Set(state.order ? state.order.seats.map((s) => String(s.id)) : []);
+    // The customer's: the hold's seats and those of a waiting-list offer (waitlist.js).
+    const mine = new Set([...(state.order ? state.order.seats : []), ...(state.offer ? state.offer.seats : [])].map((s) => String(s.id)));
     let available = 0;
     for (const [id, s] of state.seats) {
       const el = s.el;
@@ -227,6 +231,7 @@ window.SeatFlow.view = (state, onSeat) => {
     $('pay-btn').disabled = state.busy;
     $('cancel-btn').disabled = state.busy;
     $('extend-btn').disabled = state.busy;
+    if (onRender) onRender();
   }
 
   function priceOf(id) {
