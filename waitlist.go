@@ -4,7 +4,8 @@ import "time"
 
 // WaitlistStatus is where a waiting-list entry is: WAITING for seats, OFFERED while seats
 // are held for it as a pending order, then ACCEPTED (the order paid), EXPIRED (it ran out
-// unpaid), DECLINED (cancelled by the entrant) or LEFT (left before any offer). An offered
+// unpaid), DECLINED (cancelled by the entrant), LEFT (left before any offer) or CLOSED (the
+// showtime's sales ended first). An offered
 // entry's status follows its order's, so it is written once: in the order.
 type WaitlistStatus string
 
@@ -16,6 +17,9 @@ const (
 	WaitlistExpired  WaitlistStatus = "EXPIRED"
 	WaitlistDeclined WaitlistStatus = "DECLINED"
 	WaitlistLeft     WaitlistStatus = "LEFT"
+	// WaitlistClosed is a waiting entry whose showtime's sales ended (it started, was
+	// cancelled or closed) before any offer.
+	WaitlistClosed WaitlistStatus = "CLOSED"
 )
 
 // Final reports whether an entry in status s can change no more.

@@ -2864,7 +2864,7 @@ type Subscription {
   One of the caller's waiting-list entries, live: the entry now, then again when its
   position changes or an offer comes (within 1 s of the offer), and at least every 20 s.
   The stream ends after an entry that can change no more (ACCEPTED, EXPIRED, DECLINED,
-  LEFT). Someone else's entry is NOT_FOUND.
+  LEFT, CLOSED). Someone else's entry is NOT_FOUND.
   """
   waitingList("""One of the caller's entries.""" entryId: ID!): WaitingListEntry!
 }
@@ -3786,6 +3786,8 @@ enum WaitingListStatus {
   DECLINED
   """The entrant left the list before any offer."""
   LEFT
+  """The showtime's sales ended (it started, or was closed or cancelled) before any offer."""
+  CLOSED
 }
 
 """A customer's place on a sold-out showtime's waiting list."""
@@ -18672,6 +18674,7 @@ var (
 		"EXPIRED":  seatflow.WaitlistExpired,
 		"DECLINED": seatflow.WaitlistDeclined,
 		"LEFT":     seatflow.WaitlistLeft,
+		"CLOSED":   seatflow.WaitlistClosed,
 	}
 	marshalNWaitingListStatus2seatflowᚐWaitlistStatus = map[seatflow.WaitlistStatus]string{
 		seatflow.WaitlistWaiting:  "WAITING",
@@ -18680,6 +18683,7 @@ var (
 		seatflow.WaitlistExpired:  "EXPIRED",
 		seatflow.WaitlistDeclined: "DECLINED",
 		seatflow.WaitlistLeft:     "LEFT",
+		seatflow.WaitlistClosed:   "CLOSED",
 	}
 )
 

@@ -27,6 +27,9 @@ func (s *Service) ExtendHold(ctx context.Context, userID string, orderID int) (*
 	if err := pendingNotExpired(o, now); err != nil {
 		return nil, err
 	}
+	if IsOffer(o.IdempotencyKey) { // the next entry waits for these seats
+		return nil, seatflow.Errorf(seatflow.EINVALIDSTATE, "a waiting-list offer's hold cannot be extended: pay it before it expires")
+	}
 	exp := now.Add(s.HoldTTL)
 	if limit := o.CreatedAt.Add(2 * s.HoldTTL); exp.After(limit) {
 		exp = limit

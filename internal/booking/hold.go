@@ -92,6 +92,9 @@ func (in HoldSeatsInput) validate(userID string) error {
 	if err := seatflow.CheckKey(in.IdempotencyKey); err != nil {
 		return seatflow.Errorf(seatflow.EINVALID, "idempotencyKey %v: send the key as it is compared, byte for byte", err)
 	}
+	if IsOffer(in.IdempotencyKey) {
+		return seatflow.Errorf(seatflow.EINVALID, "idempotencyKey may not start with %q: the waiting list's offers use it", offerKeyPrefix)
+	}
 	if err := seatflow.CheckSeatsOnce(ids); err != nil {
 		return err
 	}

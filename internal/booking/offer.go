@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"seatflow"
@@ -27,6 +29,17 @@ type OfferInput struct {
 	// offered); an error from it rolls the order back.
 	In func(ctx context.Context, tx *ent.Tx, orderID int) error
 }
+
+// offerKeyPrefix starts the idempotency key of every offer's order (OfferKey).
+const offerKeyPrefix = "waitlist-entry:"
+
+// OfferKey is the idempotency key of entry id's offer order: orders are unique per user
+// and key, so an entry has one offer.
+func OfferKey(entryID int) string { return offerKeyPrefix + strconv.Itoa(entryID) }
+
+// IsOffer reports whether an order with this idempotency key is a waiting-list offer. A
+// customer's own keys cannot collide: holdSeats refuses keys with this prefix.
+func IsOffer(key string) bool { return strings.HasPrefix(key, offerKeyPrefix) }
 
 // HoldOffer creates the pending order of a waiting-list offer over seats already held for
 // it in Redis, with the hold's rules of prices, sale and purchase limit, and queues its

@@ -59,7 +59,7 @@ func (s *Service) Join(ctx context.Context, userID string, in JoinInput) (*seatf
 	if err != nil {
 		return nil, err
 	}
-	if st.Status != seatflow.ShowtimeOnSale || st.SalesEnded(s.Now.Now(), s.SalesCloseAfter) {
+	if !s.isOpen(st) {
 		return nil, seatflow.Errorf(seatflow.ENOTONSALE, "this showtime is not on sale: its waiting list is closed")
 	}
 	if st.PurchaseLimit > 0 && in.Seats > st.PurchaseLimit {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -57,7 +56,9 @@ func (s *Service) Run(ctx context.Context) error {
 				continue
 			}
 			for _, id := range ids {
-				s.offerLogged(ctx, id)
+				if open, err := s.salesOpen(ctx, id); err == nil && open {
+					s.offerLogged(ctx, id)
+				}
 			}
 		}
 	}
@@ -160,7 +161,7 @@ func (s *Service) offer(ctx context.Context, e *ent.WaitlistEntry, seatIDs []int
 	}
 	now := s.Now.Now()
 	_, err = s.Booking.HoldOffer(ctx, booking.OfferInput{ShowtimeID: e.ShowtimeID, UserID: e.UserID, Token: token,
-		Seats: lines, IdempotencyKey: OfferKey(e.ID), TTL: s.OfferTTL,
+		Seats: lines, IdempotencyKey: booking.OfferKey(e.ID), TTL: s.OfferTTL,
 		In: func(ctx context.Context, tx *ent.Tx, orderID int) error {
 			n, err := tx.WaitlistEntry.Update().Where(waitlistentry.ID(e.ID), waitlistentry.StateEQ(waitlistentry.StateWAITING)).
 				SetState(waitlistentry.StateOFFERED).SetOrderID(orderID).SetOfferedAt(now).Save(ctx)
@@ -183,7 +184,3 @@ func (s *Service) offer(ctx context.Context, e *ent.WaitlistEntry, seatIDs []int
 	s.announce(ctx, e.ShowtimeID)
 	return true, nil
 }
-
-// OfferKey is the idempotency key of entry id's offer order: orders are unique per user
-// and key, so an entry has one offer.
-func OfferKey(id int) string { return "waitlist-entry:" + strconv.Itoa(id) }

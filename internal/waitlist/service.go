@@ -128,6 +128,7 @@ func (s *Service) views(ctx context.Context, rows []*ent.WaitlistEntry) ([]*seat
 		}
 	}
 	waiting := map[int][]int{} // showtime: its waiting entries' ids in join order
+	open := map[int]bool{}     // showtime: its sales are open
 	out := make([]*seatflow.WaitlistEntry, len(rows))
 	for i, r := range rows {
 		e := &seatflow.WaitlistEntry{ID: r.ID, UserID: r.UserID, ShowtimeID: r.ShowtimeID, Seats: r.Seats,
@@ -142,6 +143,12 @@ func (s *Service) views(ctx context.Context, rows []*ent.WaitlistEntry) ([]*seat
 				return nil, err
 			}
 			waiting[r.ShowtimeID] = ids
+			if open[r.ShowtimeID], err = s.salesOpen(ctx, r.ShowtimeID); err != nil {
+				return nil, err
+			}
+		}
+		if e.Status == seatflow.WaitlistWaiting && !open[r.ShowtimeID] {
+			e.Status = seatflow.WaitlistClosed
 		}
 		e.Waiting = len(waiting[r.ShowtimeID])
 		if p := position(waiting[r.ShowtimeID], r.ID); p > 0 && e.Status == seatflow.WaitlistWaiting {
@@ -150,6 +157,23 @@ func (s *Service) views(ctx context.Context, rows []*ent.WaitlistEntry) ([]*seat
 		out[i] = e
 	}
 	return out, nil
+}
+
+// salesOpen reports whether the showtime is on sale with its sales open: its waiting list
+// is open too.
+func (s *Service) salesOpen(ctx context.Context, showID int) (bool, error) {
+	st, err := s.Catalog.FreshShowtime(ctx, showID)
+	if seatflow.ErrorCode(err) == seatflow.ENOTFOUND {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return s.isOpen(st), nil
+}
+
+// isOpen reports whether st is on sale with its sales open.
+func (s *Service) isOpen(st *seatflow.Showtime) bool {
+	return st.Status == seatflow.ShowtimeOnSale && !st.SalesEnded(s.Now.Now(), s.SalesCloseAfter)
 }
 
 // waitingIDs are the showtime's waiting entries' ids, in join order.

@@ -179,6 +179,16 @@ func TestOfferExpiresToNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	offer := e.entry("ann", ann.ID).Offer
+	// The next entry waits for these seats: an offer cannot be kept longer, and no
+	// customer's own key may pass for an offer's.
+	if _, err := e.book.ExtendHold(ctx, "ann", offer.OrderID); code(err) != seatflow.EINVALIDSTATE {
+		t.Fatalf("extending an offer: %v, want %s", err, seatflow.EINVALIDSTATE)
+	}
+	_, err := e.book.HoldSeats(ctx, "ann", booking.HoldSeatsInput{ShowtimeID: e.show, SeatIDs: []int{e.seat("A1")},
+		IdempotencyKey: booking.OfferKey(999)})
+	if code(err) != seatflow.EINVALID {
+		t.Fatalf("a hold with an offer's key: %v, want %s", err, seatflow.EINVALID)
+	}
 	e.clock.Advance(10*time.Minute + time.Second)
 	if ok, err := e.book.Expire(ctx, offer.OrderID); err != nil || !ok {
 		t.Fatalf("expire: %t, %v", ok, err)
@@ -366,3 +376,19 @@ func pos(e *seatflow.WaitlistEntry) int {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestClosedWithTheSale: waiting entries end CLOSED when the showtime's sales end, and no
+// entry joins then.
+func TestClosedWithTheSale(t *testing.T) {
+	e := newEnv(t, 1, 1)
+	ctx := context.Background()
+	e.hold("bob", "A1")
+	ann := e.join("ann", 1)
+	e.clock.Advance(2 * time.Hour) // the showtime started an hour ago: its sales closed
+	if got := e.entry("ann", ann.ID); got.Status != seatflow.WaitlistClosed || got.Position != nil {
+		t.Fatalf("after the sale: %+v, want CLOSED without a position", got)
+	}
+	if _, err := e.wl.Join(ctx, "dan", waitlist.JoinInput{ShowtimeID: e.show, Seats: 1}); code(err) != seatflow.ENOTONSALE {
+		t.Fatalf("joining after the sale: %v, want %s", err, seatflow.ENOTONSALE)
+	}
+}
