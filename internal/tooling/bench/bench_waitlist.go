@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,9 +22,9 @@ import (
 	"seatflow/internal/waitlist"
 )
 
-// The waiting list (docs/DESIGN.md "Waiting list"): a sold-out showtime with wlEntries
-// entries waiting, then wlReleased seats released at once, offered by the offerers of two
-// instances.
+// The waiting list (docs/DESIGN.md "Waiting list"): sold-out showtimes with wlEntries
+// entries waiting each, then wlReleased seats released at once, offered by one instance's
+// offerer, then by two instances' racing.
 const (
 	wlRows, wlPerRow = 10, 30 // 300 seats, held 4 a customer
 	wlEntries        = 5000
@@ -37,26 +36,29 @@ const (
 	wlTarget = time.Second
 )
 
-// wlScripts are the seat scripts whose time the section reports (seats' script_duration
-// histogram, by label): what a release and its offers cost Redis.
-var wlScripts = []string{"release", "snapshot", "offer", "resell", "hold"}
-
 // wlResult is what the section reports.
 type wlResult struct {
-	entries, seats       int
-	joinTook             time.Duration
-	sizes                [5]int // entries by size
+	entries, seats int
+	joinTook       time.Duration
+	sizes          [5]int   // entries by size
+	runs           []*wlRun // one offerer, then two
+	anchorOffers   int      // the seat groups the anchor held: the first run's offers
+	anchorTook     time.Duration
+	anchorScripts  map[string]scriptUse
+}
+
+// wlRun is one burst of releases and the offers it got.
+type wlRun struct {
+	instances            int
 	cancels              int
 	cancelTook           time.Duration
 	offers               []wlOrder // in the order they were made
 	offeredSeats         int
 	firstRelease, lastAt time.Time // the first release, the last offer's order
 	delays               latencies
-	scripts              map[string]scriptUse // during the burst
+	scripts              map[string]scriptUse // from the burst until every seat was offered
 	lostRaces            int                  // offers given back after another instance's won
 	waitingLeft          int
-	anchorTook           time.Duration
-	anchorScripts        map[string]scriptUse
 	checks               []wlCheck
 }
 
@@ -66,67 +68,134 @@ type wlCheck struct {
 	err  error
 }
 
+// failed is the first check of the run that failed, nil when all held.
+func (r *wlRun) failed() error {
+	for _, c := range r.checks {
+		if c.err != nil {
+			return fmt.Errorf("waiting-list check failed with %d offerers: %s: %w", r.instances, c.name, c.err)
+		}
+	}
+	return nil
+}
+
+// wlShow is a sold-out showtime of the section and the orders its burst cancels.
+type wlShow struct {
+	id       int
+	released []*seatflow.Order
+}
+
 func benchWaitlist(ctx context.Context, b *benchEnv, w io.Writer) error {
-	// Two instances, each with its offerer running (waitlist.Service.Run): the releases are
-	// shared between them, so both are told of returned seats and race to offer them.
-	one, err := b.openBenchApp(ctx, "-holds-per-minute", "0", "-order-changes-per-minute", "0")
+	flags := []string{"-holds-per-minute", "0", "-order-changes-per-minute", "0"}
+	one, err := b.openBenchApp(ctx, flags...)
 	if err != nil {
 		return err
 	}
 	defer one.Close()
-	two, err := b.openBenchApp(ctx, "-holds-per-minute", "0", "-order-changes-per-minute", "0")
+	// Three showtimes of one hall: the first's burst is offered by one instance, the
+	// second's by two; the third is the anchor's.
+	shows, err := one.createShows(ctx, 3, wlRows, wlPerRow, true, 10, true)
 	if err != nil {
 		return err
 	}
-	defer two.Close()
-	shows, err := one.createShows(ctx, 2, wlRows, wlPerRow, true, 10, true) // the measured showtime, the anchor's twin
-	if err != nil {
-		return err
-	}
-	show, twin := databaseID(shows[0].ID), databaseID(shows[1].ID)
 	seatIDs := make([]int, len(shows[0].SeatIDs))
 	for i, id := range shows[0].SeatIDs {
 		seatIDs[i] = databaseID(id)
 	}
-
-	// Sold out: every seat held, 4 by each customer; the first wlReleased/4 orders are the
-	// ones cancelled.
-	progress("bench:   waitlist: selling out %d seats, then %d entries join …", len(seatIDs), wlEntries)
-	var holders []*seatflow.Order
-	for i := 0; i < len(seatIDs); i += 4 {
-		user := "wl-holder-" + strconv.Itoa(i/4)
-		o, err := one.Booking.HoldSeats(ctx, user, booking.HoldSeatsInput{ShowtimeID: show, SeatIDs: seatIDs[i:min(i+4, len(seatIDs))],
-			IdempotencyKey: "wl-" + strconv.Itoa(i)})
-		if err != nil {
-			return fmt.Errorf("sell out: %w", err)
-		}
-		holders = append(holders, o)
-	}
-	released := slices.Concat(seatIDsOf(holders[:wlReleased/4])...)
-
-	// The entries: sizes 1 to 4 (a fixed draw), each a customer of its own.
-	r := &wlResult{entries: wlEntries, seats: len(seatIDs), scripts: map[string]scriptUse{}}
+	r := &wlResult{entries: wlEntries, seats: len(seatIDs)}
 	rng := rand.New(rand.NewPCG(7, 11))
-	sizes := make([]int, wlEntries)
+	sizes := make([]int, wlEntries) // 1 to 4 seats, a fixed draw
 	for i := range sizes {
 		sizes[i] = 1 + rng.IntN(4)
 		r.sizes[sizes[i]]++
 	}
-	t0 := time.Now()
-	if err := forEach(ctx, wlJoinWorkers, wlEntries, func(ctx context.Context, i int) error {
-		_, err := one.Waitlist.Join(ctx, "wl-entrant-"+strconv.Itoa(i), waitlist.JoinInput{ShowtimeID: show, Seats: sizes[i]})
-		return err
-	}); err != nil {
-		return fmt.Errorf("join: %w", err)
+	var sold []wlShow
+	for k, s := range shows[:2] {
+		show, err := wlSoldOut(ctx, one, databaseID(s.ID), seatIDs, k)
+		if err != nil {
+			return err
+		}
+		sold = append(sold, show)
 	}
-	r.joinTook = time.Since(t0)
+	progress("bench:   waitlist: %d seats sold out twice; %d entries join each …", len(seatIDs), wlEntries)
+	t0 := time.Now()
+	for k, s := range sold {
+		if err := forEach(ctx, wlJoinWorkers, wlEntries, func(ctx context.Context, i int) error {
+			_, err := one.Waitlist.Join(ctx, fmt.Sprintf("wl-entrant-%d-%d", k, i), waitlist.JoinInput{ShowtimeID: s.id, Seats: sizes[i]})
+			return err
+		}); err != nil {
+			return fmt.Errorf("join: %w", err)
+		}
+	}
+	r.joinTook = time.Since(t0) / time.Duration(len(sold))
 
+	run, err := wlBurst(ctx, b, []*benchServer{one}, sold[0])
+	if err != nil {
+		return err
+	}
+	r.runs = append(r.runs, run)
+	two, err := b.openBenchApp(ctx, flags...)
+	if err != nil {
+		return err
+	}
+	defer two.Close()
+	if run, err = wlBurst(ctx, b, []*benchServer{one, two}, sold[1]); err != nil {
+		return err
+	}
+	r.runs = append(r.runs, run)
+
+	// The anchor: the first run's seat groups held on the third showtime (the same hall, so
+	// the same seat ids) by bare holds (booking's HoldSeats: the hold script, then the
+	// order's transaction), one after another as one offerer makes its offers.
+	before := scriptUses()
+	t0 = time.Now()
+	for i, o := range r.runs[0].offers {
+		if _, err := one.Booking.HoldSeats(ctx, "wl-anchor-"+strconv.Itoa(i), booking.HoldSeatsInput{ShowtimeID: databaseID(shows[2].ID),
+			SeatIDs: o.seats, IdempotencyKey: "wl-anchor-" + strconv.Itoa(i)}); err != nil {
+			return fmt.Errorf("anchor hold: %w", err)
+		}
+	}
+	r.anchorTook, r.anchorOffers = time.Since(t0), len(r.runs[0].offers)
+	r.anchorScripts = scriptUses().since(before)
+
+	writeWaitlist(w, r)
+	for _, run := range r.runs {
+		if err := run.failed(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wlSoldOut holds every seat of show, 4 by each customer, and returns it with the first
+// wlReleased/4 orders: those its burst cancels.
+func wlSoldOut(ctx context.Context, s *benchServer, show int, seatIDs []int, k int) (wlShow, error) {
+	var orders []*seatflow.Order
+	for i := 0; i < len(seatIDs); i += 4 {
+		user := fmt.Sprintf("wl-holder-%d-%d", k, i/4)
+		o, err := s.Booking.HoldSeats(ctx, user, booking.HoldSeatsInput{ShowtimeID: show, SeatIDs: seatIDs[i:min(i+4, len(seatIDs))],
+			IdempotencyKey: user})
+		if err != nil {
+			return wlShow{}, fmt.Errorf("sell out: %w", err)
+		}
+		orders = append(orders, o)
+	}
+	return wlShow{id: show, released: orders[:wlReleased/4]}, nil
+}
+
+// wlBurst cancels the show's released orders at once, spread over insts (each running its
+// offerer), waits until their seats are offered, and reads back and checks the offers.
+func wlBurst(ctx context.Context, b *benchEnv, insts []*benchServer, show wlShow) (*wlRun, error) {
+	r := &wlRun{instances: len(insts)}
+	var released []int
+	for _, o := range show.released {
+		released = append(released, o.SeatIDs...)
+	}
 	// Every seat change of the showtime, as published (lua/delta.lua): a seat's first change
 	// from here on is its release, stamped with Redis' clock by the script that made it.
-	ps := b.RDB.Subscribe(ctx, one.Keys.Events(show))
+	ps := b.RDB.Subscribe(ctx, insts[0].Keys.Events(show.id))
 	defer ps.Close()
 	if _, err := ps.Receive(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	var evMu sync.Mutex
 	releasedAt := map[int]time.Time{}
@@ -152,20 +221,15 @@ func benchWaitlist(ctx context.Context, b *benchEnv, w io.Writer) error {
 		}
 	}()
 
-	// The burst: the orders of wlReleased seats cancelled at once, half at each instance.
-	progress("bench:   waitlist: %d entries joined in %s; cancelling %d orders (%d seats) at once …", wlEntries,
-		r.joinTook.Round(time.Millisecond), wlReleased/4, wlReleased)
+	// The burst: every order cancelled at once, taking turns over the instances.
+	progress("bench:   waitlist: %d offerer(s): cancelling %d orders (%d seats) at once …", len(insts), len(show.released), len(released))
 	before := scriptUses()
-	var start sync.WaitGroup
+	var start, wg sync.WaitGroup
 	start.Add(1)
-	var wg sync.WaitGroup
 	var cancelErr atomic.Value
 	var cancelled atomic.Int64
-	for i, o := range holders[:wlReleased/4] {
-		inst := one
-		if i%2 == 1 {
-			inst = two
-		}
+	for i, o := range show.released {
+		inst := insts[i%len(insts)]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -177,38 +241,39 @@ func benchWaitlist(ctx context.Context, b *benchEnv, w io.Writer) error {
 			cancelled.Add(1)
 		}()
 	}
-	t0 = time.Now()
+	t0 := time.Now()
 	start.Done()
 	wg.Wait()
 	r.cancelTook, r.cancels = time.Since(t0), int(cancelled.Load())
 	if err, _ := cancelErr.Load().(error); err != nil {
-		return fmt.Errorf("cancel: %w", err)
+		return nil, fmt.Errorf("cancel: %w", err)
 	}
 
 	// Wait for every released seat to be in an offer (or the bound).
+	db := insts[0].DB
 	for deadline := time.Now().Add(wlWait); ; time.Sleep(20 * time.Millisecond) {
-		got, err := one.DB.WaitlistEntry.Query().Where(waitlistentry.ShowtimeID(show), waitlistentry.StateEQ(waitlistentry.StateOFFERED)).
+		got, err := db.WaitlistEntry.Query().Where(waitlistentry.ShowtimeID(show.id), waitlistentry.StateEQ(waitlistentry.StateOFFERED)).
 			Select(waitlistentry.FieldSeats).Ints(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		n := 0
 		for _, k := range got {
 			n += k
 		}
-		if r.offeredSeats = n; n >= wlReleased || time.Now().After(deadline) {
+		if r.offeredSeats = n; n >= len(released) || time.Now().After(deadline) {
 			break
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // a give-back of a lost race, still in flight, lands in the figures
 	r.scripts = scriptUses().since(before)
 	r.lostRaces = r.scripts["release"].calls - r.cancels
-	progress("bench:   waitlist: %d of %d seats offered; reading back …", r.offeredSeats, wlReleased)
+	progress("bench:   waitlist: %d of %d seats offered; reading back …", r.offeredSeats, len(released))
 
 	// Read back: the entries, the showtime's pending and paid orders, the offers among them.
-	rows, err := one.DB.WaitlistEntry.Query().Where(waitlistentry.ShowtimeID(show)).All(ctx)
+	rows, err := db.WaitlistEntry.Query().Where(waitlistentry.ShowtimeID(show.id)).All(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	entries := make([]wlEntry, len(rows))
 	offerOf := map[int]bool{}
@@ -221,13 +286,14 @@ func benchWaitlist(ctx context.Context, b *benchEnv, w io.Writer) error {
 			r.waitingLeft++
 		}
 	}
-	orders, err := showOrders(ctx, one, show)
+	orders, err := showOrders(ctx, insts[0], show.id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, o := range orders {
 		if offerOf[o.id] {
 			r.offers = append(r.offers, o)
+			r.lastAt = later(r.lastAt, o.created)
 		}
 	}
 	evMu.Lock()
@@ -239,38 +305,13 @@ func benchWaitlist(ctx context.Context, b *benchEnv, w io.Writer) error {
 	}
 	evMu.Unlock()
 	r.delays = delays
-	for _, o := range r.offers {
-		r.lastAt = later(r.lastAt, o.created)
-	}
 	r.checks = []wlCheck{
 		{"every released seat offered, in one offer each", checkEveryReleasedOffered(released, r.offers)},
 		{"no seat in two pending or paid orders", checkOfferedOnce(orders)},
 		{"offers in join order", checkJoinOrder(entries)},
 		{"a release heard for every offered seat", delayErr},
 	}
-
-	// The anchor: the same seat groups held on the twin showtime (the same hall, so the same
-	// seat ids) by bare holds (booking's
-	// HoldSeats: the hold script, then the order's transaction), one after another as one
-	// offerer makes its offers.
-	before = scriptUses()
-	t0 = time.Now()
-	for i, o := range r.offers {
-		if _, err := one.Booking.HoldSeats(ctx, "wl-anchor-"+strconv.Itoa(i), booking.HoldSeatsInput{ShowtimeID: twin,
-			SeatIDs: o.seats, IdempotencyKey: "wl-anchor-" + strconv.Itoa(i)}); err != nil {
-			return fmt.Errorf("anchor hold: %w", err)
-		}
-	}
-	r.anchorTook = time.Since(t0)
-	r.anchorScripts = scriptUses().since(before)
-
-	writeWaitlist(w, r)
-	for _, c := range r.checks {
-		if c.err != nil {
-			return fmt.Errorf("waiting-list check failed: %s: %w", c.name, c.err)
-		}
-	}
-	return nil
+	return r, nil
 }
 
 // forEach runs fn for 0..n-1 in workers goroutines and returns the first error.
@@ -294,14 +335,6 @@ func forEach(ctx context.Context, workers, n int, fn func(ctx context.Context, i
 		return err
 	}
 	return ctx.Err()
-}
-
-func seatIDsOf(orders []*seatflow.Order) [][]int {
-	out := make([][]int, len(orders))
-	for i, o := range orders {
-		out[i] = o.SeatIDs
-	}
-	return out
 }
 
 // showOrders are the showtime's pending and paid orders with their seats, in id order.
