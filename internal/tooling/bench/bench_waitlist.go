@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -85,6 +86,10 @@ type wlShow struct {
 }
 
 func benchWaitlist(ctx context.Context, b *benchEnv, w io.Writer) error {
+	if load := loadAverage(); busyHost(load) {
+		b.note("Waiting list: the host was shared, load average %s at the section's start on %d cores: the instances, MySQL and Redis ran beside other work, which the scripts' times as the instances see them (their wait included) feel first.",
+			load, runtime.NumCPU())
+	}
 	flags := []string{"-holds-per-minute", "0", "-order-changes-per-minute", "0"}
 	one, err := b.openBenchApp(ctx, flags...)
 	if err != nil {

@@ -42,7 +42,7 @@ func writeWaitlist(w io.Writer, r *wlResult) {
 	for _, run := range r.runs {
 		label := "one instance's offerer"
 		if run.instances > 1 {
-			label = fmt.Sprintf("%d instances' offerers, racing", run.instances)
+			label = "two instances' offerers, racing"
 		}
 		header = append(header, label)
 	}
