@@ -14,7 +14,7 @@ import (
 // the batch and the round trip included), by script; exemplars hold the trace id.
 var scriptSeconds = promauto.NewHistogramVec(prometheus.HistogramOpts{
 	Namespace: "seatflow", Subsystem: "redis", Name: "script_duration_seconds",
-	Help:    "Latency of the seat Lua scripts (hold, confirm, release, init, snapshot, restore, recount, block, unblock), batching included.",
+	Help:    "Latency of the seat Lua scripts (hold, confirm, release, init, snapshot, restore, recount, block, unblock, offer, resell), batching included.",
 	Buckets: prometheus.ExponentialBuckets(0.0002, 2, 14),
 }, []string{"script"})
 
@@ -22,7 +22,7 @@ var scriptSeconds = promauto.NewHistogramVec(prometheus.HistogramOpts{
 var scriptNames = map[*redis.Script]string{
 	holdScript: "hold", confirmScript: "confirm", releaseScript: "release", initScript: "init",
 	snapshotScript: "snapshot", restoreScript: "restore", recountScript: "recount",
-	blockScript: "block", unblockScript: "unblock",
+	blockScript: "block", unblockScript: "unblock", offerScript: "offer", resellScript: "resell",
 }
 
 // observeScript records how long script took since start.

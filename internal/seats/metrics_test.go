@@ -26,7 +26,7 @@ func TestScriptLatencyCounted(t *testing.T) {
 	if got := count() - before; got != 1 {
 		t.Errorf("snapshot observations = %d, want 1", got)
 	}
-	if len(scriptNames) != 9 {
+	if len(scriptNames) != 11 {
 		t.Errorf("scriptNames has %d scripts, want every one of scripts.go and repair.go", len(scriptNames))
 	}
 }

@@ -92,37 +92,46 @@ func (s *Service) OfferReturned(ctx context.Context, showID int) (int, error) {
 		if err != nil || len(returned) == 0 {
 			return made, err
 		}
-		entries, err := s.DB.WaitlistEntry.Query().Where(waitlistentry.ShowtimeID(showID),
-			waitlistentry.StateEQ(waitlistentry.StateWAITING), waitlistentry.SeatsLTE(len(returned))).
-			Order(ent.Asc(waitlistentry.FieldID)).Limit(len(returned) + len(skip)).All(ctx)
-		if err != nil {
-			return made, fmt.Errorf("waiting entries: %w", database.Classify(err))
-		}
-		left, raced := returned, false
-		for _, e := range entries {
-			if skip[e.ID] || e.Seats > len(left) {
-				continue
+		left, raced, after := returned, false, 0
+		for len(left) > 0 && !raced {
+			// The next waiting entries that could take some of what is left: those asking for
+			// more are passed over, so the walk reads on until every seat is offered or no
+			// entry is left that fits.
+			entries, err := s.DB.WaitlistEntry.Query().Where(waitlistentry.ShowtimeID(showID),
+				waitlistentry.StateEQ(waitlistentry.StateWAITING), waitlistentry.SeatsLTE(len(left)), waitlistentry.IDGT(after)).
+				Order(ent.Asc(waitlistentry.FieldID)).Limit(len(left) + len(skip)).All(ctx)
+			if err != nil {
+				return made, fmt.Errorf("waiting entries: %w", database.Classify(err))
 			}
-			ok, err := s.offer(ctx, e, left[:e.Seats])
-			switch {
-			case errors.Is(err, errRaced):
-				raced = true
-			case seatflow.ErrorCode(err) == seatflow.ENOTONSALE:
-				// Sales closed: no offer can be made; the seats go back as they would have.
-				_, err := s.Seats.Resell(ctx, showID, returned)
-				return made, err
-			case err != nil && seatflow.ErrorCode(err) != "":
-				skip[e.ID] = true // this entrant cannot take them now (a limit): the next one may
-				continue
-			case err != nil:
-				return made, err
-			}
-			if ok {
-				made++
-				left = left[e.Seats:]
-			}
-			if raced {
+			if len(entries) == 0 {
 				break
+			}
+			after = entries[len(entries)-1].ID
+			for _, e := range entries {
+				if skip[e.ID] || e.Seats > len(left) {
+					continue
+				}
+				ok, err := s.offer(ctx, e, left[:e.Seats])
+				switch {
+				case errors.Is(err, errRaced):
+					raced = true
+				case seatflow.ErrorCode(err) == seatflow.ENOTONSALE:
+					// Sales closed: no offer can be made; the seats go back as they would have.
+					_, err := s.Seats.Resell(ctx, showID, returned)
+					return made, err
+				case err != nil && seatflow.ErrorCode(err) != "":
+					skip[e.ID] = true // this entrant cannot take them now (a limit): the next one may
+					continue
+				case err != nil:
+					return made, err
+				}
+				if ok {
+					made++
+					left = left[e.Seats:]
+				}
+				if raced {
+					break
+				}
 			}
 		}
 		if raced {

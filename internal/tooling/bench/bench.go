@@ -54,6 +54,7 @@ var benchSections = []benchSection{
 	{Name: "abuse", Title: "Hostile documents", Run: benchAbuse},
 	{Name: "checkin", Title: "Check-in", Run: benchCheckIn},
 	{Name: "tracing", Title: "Tracing cost", Run: benchTracing},
+	{Name: "waitlist", Title: "Waiting list", Run: benchWaitlist},
 	{Name: "load", Title: "Premiere-night load (3 instances)", Run: benchLoad},
 	{Name: "capacity", Title: "Premiere-night capacity (3 instances)", Run: benchCapacity},
 }
