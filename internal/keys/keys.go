@@ -36,6 +36,13 @@ func (k Keys) CheckIns(showID int) string { return k.show(showID) + ":checkins" 
 // while it is above 0, seats that come back are returned to the list (lua/release.lua).
 func (k Keys) Waitlist(showID int) string { return k.show(showID) + ":waitlist" }
 
+// WaitlistLock is the lock of the one instance offering the showtime's returned seats;
+// WaitlistAgain asks its holder for one more pass (seats returned while it offered).
+func (k Keys) WaitlistLock(showID int) string { return k.show(showID) + ":waitlist:lock" }
+
+// WaitlistAgain: see WaitlistLock.
+func (k Keys) WaitlistAgain(showID int) string { return k.show(showID) + ":waitlist:again" }
+
 // WaitlistEvents is the pub/sub channel on which the showtime's waiting list announces an
 // offer or a change of positions, so every instance pushes its watchers' entries.
 func (k Keys) WaitlistEvents(showID int) string { return k.show(showID) + ":waitlist:events" }

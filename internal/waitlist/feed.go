@@ -24,6 +24,9 @@ type feed struct {
 	showID   int
 	mu       sync.Mutex // guards watchers and their pushes
 	watchers map[*watcher]bool
+	// joined tells run of a new watcher: what changed between its first read and its
+	// joining is pushed to it at once.
+	joined chan struct{}
 }
 
 // watcher is one stream of one entry.
@@ -52,9 +55,19 @@ func (s *Service) Watch(ctx context.Context, userID string, id int) (<-chan *sea
 	}
 	w := &watcher{entryID: id, last: first, out: out}
 	h := s.feeds.Join(first.ShowtimeID,
-		func() *feed { return &feed{showID: first.ShowtimeID, watchers: map[*watcher]bool{}} },
+		func() *feed {
+			return &feed{showID: first.ShowtimeID, watchers: map[*watcher]bool{}, joined: make(chan struct{}, 1)}
+		},
 		func(ctx context.Context, f *feed) { f.run(ctx, s) },
-		func(f *feed) { f.mu.Lock(); f.watchers[w] = true; f.mu.Unlock() })
+		func(f *feed) {
+			f.mu.Lock()
+			f.watchers[w] = true
+			f.mu.Unlock()
+			select {
+			case f.joined <- struct{}{}:
+			default:
+			}
+		})
 	go func() {
 		<-ctx.Done()
 		s.feeds.Leave(h, func(f *feed) bool {
@@ -76,11 +89,19 @@ func (f *feed) drop(w *watcher) {
 	}
 }
 
-// run pushes on each announcement, and to everyone every Refresh.
+// run pushes on each announcement, when a watcher joins, and to everyone every Refresh.
+// Once its subscription is live it reads once: nothing announced before is missed.
 func (f *feed) run(ctx context.Context, s *Service) {
 	ps := s.RDB.Subscribe(ctx, s.Keys.WaitlistEvents(f.showID))
 	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		return
+	}
 	msgs := ps.Channel()
+	select {
+	case f.joined <- struct{}{}:
+	default:
+	}
 	tick := time.NewTicker(Refresh)
 	defer tick.Stop()
 	for {
@@ -100,6 +121,7 @@ func (f *feed) run(ctx context.Context, s *Service) {
 					drained = true
 				}
 			}
+		case <-f.joined:
 		case <-tick.C:
 			force = true
 		}

@@ -14,6 +14,8 @@ import (
 	"seatflow/internal/background"
 	"seatflow/internal/booking"
 	"seatflow/internal/database"
+	"seatflow/internal/rdb"
+	"seatflow/internal/redislock"
 )
 
 // How returned seats are offered (docs/DESIGN.md "Waiting list"). A release or unblock
@@ -81,10 +83,42 @@ func (s *Service) showsWaiting(ctx context.Context) ([]int, error) {
 	return ids, nil
 }
 
+// offerLockTTL bounds how long a dead instance's lock keeps others from offering a
+// showtime's seats; a pass takes milliseconds per offer.
+const offerLockTTL = 10 * time.Second
+
 // OfferReturned offers the seats returned to the showtime's waiting list to its waiting
 // entries in join order, each the first whose size fits what is left, and puts on sale
-// those no entry fits. It returns the offers it made.
+// those no entry fits. It returns the offers it made. One instance at a time offers a
+// showtime's seats (its lock): instances that race for the same entries all lose but one,
+// and give back what they took, so the others only ask the holder for one more pass,
+// which it makes before it lets go. Without the lock (it expired under a slow pass) the
+// offers stay exactly-once; they only cost more.
 func (s *Service) OfferReturned(ctx context.Context, showID int) (int, error) {
+	lock, ok, err := redislock.TryAcquire(ctx, s.RDB, s.Keys.WaitlistLock(showID), offerLockTTL)
+	if err != nil {
+		return 0, rdb.Classify("waiting-list lock", err)
+	}
+	if !ok {
+		return 0, s.RDB.Set(ctx, s.Keys.WaitlistAgain(showID), "1", offerLockTTL).Err()
+	}
+	defer func() { _ = lock.Release(context.WithoutCancel(ctx)) }()
+	made := 0
+	for range maxRounds {
+		n, err := s.offerPass(ctx, showID)
+		made += n
+		if err != nil {
+			return made, err
+		}
+		if again, err := s.RDB.GetDel(ctx, s.Keys.WaitlistAgain(showID)).Result(); err != nil || again == "" {
+			return made, nil
+		}
+	}
+	return made, nil
+}
+
+// offerPass offers what is returned now (OfferReturned, under the lock).
+func (s *Service) offerPass(ctx context.Context, showID int) (int, error) {
 	made := 0
 	skip := map[int]bool{} // entries refused this time (over the purchase limit)
 	for range maxRounds {
@@ -189,6 +223,8 @@ func (s *Service) offer(ctx context.Context, e *ent.WaitlistEntry, seatIDs []int
 		}
 		return false, err
 	}
+	// The offer is committed: its bookkeeping runs even if ctx ends now.
+	ctx = context.WithoutCancel(ctx)
 	s.count(ctx, e.ShowtimeID, -1)
 	s.announce(ctx, e.ShowtimeID)
 	return true, nil
