@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"seatflow"
+	"seatflow/ent/onsalequeue"
 	"seatflow/internal/rdb"
 	"seatflow/internal/showfeed"
 )
@@ -205,9 +206,7 @@ func (f *feed) end(s *Service) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for sub := range f.subs {
-		t := *sub.last
-		t.Status, t.Position, t.EstimatedWaitSeconds, t.Pass, t.PassExpiresAt = seatflow.QueueTicketClosed, nil, nil, nil, nil
-		f.push(sub, &t)
+		f.gone(sub, true)
 	}
 }
 
@@ -240,12 +239,12 @@ func (f *feed) refresh(ctx context.Context, s *Service) {
 			}
 			return
 		}
-		f.update(s, chunk, res)
+		f.update(s, chunk, res, f.removed(ctx, s, chunk, res))
 	}
 }
 
 // update applies one positions.lua reply to its chunk of subscribers.
-func (f *feed) update(s *Service, chunk []*subscriber, res []any) {
+func (f *feed) update(s *Service, chunk []*subscriber, res []any, removed bool) {
 	phase := seatflow.QueuePhase(str(res[0]))
 	waiting := int(num(res[1]))
 	rate, _ := strconv.ParseFloat(str(res[2]), 64)
@@ -266,12 +265,12 @@ func (f *feed) update(s *Service, chunk []*subscriber, res []any) {
 				continue
 			}
 			sub.rec = r
-		default: // the ticket is gone: left, or lost with Redis
-			f.drop(sub)
+		default: // the ticket is gone: left, removed with its queue, or lost with Redis
+			f.gone(sub, removed)
 			continue
 		}
 		if phase == "" { // the queue's state is gone
-			f.drop(sub)
+			f.gone(sub, removed)
 			continue
 		}
 		t, err := s.ticket(f.showID, sub.tnum, sub.rec, phase, waiting, rank, rate)
@@ -285,6 +284,38 @@ func (f *feed) update(s *Service, chunk []*subscriber, res []any) {
 			f.push(sub, t)
 		}
 	}
+}
+
+// removed reports, when a read (res, of chunk) found a ticket or the queue's state gone,
+// whether the queue was removed: its record is gone from MySQL too, deleted before its
+// state in Redis (Remove). A refresh that reads just after the removal then ends the
+// streams as the removal's own event does (CLOSED), not as a loss of Redis.
+func (f *feed) removed(ctx context.Context, s *Service, chunk []*subscriber, res []any) bool {
+	gone := str(res[0]) == ""
+	for i := range chunk {
+		switch res[3+i].(type) {
+		case int64, string:
+		default:
+			gone = true
+		}
+	}
+	if !gone {
+		return false
+	}
+	exists, err := s.DB.OnSaleQueue.Query().Where(onsalequeue.ShowtimeID(f.showID)).Exist(ctx)
+	return err == nil && !exists
+}
+
+// gone ends sub's stream: with CLOSED when its queue was removed, else at once (it left,
+// or the state was lost with Redis: join again). f.mu is held.
+func (f *feed) gone(sub *subscriber, removed bool) {
+	if !removed {
+		f.drop(sub)
+		return
+	}
+	t := *sub.last
+	t.Status, t.Position, t.EstimatedWaitSeconds, t.Pass, t.PassExpiresAt = seatflow.QueueTicketClosed, nil, nil, nil, nil
+	f.push(sub, &t)
 }
 
 // sameTicket reports whether a and b show their holder the same thing.

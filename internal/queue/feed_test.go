@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"seatflow"
+	"seatflow/ent/onsalequeue"
 	"seatflow/internal/queue"
 )
 
@@ -166,5 +167,38 @@ func TestRemovedQueueClosesStreams(t *testing.T) {
 	}
 	if tk := next(t, ch, time.Second); tk != nil {
 		t.Fatalf("the stream goes on after CLOSED: %+v", tk)
+	}
+}
+
+
+// TestRefreshAfterRemovalCloses: a refresh that reads the queue's state gone before the
+// removal's own event arrives closes the stream as the event would (CLOSED) when the
+// queue's record is gone from MySQL too, and drops it without CLOSED when only Redis lost
+// the state (join again). The event is left out here: the state is deleted as remove.lua
+// deletes it, without publishing.
+func TestRefreshAfterRemovalCloses(t *testing.T) {
+	for _, removed := range []bool{true, false} {
+		e := newEnv(t, 2, 5)
+		e.setQueue(t, queue.OnSaleQueueInput{AdmitPerMinute: 60})
+		e.join(t, e.q, "alice")
+		ctx, cancel := context.WithCancel(context.Background())
+		ch, err := e.q.Watch(ctx, e.show, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		next(t, ch, time.Second)
+		if removed {
+			e.db.OnSaleQueue.Delete().Where(onsalequeue.ShowtimeID(e.show)).ExecX(ctx)
+		}
+		k := e.r.Keys
+		e.rdb.Del(ctx, k.Queue(e.show), k.QueueWaiting(e.show), k.QueueTickets(e.show), k.QueueUsers(e.show), k.QueueSeen(e.show))
+		tk := until(t, ch, 5*time.Second, func(tk *seatflow.QueueTicket) bool { return tk == nil || tk.Status.Final() })
+		switch {
+		case removed && (tk == nil || tk.Status != seatflow.QueueTicketClosed):
+			t.Fatalf("removed: the stream ended with %+v, want CLOSED", tk)
+		case !removed && tk != nil:
+			t.Fatalf("lost with Redis: the stream ended with %+v, want no ticket", tk)
+		}
+		cancel()
 	}
 }
