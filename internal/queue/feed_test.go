@@ -170,7 +170,6 @@ func TestRemovedQueueClosesStreams(t *testing.T) {
 	}
 }
 
-
 // TestRefreshAfterRemovalCloses: a refresh that reads the queue's state gone before the
 // removal's own event arrives closes the stream as the event would (CLOSED) when the
 // queue's record is gone from MySQL too, and drops it without CLOSED when only Redis lost
