@@ -424,3 +424,139 @@ func TestClosedWithTheSale(t *testing.T) {
 		t.Fatalf("joining after the sale: %v, want %s", err, seatflow.ENOTONSALE)
 	}
 }
+
+// TestEveryReturnOffers: seats come back to the list from a refunded order, from some
+// seats of a paid order refunded, and from house seats given back, as they do from an
+// expired or cancelled hold.
+func TestEveryReturnOffers(t *testing.T) {
+	e := newEnv(t, 1, 6)
+	ctx := context.Background()
+	paid := e.hold("bob", "A1", "A2")
+	some := e.hold("cat", "A3", "A4")
+	for _, o := range []*seatflow.Order{paid, some} {
+		if _, err := e.book.PayOrder(ctx, o.UserID, o.ID, "ref"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if refused, err := e.store.Block(ctx, e.show, []int{e.seat("A5"), e.seat("A6")}); err != nil || len(refused) > 0 {
+		t.Fatalf("block: %v, %v", refused, err)
+	}
+	entries := []*seatflow.WaitlistEntry{e.join("ann", 2), e.join("dan", 1), e.join("eve", 2)}
+	steps := []struct {
+		name  string
+		give  func() error
+		entry int
+	}{
+		{"a refunded order", func() error { _, err := e.book.RefundOrder(ctx, paid.ID); return err }, 0},
+		{"a refunded seat", func() error { _, err := e.book.RefundSeats(ctx, "admin", some.ID, []int{e.seat("A3")}); return err }, 1},
+		{"house seats given back", func() error { _, err := e.store.Unblock(ctx, e.show, []int{e.seat("A5"), e.seat("A6")}); return err }, 2},
+	}
+	for _, st := range steps {
+		if err := st.give(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if _, err := e.wl.OfferReturned(ctx, e.show); err != nil {
+			t.Fatal(err)
+		}
+		en := entries[st.entry]
+		if got := e.entry(en.UserID, en.ID); got.Status != seatflow.WaitlistOffered || len(got.Offer.SeatIDs) != en.Seats {
+			t.Fatalf("after %s: %s's entry %+v, want %d seats offered", st.name, en.UserID, got, en.Seats)
+		}
+	}
+}
+
+// TestExpiriesRaceReleases: offers expiring on two instances at once (each expired by
+// both), while other holds are cancelled and both instances offer: every seat ends in one
+// pending order or on sale, none lost in between and none in two orders.
+func TestExpiriesRaceReleases(t *testing.T) {
+	e := newEnv(t, 2, 10) // 20 seats
+	ctx := context.Background()
+	var holds []*seatflow.Order
+	for i := range 10 {
+		row := string(rune('A' + i/5))
+		n := 2 * (i % 5)
+		holds = append(holds, e.hold("holder"+itoa(i), row+itoa(n+1), row+itoa(n+2)))
+	}
+	for i := range 20 {
+		e.join("w"+itoa(i), 1+i%2)
+	}
+	// The first five holds come back and are offered.
+	for _, o := range holds[:5] {
+		if _, err := e.book.CancelOrder(ctx, o.UserID, o.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.wl.OfferReturned(ctx, e.show); err != nil {
+		t.Fatal(err)
+	}
+	offers := e.db.Order.Query().Where(order.StatusEQ(seatflow.OrderPending), order.IdempotencyKeyHasPrefix("waitlist-entry:")).AllX(ctx)
+	if len(offers) == 0 {
+		t.Fatal("no offers to expire")
+	}
+	e.clock.Advance(10*time.Minute + time.Second) // the offers are due; the holds (15 minutes) not yet
+	_, book2, wl2 := e.instance()
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, w := range []*waitlist.Service{e.wl, wl2} {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = w.Run(runCtx) }()
+	}
+	var work sync.WaitGroup
+	for _, o := range offers {
+		for _, b := range []*booking.Service{e.book, book2} {
+			work.Add(1)
+			go func() { defer work.Done(); _, _ = b.Expire(ctx, o.ID) }()
+		}
+	}
+	for i, o := range holds[5:] {
+		b := []*booking.Service{e.book, book2}[i%2]
+		work.Add(1)
+		go func() {
+			defer work.Done()
+			if _, err := b.CancelOrder(ctx, o.UserID, o.ID); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	work.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.pendingSeats()+e.count("AVAILABLE") != 20 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	wg.Wait()
+	if got := e.pendingSeats() + e.count("AVAILABLE"); got != 20 {
+		t.Fatalf("%d seats pending or on sale, want 20: %v", got, e.states())
+	}
+	for _, o := range offers {
+		en := e.db.WaitlistEntry.Query().Where(waitlistentry.OrderID(o.ID)).OnlyX(ctx)
+		if got := e.entry(en.UserID, en.ID); got.Status != seatflow.WaitlistExpired {
+			t.Fatalf("entry of expired offer %d: %s", o.ID, got.Status)
+		}
+	}
+}
+
+// pendingSeats counts the seats of pending orders, failing on a seat in two of them.
+func (e *env) pendingSeats() int {
+	e.t.Helper()
+	lines := e.db.OrderSeat.Query().Where(orderseat.HasOrderWith(order.StatusEQ(seatflow.OrderPending))).AllX(context.Background())
+	seen := map[int]bool{}
+	for _, l := range lines {
+		if seen[l.SeatID] {
+			e.t.Fatalf("seat %d is in two pending orders", l.SeatID)
+		}
+		seen[l.SeatID] = true
+	}
+	return len(lines)
+}
+
+// count counts the seats in state (as states writes them).
+func (e *env) count(state string) int {
+	n := 0
+	for _, st := range e.states() {
+		if st == state {
+			n++
+		}
+	}
+	return n
+}
