@@ -7,7 +7,7 @@ export PATH := /usr/local/go/bin:$(PATH)
 GO ?= go
 BIN := bin/seatflow
 # Packages for test-cluster: the seat, order, cache, live, reconcile, on-sale queue and API suites.
-CLUSTER_PKGS ?= ./internal/seats ./internal/booking ./internal/cache ./internal/live ./internal/reconcile ./internal/queue ./internal/app
+CLUSTER_PKGS ?= ./internal/seats ./internal/booking ./internal/cache ./internal/live ./internal/reconcile ./internal/queue ./internal/waitlist ./internal/app
 CLUSTER_NODES := 127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103
 BENCH_OUT ?= docs/BENCHMARKS.md
 
@@ -86,7 +86,7 @@ clients:
 	$(MAKE) --no-print-directory services
 	bash scripts/clients.sh $(if $(NODE_PINNED),--without-system-node)
 
-# Seat, cache, live and reconcile suites on a local three-master Redis Cluster (ports 7101-7103).
+# Seat, cache, live, reconcile, queue and waiting-list suites on a local three-master Redis Cluster (ports 7101-7103).
 test-cluster:
 	$(MAKE) --no-print-directory services
 	bash scripts/redis-cluster.sh
