@@ -81,3 +81,30 @@ func (l *Layout) gapRows(seatIDs []int, allowGaps bool) ([][]int, error) {
 	}
 	return rows, nil
 }
+
+// Together picks n of the seats ids for one party: n side by side in one row (next to
+// each other in the row's order, which skips nothing but the hall's gaps) when ids have
+// them, the first such run in the hall's order; otherwise the first n in the hall's order.
+// The waiting list offers returned seats with it. Seats not in the hall are never picked;
+// nil when fewer than n are.
+func (l *Layout) Together(ids []int, n int) []int {
+	in := uniq(ids)
+	var ordered []int
+	for _, row := range l.rows {
+		run := 0
+		for i, id := range row {
+			if !in[id] {
+				run = 0
+				continue
+			}
+			ordered = append(ordered, id)
+			if run++; run == n {
+				return append([]int(nil), row[i-n+1:i+1]...)
+			}
+		}
+	}
+	if len(ordered) < n {
+		return nil
+	}
+	return ordered[:n]
+}

@@ -64,7 +64,7 @@ func (e *env) instance() (*seats.Store, *booking.Service, *waitlist.Service) {
 	book := booking.New(booking.Deps{DB: e.db, Seats: store, Layouts: &seats.Layouts{Halls: cat},
 		Hashes: &sales.Service{DB: e.db, Seats: store, RDB: e.r.Client, Keys: e.r.Keys, Catalog: cat, Now: e.clock.Now},
 		RDB:    e.r.Client, Keys: e.r.Keys, Catalog: cat, Provider: payments.Test{}}, booking.Config{Now: e.clock.Now})
-	wl := waitlist.New(waitlist.Deps{DB: e.db, Seats: store, RDB: e.r.Client, Keys: e.r.Keys, Catalog: cat, Booking: book},
+	wl := waitlist.New(waitlist.Deps{DB: e.db, Seats: store, Layouts: &seats.Layouts{Halls: cat}, RDB: e.r.Client, Keys: e.r.Keys, Catalog: cat, Booking: book},
 		waitlist.Config{Now: e.clock.Now, OfferTTL: 10 * time.Minute, Sweep: 50 * time.Millisecond})
 	return store, book, wl
 }

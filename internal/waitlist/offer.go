@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -119,6 +120,14 @@ func (s *Service) OfferReturned(ctx context.Context, showID int) (int, error) {
 
 // offerPass offers what is returned now (OfferReturned, under the lock).
 func (s *Service) offerPass(ctx context.Context, showID int) (int, error) {
+	st, err := s.Catalog.FreshShowtime(ctx, showID)
+	if err != nil {
+		return 0, err
+	}
+	layout, err := s.Layouts.Of(ctx, st.HallID)
+	if err != nil {
+		return 0, fmt.Errorf("offer seats: load hall: %w", err)
+	}
 	made := 0
 	skip := map[int]bool{} // entries refused this time (over the purchase limit)
 	for range maxRounds {
@@ -145,7 +154,8 @@ func (s *Service) offerPass(ctx context.Context, showID int) (int, error) {
 				if skip[e.ID] || e.Seats > len(left) {
 					continue
 				}
-				ok, err := s.offer(ctx, e, left[:e.Seats])
+				picked := layout.Together(left, e.Seats)
+				ok, err := s.offer(ctx, e, picked)
 				switch {
 				case errors.Is(err, errRaced):
 					raced = true
@@ -161,7 +171,7 @@ func (s *Service) offerPass(ctx context.Context, showID int) (int, error) {
 				}
 				if ok {
 					made++
-					left = left[e.Seats:]
+					left = without(left, picked)
 				}
 				if raced {
 					break
@@ -228,4 +238,15 @@ func (s *Service) offer(ctx context.Context, e *ent.WaitlistEntry, seatIDs []int
 	s.count(ctx, e.ShowtimeID, -1)
 	s.announce(ctx, e.ShowtimeID)
 	return true, nil
+}
+
+// without is ids less those of taken.
+func without(ids, taken []int) []int {
+	out := make([]int, 0, len(ids))
+	for _, id := range ids {
+		if !slices.Contains(taken, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -43,6 +43,7 @@ type Booking interface {
 type Deps struct {
 	DB      *ent.Client
 	Seats   *seats.Store
+	Layouts *seats.Layouts
 	RDB     redis.UniversalClient
 	Keys    keys.Keys
 	Catalog Catalog

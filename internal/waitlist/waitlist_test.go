@@ -2,6 +2,7 @@ package waitlist_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -559,4 +560,30 @@ func (e *env) count(state string) int {
 		}
 	}
 	return n
+}
+
+// TestOffersSeatsTogether: an entry is offered seats side by side when some came back.
+func TestOffersSeatsTogether(t *testing.T) {
+	e := newEnv(t, 1, 6)
+	ctx := context.Background()
+	bob := e.hold("bob", "A1")
+	e.hold("cat", "A2")
+	dan := e.hold("dan", "A3", "A4")
+	e.hold("fay", "A5", "A6")
+	ann := e.join("ann", 2)
+	eve := e.join("eve", 1)
+	for _, o := range []*seatflow.Order{bob, dan} {
+		if _, err := e.book.CancelOrder(ctx, o.UserID, o.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.wl.OfferReturned(ctx, e.show); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.entry("ann", ann.ID).Offer; got == nil || !slices.Equal(got.SeatIDs, []int{e.seat("A3"), e.seat("A4")}) {
+		t.Fatalf("ann's offer %+v, want A3 and A4 together", got)
+	}
+	if got := e.entry("eve", eve.ID).Offer; got == nil || !slices.Equal(got.SeatIDs, []int{e.seat("A1")}) {
+		t.Fatalf("eve's offer %+v, want A1", got)
+	}
 }
