@@ -64,6 +64,7 @@ var settingChecks = map[string]check{
 		return nil
 	}),
 	"HOLD_TTL":            durationAtLeast(time.Minute),
+	"WAITLIST_OFFER_TTL":  durationAtLeast(time.Minute),
 	"MAX_TOKEN_LIFETIME":  durationAtLeast(time.Minute),
 	"GUEST_SESSION_TTL":   durationAtLeast(time.Minute),
 	"SALES_CLOSE_AFTER":   durationBetween(time.Minute, 24*time.Hour),

@@ -35,6 +35,7 @@ var badValues = map[string][]badValue{
 	"JWT_SECRET":                {{"too-short", "at least 16 bytes"}},
 	"TICKET_KEY_SECRET":         {{"sixteen-bytes-ok", "at least 32 bytes"}},
 	"HOLD_TTL":                  {{"30s", "at least 1m"}, {"ten", "not a duration"}},
+	"WAITLIST_OFFER_TTL":        {{"30s", "at least 1m"}, {"soon", "not a duration"}},
 	"MAX_TOKEN_LIFETIME":        {{"30s", "at least 1m"}, {"forever", "not a duration"}},
 	"GUEST_SESSION_TTL":         {{"30s", "at least 1m"}, {"a day", "not a duration"}},
 	"SALES_CLOSE_AFTER":         {{"30s", "1m0s to 24h0m0s"}, {"25h", "1m0s to 24h0m0s"}},
