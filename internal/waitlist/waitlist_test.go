@@ -269,38 +269,15 @@ func twoInstancesOfferOnce(t *testing.T, loseLock bool) {
 	cancels.Wait()
 	// Until every seat is offered or on sale (none returned or held for an offer in flight).
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		offeredOrFree := e.db.OrderSeat.Query().Where(orderseat.HasOrderWith(order.StatusEQ(seatflow.OrderPending))).CountX(ctx)
-		for _, st := range e.states() {
-			if st == "AVAILABLE" {
-				offeredOrFree++
-			}
-		}
-		if offeredOrFree == 40 || time.Now().After(deadline) {
-			break
-		}
+	for e.pendingSeats()+e.count("AVAILABLE") != 40 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	stop()
 	wg.Wait()
-	// Every seat is in at most one pending order, and every entry has at most one.
-	lines := e.db.OrderSeat.Query().Where(orderseat.HasOrderWith(order.StatusEQ(seatflow.OrderPending))).AllX(ctx)
-	seen := map[int]bool{}
-	for _, l := range lines {
-		if seen[l.SeatID] {
-			t.Fatalf("seat %d is in two pending orders", l.SeatID)
-		}
-		seen[l.SeatID] = true
-	}
-	// Every seat was offered, or went on sale because no entry waiting fits it.
-	available := 0
-	for _, st := range e.states() {
-		if st == "AVAILABLE" {
-			available++
-		}
-	}
-	if len(lines)+available != 40 {
-		t.Fatalf("%d seats offered and %d on sale, want 40 in all", len(lines), available)
+	// Every seat is in at most one pending order (pendingSeats), and every entry has at most one.
+	offeredSeats, available := e.pendingSeats(), e.count("AVAILABLE")
+	if offeredSeats+available != 40 {
+		t.Fatalf("%d seats offered and %d on sale, want 40 in all", offeredSeats, available)
 	}
 	if available > 0 {
 		if n := e.db.WaitlistEntry.Query().Where(waitlistentry.StateEQ(waitlistentry.StateWAITING), waitlistentry.SeatsLTE(available)).CountX(ctx); n > 0 {
@@ -312,8 +289,8 @@ func twoInstancesOfferOnce(t *testing.T, loseLock bool) {
 	for _, en := range offered {
 		total += en.Seats
 	}
-	if total != len(lines) {
-		t.Fatalf("the offered entries want %d seats, %d were offered", total, len(lines))
+	if total != offeredSeats {
+		t.Fatalf("the offered entries want %d seats, %d were offered", total, offeredSeats)
 	}
 	// Seats came back two at a time, so an entry of three may have been passed over while
 	// two were left; but an entry of one or two is never passed over for a later one.
