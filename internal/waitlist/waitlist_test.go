@@ -564,3 +564,19 @@ func TestOffersSeatsTogether(t *testing.T) {
 		t.Fatalf("eve's offer %+v, want A1", got)
 	}
 }
+
+// TestJoinWhenTheQueueSaysSoldOut: a showtime whose on-sale queue is SOLD_OUT takes
+// entries even while a seat shows AVAILABLE (one given back after the queue sold out);
+// the queue's state is written here as package queue writes it.
+func TestJoinWhenTheQueueSaysSoldOut(t *testing.T) {
+	e := newEnv(t, 1, 2)
+	ctx := context.Background()
+	e.hold("bob", "A1")
+	if _, err := e.wl.Join(ctx, "ann", waitlist.JoinInput{ShowtimeID: e.show, Seats: 1}); code(err) != seatflow.ENOTSOLDOUT {
+		t.Fatalf("before the queue sold out: %v, want %s", err, seatflow.ENOTSOLDOUT)
+	}
+	e.r.Client.HSet(ctx, e.r.Keys.Queue(e.show), "phase", string(seatflow.QueueSoldOut))
+	if en := e.join("ann", 1); en.Status != seatflow.WaitlistWaiting {
+		t.Fatalf("with the queue SOLD_OUT: %+v", en)
+	}
+}
