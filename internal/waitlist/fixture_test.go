@@ -42,7 +42,7 @@ func newEnv(t testing.TB, rows, perRow int) *env {
 	r := testenv.NewRedis(t)
 	clk := testenv.NewClock(time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC))
 	e := &env{t: t, db: db, r: r, clock: clk}
-	e.store, e.book, e.wl = e.instance()
+	e.store, e.book, e.wl = e.instance(booking.Config{})
 	cat := &catalog.Service{DB: db, Now: clk.Now}
 	showID, hallID := testenv.Showtime(t, db, clk.Now(), testenv.ShowtimeSpec{Rows: rows, PerRow: perRow, AllowGaps: true})
 	hall, err := cat.Hall(context.Background(), hallID)
@@ -56,14 +56,15 @@ func newEnv(t testing.TB, rows, perRow int) *env {
 	return e
 }
 
-// instance is one instance's seat store, booking and waiting list over e's stores: two
-// of them race as two servers would.
-func (e *env) instance() (*seats.Store, *booking.Service, *waitlist.Service) {
+// instance is one instance's seat store, booking (with bc's settings) and waiting list
+// over e's stores: two of them race as two servers would.
+func (e *env) instance(bc booking.Config) (*seats.Store, *booking.Service, *waitlist.Service) {
+	bc.Now = e.clock.Now
 	cat := &catalog.Service{DB: e.db, Now: e.clock.Now}
 	store := &seats.Store{RDB: e.r.Client, Keys: e.r.Keys, Now: e.clock.Now}
 	book := booking.New(booking.Deps{DB: e.db, Seats: store, Layouts: &seats.Layouts{Halls: cat},
 		Hashes: &sales.Service{DB: e.db, Seats: store, RDB: e.r.Client, Keys: e.r.Keys, Catalog: cat, Now: e.clock.Now},
-		RDB:    e.r.Client, Keys: e.r.Keys, Catalog: cat, Provider: payments.Test{}}, booking.Config{Now: e.clock.Now})
+		RDB:    e.r.Client, Keys: e.r.Keys, Catalog: cat, Provider: payments.Test{}}, bc)
 	wl := waitlist.New(waitlist.Deps{DB: e.db, Seats: store, Layouts: &seats.Layouts{Halls: cat}, RDB: e.r.Client, Keys: e.r.Keys, Catalog: cat, Booking: book},
 		waitlist.Config{Now: e.clock.Now, OfferTTL: 10 * time.Minute, Sweep: 50 * time.Millisecond})
 	return store, book, wl

@@ -55,6 +55,9 @@ func (s *Service) Join(ctx context.Context, userID string, in JoinInput) (*seatf
 	if err := in.validate(userID); err != nil {
 		return nil, err
 	}
+	if err := s.Booking.LimitOrderChange(ctx, userID); err != nil {
+		return nil, err
+	}
 	st, err := s.Catalog.FreshShowtime(ctx, in.ShowtimeID)
 	if err != nil {
 		return nil, err
@@ -157,6 +160,9 @@ func (s *Service) soldOut(ctx context.Context, showID int) error {
 // Leave takes a waiting entry off the list (LEFT). An entry with an offer pending is
 // INVALID_STATE (DeclineOffer); one that ended is returned as it is.
 func (s *Service) Leave(ctx context.Context, userID string, id int) (*seatflow.WaitlistEntry, error) {
+	if err := s.Booking.LimitOrderChange(ctx, userID); err != nil {
+		return nil, err
+	}
 	e, err := s.own(ctx, userID, id)
 	if err != nil {
 		return nil, err

@@ -32,11 +32,13 @@ type Catalog interface {
 	FreshShowtime(ctx context.Context, id int) (*seatflow.Showtime, error)
 }
 
-// Booking is what the waiting list asks of package booking: an offer's order, and its
-// cancellation when the entrant declines.
+// Booking is what the waiting list asks of package booking: an offer's order, its
+// cancellation when the entrant declines, and the customers' rate of order changes, which
+// joins and leaves spend too.
 type Booking interface {
 	HoldOffer(ctx context.Context, in booking.OfferInput) (*seatflow.Order, error)
 	CancelOrder(ctx context.Context, userID string, orderID int) (*seatflow.Order, error)
+	LimitOrderChange(ctx context.Context, userID string) error
 }
 
 // Deps are the stores and services the waiting list works with.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
+
 	"seatflow"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
@@ -234,7 +236,7 @@ func twoInstancesOfferOnce(t *testing.T, loseLock bool) {
 	for i := range 30 {
 		entries = append(entries, e.join("w"+itoa(i), 1+i%3))
 	}
-	_, book2, wl2 := e.instance()
+	_, book2, wl2 := e.instance(booking.Config{})
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for _, w := range []*waitlist.Service{e.wl, wl2} {
@@ -472,7 +474,7 @@ func TestExpiriesRaceReleases(t *testing.T) {
 		t.Fatal("no offers to expire")
 	}
 	e.clock.Advance(10*time.Minute + time.Second) // the offers are due; the holds (15 minutes) not yet
-	_, book2, wl2 := e.instance()
+	_, book2, wl2 := e.instance(booking.Config{})
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for _, w := range []*waitlist.Service{e.wl, wl2} {
@@ -578,5 +580,24 @@ func TestJoinWhenTheQueueSaysSoldOut(t *testing.T) {
 	e.r.Client.HSet(ctx, e.r.Keys.Queue(e.show), "phase", string(seatflow.QueueSoldOut))
 	if en := e.join("ann", 1); en.Status != seatflow.WaitlistWaiting {
 		t.Fatalf("with the queue SOLD_OUT: %+v", en)
+	}
+}
+
+// TestJoinsAndLeavesAreRateLimited: joining and leaving spend the customer's order
+// changes, so a client cannot churn entries.
+func TestJoinsAndLeavesAreRateLimited(t *testing.T) {
+	e := newEnv(t, 1, 1)
+	ctx := context.Background()
+	e.hold("bob", "A1")
+	_, _, wl := e.instance(booking.Config{OrderRate: redis_rate.PerMinute(3)})
+	var err error
+	for i := 0; i < 4 && err == nil; i++ {
+		var en *seatflow.WaitlistEntry
+		if en, err = wl.Join(ctx, "ann", waitlist.JoinInput{ShowtimeID: e.show, Seats: 1}); err == nil {
+			_, err = wl.Leave(ctx, "ann", en.ID)
+		}
+	}
+	if code(err) != seatflow.ERATELIMITED {
+		t.Fatalf("joining and leaving in a loop: %v, want %s", err, seatflow.ERATELIMITED)
 	}
 }
