@@ -95,7 +95,8 @@ type Config struct {
 	// sends it at once) before a run sends it.
 	RefundGrace time.Duration
 	// ReturnedGrace is how long a seat may stay returned to a showtime's waiting list
-	// ("4|MS") before a run asks the waiting list to offer it (DefaultReturnedGrace).
+	// ("4|MS") before a run asks the waiting list to offer it (DefaultReturnedGrace),
+	// measured on Redis' clock, which stamped its return.
 	ReturnedGrace time.Duration
 	// Now is the clock; time.Now when nil.
 	Now seatflow.ClockFunc

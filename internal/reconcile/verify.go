@@ -130,7 +130,11 @@ func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violatio
 		return nil, err
 	}
 	out = append(out, vs...)
-	now := store.Now.Now()
+	// A seat's return time is Redis' clock (delta.lua's returnedOrFree): its age is too.
+	now, err := store.RDB.Time(ctx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("verify: Redis' clock: %w", err)
+	}
 	for _, sh := range shows {
 		states, _, err := store.States(ctx, sh.ID)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"seatflow/internal/rdb"
 	"seatflow/internal/seats"
 )
 
@@ -39,9 +40,9 @@ func (x *run) waitlist(ctx context.Context, showID int, states map[int]seats.Sta
 		x.truncated = true
 		return nil
 	}
-	stuck := x.stuckReturned(states)
-	if len(stuck) == 0 {
-		return nil
+	stuck, err := x.stuckReturned(ctx, states)
+	if err != nil || len(stuck) == 0 {
+		return err
 	}
 	if n := x.take(kindReturnedSeats, len(stuck)); n < len(stuck) {
 		x.left[kindReturnedSeats] += n // all of the showtime's or none: the next run starts here
@@ -57,15 +58,29 @@ func (x *run) waitlist(ctx context.Context, showID int, states map[int]seats.Sta
 }
 
 // stuckReturned returns, in order, the seats of states returned to the waiting list
-// longer ago than ReturnedGrace.
-func (x *run) stuckReturned(states map[int]seats.State) []int {
-	cutoff := x.now.Add(-x.c.ReturnedGrace)
-	var out []int
+// longer ago than ReturnedGrace. A seat's return time is Redis' clock (delta.lua's
+// returnedOrFree), so its age is measured on that clock too, whatever the instances' clocks.
+func (x *run) stuckReturned(ctx context.Context, states map[int]seats.State) ([]int, error) {
+	var returned []int
 	for id, st := range states {
-		if st.Returned && st.HeldAt.Before(cutoff) {
+		if st.Returned {
+			returned = append(returned, id)
+		}
+	}
+	if len(returned) == 0 {
+		return nil, nil
+	}
+	now, err := x.r.RDB.Time(ctx).Result()
+	if err != nil {
+		return nil, rdb.Classify("read Redis' clock", err)
+	}
+	cutoff := now.Add(-x.c.ReturnedGrace)
+	var out []int
+	for _, id := range returned {
+		if states[id].HeldAt.Before(cutoff) {
 			out = append(out, id)
 		}
 	}
 	slices.Sort(out)
-	return out
+	return out, nil
 }
