@@ -126,7 +126,7 @@ func (w *Workload) offer(in *Instance, a answer, cust int, en entryAnswer) {
 	w.Rec.addCall(Call{Op: OpHold, Instance: in.Index, Start: since, End: a.end, Customer: cust,
 		Order: dbID(en.Offer.OrderID), Seats: dbIDs(seats), Key: "waitlist-entry:" + strconv.Itoa(dbID(en.ID)),
 		Code: CodeOK, Status: "PENDING_PAYMENT", ExpiresAt: en.Offer.ExpiresAt})
-	o := &heldOrder{id: en.Offer.OrderID, cust: cust, seats: seats}
+	o := &heldOrder{id: en.Offer.OrderID, cust: cust, seats: seats, offer: true}
 	w.mu.Lock()
 	w.pending = append(w.pending, o)
 	w.orders = append(w.orders, o)

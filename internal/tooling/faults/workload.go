@@ -70,6 +70,8 @@ type heldOrder struct {
 	// ref is the payment reference of its first pay: a retry (after SERVICE_UNAVAILABLE or
 	// no answer) sends the same one, as a client retrying the same payment would.
 	ref string
+	// offer marks a waiting-list offer's order (waitlist.go): its hold cannot be extended.
+	offer bool
 }
 
 // Workload sends the bounded mix to the instances and records every answer.
