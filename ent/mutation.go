@@ -9081,6 +9081,10 @@ type ReconcileRunMutation struct {
 	addrefunds_outstanding       *int
 	purchase_counts_recounted    *int
 	addpurchase_counts_recounted *int
+	waitlist_counts_recounted    *int
+	addwaitlist_counts_recounted *int
+	returned_seats_offered       *int
+	addreturned_seats_offered    *int
 	showtimes                    *[]int
 	appendshowtimes              []int
 	clearedFields                map[string]struct{}
@@ -9875,6 +9879,118 @@ func (m *ReconcileRunMutation) ResetPurchaseCountsRecounted() {
 	m.addpurchase_counts_recounted = nil
 }
 
+// SetWaitlistCountsRecounted sets the "waitlist_counts_recounted" field.
+func (m *ReconcileRunMutation) SetWaitlistCountsRecounted(i int) {
+	m.waitlist_counts_recounted = &i
+	m.addwaitlist_counts_recounted = nil
+}
+
+// WaitlistCountsRecounted returns the value of the "waitlist_counts_recounted" field in the mutation.
+func (m *ReconcileRunMutation) WaitlistCountsRecounted() (r int, exists bool) {
+	v := m.waitlist_counts_recounted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldWaitlistCountsRecounted returns the old "waitlist_counts_recounted" field's value of the ReconcileRun entity.
+// If the ReconcileRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReconcileRunMutation) OldWaitlistCountsRecounted(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldWaitlistCountsRecounted is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldWaitlistCountsRecounted requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldWaitlistCountsRecounted: %w", err)
+	}
+	return oldValue.WaitlistCountsRecounted, nil
+}
+
+// AddWaitlistCountsRecounted adds i to the "waitlist_counts_recounted" field.
+func (m *ReconcileRunMutation) AddWaitlistCountsRecounted(i int) {
+	if m.addwaitlist_counts_recounted != nil {
+		*m.addwaitlist_counts_recounted += i
+	} else {
+		m.addwaitlist_counts_recounted = &i
+	}
+}
+
+// AddedWaitlistCountsRecounted returns the value that was added to the "waitlist_counts_recounted" field in this mutation.
+func (m *ReconcileRunMutation) AddedWaitlistCountsRecounted() (r int, exists bool) {
+	v := m.addwaitlist_counts_recounted
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetWaitlistCountsRecounted resets all changes to the "waitlist_counts_recounted" field.
+func (m *ReconcileRunMutation) ResetWaitlistCountsRecounted() {
+	m.waitlist_counts_recounted = nil
+	m.addwaitlist_counts_recounted = nil
+}
+
+// SetReturnedSeatsOffered sets the "returned_seats_offered" field.
+func (m *ReconcileRunMutation) SetReturnedSeatsOffered(i int) {
+	m.returned_seats_offered = &i
+	m.addreturned_seats_offered = nil
+}
+
+// ReturnedSeatsOffered returns the value of the "returned_seats_offered" field in the mutation.
+func (m *ReconcileRunMutation) ReturnedSeatsOffered() (r int, exists bool) {
+	v := m.returned_seats_offered
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldReturnedSeatsOffered returns the old "returned_seats_offered" field's value of the ReconcileRun entity.
+// If the ReconcileRun object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *ReconcileRunMutation) OldReturnedSeatsOffered(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldReturnedSeatsOffered is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldReturnedSeatsOffered requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldReturnedSeatsOffered: %w", err)
+	}
+	return oldValue.ReturnedSeatsOffered, nil
+}
+
+// AddReturnedSeatsOffered adds i to the "returned_seats_offered" field.
+func (m *ReconcileRunMutation) AddReturnedSeatsOffered(i int) {
+	if m.addreturned_seats_offered != nil {
+		*m.addreturned_seats_offered += i
+	} else {
+		m.addreturned_seats_offered = &i
+	}
+}
+
+// AddedReturnedSeatsOffered returns the value that was added to the "returned_seats_offered" field in this mutation.
+func (m *ReconcileRunMutation) AddedReturnedSeatsOffered() (r int, exists bool) {
+	v := m.addreturned_seats_offered
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetReturnedSeatsOffered resets all changes to the "returned_seats_offered" field.
+func (m *ReconcileRunMutation) ResetReturnedSeatsOffered() {
+	m.returned_seats_offered = nil
+	m.addreturned_seats_offered = nil
+}
+
 // SetShowtimes sets the "showtimes" field.
 func (m *ReconcileRunMutation) SetShowtimes(i []int) {
 	m.showtimes = &i
@@ -9974,7 +10090,7 @@ func (m *ReconcileRunMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *ReconcileRunMutation) Fields() []string {
-	fields := make([]string, 0, 14)
+	fields := make([]string, 0, 16)
 	if m.started_at != nil {
 		fields = append(fields, reconcilerun.FieldStartedAt)
 	}
@@ -10014,6 +10130,12 @@ func (m *ReconcileRunMutation) Fields() []string {
 	if m.purchase_counts_recounted != nil {
 		fields = append(fields, reconcilerun.FieldPurchaseCountsRecounted)
 	}
+	if m.waitlist_counts_recounted != nil {
+		fields = append(fields, reconcilerun.FieldWaitlistCountsRecounted)
+	}
+	if m.returned_seats_offered != nil {
+		fields = append(fields, reconcilerun.FieldReturnedSeatsOffered)
+	}
 	if m.showtimes != nil {
 		fields = append(fields, reconcilerun.FieldShowtimes)
 	}
@@ -10051,6 +10173,10 @@ func (m *ReconcileRunMutation) Field(name string) (ent.Value, bool) {
 		return m.RefundsOutstanding()
 	case reconcilerun.FieldPurchaseCountsRecounted:
 		return m.PurchaseCountsRecounted()
+	case reconcilerun.FieldWaitlistCountsRecounted:
+		return m.WaitlistCountsRecounted()
+	case reconcilerun.FieldReturnedSeatsOffered:
+		return m.ReturnedSeatsOffered()
 	case reconcilerun.FieldShowtimes:
 		return m.Showtimes()
 	}
@@ -10088,6 +10214,10 @@ func (m *ReconcileRunMutation) OldField(ctx context.Context, name string) (ent.V
 		return m.OldRefundsOutstanding(ctx)
 	case reconcilerun.FieldPurchaseCountsRecounted:
 		return m.OldPurchaseCountsRecounted(ctx)
+	case reconcilerun.FieldWaitlistCountsRecounted:
+		return m.OldWaitlistCountsRecounted(ctx)
+	case reconcilerun.FieldReturnedSeatsOffered:
+		return m.OldReturnedSeatsOffered(ctx)
 	case reconcilerun.FieldShowtimes:
 		return m.OldShowtimes(ctx)
 	}
@@ -10190,6 +10320,20 @@ func (m *ReconcileRunMutation) SetField(name string, value ent.Value) error {
 		}
 		m.SetPurchaseCountsRecounted(v)
 		return nil
+	case reconcilerun.FieldWaitlistCountsRecounted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetWaitlistCountsRecounted(v)
+		return nil
+	case reconcilerun.FieldReturnedSeatsOffered:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetReturnedSeatsOffered(v)
+		return nil
 	case reconcilerun.FieldShowtimes:
 		v, ok := value.([]int)
 		if !ok {
@@ -10238,6 +10382,12 @@ func (m *ReconcileRunMutation) AddedFields() []string {
 	if m.addpurchase_counts_recounted != nil {
 		fields = append(fields, reconcilerun.FieldPurchaseCountsRecounted)
 	}
+	if m.addwaitlist_counts_recounted != nil {
+		fields = append(fields, reconcilerun.FieldWaitlistCountsRecounted)
+	}
+	if m.addreturned_seats_offered != nil {
+		fields = append(fields, reconcilerun.FieldReturnedSeatsOffered)
+	}
 	return fields
 }
 
@@ -10268,6 +10418,10 @@ func (m *ReconcileRunMutation) AddedField(name string) (ent.Value, bool) {
 		return m.AddedRefundsOutstanding()
 	case reconcilerun.FieldPurchaseCountsRecounted:
 		return m.AddedPurchaseCountsRecounted()
+	case reconcilerun.FieldWaitlistCountsRecounted:
+		return m.AddedWaitlistCountsRecounted()
+	case reconcilerun.FieldReturnedSeatsOffered:
+		return m.AddedReturnedSeatsOffered()
 	}
 	return nil, false
 }
@@ -10354,6 +10508,20 @@ func (m *ReconcileRunMutation) AddField(name string, value ent.Value) error {
 		}
 		m.AddPurchaseCountsRecounted(v)
 		return nil
+	case reconcilerun.FieldWaitlistCountsRecounted:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddWaitlistCountsRecounted(v)
+		return nil
+	case reconcilerun.FieldReturnedSeatsOffered:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddReturnedSeatsOffered(v)
+		return nil
 	}
 	return fmt.Errorf("unknown ReconcileRun numeric field %s", name)
 }
@@ -10428,6 +10596,12 @@ func (m *ReconcileRunMutation) ResetField(name string) error {
 		return nil
 	case reconcilerun.FieldPurchaseCountsRecounted:
 		m.ResetPurchaseCountsRecounted()
+		return nil
+	case reconcilerun.FieldWaitlistCountsRecounted:
+		m.ResetWaitlistCountsRecounted()
+		return nil
+	case reconcilerun.FieldReturnedSeatsOffered:
+		m.ResetReturnedSeatsOffered()
 		return nil
 	case reconcilerun.FieldShowtimes:
 		m.ResetShowtimes()

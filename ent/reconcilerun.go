@@ -44,6 +44,10 @@ type ReconcileRun struct {
 	RefundsOutstanding int `json:"refunds_outstanding,omitempty"`
 	// PurchaseCountsRecounted holds the value of the "purchase_counts_recounted" field.
 	PurchaseCountsRecounted int `json:"purchase_counts_recounted,omitempty"`
+	// WaitlistCountsRecounted holds the value of the "waitlist_counts_recounted" field.
+	WaitlistCountsRecounted int `json:"waitlist_counts_recounted,omitempty"`
+	// ReturnedSeatsOffered holds the value of the "returned_seats_offered" field.
+	ReturnedSeatsOffered int `json:"returned_seats_offered,omitempty"`
 	// Showtimes holds the value of the "showtimes" field.
 	Showtimes    []int `json:"showtimes,omitempty"`
 	selectValues sql.SelectValues
@@ -56,7 +60,7 @@ func (*ReconcileRun) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case reconcilerun.FieldShowtimes:
 			values[i] = new([]byte)
-		case reconcilerun.FieldID, reconcilerun.FieldExpiredCancelled, reconcilerun.FieldPaidSeatsFixed, reconcilerun.FieldHashesRebuilt, reconcilerun.FieldOrphanHoldsReleased, reconcilerun.FieldSoldOrphansReleased, reconcilerun.FieldLimitsRecounted, reconcilerun.FieldPendingSeatsReheld, reconcilerun.FieldBlocksRepaired, reconcilerun.FieldRefundsRetried, reconcilerun.FieldRefundsOutstanding, reconcilerun.FieldPurchaseCountsRecounted:
+		case reconcilerun.FieldID, reconcilerun.FieldExpiredCancelled, reconcilerun.FieldPaidSeatsFixed, reconcilerun.FieldHashesRebuilt, reconcilerun.FieldOrphanHoldsReleased, reconcilerun.FieldSoldOrphansReleased, reconcilerun.FieldLimitsRecounted, reconcilerun.FieldPendingSeatsReheld, reconcilerun.FieldBlocksRepaired, reconcilerun.FieldRefundsRetried, reconcilerun.FieldRefundsOutstanding, reconcilerun.FieldPurchaseCountsRecounted, reconcilerun.FieldWaitlistCountsRecounted, reconcilerun.FieldReturnedSeatsOffered:
 			values[i] = new(sql.NullInt64)
 		case reconcilerun.FieldStartedAt, reconcilerun.FieldFinishedAt:
 			values[i] = new(sql.NullTime)
@@ -159,6 +163,18 @@ func (_m *ReconcileRun) assignValues(columns []string, values []any) error {
 			} else if value.Valid {
 				_m.PurchaseCountsRecounted = int(value.Int64)
 			}
+		case reconcilerun.FieldWaitlistCountsRecounted:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field waitlist_counts_recounted", values[i])
+			} else if value.Valid {
+				_m.WaitlistCountsRecounted = int(value.Int64)
+			}
+		case reconcilerun.FieldReturnedSeatsOffered:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for field returned_seats_offered", values[i])
+			} else if value.Valid {
+				_m.ReturnedSeatsOffered = int(value.Int64)
+			}
 		case reconcilerun.FieldShowtimes:
 			if value, ok := values[i].(*[]byte); !ok {
 				return fmt.Errorf("unexpected type %T for field showtimes", values[i])
@@ -241,6 +257,12 @@ func (_m *ReconcileRun) String() string {
 	builder.WriteString(", ")
 	builder.WriteString("purchase_counts_recounted=")
 	builder.WriteString(fmt.Sprintf("%v", _m.PurchaseCountsRecounted))
+	builder.WriteString(", ")
+	builder.WriteString("waitlist_counts_recounted=")
+	builder.WriteString(fmt.Sprintf("%v", _m.WaitlistCountsRecounted))
+	builder.WriteString(", ")
+	builder.WriteString("returned_seats_offered=")
+	builder.WriteString(fmt.Sprintf("%v", _m.ReturnedSeatsOffered))
 	builder.WriteString(", ")
 	builder.WriteString("showtimes=")
 	builder.WriteString(fmt.Sprintf("%v", _m.Showtimes))

@@ -188,6 +188,34 @@ func (_c *ReconcileRunCreate) SetNillablePurchaseCountsRecounted(v *int) *Reconc
 	return _c
 }
 
+// SetWaitlistCountsRecounted sets the "waitlist_counts_recounted" field.
+func (_c *ReconcileRunCreate) SetWaitlistCountsRecounted(v int) *ReconcileRunCreate {
+	_c.mutation.SetWaitlistCountsRecounted(v)
+	return _c
+}
+
+// SetNillableWaitlistCountsRecounted sets the "waitlist_counts_recounted" field if the given value is not nil.
+func (_c *ReconcileRunCreate) SetNillableWaitlistCountsRecounted(v *int) *ReconcileRunCreate {
+	if v != nil {
+		_c.SetWaitlistCountsRecounted(*v)
+	}
+	return _c
+}
+
+// SetReturnedSeatsOffered sets the "returned_seats_offered" field.
+func (_c *ReconcileRunCreate) SetReturnedSeatsOffered(v int) *ReconcileRunCreate {
+	_c.mutation.SetReturnedSeatsOffered(v)
+	return _c
+}
+
+// SetNillableReturnedSeatsOffered sets the "returned_seats_offered" field if the given value is not nil.
+func (_c *ReconcileRunCreate) SetNillableReturnedSeatsOffered(v *int) *ReconcileRunCreate {
+	if v != nil {
+		_c.SetReturnedSeatsOffered(*v)
+	}
+	return _c
+}
+
 // SetShowtimes sets the "showtimes" field.
 func (_c *ReconcileRunCreate) SetShowtimes(v []int) *ReconcileRunCreate {
 	_c.mutation.SetShowtimes(v)
@@ -273,6 +301,14 @@ func (_c *ReconcileRunCreate) defaults() {
 		v := reconcilerun.DefaultPurchaseCountsRecounted
 		_c.mutation.SetPurchaseCountsRecounted(v)
 	}
+	if _, ok := _c.mutation.WaitlistCountsRecounted(); !ok {
+		v := reconcilerun.DefaultWaitlistCountsRecounted
+		_c.mutation.SetWaitlistCountsRecounted(v)
+	}
+	if _, ok := _c.mutation.ReturnedSeatsOffered(); !ok {
+		v := reconcilerun.DefaultReturnedSeatsOffered
+		_c.mutation.SetReturnedSeatsOffered(v)
+	}
 }
 
 // check runs all checks and user-defined validators on the builder.
@@ -315,6 +351,12 @@ func (_c *ReconcileRunCreate) check() error {
 	}
 	if _, ok := _c.mutation.PurchaseCountsRecounted(); !ok {
 		return &ValidationError{Name: "purchase_counts_recounted", err: errors.New(`ent: missing required field "ReconcileRun.purchase_counts_recounted"`)}
+	}
+	if _, ok := _c.mutation.WaitlistCountsRecounted(); !ok {
+		return &ValidationError{Name: "waitlist_counts_recounted", err: errors.New(`ent: missing required field "ReconcileRun.waitlist_counts_recounted"`)}
+	}
+	if _, ok := _c.mutation.ReturnedSeatsOffered(); !ok {
+		return &ValidationError{Name: "returned_seats_offered", err: errors.New(`ent: missing required field "ReconcileRun.returned_seats_offered"`)}
 	}
 	return nil
 }
@@ -394,6 +436,14 @@ func (_c *ReconcileRunCreate) createSpec() (*ReconcileRun, *sqlgraph.CreateSpec)
 	if value, ok := _c.mutation.PurchaseCountsRecounted(); ok {
 		_spec.SetField(reconcilerun.FieldPurchaseCountsRecounted, field.TypeInt, value)
 		_node.PurchaseCountsRecounted = value
+	}
+	if value, ok := _c.mutation.WaitlistCountsRecounted(); ok {
+		_spec.SetField(reconcilerun.FieldWaitlistCountsRecounted, field.TypeInt, value)
+		_node.WaitlistCountsRecounted = value
+	}
+	if value, ok := _c.mutation.ReturnedSeatsOffered(); ok {
+		_spec.SetField(reconcilerun.FieldReturnedSeatsOffered, field.TypeInt, value)
+		_node.ReturnedSeatsOffered = value
 	}
 	if value, ok := _c.mutation.Showtimes(); ok {
 		_spec.SetField(reconcilerun.FieldShowtimes, field.TypeJSON, value)
@@ -670,6 +720,42 @@ func (u *ReconcileRunUpsert) UpdatePurchaseCountsRecounted() *ReconcileRunUpsert
 // AddPurchaseCountsRecounted adds v to the "purchase_counts_recounted" field.
 func (u *ReconcileRunUpsert) AddPurchaseCountsRecounted(v int) *ReconcileRunUpsert {
 	u.Add(reconcilerun.FieldPurchaseCountsRecounted, v)
+	return u
+}
+
+// SetWaitlistCountsRecounted sets the "waitlist_counts_recounted" field.
+func (u *ReconcileRunUpsert) SetWaitlistCountsRecounted(v int) *ReconcileRunUpsert {
+	u.Set(reconcilerun.FieldWaitlistCountsRecounted, v)
+	return u
+}
+
+// UpdateWaitlistCountsRecounted sets the "waitlist_counts_recounted" field to the value that was provided on create.
+func (u *ReconcileRunUpsert) UpdateWaitlistCountsRecounted() *ReconcileRunUpsert {
+	u.SetExcluded(reconcilerun.FieldWaitlistCountsRecounted)
+	return u
+}
+
+// AddWaitlistCountsRecounted adds v to the "waitlist_counts_recounted" field.
+func (u *ReconcileRunUpsert) AddWaitlistCountsRecounted(v int) *ReconcileRunUpsert {
+	u.Add(reconcilerun.FieldWaitlistCountsRecounted, v)
+	return u
+}
+
+// SetReturnedSeatsOffered sets the "returned_seats_offered" field.
+func (u *ReconcileRunUpsert) SetReturnedSeatsOffered(v int) *ReconcileRunUpsert {
+	u.Set(reconcilerun.FieldReturnedSeatsOffered, v)
+	return u
+}
+
+// UpdateReturnedSeatsOffered sets the "returned_seats_offered" field to the value that was provided on create.
+func (u *ReconcileRunUpsert) UpdateReturnedSeatsOffered() *ReconcileRunUpsert {
+	u.SetExcluded(reconcilerun.FieldReturnedSeatsOffered)
+	return u
+}
+
+// AddReturnedSeatsOffered adds v to the "returned_seats_offered" field.
+func (u *ReconcileRunUpsert) AddReturnedSeatsOffered(v int) *ReconcileRunUpsert {
+	u.Add(reconcilerun.FieldReturnedSeatsOffered, v)
 	return u
 }
 
@@ -987,6 +1073,48 @@ func (u *ReconcileRunUpsertOne) AddPurchaseCountsRecounted(v int) *ReconcileRunU
 func (u *ReconcileRunUpsertOne) UpdatePurchaseCountsRecounted() *ReconcileRunUpsertOne {
 	return u.Update(func(s *ReconcileRunUpsert) {
 		s.UpdatePurchaseCountsRecounted()
+	})
+}
+
+// SetWaitlistCountsRecounted sets the "waitlist_counts_recounted" field.
+func (u *ReconcileRunUpsertOne) SetWaitlistCountsRecounted(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetWaitlistCountsRecounted(v)
+	})
+}
+
+// AddWaitlistCountsRecounted adds v to the "waitlist_counts_recounted" field.
+func (u *ReconcileRunUpsertOne) AddWaitlistCountsRecounted(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddWaitlistCountsRecounted(v)
+	})
+}
+
+// UpdateWaitlistCountsRecounted sets the "waitlist_counts_recounted" field to the value that was provided on create.
+func (u *ReconcileRunUpsertOne) UpdateWaitlistCountsRecounted() *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdateWaitlistCountsRecounted()
+	})
+}
+
+// SetReturnedSeatsOffered sets the "returned_seats_offered" field.
+func (u *ReconcileRunUpsertOne) SetReturnedSeatsOffered(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetReturnedSeatsOffered(v)
+	})
+}
+
+// AddReturnedSeatsOffered adds v to the "returned_seats_offered" field.
+func (u *ReconcileRunUpsertOne) AddReturnedSeatsOffered(v int) *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddReturnedSeatsOffered(v)
+	})
+}
+
+// UpdateReturnedSeatsOffered sets the "returned_seats_offered" field to the value that was provided on create.
+func (u *ReconcileRunUpsertOne) UpdateReturnedSeatsOffered() *ReconcileRunUpsertOne {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdateReturnedSeatsOffered()
 	})
 }
 
@@ -1471,6 +1599,48 @@ func (u *ReconcileRunUpsertBulk) AddPurchaseCountsRecounted(v int) *ReconcileRun
 func (u *ReconcileRunUpsertBulk) UpdatePurchaseCountsRecounted() *ReconcileRunUpsertBulk {
 	return u.Update(func(s *ReconcileRunUpsert) {
 		s.UpdatePurchaseCountsRecounted()
+	})
+}
+
+// SetWaitlistCountsRecounted sets the "waitlist_counts_recounted" field.
+func (u *ReconcileRunUpsertBulk) SetWaitlistCountsRecounted(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetWaitlistCountsRecounted(v)
+	})
+}
+
+// AddWaitlistCountsRecounted adds v to the "waitlist_counts_recounted" field.
+func (u *ReconcileRunUpsertBulk) AddWaitlistCountsRecounted(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddWaitlistCountsRecounted(v)
+	})
+}
+
+// UpdateWaitlistCountsRecounted sets the "waitlist_counts_recounted" field to the value that was provided on create.
+func (u *ReconcileRunUpsertBulk) UpdateWaitlistCountsRecounted() *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdateWaitlistCountsRecounted()
+	})
+}
+
+// SetReturnedSeatsOffered sets the "returned_seats_offered" field.
+func (u *ReconcileRunUpsertBulk) SetReturnedSeatsOffered(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.SetReturnedSeatsOffered(v)
+	})
+}
+
+// AddReturnedSeatsOffered adds v to the "returned_seats_offered" field.
+func (u *ReconcileRunUpsertBulk) AddReturnedSeatsOffered(v int) *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.AddReturnedSeatsOffered(v)
+	})
+}
+
+// UpdateReturnedSeatsOffered sets the "returned_seats_offered" field to the value that was provided on create.
+func (u *ReconcileRunUpsertBulk) UpdateReturnedSeatsOffered() *ReconcileRunUpsertBulk {
+	return u.Update(func(s *ReconcileRunUpsert) {
+		s.UpdateReturnedSeatsOffered()
 	})
 }
 

@@ -289,6 +289,48 @@ func (_u *ReconcileRunUpdate) AddPurchaseCountsRecounted(v int) *ReconcileRunUpd
 	return _u
 }
 
+// SetWaitlistCountsRecounted sets the "waitlist_counts_recounted" field.
+func (_u *ReconcileRunUpdate) SetWaitlistCountsRecounted(v int) *ReconcileRunUpdate {
+	_u.mutation.ResetWaitlistCountsRecounted()
+	_u.mutation.SetWaitlistCountsRecounted(v)
+	return _u
+}
+
+// SetNillableWaitlistCountsRecounted sets the "waitlist_counts_recounted" field if the given value is not nil.
+func (_u *ReconcileRunUpdate) SetNillableWaitlistCountsRecounted(v *int) *ReconcileRunUpdate {
+	if v != nil {
+		_u.SetWaitlistCountsRecounted(*v)
+	}
+	return _u
+}
+
+// AddWaitlistCountsRecounted adds value to the "waitlist_counts_recounted" field.
+func (_u *ReconcileRunUpdate) AddWaitlistCountsRecounted(v int) *ReconcileRunUpdate {
+	_u.mutation.AddWaitlistCountsRecounted(v)
+	return _u
+}
+
+// SetReturnedSeatsOffered sets the "returned_seats_offered" field.
+func (_u *ReconcileRunUpdate) SetReturnedSeatsOffered(v int) *ReconcileRunUpdate {
+	_u.mutation.ResetReturnedSeatsOffered()
+	_u.mutation.SetReturnedSeatsOffered(v)
+	return _u
+}
+
+// SetNillableReturnedSeatsOffered sets the "returned_seats_offered" field if the given value is not nil.
+func (_u *ReconcileRunUpdate) SetNillableReturnedSeatsOffered(v *int) *ReconcileRunUpdate {
+	if v != nil {
+		_u.SetReturnedSeatsOffered(*v)
+	}
+	return _u
+}
+
+// AddReturnedSeatsOffered adds value to the "returned_seats_offered" field.
+func (_u *ReconcileRunUpdate) AddReturnedSeatsOffered(v int) *ReconcileRunUpdate {
+	_u.mutation.AddReturnedSeatsOffered(v)
+	return _u
+}
+
 // SetShowtimes sets the "showtimes" field.
 func (_u *ReconcileRunUpdate) SetShowtimes(v []int) *ReconcileRunUpdate {
 	_u.mutation.SetShowtimes(v)
@@ -425,6 +467,18 @@ func (_u *ReconcileRunUpdate) sqlSave(ctx context.Context) (_node int, err error
 	}
 	if value, ok := _u.mutation.AddedPurchaseCountsRecounted(); ok {
 		_spec.AddField(reconcilerun.FieldPurchaseCountsRecounted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.WaitlistCountsRecounted(); ok {
+		_spec.SetField(reconcilerun.FieldWaitlistCountsRecounted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedWaitlistCountsRecounted(); ok {
+		_spec.AddField(reconcilerun.FieldWaitlistCountsRecounted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.ReturnedSeatsOffered(); ok {
+		_spec.SetField(reconcilerun.FieldReturnedSeatsOffered, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedReturnedSeatsOffered(); ok {
+		_spec.AddField(reconcilerun.FieldReturnedSeatsOffered, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.Showtimes(); ok {
 		_spec.SetField(reconcilerun.FieldShowtimes, field.TypeJSON, value)
@@ -718,6 +772,48 @@ func (_u *ReconcileRunUpdateOne) AddPurchaseCountsRecounted(v int) *ReconcileRun
 	return _u
 }
 
+// SetWaitlistCountsRecounted sets the "waitlist_counts_recounted" field.
+func (_u *ReconcileRunUpdateOne) SetWaitlistCountsRecounted(v int) *ReconcileRunUpdateOne {
+	_u.mutation.ResetWaitlistCountsRecounted()
+	_u.mutation.SetWaitlistCountsRecounted(v)
+	return _u
+}
+
+// SetNillableWaitlistCountsRecounted sets the "waitlist_counts_recounted" field if the given value is not nil.
+func (_u *ReconcileRunUpdateOne) SetNillableWaitlistCountsRecounted(v *int) *ReconcileRunUpdateOne {
+	if v != nil {
+		_u.SetWaitlistCountsRecounted(*v)
+	}
+	return _u
+}
+
+// AddWaitlistCountsRecounted adds value to the "waitlist_counts_recounted" field.
+func (_u *ReconcileRunUpdateOne) AddWaitlistCountsRecounted(v int) *ReconcileRunUpdateOne {
+	_u.mutation.AddWaitlistCountsRecounted(v)
+	return _u
+}
+
+// SetReturnedSeatsOffered sets the "returned_seats_offered" field.
+func (_u *ReconcileRunUpdateOne) SetReturnedSeatsOffered(v int) *ReconcileRunUpdateOne {
+	_u.mutation.ResetReturnedSeatsOffered()
+	_u.mutation.SetReturnedSeatsOffered(v)
+	return _u
+}
+
+// SetNillableReturnedSeatsOffered sets the "returned_seats_offered" field if the given value is not nil.
+func (_u *ReconcileRunUpdateOne) SetNillableReturnedSeatsOffered(v *int) *ReconcileRunUpdateOne {
+	if v != nil {
+		_u.SetReturnedSeatsOffered(*v)
+	}
+	return _u
+}
+
+// AddReturnedSeatsOffered adds value to the "returned_seats_offered" field.
+func (_u *ReconcileRunUpdateOne) AddReturnedSeatsOffered(v int) *ReconcileRunUpdateOne {
+	_u.mutation.AddReturnedSeatsOffered(v)
+	return _u
+}
+
 // SetShowtimes sets the "showtimes" field.
 func (_u *ReconcileRunUpdateOne) SetShowtimes(v []int) *ReconcileRunUpdateOne {
 	_u.mutation.SetShowtimes(v)
@@ -884,6 +980,18 @@ func (_u *ReconcileRunUpdateOne) sqlSave(ctx context.Context) (_node *ReconcileR
 	}
 	if value, ok := _u.mutation.AddedPurchaseCountsRecounted(); ok {
 		_spec.AddField(reconcilerun.FieldPurchaseCountsRecounted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.WaitlistCountsRecounted(); ok {
+		_spec.SetField(reconcilerun.FieldWaitlistCountsRecounted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedWaitlistCountsRecounted(); ok {
+		_spec.AddField(reconcilerun.FieldWaitlistCountsRecounted, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.ReturnedSeatsOffered(); ok {
+		_spec.SetField(reconcilerun.FieldReturnedSeatsOffered, field.TypeInt, value)
+	}
+	if value, ok := _u.mutation.AddedReturnedSeatsOffered(); ok {
+		_spec.AddField(reconcilerun.FieldReturnedSeatsOffered, field.TypeInt, value)
 	}
 	if value, ok := _u.mutation.Showtimes(); ok {
 		_spec.SetField(reconcilerun.FieldShowtimes, field.TypeJSON, value)

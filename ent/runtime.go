@@ -456,6 +456,14 @@ func init() {
 	reconcilerunDescPurchaseCountsRecounted := reconcilerunFields[12].Descriptor()
 	// reconcilerun.DefaultPurchaseCountsRecounted holds the default value on creation for the purchase_counts_recounted field.
 	reconcilerun.DefaultPurchaseCountsRecounted = reconcilerunDescPurchaseCountsRecounted.Default.(int)
+	// reconcilerunDescWaitlistCountsRecounted is the schema descriptor for waitlist_counts_recounted field.
+	reconcilerunDescWaitlistCountsRecounted := reconcilerunFields[13].Descriptor()
+	// reconcilerun.DefaultWaitlistCountsRecounted holds the default value on creation for the waitlist_counts_recounted field.
+	reconcilerun.DefaultWaitlistCountsRecounted = reconcilerunDescWaitlistCountsRecounted.Default.(int)
+	// reconcilerunDescReturnedSeatsOffered is the schema descriptor for returned_seats_offered field.
+	reconcilerunDescReturnedSeatsOffered := reconcilerunFields[14].Descriptor()
+	// reconcilerun.DefaultReturnedSeatsOffered holds the default value on creation for the returned_seats_offered field.
+	reconcilerun.DefaultReturnedSeatsOffered = reconcilerunDescReturnedSeatsOffered.Default.(int)
 	refundFields := schema.Refund{}.Fields()
 	_ = refundFields
 	// refundDescAmountCents is the schema descriptor for amount_cents field.

@@ -262,9 +262,11 @@ type ComplexityRoot struct {
 		PurchaseCountsRecounted func(childComplexity int) int
 		RefundsOutstanding      func(childComplexity int) int
 		RefundsRetried          func(childComplexity int) int
+		ReturnedSeatsOffered    func(childComplexity int) int
 		ShowtimeIDs             func(childComplexity int) int
 		SoldOrphansReleased     func(childComplexity int) int
 		StartedAt               func(childComplexity int) int
+		WaitlistCountsRecounted func(childComplexity int) int
 	}
 
 	RevokedTicket struct {
@@ -1723,6 +1725,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReconcileReport.RefundsRetried(childComplexity), true
+	case "ReconcileReport.returnedSeatsOffered":
+		if e.ComplexityRoot.ReconcileReport.ReturnedSeatsOffered == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileReport.ReturnedSeatsOffered(childComplexity), true
 	case "ReconcileReport.showtimeIds":
 		if e.ComplexityRoot.ReconcileReport.ShowtimeIDs == nil {
 			break
@@ -1741,6 +1749,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReconcileReport.StartedAt(childComplexity), true
+	case "ReconcileReport.waitlistCountsRecounted":
+		if e.ComplexityRoot.ReconcileReport.WaitlistCountsRecounted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReconcileReport.WaitlistCountsRecounted(childComplexity), true
 
 	case "RevokedTicket.revokedAt":
 		if e.ComplexityRoot.RevokedTicket.RevokedAt == nil {
@@ -3697,6 +3711,16 @@ type ReconcileReport {
   missing count made, a wrong one corrected, one with no seat left set to 0.
   """
   purchaseCountsRecounted: Int!
+  """
+  Showtimes whose count of waiting-list entries waiting, kept beside the seats, the run set
+  to the entries waiting in the database (lost with the seats' store, or drifted).
+  """
+  waitlistCountsRecounted: Int!
+  """
+  Seats returned to a waiting list and left unoffered for more than a few seconds that the
+  run had offered: to the next waiting entries, or put on sale when none fits.
+  """
+  returnedSeatsOffered: Int!
   """Showtimes the run touched."""
   showtimeIds: [ID!]!
 }
@@ -4161,6 +4185,10 @@ func (ec *executionContext) childFields_ReconcileReport(ctx context.Context, fie
 		return ec.fieldContext_ReconcileReport_refundsOutstanding(ctx, field)
 	case "purchaseCountsRecounted":
 		return ec.fieldContext_ReconcileReport_purchaseCountsRecounted(ctx, field)
+	case "waitlistCountsRecounted":
+		return ec.fieldContext_ReconcileReport_waitlistCountsRecounted(ctx, field)
+	case "returnedSeatsOffered":
+		return ec.fieldContext_ReconcileReport_returnedSeatsOffered(ctx, field)
 	case "showtimeIds":
 		return ec.fieldContext_ReconcileReport_showtimeIds(ctx, field)
 	}
@@ -10410,6 +10438,52 @@ func (ec *executionContext) fieldContext_ReconcileReport_purchaseCountsRecounted
 	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "Int")
 }
 
+func (ec *executionContext) _ReconcileReport_waitlistCountsRecounted(ctx context.Context, field graphql.CollectedField, obj *reconcile.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileReport_waitlistCountsRecounted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WaitlistCountsRecounted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileReport_waitlistCountsRecounted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ReconcileReport_returnedSeatsOffered(ctx context.Context, field graphql.CollectedField, obj *reconcile.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReconcileReport_returnedSeatsOffered(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReturnedSeatsOffered, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReconcileReport_returnedSeatsOffered(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReconcileReport", field, false, false, "Int")
+}
+
 func (ec *executionContext) _ReconcileReport_showtimeIds(ctx context.Context, field graphql.CollectedField, obj *reconcile.Report) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16154,6 +16228,16 @@ func (ec *executionContext) _ReconcileReport(ctx context.Context, sel ast.Select
 			}
 		case "purchaseCountsRecounted":
 			out.Values[i] = ec._ReconcileReport_purchaseCountsRecounted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "waitlistCountsRecounted":
+			out.Values[i] = ec._ReconcileReport_waitlistCountsRecounted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "returnedSeatsOffered":
+			out.Values[i] = ec._ReconcileReport_returnedSeatsOffered(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -62,6 +62,13 @@ the fault-injection suite (` + "`internal/tooling/faults`" + `) measured. This f
   never stopped. Scenario 7 runs on ` + "`scripts/redis-cluster.sh failover`" + ` (3 masters + 3
   replicas on 127.0.0.1:7201-7206, 2 s node timeout), apart from ` + "`make test-cluster`" + `'s
   cluster; it is skipped in the short version when that cluster is not up.
+- **Scenario 10, the waiting list**, runs on a 16-seat showtime that customers sell out by
+  holds before the fault; then, beside the usual mix, customers join its waiting list (1–2
+  seats) and read their entries (` + "`myWaitingListEntries`" + `), while instance 0 loses MySQL and
+  then the last instance loses Redis. An offer a read shows is recorded as a hold of the
+  offer's seats by the entrant's order, called when the entrant first asked to join and
+  answered when the read was, and that order is paid or cancelled (declined) like any
+  other; once the workload is over every entrant leaves and their offers are read.
 
 "Time to recover" is from the healing to the end of the last request that failed because
 of the fault (SERVICE_UNAVAILABLE, TIMEOUT or a transport error); 0 when none failed after
@@ -81,7 +88,10 @@ What each operation promises, and how the suite holds it to it:
 order *o*, sold to order *o* — or held by a hold whose answer was lost (an order the client
 never learned of, or an orphan hold), which may also have let the seat go without a word
 — or blocked, a house seat staff keep off sale until they unblock it (a hold of it is
-refused naming it; blocking a held or sold seat is refused naming it).
+refused naming it; blocking a held or sold seat is refused naming it) — or, where the
+showtime keeps a waiting list, returned to it: held to everyone until an offer (a hold by
+the entrant's order) takes it or it goes on sale, which it may at any moment; a seat freed
+there may be returned instead of freed.
 Each order is a state machine of its own: PENDING_PAYMENT (before and after its hold runs
 out), PAID, CANCELLED, EXPIRED; a late payment takes an EXPIRED order to PAID when its
 seats are free again; staff refund a PAID order to CANCELLED, freeing its seats, or some

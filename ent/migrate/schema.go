@@ -344,6 +344,8 @@ var (
 		{Name: "refunds_retried", Type: field.TypeInt, Default: 0},
 		{Name: "refunds_outstanding", Type: field.TypeInt, Default: 0},
 		{Name: "purchase_counts_recounted", Type: field.TypeInt, Default: 0},
+		{Name: "waitlist_counts_recounted", Type: field.TypeInt, Default: 0},
+		{Name: "returned_seats_offered", Type: field.TypeInt, Default: 0},
 		{Name: "showtimes", Type: field.TypeJSON, Nullable: true},
 	}
 	// ReconcileRunsTable holds the schema information for the "reconcile_runs" table.

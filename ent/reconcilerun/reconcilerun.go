@@ -37,6 +37,10 @@ const (
 	FieldRefundsOutstanding = "refunds_outstanding"
 	// FieldPurchaseCountsRecounted holds the string denoting the purchase_counts_recounted field in the database.
 	FieldPurchaseCountsRecounted = "purchase_counts_recounted"
+	// FieldWaitlistCountsRecounted holds the string denoting the waitlist_counts_recounted field in the database.
+	FieldWaitlistCountsRecounted = "waitlist_counts_recounted"
+	// FieldReturnedSeatsOffered holds the string denoting the returned_seats_offered field in the database.
+	FieldReturnedSeatsOffered = "returned_seats_offered"
 	// FieldShowtimes holds the string denoting the showtimes field in the database.
 	FieldShowtimes = "showtimes"
 	// Table holds the table name of the reconcilerun in the database.
@@ -59,6 +63,8 @@ var Columns = []string{
 	FieldRefundsRetried,
 	FieldRefundsOutstanding,
 	FieldPurchaseCountsRecounted,
+	FieldWaitlistCountsRecounted,
+	FieldReturnedSeatsOffered,
 	FieldShowtimes,
 }
 
@@ -95,6 +101,10 @@ var (
 	DefaultRefundsOutstanding int
 	// DefaultPurchaseCountsRecounted holds the default value on creation for the "purchase_counts_recounted" field.
 	DefaultPurchaseCountsRecounted int
+	// DefaultWaitlistCountsRecounted holds the default value on creation for the "waitlist_counts_recounted" field.
+	DefaultWaitlistCountsRecounted int
+	// DefaultReturnedSeatsOffered holds the default value on creation for the "returned_seats_offered" field.
+	DefaultReturnedSeatsOffered int
 )
 
 // OrderOption defines the ordering options for the ReconcileRun queries.
@@ -168,4 +178,14 @@ func ByRefundsOutstanding(opts ...sql.OrderTermOption) OrderOption {
 // ByPurchaseCountsRecounted orders the results by the purchase_counts_recounted field.
 func ByPurchaseCountsRecounted(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPurchaseCountsRecounted, opts...).ToFunc()
+}
+
+// ByWaitlistCountsRecounted orders the results by the waitlist_counts_recounted field.
+func ByWaitlistCountsRecounted(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldWaitlistCountsRecounted, opts...).ToFunc()
+}
+
+// ByReturnedSeatsOffered orders the results by the returned_seats_offered field.
+func ByReturnedSeatsOffered(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldReturnedSeatsOffered, opts...).ToFunc()
 }

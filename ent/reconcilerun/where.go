@@ -119,6 +119,16 @@ func PurchaseCountsRecounted(v int) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldEQ(FieldPurchaseCountsRecounted, v))
 }
 
+// WaitlistCountsRecounted applies equality check predicate on the "waitlist_counts_recounted" field. It's identical to WaitlistCountsRecountedEQ.
+func WaitlistCountsRecounted(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldWaitlistCountsRecounted, v))
+}
+
+// ReturnedSeatsOffered applies equality check predicate on the "returned_seats_offered" field. It's identical to ReturnedSeatsOfferedEQ.
+func ReturnedSeatsOffered(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldReturnedSeatsOffered, v))
+}
+
 // StartedAtEQ applies the EQ predicate on the "started_at" field.
 func StartedAtEQ(v time.Time) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldEQ(FieldStartedAt, v))
@@ -637,6 +647,86 @@ func PurchaseCountsRecountedLT(v int) predicate.ReconcileRun {
 // PurchaseCountsRecountedLTE applies the LTE predicate on the "purchase_counts_recounted" field.
 func PurchaseCountsRecountedLTE(v int) predicate.ReconcileRun {
 	return predicate.ReconcileRun(sql.FieldLTE(FieldPurchaseCountsRecounted, v))
+}
+
+// WaitlistCountsRecountedEQ applies the EQ predicate on the "waitlist_counts_recounted" field.
+func WaitlistCountsRecountedEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldWaitlistCountsRecounted, v))
+}
+
+// WaitlistCountsRecountedNEQ applies the NEQ predicate on the "waitlist_counts_recounted" field.
+func WaitlistCountsRecountedNEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNEQ(FieldWaitlistCountsRecounted, v))
+}
+
+// WaitlistCountsRecountedIn applies the In predicate on the "waitlist_counts_recounted" field.
+func WaitlistCountsRecountedIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldIn(FieldWaitlistCountsRecounted, vs...))
+}
+
+// WaitlistCountsRecountedNotIn applies the NotIn predicate on the "waitlist_counts_recounted" field.
+func WaitlistCountsRecountedNotIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNotIn(FieldWaitlistCountsRecounted, vs...))
+}
+
+// WaitlistCountsRecountedGT applies the GT predicate on the "waitlist_counts_recounted" field.
+func WaitlistCountsRecountedGT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGT(FieldWaitlistCountsRecounted, v))
+}
+
+// WaitlistCountsRecountedGTE applies the GTE predicate on the "waitlist_counts_recounted" field.
+func WaitlistCountsRecountedGTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGTE(FieldWaitlistCountsRecounted, v))
+}
+
+// WaitlistCountsRecountedLT applies the LT predicate on the "waitlist_counts_recounted" field.
+func WaitlistCountsRecountedLT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLT(FieldWaitlistCountsRecounted, v))
+}
+
+// WaitlistCountsRecountedLTE applies the LTE predicate on the "waitlist_counts_recounted" field.
+func WaitlistCountsRecountedLTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLTE(FieldWaitlistCountsRecounted, v))
+}
+
+// ReturnedSeatsOfferedEQ applies the EQ predicate on the "returned_seats_offered" field.
+func ReturnedSeatsOfferedEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldEQ(FieldReturnedSeatsOffered, v))
+}
+
+// ReturnedSeatsOfferedNEQ applies the NEQ predicate on the "returned_seats_offered" field.
+func ReturnedSeatsOfferedNEQ(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNEQ(FieldReturnedSeatsOffered, v))
+}
+
+// ReturnedSeatsOfferedIn applies the In predicate on the "returned_seats_offered" field.
+func ReturnedSeatsOfferedIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldIn(FieldReturnedSeatsOffered, vs...))
+}
+
+// ReturnedSeatsOfferedNotIn applies the NotIn predicate on the "returned_seats_offered" field.
+func ReturnedSeatsOfferedNotIn(vs ...int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldNotIn(FieldReturnedSeatsOffered, vs...))
+}
+
+// ReturnedSeatsOfferedGT applies the GT predicate on the "returned_seats_offered" field.
+func ReturnedSeatsOfferedGT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGT(FieldReturnedSeatsOffered, v))
+}
+
+// ReturnedSeatsOfferedGTE applies the GTE predicate on the "returned_seats_offered" field.
+func ReturnedSeatsOfferedGTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldGTE(FieldReturnedSeatsOffered, v))
+}
+
+// ReturnedSeatsOfferedLT applies the LT predicate on the "returned_seats_offered" field.
+func ReturnedSeatsOfferedLT(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLT(FieldReturnedSeatsOffered, v))
+}
+
+// ReturnedSeatsOfferedLTE applies the LTE predicate on the "returned_seats_offered" field.
+func ReturnedSeatsOfferedLTE(v int) predicate.ReconcileRun {
+	return predicate.ReconcileRun(sql.FieldLTE(FieldReturnedSeatsOffered, v))
 }
 
 // ShowtimesIsNil applies the IsNil predicate on the "showtimes" field.

@@ -40,6 +40,8 @@ func (ReconcileRun) Fields() []ent.Field {
 		field.Int("refunds_retried").Default(0),
 		field.Int("refunds_outstanding").Default(0),
 		field.Int("purchase_counts_recounted").Default(0),
+		field.Int("waitlist_counts_recounted").Default(0),
+		field.Int("returned_seats_offered").Default(0),
 		field.JSON("showtimes", []int{}).Optional(),
 	}
 }

@@ -182,7 +182,7 @@ func (a *App) wire() error {
 		return err
 	}
 	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Tick: a.Config.LiveTick, Log: a.Log})
-	a.Rec = &reconcile.Reconciler{DB: a.DB, Seats: a.Seats, Orders: a.Booking, Sales: a.Sales, RDB: a.Redis,
+	a.Rec = &reconcile.Reconciler{DB: a.DB, Seats: a.Seats, Orders: a.Booking, Sales: a.Sales, Waitlist: a.Waitlist, RDB: a.Redis,
 		Keys: a.Keys, Config: reconcile.Config{Now: a.Now, Log: a.Log, EmptyAtStart: a.Config.Embedded()}}
 	if a.Config.SeatMapMemo {
 		a.SeatMaps = seatrender.NewMemo()

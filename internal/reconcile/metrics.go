@@ -18,6 +18,10 @@ const (
 	kindRefunds      = "refunds_retried"
 	// kindPurchaseCounts: purchase_counts rows set to their customer's occupancy (MySQL).
 	kindPurchaseCounts = "purchase_counts_recounted"
+	// kindWaitlistCounts: showtimes' counts of waiting entries set from MySQL (Redis).
+	kindWaitlistCounts = "waitlist_counts_recounted"
+	// kindReturnedSeats: seats returned to a waiting list and left unoffered, offered.
+	kindReturnedSeats = "returned_seats_offered"
 )
 
 var (

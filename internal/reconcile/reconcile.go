@@ -41,6 +41,15 @@ type Orders interface {
 	RefundCancelledShowtime(ctx context.Context, orderID int) (bool, error)
 }
 
+// Waitlist is what the reconciler needs of package waitlist: the showtime's count of
+// waiting entries in Redis set from MySQL when it drifted (Recount, a compare-and-set that
+// loses to a join or offer racing it), and the seats returned to its waiting list offered
+// now, or put on sale when no waiting entry fits them (OfferReturned).
+type Waitlist interface {
+	Recount(ctx context.Context, showID int) (bool, error)
+	OfferReturned(ctx context.Context, showID int) (int, error)
+}
+
 // ErrBusy is returned by RunOnce when another run (on any instance) holds the reconcile
 // lock; the scheduler skips this round, a caller of runReconcile sees IN_PROGRESS.
 var ErrBusy = seatflow.Errorf(seatflow.EINPROGRESS, "a reconciler run is already in progress; try again shortly")
@@ -53,6 +62,10 @@ const (
 	DefaultLockTTL      = time.Minute
 	DefaultRefundBatch  = 20
 	DefaultRefundGrace  = time.Minute
+	// DefaultReturnedGrace: the offerer sweeps every showtime with entries waiting each
+	// second, so a seat returned to the list and still unoffered after 5 s was missed (its
+	// instance died, or nobody waits any more and no sweep visits it).
+	DefaultReturnedGrace = 5 * time.Second
 )
 
 // showPage is how many showtime ids one query of the scan reads.
@@ -81,6 +94,10 @@ type Config struct {
 	// RefundGrace is how long a due refund is left to the request that made it due (which
 	// sends it at once) before a run sends it.
 	RefundGrace time.Duration
+	// ReturnedGrace is how long a seat may stay returned to a showtime's waiting list
+	// ("4|MS") before a run asks the waiting list to offer it (DefaultReturnedGrace),
+	// measured on Redis' clock, which stamped its return.
+	ReturnedGrace time.Duration
 	// Now is the clock; time.Now when nil.
 	Now seatflow.ClockFunc
 	// Log receives one line per run that repaired something and every error;
@@ -112,6 +129,9 @@ func (c Config) withDefaults() Config {
 	if c.RefundGrace <= 0 {
 		c.RefundGrace = DefaultRefundGrace
 	}
+	if c.ReturnedGrace <= 0 {
+		c.ReturnedGrace = DefaultReturnedGrace
+	}
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
@@ -132,8 +152,11 @@ type Reconciler struct {
 	// Orders expires pending orders and sends refunds through booking's own paths.
 	Orders Orders
 	Sales  Sales
-	RDB    redis.UniversalClient
-	Keys   keys.Keys
+	// Waitlist recounts the waiting lists' counts and offers returned seats left
+	// unoffered; nil skips both repairs.
+	Waitlist Waitlist
+	RDB      redis.UniversalClient
+	Keys     keys.Keys
 	Config
 
 	mu     sync.Mutex
@@ -164,7 +187,7 @@ func (r *Reconciler) RunOnce(ctx context.Context) (*Report, error) {
 	runCtx, cancel := context.WithTimeout(ctx, c.LockTTL)
 	defer cancel()
 	x := &run{r: r, c: c, now: c.Now.Now(), touched: map[int]bool{}, left: map[string]int{}}
-	for _, k := range []string{kindExpired, kindPaidSeats, kindHashes, kindOrphanHolds, kindSoldOrphans, kindLimits, kindPendingSeats, kindBlocks, kindPurchaseCounts} {
+	for _, k := range []string{kindExpired, kindPaidSeats, kindHashes, kindOrphanHolds, kindSoldOrphans, kindLimits, kindPendingSeats, kindBlocks, kindPurchaseCounts, kindWaitlistCounts, kindReturnedSeats} {
 		x.left[k] = c.Batch
 	}
 	x.left[kindRefunds] = c.RefundBatch
@@ -214,7 +237,8 @@ func (x *run) log(startup bool) {
 			"paidSeatsFixed", rep.PaidSeatsFixed, "hashesRebuilt", rep.HashesRebuilt,
 			"orphanHoldsReleased", rep.OrphanHoldsReleased, "soldOrphansReleased", rep.SoldOrphansReleased,
 			"limitsRecounted", rep.LimitsRecounted, "pendingSeatsReheld", rep.PendingSeatsReheld, "blocksRepaired", rep.BlocksRepaired, "refundsRetried", rep.RefundsRetried,
-			"purchaseCountsRecounted", rep.PurchaseCountsRecounted,
+			"purchaseCountsRecounted", rep.PurchaseCountsRecounted, "waitlistCountsRecounted", rep.WaitlistCountsRecounted,
+			"returnedSeatsOffered", rep.ReturnedSeatsOffered,
 			"refundsOutstanding", rep.RefundsOutstanding, "showtimes", rep.ShowtimeIDs)
 	}
 }
@@ -266,7 +290,8 @@ func (r *Reconciler) Runs(ctx context.Context, first int) ([]*Report, error) {
 			SoldOrphansReleased: row.SoldOrphansReleased, LimitsRecounted: row.LimitsRecounted,
 			PendingSeatsReheld: row.PendingSeatsReheld, BlocksRepaired: row.BlocksRepaired,
 			RefundsRetried: row.RefundsRetried, RefundsOutstanding: row.RefundsOutstanding,
-			PurchaseCountsRecounted: row.PurchaseCountsRecounted, ShowtimeIDs: row.Showtimes}
+			PurchaseCountsRecounted: row.PurchaseCountsRecounted, WaitlistCountsRecounted: row.WaitlistCountsRecounted,
+			ReturnedSeatsOffered: row.ReturnedSeatsOffered, ShowtimeIDs: row.Showtimes}
 	}
 	return out, nil
 }
@@ -278,7 +303,8 @@ func (r *Reconciler) store(ctx context.Context, rep *Report) error {
 		SetSoldOrphansReleased(rep.SoldOrphansReleased).SetLimitsRecounted(rep.LimitsRecounted).
 		SetPendingSeatsReheld(rep.PendingSeatsReheld).SetBlocksRepaired(rep.BlocksRepaired).
 		SetRefundsRetried(rep.RefundsRetried).SetRefundsOutstanding(rep.RefundsOutstanding).
-		SetPurchaseCountsRecounted(rep.PurchaseCountsRecounted).SetShowtimes(rep.ShowtimeIDs).Exec(ctx)
+		SetPurchaseCountsRecounted(rep.PurchaseCountsRecounted).SetWaitlistCountsRecounted(rep.WaitlistCountsRecounted).
+		SetReturnedSeatsOffered(rep.ReturnedSeatsOffered).SetShowtimes(rep.ShowtimeIDs).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}

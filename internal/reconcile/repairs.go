@@ -26,21 +26,32 @@ type active struct {
 // alone, so it runs even when the hash is lost again) and repairs 2, 7, 4, 5, 8 and 6
 // against one reading of Redis followed by one of MySQL. Redis is read first, on purpose:
 // a seat sold in Redis was paid in MySQL before, so the later MySQL read always sees that
-// order.
+// order. Last, with the lock released (an offer is a hold, which takes no show lock but
+// must not wait behind one), the waiting list's repairs 10 and 11 (waitlist.go).
 func (x *run) showtime(ctx context.Context, sh *ent.Showtime) error {
+	states, err := x.seatRepairs(ctx, sh)
+	if err != nil {
+		return err
+	}
+	return x.waitlist(ctx, sh.ID, states)
+}
+
+// seatRepairs is showtime's repairs 3, 9, 2, 7, 4, 5, 8 and 6; it returns the last reading
+// of the seats (nil when the showtime was skipped or its hash is missing).
+func (x *run) seatRepairs(ctx context.Context, sh *ent.Showtime) (map[int]seats.State, error) {
 	showID, hallID := sh.ID, sh.HallID
 	r := x.r
 	exists, err := r.Seats.Exists(ctx, showID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !exists {
 		if x.take(kindHashes, 1) == 0 {
-			return nil
+			return nil, nil
 		}
 		built, err := r.Sales.InitSeats(ctx, showID, hallID)
 		if err != nil {
-			return fmt.Errorf("rebuild seat hash: %w", err)
+			return nil, fmt.Errorf("rebuild seat hash: %w", err)
 		}
 		if built {
 			x.done(kindHashes, 1, showID)
@@ -50,19 +61,19 @@ func (x *run) showtime(ctx context.Context, sh *ent.Showtime) error {
 	lock, err := r.Sales.LockShow(ctx, showID)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		x.c.Log.Warn("reconcile: showtime stays locked, skipped this run", "showtime", showID, "err", err)
-		return nil
+		return nil, nil
 	}
 	defer lock.Release(context.WithoutCancel(ctx))
 
 	if err := x.recountPurchases(ctx, showID); err != nil {
-		return err
+		return nil, err
 	}
 	states, counts, tokens, err := x.read(ctx, showID)
 	if err != nil || len(states) == 0 {
-		return err // no hash: it was lost again after the rebuild, the next run rebuilds it
+		return nil, err // no hash: it was lost again after the rebuild, the next run rebuilds it
 	}
 	fixed := 0
 	for _, repair := range []func(context.Context, int, map[int]seats.State, map[string]*active) (int, error){
@@ -70,20 +81,20 @@ func (x *run) showtime(ctx context.Context, sh *ent.Showtime) error {
 	} {
 		n, err := repair(ctx, showID, states, tokens)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		fixed += n
 	}
 	if fixed > 0 { // the seats changed: count against a fresh reading
 		if states, counts, tokens, err = x.read(ctx, showID); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := x.repairBlocks(ctx, showID, states, tokens); err != nil {
-		return err
+		return nil, err
 	}
 	x.reportOverLimit(sh, tokens)
-	return x.recountLimits(ctx, showID, states, counts, tokens)
+	return states, x.recountLimits(ctx, showID, states, counts, tokens)
 }
 
 // reportOverLimit reports the users whose pending and paid orders of the showtime hold
@@ -159,7 +170,8 @@ func (x *run) fixPaidSeats(ctx context.Context, showID int, states map[int]seats
 			case ok && st.Status == seatflow.SeatSold && st.Token == token:
 			case ok && st.Status == seatflow.SeatHeld && st.Token == token:
 				held = append(held, id)
-			case ok && st.Status == seatflow.SeatAvailable:
+			case ok && (st.Status == seatflow.SeatAvailable || st.Returned):
+				// A seat returned to the waiting list is nobody's in Redis: the order has it.
 				free = append(free, id)
 			case ok && st.Status == seatflow.SeatBlocked:
 				// A house seat over a paid seat: the order wins, repairBlocks frees the seat
@@ -194,7 +206,8 @@ func (x *run) fixPaidSeats(ctx context.Context, showID int, states map[int]seats
 	return fixed, nil
 }
 
-// reholdPendingSeats is repair 7: a pending order's seats that Redis shows free are held
+// reholdPendingSeats is repair 7: a pending order's seats that Redis shows free (or
+// returned to the waiting list, nobody's in Redis either) are held
 // for its token again (held since the order was created, as a rebuilt hash holds them),
 // and the watchers are told by the script's delta. Redis lost between holdSeats' script
 // and its order's commit leaves exactly that: a hash rebuilt from MySQL in between shows
@@ -210,7 +223,7 @@ func (x *run) reholdPendingSeats(ctx context.Context, showID int, states map[int
 		}
 		var free []int
 		for _, id := range a.seats {
-			if st, ok := states[id]; ok && st.Status == seatflow.SeatAvailable {
+			if st, ok := states[id]; ok && (st.Status == seatflow.SeatAvailable || st.Returned) {
 				free = append(free, id)
 			}
 		}
@@ -256,6 +269,7 @@ func byToken(states map[int]seats.State, status seatflow.SeatStatus, pick func(i
 // releaseOrphanHolds is repair 4: seats held by a token no pending or paid order has
 // (holdSeats died between the hold and the order commit, or a release was lost) are
 // freed, but only when held longer ago than Grace: a younger hold may be about to commit.
+// Seats returned to the waiting list have no token and are not orphans (repair 11).
 // Counts are left to recountLimits (the orphan's user is unknown).
 func (x *run) releaseOrphanHolds(ctx context.Context, showID int, states map[int]seats.State, tokens map[string]*active) (int, error) {
 	cutoff := x.now.Add(-x.c.Grace)
@@ -305,7 +319,8 @@ func (x *run) release(ctx context.Context, showID int, kind string, orphans map[
 func (x *run) recountLimits(ctx context.Context, showID int, states map[int]seats.State, counts map[string]int, tokens map[string]*active) error {
 	cutoff := x.now.Add(-x.c.Grace)
 	for _, st := range states {
-		if st.Status == seatflow.SeatHeld && tokens[st.Token] == nil && !st.HeldAt.Before(cutoff) {
+		// A seat returned to the waiting list is in nobody's count: not a hold in flight.
+		if st.Status == seatflow.SeatHeld && !st.Returned && tokens[st.Token] == nil && !st.HeldAt.Before(cutoff) {
 			return nil // a hold in flight: its user's count is unknown until it commits
 		}
 	}

@@ -64,6 +64,10 @@ func (x *run) done(kind string, n, showID int) {
 		x.rep.PurchaseCountsRecounted += n
 	case kindRefunds:
 		x.rep.RefundsRetried += n
+	case kindWaitlistCounts:
+		x.rep.WaitlistCountsRecounted += n
+	case kindReturnedSeats:
+		x.rep.ReturnedSeatsOffered += n
 	}
 }
 
@@ -96,7 +100,7 @@ func (x *run) expireOrders(ctx context.Context) error {
 	return nil
 }
 
-// scanShowtimes runs repairs 2–9 on ON_SALE and CLOSED showtimes from the cursor on, at
+// scanShowtimes runs repairs 2–11 on ON_SALE and CLOSED showtimes from the cursor on, at
 // most Batch showtimes, stopping at the first showtime with more drift than the budgets
 // left (the next run starts there).
 func (x *run) scanShowtimes(ctx context.Context) error {

@@ -25,6 +25,13 @@ type Report struct {
 	// rows) set to the seats their orders occupy: a missing row inserted, a wrong one
 	// corrected, one left without occupancy set to 0.
 	PurchaseCountsRecounted int `json:"purchaseCountsRecounted"`
+	// WaitlistCountsRecounted counts showtimes whose count of waiting entries in Redis
+	// (Keys.Waitlist) was set to MySQL's: lost with Redis, or drifted.
+	WaitlistCountsRecounted int `json:"waitlistCountsRecounted"`
+	// ReturnedSeatsOffered counts seats returned to a waiting list and left unoffered
+	// longer than ReturnedGrace that the run had the waiting list offer (to a waiting
+	// entry, or on sale when none fits).
+	ReturnedSeatsOffered int `json:"returnedSeatsOffered"`
 	// BlocksRepaired counts house seats brought into line with MySQL's block rows: seats
 	// blocked in Redis for a row, unblocked for none, rows dropped for seats an order has.
 	BlocksRepaired int `json:"blocksRepaired"`
@@ -49,5 +56,5 @@ type Report struct {
 func (r *Report) repaired() bool {
 	return r.ExpiredCancelled+r.PaidSeatsFixed+r.HashesRebuilt+r.OrphanHoldsReleased+
 		r.SoldOrphansReleased+r.LimitsRecounted+r.PendingSeatsReheld+r.BlocksRepaired+r.RefundsRetried+
-		r.PurchaseCountsRecounted > 0
+		r.PurchaseCountsRecounted+r.WaitlistCountsRecounted+r.ReturnedSeatsOffered > 0
 }

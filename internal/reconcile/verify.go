@@ -3,11 +3,15 @@ package reconcile
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"seatflow"
 
@@ -15,6 +19,7 @@ import (
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
 	"seatflow/ent/showtime"
+	"seatflow/ent/waitlistentry"
 	"seatflow/internal/seats"
 )
 
@@ -36,7 +41,12 @@ func (v Violation) String() string { return fmt.Sprintf("showtime %d: %s", v.Sho
 //     an active order has a block row;
 //   - each user's count in Redis equals the seats of their active orders;
 //   - each user's purchase count in MySQL (their purchase_counts row, 0 when missing)
-//     equals their seat_occupancies rows for the showtime.
+//     equals their seat_occupancies rows for the showtime;
+//   - the waiting list (docs/DESIGN.md "Waiting list"): a free seat may be returned to it
+//     ("4|MS") for DefaultReturnedGrace at most, after which it should have been offered
+//     or put on sale; the showtime's count of waiting entries in Redis equals MySQL's
+//     entries WAITING; a WAITING entry has no offer's order and an OFFERED one has one
+//     (an offer's seats are its pending order's, checked with every pending order's).
 //
 // It returns every violation it finds (none means the stores agree).
 func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violation, error) {
@@ -115,6 +125,16 @@ func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violatio
 	for _, b := range blockRows {
 		blocked[seatKey{b.ShowtimeID, b.SeatID}] = true
 	}
+	waiting, vs, err := verifyEntries(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, vs...)
+	// A seat's return time is Redis' clock (delta.lua's returnedOrFree): its age is too.
+	now, err := store.RDB.Time(ctx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("verify: Redis' clock: %w", err)
+	}
 	for _, sh := range shows {
 		states, _, err := store.States(ctx, sh.ID)
 		if err != nil {
@@ -148,9 +168,24 @@ func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violatio
 					want.Status = seatflow.SeatSold
 				}
 			}
+			if inHash && st.Returned && want.Status == seatflow.SeatAvailable {
+				// Returned to the waiting list: fine while its offer may still be on its way.
+				if age := now.Sub(st.HeldAt); age > DefaultReturnedGrace {
+					out = append(out, Violation{sh.ID, fmt.Sprintf("seat %d was returned to the waiting list %s ago and is neither offered nor on sale",
+						seat.ID, age.Round(time.Millisecond))})
+				}
+				continue
+			}
 			if !inHash || st.Status != want.Status || st.Token != want.Token {
 				out = append(out, Violation{sh.ID, fmt.Sprintf("seat %d is %s in Redis but %s in MySQL", seat.ID, describe(st, inHash), describe(want, true))})
 			}
+		}
+		listed, err := store.RDB.Get(ctx, store.Keys.Waitlist(sh.ID)).Int()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("verify: waiting-list count of showtime %d: %w", sh.ID, err)
+		}
+		if listed != waiting[sh.ID] {
+			out = append(out, Violation{sh.ID, fmt.Sprintf("the waiting list counts %d entries waiting in Redis but %d in MySQL", listed, waiting[sh.ID])})
 		}
 		limits, err := store.Counts(ctx, sh.ID)
 		if err != nil {
@@ -177,13 +212,36 @@ func Verify(ctx context.Context, db *ent.Client, store *seats.Store) ([]Violatio
 			}
 		}
 	}
-	vs, err := verifyPurchaseCounts(ctx, db, shows, occRows)
+	vs, err = verifyPurchaseCounts(ctx, db, shows, occRows)
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, vs...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].ShowtimeID < out[j].ShowtimeID })
 	return out, nil
+}
+
+// verifyEntries counts each showtime's waiting entries and reports the entries whose
+// offer does not match their state: WAITING with an order, OFFERED without one.
+func verifyEntries(ctx context.Context, db *ent.Client) (map[int]int, []Violation, error) {
+	rows, err := db.WaitlistEntry.Query().Where(waitlistentry.StateIn(waitlistentry.StateWAITING, waitlistentry.StateOFFERED)).
+		Select(waitlistentry.FieldShowtimeID, waitlistentry.FieldState, waitlistentry.FieldOrderID).All(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("verify: waiting-list entries: %w", err)
+	}
+	waiting := map[int]int{}
+	var out []Violation
+	for _, e := range rows {
+		switch {
+		case e.State == waitlistentry.StateWAITING && e.OrderID != nil:
+			out = append(out, Violation{e.ShowtimeID, fmt.Sprintf("waiting-list entry %d is WAITING but has the offer's order %d", e.ID, *e.OrderID)})
+		case e.State == waitlistentry.StateWAITING:
+			waiting[e.ShowtimeID]++
+		case e.OrderID == nil:
+			out = append(out, Violation{e.ShowtimeID, fmt.Sprintf("waiting-list entry %d is OFFERED without an order", e.ID)})
+		}
+	}
+	return waiting, out, nil
 }
 
 // verifyPurchaseCounts reports every customer of the showtimes whose purchase count in

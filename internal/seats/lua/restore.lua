@@ -2,8 +2,9 @@
 -- has them: sold to a paid order's token (the reconciler's paid-seat repair after a crash
 -- between the PAID commit and confirm, or a lost release race), or held for a pending
 -- order's token (the re-hold repair: the hash was rebuilt from MySQL before the order's
--- commit, so its seats came back free). Seats that are free or held by the token take the
--- new state; seats of another token are left alone and reported (never silently
+-- commit, so its seats came back free). Seats that are free, returned to the waiting list
+-- ("4|MS": nobody's in Redis, while MySQL says the order has them) or held by the token
+-- take the new state; seats of another token are left alone and reported (never silently
 -- overwritten).
 --
 -- KEYS[1] seats hash, KEYS[2] version, KEYS[3] limits hash, KEYS[4] events channel
@@ -28,8 +29,9 @@ local fresh = 0
 for i = 4, #ARGV - 1 do
   local id = ARGV[i]
   local v = redis.call('HGET', KEYS[1], id)
-  if v == '0' or (status == 'SOLD' and v and string.sub(v, 1, #held) == held) then
-    if v == '0' then fresh = fresh + 1 end
+  local free = v == '0' or (v and string.sub(v, 1, 2) == '4|')
+  if free or (status == 'SOLD' and v and string.sub(v, 1, #held) == held) then
+    if free then fresh = fresh + 1 end
     redis.call('HSET', KEYS[1], id, target)
     changes[#changes + 1] = {seatId = id, status = status}
   elseif v ~= sold and not (v and string.sub(v, 1, #held) == held) then

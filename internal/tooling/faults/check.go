@@ -30,7 +30,7 @@ const checkerGrace = time.Second
 func Check(ctx context.Context, e *Env, w *Workload, ws []*Watcher, res *Result) {
 	// Verify, and reconcile at most twice until it is clean.
 	rec := &reconcile.Reconciler{DB: e.Checker.DB, Seats: e.Checker.Seats, Orders: e.Checker.Booking, Sales: e.Checker.Sales,
-		RDB: e.Checker.Redis, Keys: e.Checker.Keys, Config: reconcile.Config{
+		Waitlist: e.Checker.Waitlist, RDB: e.Checker.Redis, Keys: e.Checker.Keys, Config: reconcile.Config{
 			Now: e.Checker.Now, Grace: checkerGrace, Log: e.Checker.Log}}
 	var vs []reconcile.Violation
 	var err error
@@ -64,7 +64,7 @@ func Check(ctx context.Context, e *Env, w *Workload, ws []*Watcher, res *Result)
 // stores as they are now, reconciled, and measures the staleness of the reads and frames.
 func checkHistory(ctx context.Context, e *Env, w *Workload, ws []*Watcher, res *Result) {
 	h := &History{Calls: w.Rec.Calls(), Due: map[int]time.Time{}, FinalSeats: map[int]Answer{}, FinalOrders: map[int]string{},
-		Lost: w.Rec.Lost()}
+		Lost: w.Rec.Lost(), Waitlist: w.wl != nil}
 	known := map[int]bool{}
 	for _, c := range h.Calls {
 		if c.Op == OpHold && c.Code == CodeOK && c.Order > 0 {
@@ -95,10 +95,12 @@ func checkHistory(ctx context.Context, e *Env, w *Workload, ws []*Watcher, res *
 	}
 	for seat, st := range states {
 		ans := Answer{}
-		switch st.Status {
-		case seatflow.SeatBlocked:
+		switch {
+		case st.Status == seatflow.SeatBlocked:
 			ans.Owner = house
-		case seatflow.SeatHeld, seatflow.SeatSold:
+		case st.Returned:
+			ans.Owner = listed
+		case st.Status == seatflow.SeatHeld, st.Status == seatflow.SeatSold:
 			ans.Owner, ans.Sold = byToken[st.Token], st.Status == seatflow.SeatSold
 			if !known[ans.Owner] {
 				ans.Owner = ghost // an order no client was given, or none (an orphan hold)
@@ -183,7 +185,7 @@ func checkStores(ctx context.Context, e *Env, w *Workload, res *Result, now time
 		}{o.Status, exp}
 	}
 	for seat, st := range states {
-		if st.Status != seatflow.SeatHeld {
+		if st.Status != seatflow.SeatHeld || st.Returned { // returned to the waiting list: Verify judges its age
 			continue
 		}
 		o, ok := status[byToken[st.Token]]

@@ -30,6 +30,9 @@ type Options struct {
 	RedisCluster string
 	// HoldTTL of the instances (default 15m).
 	HoldTTL time.Duration
+	// Rows of the showtime's hall, of 16 seats each (default 10): fewer sell out within
+	// a short run (the waitlist scenario).
+	Rows int
 }
 
 // Env is a scenario's world: a database and a Redis prefix of its own, the instances
@@ -149,6 +152,9 @@ func NewEnv(t *testing.T, plan Plan, opts Options) *Env {
 	if opts.HoldTTL == 0 {
 		opts.HoldTTL = 15 * time.Minute
 	}
+	if opts.Rows == 0 {
+		opts.Rows = 10
+	}
 	e := &Env{t: t, Plan: plan, Opts: opts, Name: testenv.RandomName("sffault_"), tox: toxiproxy.NewClient(toxiproxyAddr())}
 	e.prefix = e.Name
 	e.logDir = filepath.Join(os.TempDir(), "seatflow-faults")
@@ -261,12 +267,12 @@ func (e *Env) startInstance(t *testing.T, i int) *Instance {
 	return in
 }
 
-// fixture writes a showtime on sale (a 10 × 16 hall, gaps allowed so random picks are
+// fixture writes a showtime on sale (a Rows × 16 hall, gaps allowed so random picks are
 // valid, purchase limit 6) and builds its seat hash.
 func (e *Env) fixture(t *testing.T) {
 	t.Helper()
 	now := time.Now()
-	showID, hallID := testenv.Showtime(t, e.Checker.DB, now, testenv.ShowtimeSpec{Rows: 10, PerRow: 16,
+	showID, hallID := testenv.Showtime(t, e.Checker.DB, now, testenv.ShowtimeSpec{Rows: e.Opts.Rows, PerRow: 16,
 		AllowGaps: true, StartsIn: 48 * time.Hour, Limit: 6})
 	ctx := context.Background()
 	if _, err := e.Checker.Sales.InitSeats(ctx, showID, hallID); err != nil {

@@ -5,7 +5,9 @@
 // is on, heals it, and hands the run to the checker, which fails the test on any broken
 // promise: end states, and the recorded history of holds, payments, cancels, extends,
 // refunds, order reads and expiries checked for linearizability with porcupine
-// (model.go, linearize.go). TestBaseline runs the workload without a fault. The package only observes the product through its API and its stores; it
+// (model.go, linearize.go). TestBaseline runs the workload without a fault;
+// TestWaitlistUnderFaults adds a sold-out showtime's waiting list, its offers recorded as
+// holds of the entrants' orders (waitlist.go). The package only observes the product through its API and its stores; it
 // changes nothing except through the API and the reconciler.
 //
 // SEATFLOW_FAULTS=long runs the full durations (make faults), SEATFLOW_FAULTS=short a

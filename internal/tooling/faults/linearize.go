@@ -38,11 +38,14 @@ type History struct {
 	FinalSeats  map[int]Answer `json:"finalSeats"`
 	FinalOrders map[int]string `json:"finalOrders"`
 	// Lost are the seats whose Redis state a fault lost, from when (Recorder.SeatsLost).
-	Lost       map[int]time.Time `json:"lost,omitempty"`
-	seatsOf    map[int][]int     // order → its seats (from its hold)
-	base       time.Time         // time 0 of the porcupine operations
-	partitions []*partition      // built by split
-	linearized map[int][]*step   // seat → its operations in the order porcupine found (checked OK)
+	Lost map[int]time.Time `json:"lost,omitempty"`
+	// Waitlist says the showtime kept a waiting list: seats freed may have been returned to
+	// it, and its offers are in Calls as holds of the entrants' orders (waitlist.go).
+	Waitlist   bool            `json:"waitlist,omitempty"`
+	seatsOf    map[int][]int   // order → its seats (from its hold)
+	base       time.Time       // time 0 of the porcupine operations
+	partitions []*partition    // built by split
+	linearized map[int][]*step // seat → its operations in the order porcupine found (checked OK)
 }
 
 // partition is one seat's or one order's operations.
@@ -129,6 +132,7 @@ func (h *History) split() {
 		if ans.Out == outUnknown && a.Kind != actFinal && a.Kind != actRead {
 			ret = never
 		}
+		a.Returns = h.Waitlist
 		p.ops = append(p.ops, porcupine.Operation{ClientId: client, Input: a, Output: ans, Call: call, Return: ret})
 	}
 	for i, c := range h.Calls {

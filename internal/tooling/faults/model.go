@@ -83,6 +83,9 @@ type Action struct {
 	Order int // the order; 0 for a hold whose answer was lost (its order is unknown)
 	// Index is the operation's place in the recorded history (-1 for the checker's own).
 	Index int
+	// Returns says the showtime keeps a waiting list: a seat an operation frees may be
+	// returned to it (listed) instead of put on sale.
+	Returns bool
 }
 
 // Answer is what a partition's operation answered.
@@ -103,6 +106,11 @@ const ghost = -1
 
 // house owns a house seat: blocked by staff, off sale to everyone until unblocked.
 const house = -2
+
+// listed owns a seat returned to a showtime's waiting list: HELD to everyone until the list
+// offers it (an offer is a hold by the entrant's order, which takes it) or puts it on sale,
+// which it may do at any moment (so a listed seat may be free as well).
+const listed = -3
 
 // seatState is a seat as the API promised it.
 type seatState struct {
@@ -137,8 +145,20 @@ func (s seatState) lapse(o int) seatState {
 	return s
 }
 
-// maybeFree: free, or a ghost (which may have let the seat go).
-func (s seatState) maybeFree() bool { return s.owner == 0 || s.owner == ghost }
+// maybeFree: free, a ghost (which may have let the seat go), or listed (which may have
+// gone on sale, or be offered).
+func (s seatState) maybeFree() bool { return s.owner == 0 || s.owner == ghost || s.owner == listed }
+
+// freed is what a seat freed into next may be: next, or, when the showtime keeps a
+// waiting list (a.Returns), returned to it instead.
+func freed(next seatState, a Action) []any {
+	if !a.Returns {
+		return one(next)
+	}
+	r := next
+	r.owner = listed
+	return []any{next, r}
+}
 
 func (s seatState) String() string {
 	var st string
@@ -149,6 +169,8 @@ func (s seatState) String() string {
 		st = "ghost (held by a lost hold, or free)"
 	case s.owner == house:
 		st = "blocked (a house seat)"
+	case s.owner == listed:
+		st = "returned to the waiting list (or on sale again)"
 	case s.sold:
 		st = fmt.Sprintf("sold to order %d", s.owner)
 	default:
@@ -202,7 +224,7 @@ func seatStep(state, input, output any) []any {
 		case outExpired: // a late payment that could not have its seats: they are not its
 			switch {
 			case held:
-				return one(s.lapse(o))
+				return freed(s.lapse(o), a)
 			case s.owner == o:
 				return nil
 			}
@@ -213,7 +235,7 @@ func seatStep(state, input, output any) []any {
 				out = append(out, paid)
 			}
 			if held {
-				out = append(out, s.lapse(o))
+				out = append(out, freed(s.lapse(o), a)...)
 			}
 			return out
 		}
@@ -222,12 +244,12 @@ func seatStep(state, input, output any) []any {
 		switch ans.Out {
 		case outOK:
 			if held {
-				return one(seatState{lapsed: s.lapsed})
+				return freed(seatState{lapsed: s.lapsed}, a)
 			}
 			return nil
 		case outUnknown:
 			if held {
-				return []any{s, seatState{lapsed: s.lapsed}}
+				return append(one(s), freed(seatState{lapsed: s.lapsed}, a)...)
 			}
 		}
 		return one(s)
@@ -237,13 +259,13 @@ func seatStep(state, input, output any) []any {
 		case outOK:
 			switch {
 			case sold:
-				return one(seatState{lapsed: s.lapsed})
+				return freed(seatState{lapsed: s.lapsed}, a)
 			case held:
 				return nil // a pending order has no payment to refund
 			}
 		case outUnknown:
 			if sold {
-				return []any{s, seatState{lapsed: s.lapsed}}
+				return append(one(s), freed(seatState{lapsed: s.lapsed}, a)...)
 			}
 		}
 		return one(s)
@@ -253,9 +275,9 @@ func seatStep(state, input, output any) []any {
 		case ans.Out == outOK && held:
 			return nil // a pending order's seats are not refunded
 		case ans.Out == outOK && sold:
-			return one(seatState{lapsed: s.lapsed})
+			return freed(seatState{lapsed: s.lapsed}, a)
 		case ans.Out == outUnknown && sold:
-			return []any{s, seatState{lapsed: s.lapsed}}
+			return append(one(s), freed(seatState{lapsed: s.lapsed}, a)...)
 		}
 		// An OK for a seat the order no longer has repeats a refund made before (a lost
 		// answer's, or the whole order's): it changes nothing.
@@ -285,20 +307,21 @@ func seatStep(state, input, output any) []any {
 		case s.owner != house: // unblocking a seat that is not blocked changes nothing
 			return one(s)
 		case ans.Out == outOK:
-			return one(free)
+			return freed(free, a)
 		case ans.Out == outUnknown:
-			return []any{s, free}
+			return append(one(s), freed(free, a)...)
 		}
 		return one(s)
 	case actExpire:
 		if held {
-			return one(s.lapse(o))
+			return freed(s.lapse(o), a)
 		}
 		return one(s)
 	case actFinal:
 		switch {
 		case ans.Owner == 0 && s.maybeFree(),
 			ans.Owner == house && s.owner == house,
+			ans.Owner == listed && s.owner == listed,
 			ans.Owner == ghost && !ans.Sold && s.owner == ghost,
 			ans.Owner > 0 && ans.Owner == s.owner && ans.Sold == s.sold:
 			return one(s)

@@ -267,3 +267,58 @@ func TestStaleness(t *testing.T) {
 		t.Errorf("frames: got %+v, want 4 observations, 2 late (max 4 ms), 1 missed", f)
 	}
 }
+
+// TestCheckerWithWaitingList: with a waiting list, a seat freed may be returned to it
+// (HELD to everyone) and then offered, an offer being a hold by the entrant's order; a
+// double sale through an offer still has no linearization.
+func TestCheckerWithWaitingList(t *testing.T) {
+	cases := []struct {
+		name    string
+		h       *History
+		illegal []string
+	}{
+		{name: "ReturnedSeatRefusedThenOffered", h: history([]Call{
+			hold(0, 10, 1, CodeOK, 1),
+			call(OpCancel, 20, 30, 1, CodeOK),
+			unavailable(40, 50, []int{1}, 1), // returned to the list: held to everyone
+			hold(55, 70, 2, CodeOK, 1),       // the offer (after its join at 55), seen by the entrant's poll at 70
+		}, map[int]Answer{1: held(2)}, map[int]string{1: orderCancelled, 2: orderPending})},
+		{name: "ReturnedSeatOnSaleAgain", h: history([]Call{
+			hold(0, 10, 1, CodeOK, 1),
+			call(OpCancel, 20, 30, 1, CodeOK),
+			unavailable(40, 50, []int{1}, 1),
+			hold(60, 70, 2, CodeOK, 1), // nobody fitted: on sale, held by a customer
+		}, map[int]Answer{1: held(2)}, map[int]string{1: orderCancelled, 2: orderPending})},
+		{name: "ReturnedSeatStillListedAtTheEnd", h: history([]Call{
+			hold(0, 10, 1, CodeOK, 1),
+			call(OpCancel, 20, 30, 1, CodeOK),
+		}, map[int]Answer{1: {Owner: listed}}, map[int]string{1: orderCancelled})},
+		{name: "OfferOfASeatSold", illegal: []string{"seat-1"}, h: history([]Call{
+			hold(0, 10, 1, CodeOK, 1),
+			call(OpPay, 20, 30, 1, CodeOK),
+			hold(40, 50, 2, CodeOK, 1), // an offer of a seat order 1 bought
+		}, map[int]Answer{1: held(2)}, map[int]string{1: orderPaid, 2: orderPending})},
+		{name: "OfferOfASeatHeld", illegal: []string{"seat-1"}, h: history([]Call{
+			hold(0, 10, 1, CodeOK, 1),
+			hold(20, 30, 2, CodeOK, 1),
+			call(OpCancel, 40, 50, 1, CodeOK),
+		}, map[int]Answer{1: held(2)}, map[int]string{1: orderCancelled, 2: orderPending})},
+		{name: "ListedWithoutARelease", illegal: []string{"seat-1"}, h: history([]Call{
+			hold(0, 10, 1, CodeOK, 1),
+		}, map[int]Answer{1: {Owner: listed}}, map[int]string{1: orderPending})},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.h.Waitlist = true
+			got := c.h.Check("", "case")
+			if !slices.Equal(got.Illegal, c.illegal) || len(got.Undecided) > 0 {
+				t.Fatalf("illegal partitions: got %v (undecided %v), want %v", got.Illegal, got.Undecided, c.illegal)
+			}
+		})
+	}
+	// Without a waiting list a seat cancelled is free: the refusal has no linearization.
+	h := history(cases[0].h.Calls, map[int]Answer{1: held(2)}, map[int]string{1: orderCancelled, 2: orderPending})
+	if got := h.Check("", "case"); !slices.Equal(got.Illegal, []string{"seat-1"}) {
+		t.Fatalf("without a waiting list: illegal %v, want seat-1", got.Illegal)
+	}
+}

@@ -198,6 +198,10 @@ func (w *Workload) extendPending(ctx context.Context, in *Instance) {
 	if o == nil {
 		return
 	}
+	if o.offer { // the next entry waits for its seats: the entrant pays or declines
+		w.give(&w.pending, o)
+		return
+	}
 	var out struct{ ExtendHold orderAnswer }
 	a := w.post(ctx, in, OpExtend, w.token(o), qExtend, map[string]any{"id": o.id}, &out)
 	w.record(OpExtend, in, a, o.cust, o.id, &out.ExtendHold, Call{})

@@ -60,6 +60,9 @@ type Repairs struct {
 	// PurchaseCountsRecounted must stay 0: a crash cannot set a purchase count apart from
 	// the occupancy (checkPurchaseCounts).
 	PurchaseCountsRecounted int `json:"purchaseCountsRecounted"`
+	// WaitlistCountsRecounted and ReturnedSeatsOffered are the waiting list's repairs.
+	WaitlistCountsRecounted int `json:"waitlistCountsRecounted,omitempty"`
+	ReturnedSeatsOffered    int `json:"returnedSeatsOffered,omitempty"`
 }
 
 func (r *Repairs) add(rep *reconcile.Report) {
@@ -71,6 +74,8 @@ func (r *Repairs) add(rep *reconcile.Report) {
 	r.LimitsRecounted += rep.LimitsRecounted
 	r.PendingSeatsReheld += rep.PendingSeatsReheld
 	r.PurchaseCountsRecounted += rep.PurchaseCountsRecounted
+	r.WaitlistCountsRecounted += rep.WaitlistCountsRecounted
+	r.ReturnedSeatsOffered += rep.ReturnedSeatsOffered
 }
 
 // String lists the non-zero repairs ("none" when there are none).
@@ -82,7 +87,8 @@ func (r Repairs) String() string {
 	}{{"expired", r.ExpiredCancelled}, {"paid seats fixed", r.PaidSeatsFixed}, {"hashes rebuilt", r.HashesRebuilt},
 		{"orphan holds released", r.OrphanHoldsReleased}, {"sold orphans released", r.SoldOrphansReleased},
 		{"limits recounted", r.LimitsRecounted}, {"pending seats re-held", r.PendingSeatsReheld},
-		{"purchase counts recounted", r.PurchaseCountsRecounted}} {
+		{"purchase counts recounted", r.PurchaseCountsRecounted}, {"waiting-list counts recounted", r.WaitlistCountsRecounted},
+		{"returned seats offered", r.ReturnedSeatsOffered}} {
 		if kv.v > 0 {
 			if out != "" {
 				out += ", "

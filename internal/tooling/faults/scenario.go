@@ -20,6 +20,10 @@ type Scenario struct {
 	Inject func(ctx context.Context, e *Env, d time.Duration) error
 	// Prepare, when set, changes the workload before it starts.
 	Prepare func(e *Env, w *Workload)
+	// Settle, when set, runs once the workload is over and the fault healed, before the
+	// checker: what the scenario must finish through the API for its history to be whole
+	// (the waiting list's offers). It returns what it could not do, as violations.
+	Settle func(ctx context.Context, e *Env, w *Workload) []string
 	// Extra checks what the scenario promises beyond the common checks; it runs after the
 	// checker, with the watchers still connected.
 	Extra func(e *Env, w *Workload, ws []*Watcher, res *Result)
@@ -95,6 +99,11 @@ func execute(t *testing.T, e *Env, s Scenario) *Result {
 	}
 	t.Logf("fault healed")
 	<-done
+	if s.Settle != nil {
+		for _, v := range s.Settle(ctx, e, w) {
+			res.violate("settle: %s", v)
+		}
+	}
 	stopPoll()
 	<-polled
 	res.measure(w.Rec)

@@ -48,6 +48,8 @@ func statusOf(s seatState) []string {
 		return []string{"AVAILABLE", "HELD"}
 	case s.owner == house:
 		return []string{"BLOCKED"}
+	case s.owner == listed:
+		return []string{"HELD", "AVAILABLE"}
 	case s.sold:
 		return []string{"SOLD"}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,6 +70,8 @@ type heldOrder struct {
 	// ref is the payment reference of its first pay: a retry (after SERVICE_UNAVAILABLE or
 	// no answer) sends the same one, as a client retrying the same payment would.
 	ref string
+	// offer marks a waiting-list offer's order (waitlist.go): its hold cannot be extended.
+	offer bool
 }
 
 // Workload sends the bounded mix to the instances and records every answer.
@@ -95,6 +98,10 @@ type Workload struct {
 	holdOnly atomic.Bool
 	// changes is held shared by every change the workload sends, and exclusively by Alone.
 	changes sync.RWMutex
+	// wl is the waiting list's part (nil without one) and extra its operations in the mix
+	// (WithWaitlist).
+	wl    *waitlist
+	extra []mixEntry
 }
 
 // HoldOnly stops (true) or resumes (false) paying, cancelling, extending and refunding.
@@ -142,17 +149,18 @@ func (w *Workload) Run(ctx context.Context, d time.Duration) {
 
 // one picks an operation of the mix and an instance and sends it.
 func (w *Workload) one(ctx context.Context) {
+	w.mu.Lock()
+	all := append(slices.Clip(mix), w.extra...)
 	total := 0
-	for _, m := range mix {
+	for _, m := range all {
 		total += m.weight
 	}
-	w.mu.Lock()
 	in := w.Targets[w.next%len(w.Targets)]
 	w.next++
 	roll := w.rnd.IntN(total)
 	w.mu.Unlock()
 	var pick mixEntry
-	for _, m := range mix {
+	for _, m := range all {
 		if roll -= m.weight; roll < 0 {
 			pick = m
 			break
