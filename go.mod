@@ -31,6 +31,7 @@ require (
 	github.com/prometheus/procfs v0.22.0
 	github.com/redis/go-redis/extra/redisotel/v9 v9.23.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/smallstep/pkcs7 v0.2.3
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/stripe/stripe-go/v82 v82.5.1
 	github.com/tsenart/vegeta/v12 v12.13.0
@@ -104,7 +105,6 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0 // indirect
 	github.com/rs/dnscache v0.0.0-20230804202142-fc85eb664529 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
-	github.com/smallstep/pkcs7 v0.2.3 // indirect
 	github.com/sosodev/duration v1.4.0 // indirect
 	github.com/spf13/cobra v1.7.0 // indirect
 	github.com/spf13/pflag v1.0.5 // indirect
