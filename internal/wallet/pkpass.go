@@ -16,7 +16,7 @@ import (
 )
 
 // Package is a .pkpass: a zip of pass.json, the images, manifest.json (the SHA-1 of each
-// file, in hex) and signature (the manifest's detached PKCS #7 signature), modified is the
+// file, in hex) and signature (the manifest's detached PKCS7 signature), modified is the
 // files' time in the zip.
 func Package(p *Pass, s *Signer, modified time.Time) ([]byte, error) {
 	passJSON, err := json.MarshalIndent(p, "", "  ")

@@ -84,7 +84,7 @@ func readCert(path string) (*x509.Certificate, error) {
 	return cert, nil
 }
 
-// readKey reads an unencrypted private key, PKCS #8 or PKCS #1 (RSA) or SEC 1 (EC), as
+// readKey reads an unencrypted private key, PKCS8 or PKCS1 (RSA) or SEC 1 (EC), as
 // `openssl pkcs12 -nodes` exports Apple's .p12.
 func readKey(path string) (crypto.Signer, error) {
 	block, err := readPEM(path, "PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY")
@@ -132,7 +132,7 @@ func readPEM(path string, types ...string) (*pem.Block, error) {
 	}
 }
 
-// Sign returns the detached PKCS #7 signature (DER) of manifest: SHA-256, with the signing
+// Sign returns the detached PKCS7 signature (DER) of manifest: SHA-256, with the signing
 // time among the signed attributes and the WWDR certificate beside the pass certificate,
 // as Apple's devices check it.
 func (s *Signer) Sign(manifest []byte) ([]byte, error) {
