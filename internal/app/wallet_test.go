@@ -3,7 +3,7 @@ package app
 import (
 	"archive/zip"
 	"bytes"
-	"crypto/sha1" //nolint:gosec // Apple's manifest format
+	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -125,7 +125,7 @@ func checkSigned(t *testing.T, files map[string][]byte, caFile string) {
 		if name == "manifest.json" || name == "signature" {
 			continue
 		}
-		sum := sha1.Sum(b) //nolint:gosec // the manifest's format
+		sum := sha1.Sum(b)
 		if manifest[name] != hex.EncodeToString(sum[:]) {
 			t.Errorf("manifest's SHA-1 of %s = %q, the file's is %x", name, manifest[name], sum)
 		}

@@ -3,7 +3,7 @@ package wallet
 import (
 	"archive/zip"
 	"bytes"
-	"crypto/sha1" //nolint:gosec // the manifest's format
+	"crypto/sha1"
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
@@ -78,7 +78,7 @@ func TestPackage(t *testing.T) {
 		t.Fatalf("manifest = %v (%v), want 3 files", manifest, err)
 	}
 	for name, sum := range manifest {
-		h := sha1.Sum(got[name]) //nolint:gosec // the manifest's format
+		h := sha1.Sum(got[name])
 		if hex.EncodeToString(h[:]) != sum {
 			t.Errorf("manifest's SHA-1 of %s = %s, the file's is %x", name, sum, h)
 		}
