@@ -311,8 +311,9 @@ func (c *Config) validate() error {
 	case !c.Embedded() && c.signsTickets && c.TicketKeySecret == "":
 		return errors.New("set SEATFLOW_TICKET_KEY_SECRET outside embedded mode: a random secret of at least 32 bytes, the same on every instance (it seals the keys that sign ticket codes; e.g. openssl rand -hex 32)")
 	case len(c.WalletApple.missing()) > 0 && len(c.WalletApple.missing()) < 5:
+		missing := c.WalletApple.missing()
 		return fmt.Errorf("set %s too, or none of the SEATFLOW_WALLET_APPLE_* settings (no Apple Wallet passes): docs/TICKETS.md \"Apple Wallet passes\"",
-			orList(c.WalletApple.missing()))
+			strings.Join(missing, " and "))
 	case !c.Embedded() && len(c.WalletApple.missing()) == 0 && c.PublicURL == "":
 		return errors.New("set SEATFLOW_PUBLIC_URL with Apple Wallet passes: the address phones reach the instance at (the passes' web service), e.g. https://tickets.example")
 	case c.PaymentProvider == "" && !c.takesPayments:
