@@ -232,7 +232,8 @@ func fieldValue(p map[string]any, key string) string {
 // .pkpass whose manifest and signature check out (openssl, against the WWDR of the
 // settings), whose pass.json is an eventTicket with the ticket's code as its barcode: that
 // code opens the door. Someone else's ticket is NOT_FOUND, a bad or expired link
-// UNAUTHENTICATED, and a refunded seat's pass is voided.
+// UNAUTHENTICATED, a refunded seat's pass is voided, and a reschedule moves the pass (its
+// dates, its code, its Last-Modified).
 func TestApplePass(t *testing.T) {
 	flags, caFile := walletFlags(t)
 	a := newTestApp(t, append(flags, "-timezone", "Europe/Paris")...)
@@ -320,6 +321,26 @@ func TestApplePass(t *testing.T) {
 			t.Fatalf("ticket status %s, want REVOKED", tks[1].Status)
 		} else if resp, _ := a.getPass(tks[1].ApplePassURL, ""); resp.StatusCode != http.StatusOK {
 			t.Fatalf("a revoked ticket's link: %d, want 200", resp.StatusCode)
+		}
+	})
+	t.Run("RescheduleMovesThePass", func(t *testing.T) {
+		before, _ := a.getPass(path, alice)
+		a.clock.Advance(time.Minute)
+		a.must(a.admin, `mutation($id: ID!, $at: Time!) { rescheduleShowtime(id: $id, startsAt: $at) { id } }`,
+			map[string]any{"id": show, "at": testNow.Add(48 * time.Hour).Format(time.RFC3339)}, nil)
+		resp, b := a.getPass(path, alice)
+		p := passJSON(t, unpackPass(t, resp, b))
+		if p["relevantDate"] != "2030-03-12T10:00:00+01:00" {
+			t.Errorf("relevantDate after the reschedule = %v, want the new start in Paris time", p["relevantDate"])
+		}
+		moved := p["barcodes"].([]any)[0].(map[string]any)["message"]
+		if now := a.passTickets(alice, o.ID)[0].Code; moved == code || moved != now {
+			t.Errorf("the barcode after the reschedule is %.20v…, want the ticket's new code %.20v…", moved, now)
+		}
+		was, _ := http.ParseTime(before.Header.Get("Last-Modified"))
+		now, _ := http.ParseTime(resp.Header.Get("Last-Modified"))
+		if !now.After(was) {
+			t.Errorf("Last-Modified %v did not move past %v with the reschedule", now, was)
 		}
 	})
 }
