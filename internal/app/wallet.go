@@ -18,7 +18,7 @@ const (
 
 // wireWallet builds the Apple Wallet passes over the tickets: signed with the configured
 // certificate (SEATFLOW_WALLET_APPLE_*), or in embedded mode with none configured with a
-// demo CA kept beside the SQLite file, said loudly in the log. Outside embedded mode with
+// demo CA kept beside the SQLite file, said in capitals in the log. Outside embedded mode with
 // none configured the passes are off (WALLET_UNAVAILABLE).
 func (a *App) wireWallet() error {
 	if a.Tickets == nil {
@@ -39,7 +39,9 @@ func (a *App) wireWallet() error {
 			return err
 		}
 		a.Wallet.PassTypeID, a.Wallet.TeamID = demoPassTypeID, demoTeamID
-		a.Log.Warn("WALLET PASSES ARE DEMO PASSES: signed by a self-signed demo CA (" + wallet.DemoCAName + ", " + files.WWDR +
+		// At INFO, loud in words: embedded mode is for demos, where this is expected, and its
+		// start logs no warning (server/start_test.go).
+		a.Log.Info("WALLET PASSES ARE DEMO PASSES: signed by a self-signed demo CA (" + wallet.DemoCAName + ", " + files.WWDR +
 			"), Apple devices will not accept them; set SEATFLOW_WALLET_APPLE_* (docs/TICKETS.md)")
 	default:
 		return nil // no Apple passes
