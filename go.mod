@@ -31,6 +31,7 @@ require (
 	github.com/prometheus/procfs v0.22.0
 	github.com/redis/go-redis/extra/redisotel/v9 v9.23.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/smallstep/pkcs7 v0.2.3
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/stripe/stripe-go/v82 v82.5.1
 	github.com/tsenart/vegeta/v12 v12.13.0

@@ -52,6 +52,9 @@ type Showtime struct {
 	// from MySQL by every hold, so a queue's state lost with Redis never opens the sale
 	// to everyone.
 	HasQueue bool `json:"hasQueue"`
+	// UpdatedAt is the last change of the showtime's row (a reschedule, a status change):
+	// what tells a wallet pass its content moved (internal/wallet LastUpdated).
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // DefaultSalesCloseAfter is how long after its start a showtime's sales close by

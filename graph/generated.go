@@ -350,16 +350,17 @@ type ComplexityRoot struct {
 	}
 
 	Ticket struct {
-		CheckedInAt func(childComplexity int) int
-		Code        func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Order       func(childComplexity int) int
-		QRSVG       func(childComplexity int) int
-		RevokedAt   func(childComplexity int) int
-		Seat        func(childComplexity int) int
-		Showtime    func(childComplexity int) int
-		Status      func(childComplexity int) int
-		TicketType  func(childComplexity int) int
+		ApplePassURL func(childComplexity int) int
+		CheckedInAt  func(childComplexity int) int
+		Code         func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Order        func(childComplexity int) int
+		QRSVG        func(childComplexity int) int
+		RevokedAt    func(childComplexity int) int
+		Seat         func(childComplexity int) int
+		Showtime     func(childComplexity int) int
+		Status       func(childComplexity int) int
+		TicketType   func(childComplexity int) int
 	}
 
 	TicketKey struct {
@@ -520,6 +521,7 @@ type TicketResolver interface {
 	Code(ctx context.Context, obj *seatflow.Ticket) (string, error)
 
 	QRSVG(ctx context.Context, obj *seatflow.Ticket) (string, error)
+	ApplePassURL(ctx context.Context, obj *seatflow.Ticket) (string, error)
 }
 type WaitingListEntryResolver interface {
 	Showtime(ctx context.Context, obj *seatflow.WaitlistEntry) (*seatflow.Showtime, error)
@@ -2103,6 +2105,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Subscription.WaitingList(childComplexity, args["entryId"].(int)), true
 
+	case "Ticket.applePassUrl":
+		if e.ComplexityRoot.Ticket.ApplePassURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ticket.ApplePassURL(childComplexity), true
 	case "Ticket.checkedInAt":
 		if e.ComplexityRoot.Ticket.CheckedInAt == nil {
 			break
@@ -3577,6 +3585,13 @@ type Ticket implements Node {
   revokedAt: Time
   """The code as a QR code, an SVG image."""
   qrSvg: String!
+  """
+  The ticket as an Apple Wallet pass: a link to GET /tickets/{id}/pass.pkpass, an absolute path
+  signed for 24 hours (exp, sig), so a browser downloads it without a token (the owner's bearer
+  token works on the path alone). A revoked ticket's pass is voided. WALLET_UNAVAILABLE where
+  Apple passes are not configured.
+  """
+  applePassUrl: String!
 }
 
 """The door's answer to a scan."""
@@ -4365,6 +4380,8 @@ func (ec *executionContext) childFields_Ticket(ctx context.Context, field graphq
 		return ec.fieldContext_Ticket_revokedAt(ctx, field)
 	case "qrSvg":
 		return ec.fieldContext_Ticket_qrSvg(ctx, field)
+	case "applePassUrl":
+		return ec.fieldContext_Ticket_applePassUrl(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Ticket", field.Name)
 }
@@ -12207,6 +12224,29 @@ func (ec *executionContext) fieldContext_Ticket_qrSvg(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Ticket", field, true, true, "String")
 }
 
+func (ec *executionContext) _Ticket_applePassUrl(ctx context.Context, field graphql.CollectedField, obj *seatflow.Ticket) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ticket_applePassUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Ticket().ApplePassURL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Ticket_applePassUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Ticket", field, true, true, "String")
+}
+
 func (ec *executionContext) _TicketKey_kid(ctx context.Context, field graphql.CollectedField, obj *seatflow.TicketKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16837,6 +16877,12 @@ func (ec *executionContext) _Ticket(ctx context.Context, sel ast.SelectionSet, o
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Ticket_qrSvg(ctx, field, obj)
+				})
+		case "applePassUrl":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Ticket_applePassUrl(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -15,6 +15,7 @@ import (
 	"seatflow/internal/seats"
 	"seatflow/internal/tickets"
 	"seatflow/internal/waitlist"
+	"seatflow/internal/wallet"
 )
 
 // Resolver is the root resolver: the services the API needs.
@@ -32,6 +33,8 @@ type Resolver struct {
 	Queues *queue.Service
 	// Waitlist runs the waiting lists.
 	Waitlist *waitlist.Service
+	// Wallet makes the tickets' Apple Wallet passes.
+	Wallet *wallet.Service
 }
 
 // ptrs returns pointers to the elements of vs (gqlgen wants []*T for lists of objects).

@@ -655,6 +655,11 @@ func (r *ticketResolver) QRSVG(ctx context.Context, obj *seatflow.Ticket) (strin
 	return tickets.QRSVG(code)
 }
 
+// ApplePassURL is the resolver for the applePassUrl field.
+func (r *ticketResolver) ApplePassURL(ctx context.Context, obj *seatflow.Ticket) (string, error) {
+	return r.Wallet.Link(obj.ID)
+}
+
 // Showtime is the resolver for the showtime field.
 func (r *waitingListEntryResolver) Showtime(ctx context.Context, obj *seatflow.WaitlistEntry) (*seatflow.Showtime, error) {
 	return found(loaders.For(ctx).Showtime.Load(ctx, obj.ShowtimeID))

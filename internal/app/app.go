@@ -41,6 +41,7 @@ import (
 	"seatflow/internal/throttle"
 	"seatflow/internal/tickets"
 	"seatflow/internal/waitlist"
+	"seatflow/internal/wallet"
 	"seatflow/internal/wstransport"
 )
 
@@ -84,6 +85,8 @@ type App struct {
 	Websockets *wstransport.Registry
 	// Tickets are the tickets and the door; nil for a command that signs none (no secret).
 	Tickets *tickets.Service
+	// Wallet makes the tickets' Apple Wallet passes; nil without Tickets.
+	Wallet *wallet.Service
 	// Reports computes the admin's sales reports.
 	Reports *reports.Service
 	// Queues runs the showtimes' on-sale queues.
@@ -179,6 +182,9 @@ func (a *App) wire() error {
 		waitlist.Config{Now: a.Now, OfferTTL: a.Config.WaitlistOfferTTL, SalesCloseAfter: a.Config.SalesCloseAfter, Log: a.Log})
 	a.Seats.OnReturned = a.Waitlist.Kick
 	if err := a.wireTickets(); err != nil {
+		return err
+	}
+	if err := a.wireWallet(); err != nil {
 		return err
 	}
 	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Tick: a.Config.LiveTick, Log: a.Log})

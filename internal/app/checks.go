@@ -138,6 +138,28 @@ var settingChecks = map[string]check{
 	"PAYMENT_PROVIDER":      optional(choice(seatflow.ProviderStripe, seatflow.ProviderTest)),
 	"STRIPE_API_KEY":        optional(prefixed("sk_", "rk_")),
 	"STRIPE_WEBHOOK_SECRET": optional(prefixed("whsec_")),
+	"WALLET_APPLE_CERT":     optional(readableFile),
+	"WALLET_APPLE_KEY":      optional(readableFile),
+	"WALLET_APPLE_WWDR":     optional(readableFile),
+	"WALLET_APPLE_PASS_TYPE_ID": optional(func(s string) error {
+		if !passTypeID.MatchString(s) {
+			return errors.New("want a pass type identifier such as pass.com.example.tickets")
+		}
+		return nil
+	}),
+	"WALLET_APPLE_TEAM_ID": optional(func(s string) error {
+		if !teamID.MatchString(s) {
+			return errors.New("want an Apple team identifier: 10 capital letters and digits, e.g. A1B2C3D4E5")
+		}
+		return nil
+	}),
+	"PUBLIC_URL": optional(func(s string) error {
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return errors.New("want an http:// or https:// URL with no query, e.g. https://tickets.example")
+		}
+		return nil
+	}),
 	"STRIPE_API_BASE": optional(func(s string) error {
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -241,6 +263,25 @@ func orList(values []string) string {
 // redisPrefix is what a key prefix may be: no braces (hash tags), no spaces or glob
 // characters (the prefix is also a SCAN pattern).
 var redisPrefix = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+
+// passTypeID is an Apple pass type identifier (reverse DNS, starting "pass.").
+var passTypeID = regexp.MustCompile(`^pass\.[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$`)
+
+// teamID is an Apple developer team identifier.
+var teamID = regexp.MustCompile(`^[A-Z0-9]{10}$`)
+
+// readableFile is a file the server can open.
+func readableFile(s string) error {
+	f, err := os.Open(s)
+	if err != nil {
+		return fmt.Errorf("cannot open it: %w", errors.Unwrap(err))
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.IsDir() {
+		return errors.New("it is a directory: want a PEM file")
+	}
+	return nil
+}
 
 // listenAddr is an address to listen on: [host]:port, port 0 to 65535.
 func listenAddr(s string) error {

@@ -86,6 +86,12 @@ var badValues = map[string][]badValue{
 	"STRIPE_API_KEY":            {{"pk_test_123", "starting with sk_ or rk_"}},
 	"STRIPE_WEBHOOK_SECRET":     {{"sk_test_123", "starting with whsec_"}},
 	"STRIPE_API_BASE":           {{"127.0.0.1:12111", "want an http:// or https:// URL"}},
+	"WALLET_APPLE_CERT":         {{"/nonexistent-dir/pass.pem", "cannot open it"}, {"/", "is a directory"}},
+	"WALLET_APPLE_KEY":          {{"/nonexistent-dir/pass-key.pem", "cannot open it"}},
+	"WALLET_APPLE_WWDR":         {{"/nonexistent-dir/wwdr.pem", "cannot open it"}},
+	"WALLET_APPLE_PASS_TYPE_ID": {{"com.example.tickets", "want a pass type identifier"}, {"pass.", "want a pass type identifier"}},
+	"WALLET_APPLE_TEAM_ID":      {{"a1b2c3d4e5", "10 capital letters and digits"}, {"ABC", "10 capital letters"}},
+	"PUBLIC_URL":                {{"tickets.example", "want an http:// or https:// URL"}, {"https://tickets.example/?x=1", "no query"}},
 	"LIVE_TICK":                 {{"10s", "want 0s to 5s"}, {"-1ms", "want 0s to 5s"}, {"fast", "invalid"}},
 }
 

@@ -92,6 +92,13 @@ type Config struct {
 	// TicketKeySecret seals the private keys that sign ticket codes (required outside
 	// embedded mode, which keeps a generated one beside its SQLite file).
 	TicketKeySecret string
+	// WalletApple are the Apple Wallet pass settings: the pass-type certificate, its key
+	// and Apple's WWDR intermediate (PEM files), the pass type id and the team id. None set
+	// outside embedded mode: no Apple passes; embedded mode then makes a demo CA.
+	WalletApple WalletAppleConfig
+	// PublicURL is the instance's address as phones and browsers reach it (a pass's
+	// webServiceURL is it + "/passkit").
+	PublicURL string
 	// MaxTokenLifetime is the longest a bearer token may live (exp - iat).
 	MaxTokenLifetime time.Duration
 	// takesPayments: the command takes or refunds payments, so it needs a provider.
@@ -99,6 +106,26 @@ type Config struct {
 	// signsTickets: the command signs ticket codes or adds keys, so it needs the secret.
 	signsTickets bool
 }
+
+// WalletAppleConfig are the SEATFLOW_WALLET_APPLE_* settings.
+type WalletAppleConfig struct {
+	Cert, Key, WWDR, PassTypeID, TeamID string
+}
+
+// missing names the settings of the five that are empty.
+func (w WalletAppleConfig) missing() []string {
+	var out []string
+	for _, s := range []struct{ key, v string }{{"CERT", w.Cert}, {"KEY", w.Key}, {"WWDR", w.WWDR},
+		{"PASS_TYPE_ID", w.PassTypeID}, {"TEAM_ID", w.TeamID}} {
+		if s.v == "" {
+			out = append(out, "SEATFLOW_WALLET_APPLE_"+s.key)
+		}
+	}
+	return out
+}
+
+// embeddedPublicURL is embedded mode's public URL unless SEATFLOW_PUBLIC_URL says otherwise.
+const embeddedPublicURL = "http://localhost:8080"
 
 // minWSQueuedBytes is the least SEATFLOW_WS_MAX_QUEUED_BYTES: a pong answering the
 // largest message a client may send (64 KiB) must fit.
@@ -235,6 +262,12 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.StripeWebhookSecret, "STRIPE_WEBHOOK_SECRET", "", "signing secret (whsec_…) of the webhook endpoint POST /webhooks/stripe")
 	str(&c.StripeAPIBase, "STRIPE_API_BASE", "", "base URL of the Stripe API; empty = https://api.stripe.com (set it to a stripe-mock in tests)")
 	str(&c.TicketKeySecret, "TICKET_KEY_SECRET", "", "secret that seals the keys signing ticket codes, at least 32 bytes (required outside embedded mode; every instance needs the same)")
+	str(&c.WalletApple.Cert, "WALLET_APPLE_CERT", "", "PEM file of the Apple Wallet pass-type certificate (docs/TICKETS.md \"Apple Wallet passes\"); set all five SEATFLOW_WALLET_APPLE_* or none (no Apple passes; a demo CA in embedded mode)")
+	str(&c.WalletApple.Key, "WALLET_APPLE_KEY", "", "PEM file of the pass-type certificate's private key, unencrypted")
+	str(&c.WalletApple.WWDR, "WALLET_APPLE_WWDR", "", "PEM file of Apple's WWDR intermediate certificate that issued the pass-type certificate")
+	str(&c.WalletApple.PassTypeID, "WALLET_APPLE_PASS_TYPE_ID", "", "the pass type identifier of the certificate, e.g. pass.com.example.tickets")
+	str(&c.WalletApple.TeamID, "WALLET_APPLE_TEAM_ID", "", "the Apple developer team identifier of the certificate, e.g. A1B2C3D4E5")
+	str(&c.PublicURL, "PUBLIC_URL", "", "the instance's address as phones reach it, e.g. https://tickets.example (wallet passes' web service); needed with Apple passes outside embedded mode; embedded default "+embeddedPublicURL)
 	rest, err := parseSettings(fs, keys, own, args)
 	if err != nil {
 		return nil, nil, err
@@ -248,6 +281,10 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	if c.Embedded() && c.JWTSecret == "" {
 		c.JWTSecret = embeddedSecret
 	}
+	if c.Embedded() && c.PublicURL == "" {
+		c.PublicURL = embeddedPublicURL
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	if c.Embedded() && c.PaymentProvider == "" {
 		c.PaymentProvider = seatflow.ProviderTest
 	}
@@ -273,6 +310,12 @@ func (c *Config) validate() error {
 		return errors.New("SEATFLOW_PERSISTED_ONLY needs SEATFLOW_PERSISTED_QUERIES, the manifest of the documents that may run")
 	case !c.Embedded() && c.signsTickets && c.TicketKeySecret == "":
 		return errors.New("set SEATFLOW_TICKET_KEY_SECRET outside embedded mode: a random secret of at least 32 bytes, the same on every instance (it seals the keys that sign ticket codes; e.g. openssl rand -hex 32)")
+	case len(c.WalletApple.missing()) > 0 && len(c.WalletApple.missing()) < 5:
+		missing := c.WalletApple.missing()
+		return fmt.Errorf("set %s too, or none of the SEATFLOW_WALLET_APPLE_* settings (no Apple Wallet passes): docs/TICKETS.md \"Apple Wallet passes\"",
+			strings.Join(missing, " and "))
+	case !c.Embedded() && len(c.WalletApple.missing()) == 0 && c.PublicURL == "":
+		return errors.New("set SEATFLOW_PUBLIC_URL with Apple Wallet passes: the address phones reach the instance at (the passes' web service), e.g. https://tickets.example")
 	case c.PaymentProvider == "" && !c.takesPayments:
 	case c.PaymentProvider == "":
 		return errors.New("set SEATFLOW_PAYMENT_PROVIDER outside embedded mode: stripe (real payments, see docs/PAYMENTS.md) or test (any customer can mark an order paid: demos and tests only)")

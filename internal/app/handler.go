@@ -17,6 +17,7 @@ import (
 	"seatflow/internal/seats"
 	"seatflow/internal/telemetry"
 	"seatflow/internal/tickets"
+	"seatflow/internal/wallet"
 )
 
 // API is the instance's HTTP API over its services.
@@ -30,7 +31,7 @@ func (a *App) API() *httpapi.API {
 		},
 		Resolver: &graph.Resolver{Catalog: a.Catalog, Booking: a.Booking, Sales: a.Sales, Maps: a.Maps,
 			Live: a.Live, Rec: a.Rec, Tickets: a.Tickets, Guests: a.Guests, Reports: a.Reports,
-			Queues: a.Queues, Waitlist: a.Waitlist},
+			Queues: a.Queues, Waitlist: a.Waitlist, Wallet: a.Wallet},
 		Auth:           a.Auth,
 		Catalog:        a.Catalog,
 		Responses:      a.Responses,
@@ -53,8 +54,9 @@ func (a *App) API() *httpapi.API {
 // Handler is everything the instance serves over HTTP: the API (/query, /healthz,
 // /readyz; /metrics is on a listener of its own, ServeMetrics), the GraphiQL playground at
 // / (its files under /playground/, the site's /favicon.ico), the live seat-map demo at
-// /demo/ (the door at /demo/door) and the keys that verify ticket codes at
-// /.well-known/ticket-keys.
+// /demo/ (the door at /demo/door), the keys that verify ticket codes at
+// /.well-known/ticket-keys and the tickets' Apple Wallet passes at
+// /tickets/{ticketId}/pass.pkpass.
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
 	a.API().Register(mux)
@@ -69,6 +71,9 @@ func (a *App) Handler() http.Handler {
 	mux.Handle("/demo/", demo.Handler(tokens, a.Log))
 	if a.Tickets != nil {
 		mux.Handle("GET "+tickets.JWKSPath, a.Tickets.JWKSHandler())
+	}
+	if a.Wallet != nil {
+		mux.Handle(wallet.PassRoute, a.Wallet.Handler(a.Auth, a.Log))
 	}
 	return telemetry.Handler(mux)
 }

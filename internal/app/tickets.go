@@ -45,14 +45,8 @@ func (a *App) wireTickets() error {
 // SQLite database (made on first start, readable by its owner only), so tickets made
 // before a restart still verify after it. An in-memory database gets a secret of its own.
 func embeddedTicketSecret(sqlitePath string) (string, error) {
-	path := strings.TrimPrefix(sqlitePath, "file:")
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		if strings.Contains(path[i:], "mode=memory") {
-			return tickets.NewSecret(), nil
-		}
-		path = path[:i]
-	}
-	if path == "" || path == ":memory:" {
+	path := sqliteFile(sqlitePath)
+	if path == "" {
 		return tickets.NewSecret(), nil
 	}
 	file := path + ".ticket-key-secret"
@@ -73,4 +67,20 @@ func embeddedTicketSecret(sqlitePath string) (string, error) {
 		return "", fmt.Errorf("write %s: %w", file, err)
 	}
 	return secret, nil
+}
+
+// sqliteFile is the file of embedded mode's SQLite database, "" for an in-memory one: what
+// embedded mode generates is kept beside it.
+func sqliteFile(sqlitePath string) string {
+	path := strings.TrimPrefix(sqlitePath, "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		if strings.Contains(path[i:], "mode=memory") {
+			return ""
+		}
+		path = path[:i]
+	}
+	if path == ":memory:" {
+		return ""
+	}
+	return path
 }

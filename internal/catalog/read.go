@@ -362,7 +362,8 @@ func selectedInt(v ent.Value, err error) int {
 func toShowtime(st *ent.Showtime) *seatflow.Showtime {
 	out := &seatflow.Showtime{ID: st.ID, MovieID: st.MovieID, HallID: st.HallID, StartsAt: st.StartsAt.UTC(),
 		EndsAt: st.EndsAt.UTC(), Status: st.Status, PurchaseLimit: st.PurchaseLimit,
-		AllowSeatGaps: st.AllowSeatGaps, Currency: st.Currency, HasQueue: st.HasQueue}
+		AllowSeatGaps: st.AllowSeatGaps, Currency: st.Currency, HasQueue: st.HasQueue,
+		UpdatedAt: st.UpdatedAt.UTC()}
 	out.CinemaID = selectedInt(st.Value(cinemaIDColumn))
 	out.Prices = slices.Clone([]seatflow.Price(st.Prices))
 	return out
