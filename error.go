@@ -36,6 +36,8 @@ const (
 	ENOTSOLDOUT = "NOT_SOLD_OUT"
 	// EWAITLISTED refuses a second active waiting-list entry of a user for a showtime.
 	EWAITLISTED = "ALREADY_ON_WAITING_LIST"
+	// EWALLETUNAVAILABLE: the wallet asked for is not configured on this server.
+	EWALLETUNAVAILABLE = "WALLET_UNAVAILABLE"
 )
 
 // Codes of the transports (HTTP and websocket), for requests refused before or around

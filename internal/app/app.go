@@ -25,6 +25,7 @@ import (
 	"seatflow/internal/cache"
 	"seatflow/internal/catalog"
 	"seatflow/internal/database"
+	"seatflow/internal/googlewallet"
 	"seatflow/internal/guests"
 	"seatflow/internal/httpapi"
 	"seatflow/internal/keys"
@@ -90,7 +91,9 @@ type App struct {
 	Queues *queue.Service
 	// Waitlist runs the sold-out showtimes' waiting lists.
 	Waitlist *waitlist.Service
-	Now      func() time.Time
+	// GoogleWallet signs "Save to Google Wallet" links; nil when Google Wallet is off.
+	GoogleWallet *googlewallet.Issuer
+	Now          func() time.Time
 
 	embeddedRedis *miniredis.Miniredis
 	closers       []func()
@@ -179,6 +182,9 @@ func (a *App) wire() error {
 		waitlist.Config{Now: a.Now, OfferTTL: a.Config.WaitlistOfferTTL, SalesCloseAfter: a.Config.SalesCloseAfter, Log: a.Log})
 	a.Seats.OnReturned = a.Waitlist.Kick
 	if err := a.wireTickets(); err != nil {
+		return err
+	}
+	if err := a.wireGoogleWallet(); err != nil {
 		return err
 	}
 	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Tick: a.Config.LiveTick, Log: a.Log})

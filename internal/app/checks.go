@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
+	"seatflow/internal/googlewallet"
 	"seatflow/internal/httpapi"
 	"seatflow/internal/tickets"
 )
@@ -138,6 +139,22 @@ var settingChecks = map[string]check{
 	"PAYMENT_PROVIDER":      optional(choice(seatflow.ProviderStripe, seatflow.ProviderTest)),
 	"STRIPE_API_KEY":        optional(prefixed("sk_", "rk_")),
 	"STRIPE_WEBHOOK_SECRET": optional(prefixed("whsec_")),
+	"PUBLIC_URL": optional(func(s string) error {
+		if s == "*" {
+			return errors.New("want scheme://host[:port] with no path, e.g. https://tickets.example")
+		}
+		return origin(s)
+	}),
+	"WALLET_GOOGLE_KEY": optional(func(s string) error {
+		_, err := googlewallet.LoadAccount(s)
+		return err
+	}),
+	"WALLET_GOOGLE_ISSUER_ID": optional(func(s string) error {
+		if strings.Trim(s, "0123456789") != "" {
+			return errors.New("want the issuer id's digits, e.g. 3388000000012345678")
+		}
+		return nil
+	}),
 	"STRIPE_API_BASE": optional(func(s string) error {
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -94,6 +95,14 @@ type Config struct {
 	TicketKeySecret string
 	// MaxTokenLifetime is the longest a bearer token may live (exp - iat).
 	MaxTokenLifetime time.Duration
+	// PublicURL is the instance's address as its customers' browsers reach it
+	// (scheme://host[:port]); embedded mode defaults to http:// and its listen address.
+	PublicURL string
+	// WalletGoogleKey is the path of the Google Cloud service account's JSON key file that
+	// signs "Save to Google Wallet" links; WalletGoogleIssuerID is the issuer account's id.
+	// Both or neither (Google Wallet off; embedded mode then signs with a demo key).
+	WalletGoogleKey      string
+	WalletGoogleIssuerID string
 	// takesPayments: the command takes or refunds payments, so it needs a provider.
 	takesPayments bool
 	// signsTickets: the command signs ticket codes or adds keys, so it needs the secret.
@@ -235,6 +244,9 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.StripeWebhookSecret, "STRIPE_WEBHOOK_SECRET", "", "signing secret (whsec_…) of the webhook endpoint POST /webhooks/stripe")
 	str(&c.StripeAPIBase, "STRIPE_API_BASE", "", "base URL of the Stripe API; empty = https://api.stripe.com (set it to a stripe-mock in tests)")
 	str(&c.TicketKeySecret, "TICKET_KEY_SECRET", "", "secret that seals the keys signing ticket codes, at least 32 bytes (required outside embedded mode; every instance needs the same)")
+	str(&c.PublicURL, "PUBLIC_URL", "", "the instance's address as customers' browsers reach it, scheme://host[:port] (wallet links name it); embedded mode defaults to http:// and SEATFLOW_ADDR")
+	str(&c.WalletGoogleKey, "WALLET_GOOGLE_KEY", "", "path of the Google Cloud service account's JSON key file that signs \"Save to Google Wallet\" links (with SEATFLOW_WALLET_GOOGLE_ISSUER_ID; neither = Google Wallet off, or a demo key in embedded mode)")
+	str(&c.WalletGoogleIssuerID, "WALLET_GOOGLE_ISSUER_ID", "", "the Google Wallet issuer id (digits, from the Google Pay & Wallet Console) of SEATFLOW_WALLET_GOOGLE_KEY")
 	rest, err := parseSettings(fs, keys, own, args)
 	if err != nil {
 		return nil, nil, err
@@ -250,6 +262,9 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	}
 	if c.Embedded() && c.PaymentProvider == "" {
 		c.PaymentProvider = seatflow.ProviderTest
+	}
+	if c.Embedded() && c.PublicURL == "" {
+		c.PublicURL = embeddedPublicURL(c.Addr)
 	}
 	return c, rest, invalidConfig(c.validate())
 }
@@ -273,6 +288,12 @@ func (c *Config) validate() error {
 		return errors.New("SEATFLOW_PERSISTED_ONLY needs SEATFLOW_PERSISTED_QUERIES, the manifest of the documents that may run")
 	case !c.Embedded() && c.signsTickets && c.TicketKeySecret == "":
 		return errors.New("set SEATFLOW_TICKET_KEY_SECRET outside embedded mode: a random secret of at least 32 bytes, the same on every instance (it seals the keys that sign ticket codes; e.g. openssl rand -hex 32)")
+	case c.WalletGoogleKey != "" && c.WalletGoogleIssuerID == "":
+		return errors.New("SEATFLOW_WALLET_GOOGLE_KEY needs SEATFLOW_WALLET_GOOGLE_ISSUER_ID, the issuer id of the Google Pay & Wallet Console (docs/TICKETS.md \"Wallets\")")
+	case c.WalletGoogleIssuerID != "" && c.WalletGoogleKey == "":
+		return errors.New("SEATFLOW_WALLET_GOOGLE_ISSUER_ID needs SEATFLOW_WALLET_GOOGLE_KEY, the service account's JSON key file (docs/TICKETS.md \"Wallets\")")
+	case c.WalletGoogleKey != "" && c.PublicURL == "":
+		return errors.New("Google Wallet (SEATFLOW_WALLET_GOOGLE_KEY) needs SEATFLOW_PUBLIC_URL, the site's address its links name as their origin")
 	case c.PaymentProvider == "" && !c.takesPayments:
 	case c.PaymentProvider == "":
 		return errors.New("set SEATFLOW_PAYMENT_PROVIDER outside embedded mode: stripe (real payments, see docs/PAYMENTS.md) or test (any customer can mark an order paid: demos and tests only)")
@@ -280,6 +301,19 @@ func (c *Config) validate() error {
 		return errors.New("the stripe payment provider needs SEATFLOW_STRIPE_API_KEY and SEATFLOW_STRIPE_WEBHOOK_SECRET (docs/PAYMENTS.md)")
 	}
 	return nil
+}
+
+// embeddedPublicURL is embedded mode's public URL: http:// and its listen address, with
+// localhost for an address without a host.
+func embeddedPublicURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 func flagName(key string) string { return strings.ReplaceAll(strings.ToLower(key), "_", "-") }

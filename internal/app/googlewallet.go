@@ -1,0 +1,59 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+
+	"seatflow/internal/googlewallet"
+)
+
+// wireGoogleWallet makes the issuer of "Save to Google Wallet" links from
+// SEATFLOW_WALLET_GOOGLE_KEY and SEATFLOW_WALLET_GOOGLE_ISSUER_ID; without them it stays
+// nil (the links are WALLET_UNAVAILABLE), except in embedded mode, which signs with a demo
+// key kept beside its SQLite file and says loudly that Google refuses such links.
+func (a *App) wireGoogleWallet() error {
+	if a.Tickets == nil { // a command that signs no ticket code makes no link either
+		return nil
+	}
+	cfg := a.Config
+	issuer := &googlewallet.Issuer{IssuerID: cfg.WalletGoogleIssuerID, Origin: cfg.PublicURL, Now: a.Now}
+	switch {
+	case cfg.WalletGoogleKey != "":
+		account, err := googlewallet.LoadAccount(cfg.WalletGoogleKey)
+		if err != nil {
+			return fmt.Errorf("SEATFLOW_WALLET_GOOGLE_KEY: %w", err)
+		}
+		issuer.Account = account
+	case cfg.Embedded():
+		path := embeddedFile(cfg.SQLitePath, ".google-wallet-key.json")
+		account, err := googlewallet.DemoAccount(path)
+		if err != nil {
+			return err
+		}
+		issuer.Account, issuer.IssuerID = account, googlewallet.DemoIssuerID
+		a.Log.Warn("GOOGLE WALLET LINKS ARE DEMOS: embedded mode signs \"Save to Google Wallet\" links with a demo key "+
+			"and issuer id that Google does not know, so Google will not accept them. Set SEATFLOW_WALLET_GOOGLE_KEY and "+
+			"SEATFLOW_WALLET_GOOGLE_ISSUER_ID for real links (docs/TICKETS.md \"Wallets\")",
+			"key", path, "issuer_id", issuer.IssuerID)
+	default:
+		return nil
+	}
+	a.GoogleWallet = issuer
+	return nil
+}
+
+// embeddedFile is the file beside embedded mode's SQLite database with suffix added to its
+// name; "" for an in-memory database (the material is then kept nowhere).
+func embeddedFile(sqlitePath, suffix string) string {
+	path := strings.TrimPrefix(sqlitePath, "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		if strings.Contains(path[i:], "mode=memory") {
+			return ""
+		}
+		path = path[:i]
+	}
+	if path == "" || path == ":memory:" {
+		return ""
+	}
+	return path + suffix
+}
