@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"strings"
 
 	"seatflow/internal/googlewallet"
 )
@@ -40,20 +39,4 @@ func (a *App) wireGoogleWallet() error {
 	}
 	a.GoogleWallet = issuer
 	return nil
-}
-
-// embeddedFile is the file beside embedded mode's SQLite database with suffix added to its
-// name; "" for an in-memory database (the material is then kept nowhere).
-func embeddedFile(sqlitePath, suffix string) string {
-	path := strings.TrimPrefix(sqlitePath, "file:")
-	if i := strings.IndexByte(path, '?'); i >= 0 {
-		if strings.Contains(path[i:], "mode=memory") {
-			return ""
-		}
-		path = path[:i]
-	}
-	if path == "" || path == ":memory:" {
-		return ""
-	}
-	return path + suffix
 }
