@@ -85,6 +85,7 @@ func (i *Issuer) class(t *Ticket) EventTicketClass {
 	}
 	return EventTicketClass{
 		ID:         i.ClassID(t.Showtime.ID),
+		EventID:    i.ClassID(t.Showtime.ID),
 		IssuerName: t.Cinema.Name,
 		EventName:  localized(t.Movie.Title),
 		Venue:      &Venue{Name: localized(venue), Address: localized(t.Cinema.Address)},

@@ -103,7 +103,7 @@ func TestLinkVerifiesAndCarriesTheTicket(t *testing.T) {
 		t.Fatalf("payload %s: want one class and one object", raw)
 	}
 	c, o := p.EventTicketClasses[0], p.EventTicketObjects[0]
-	if c.ID != "3388000000012345678.showtime-7" || o.ClassID != c.ID || o.ID != "3388000000012345678.ticket-42" {
+	if c.ID != "3388000000012345678.showtime-7" || o.ClassID != c.ID || c.EventID != c.ID || o.ID != "3388000000012345678.ticket-42" {
 		t.Errorf("ids: class %q, object %q of class %q", c.ID, o.ID, o.ClassID)
 	}
 	if c.EventName.DefaultValue.Value != "Arrival" || c.Venue.Name.DefaultValue.Value != "Odeon, Hall 1" ||

@@ -11,7 +11,9 @@ type Payload struct {
 
 // EventTicketClass is what every ticket of one showtime shares.
 type EventTicketClass struct {
-	ID           string          `json:"id"`
+	ID string `json:"id"`
+	// EventID groups a customer's saved tickets of one event: the class's id.
+	EventID      string          `json:"eventId"`
 	IssuerName   string          `json:"issuerName"`
 	EventName    LocalizedString `json:"eventName"`
 	Venue        *Venue          `json:"venue,omitempty"`
