@@ -140,10 +140,11 @@ var settingChecks = map[string]check{
 	"STRIPE_API_KEY":        optional(prefixed("sk_", "rk_")),
 	"STRIPE_WEBHOOK_SECRET": optional(prefixed("whsec_")),
 	"PUBLIC_URL": optional(func(s string) error {
-		if s == "*" {
-			return errors.New("want scheme://host[:port] with no path, e.g. https://tickets.example")
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return errors.New("want an http:// or https:// URL with no query, e.g. https://tickets.example")
 		}
-		return origin(s)
+		return nil
 	}),
 	"WALLET_GOOGLE_KEY": optional(func(s string) error {
 		_, err := googlewallet.LoadAccount(s)

@@ -86,7 +86,7 @@ var badValues = map[string][]badValue{
 	"STRIPE_API_KEY":            {{"pk_test_123", "starting with sk_ or rk_"}},
 	"STRIPE_WEBHOOK_SECRET":     {{"sk_test_123", "starting with whsec_"}},
 	"STRIPE_API_BASE":           {{"127.0.0.1:12111", "want an http:// or https:// URL"}},
-	"PUBLIC_URL":                {{"tickets.example", "want scheme://host[:port]"}, {"https://tickets.example/app", "no path"}, {"*", "want scheme://host[:port]"}},
+	"PUBLIC_URL":                {{"tickets.example", "want an http:// or https:// URL"}, {"https://tickets.example/?x=1", "no query"}},
 	"WALLET_GOOGLE_KEY":         {{"/nonexistent/service-account.json", "cannot read the service account's key file"}, {"/dev/null", "not a service account's JSON key file"}},
 	"WALLET_GOOGLE_ISSUER_ID":   {{"issuer-1", "want the issuer id's digits"}},
 	"LIVE_TICK":                 {{"10s", "want 0s to 5s"}, {"-1ms", "want 0s to 5s"}, {"fast", "invalid"}},

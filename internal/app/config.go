@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"time"
@@ -93,11 +92,11 @@ type Config struct {
 	// TicketKeySecret seals the private keys that sign ticket codes (required outside
 	// embedded mode, which keeps a generated one beside its SQLite file).
 	TicketKeySecret string
+	// PublicURL is the instance's address as phones and browsers reach it (a pass's
+	// webServiceURL is it + "/passkit").
+	PublicURL string
 	// MaxTokenLifetime is the longest a bearer token may live (exp - iat).
 	MaxTokenLifetime time.Duration
-	// PublicURL is the instance's address as its customers' browsers reach it
-	// (scheme://host[:port]); embedded mode defaults to http:// and its listen address.
-	PublicURL string
 	// WalletGoogleKey is the path of the Google Cloud service account's JSON key file that
 	// signs "Save to Google Wallet" links; WalletGoogleIssuerID is the issuer account's id.
 	// Both or neither (Google Wallet off; embedded mode then signs with a demo key).
@@ -108,6 +107,9 @@ type Config struct {
 	// signsTickets: the command signs ticket codes or adds keys, so it needs the secret.
 	signsTickets bool
 }
+
+// embeddedPublicURL is embedded mode's public URL unless SEATFLOW_PUBLIC_URL says otherwise.
+const embeddedPublicURL = "http://localhost:8080"
 
 // minWSQueuedBytes is the least SEATFLOW_WS_MAX_QUEUED_BYTES: a pong answering the
 // largest message a client may send (64 KiB) must fit.
@@ -244,7 +246,7 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.StripeWebhookSecret, "STRIPE_WEBHOOK_SECRET", "", "signing secret (whsec_…) of the webhook endpoint POST /webhooks/stripe")
 	str(&c.StripeAPIBase, "STRIPE_API_BASE", "", "base URL of the Stripe API; empty = https://api.stripe.com (set it to a stripe-mock in tests)")
 	str(&c.TicketKeySecret, "TICKET_KEY_SECRET", "", "secret that seals the keys signing ticket codes, at least 32 bytes (required outside embedded mode; every instance needs the same)")
-	str(&c.PublicURL, "PUBLIC_URL", "", "the instance's address as customers' browsers reach it, scheme://host[:port] (wallet links name it); embedded mode defaults to http:// and SEATFLOW_ADDR")
+	str(&c.PublicURL, "PUBLIC_URL", "", "the instance's address as phones reach it, e.g. https://tickets.example (wallet passes' web service); needed with Apple passes outside embedded mode; embedded default "+embeddedPublicURL)
 	str(&c.WalletGoogleKey, "WALLET_GOOGLE_KEY", "", "path of the Google Cloud service account's JSON key file that signs \"Save to Google Wallet\" links (with SEATFLOW_WALLET_GOOGLE_ISSUER_ID; neither = Google Wallet off, or a demo key in embedded mode)")
 	str(&c.WalletGoogleIssuerID, "WALLET_GOOGLE_ISSUER_ID", "", "the Google Wallet issuer id (digits, from the Google Pay & Wallet Console) of SEATFLOW_WALLET_GOOGLE_KEY")
 	rest, err := parseSettings(fs, keys, own, args)
@@ -264,8 +266,9 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 		c.PaymentProvider = seatflow.ProviderTest
 	}
 	if c.Embedded() && c.PublicURL == "" {
-		c.PublicURL = embeddedPublicURL(c.Addr)
+		c.PublicURL = embeddedPublicURL
 	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	return c, rest, invalidConfig(c.validate())
 }
 
@@ -301,19 +304,6 @@ func (c *Config) validate() error {
 		return errors.New("the stripe payment provider needs SEATFLOW_STRIPE_API_KEY and SEATFLOW_STRIPE_WEBHOOK_SECRET (docs/PAYMENTS.md)")
 	}
 	return nil
-}
-
-// embeddedPublicURL is embedded mode's public URL: http:// and its listen address, with
-// localhost for an address without a host.
-func embeddedPublicURL(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "http://" + addr
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "localhost"
-	}
-	return "http://" + net.JoinHostPort(host, port)
 }
 
 func flagName(key string) string { return strings.ReplaceAll(strings.ToLower(key), "_", "-") }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"net/url"
 
 	"seatflow/internal/googlewallet"
 )
@@ -15,7 +16,12 @@ func (a *App) wireGoogleWallet() error {
 		return nil
 	}
 	cfg := a.Config
-	issuer := &googlewallet.Issuer{IssuerID: cfg.WalletGoogleIssuerID, Origin: cfg.PublicURL, Now: a.Now}
+	// The links' origin is the site's: SEATFLOW_PUBLIC_URL without a path (checked a URL).
+	origin := cfg.PublicURL
+	if u, err := url.Parse(cfg.PublicURL); err == nil && u.Host != "" {
+		origin = u.Scheme + "://" + u.Host
+	}
+	issuer := &googlewallet.Issuer{IssuerID: cfg.WalletGoogleIssuerID, Origin: origin, Now: a.Now}
 	switch {
 	case cfg.WalletGoogleKey != "":
 		account, err := googlewallet.LoadAccount(cfg.WalletGoogleKey)
