@@ -30,7 +30,10 @@ func (a *App) wireGoogleWallet() error {
 		}
 		issuer.Account = account
 	case cfg.Embedded():
-		path := embeddedFile(cfg.SQLitePath, ".google-wallet-key.json")
+		path := sqliteFile(cfg.SQLitePath)
+		if path != "" {
+			path += ".google-wallet-key.json"
+		}
 		account, err := googlewallet.DemoAccount(path)
 		if err != nil {
 			return err

@@ -45,10 +45,11 @@ func (a *App) wireTickets() error {
 // SQLite database (made on first start, readable by its owner only), so tickets made
 // before a restart still verify after it. An in-memory database gets a secret of its own.
 func embeddedTicketSecret(sqlitePath string) (string, error) {
-	file := embeddedFile(sqlitePath, ".ticket-key-secret")
-	if file == "" {
+	path := sqliteFile(sqlitePath)
+	if path == "" {
 		return tickets.NewSecret(), nil
 	}
+	file := path + ".ticket-key-secret"
 	if b, err := os.ReadFile(file); err == nil {
 		return strings.TrimSpace(string(b)), nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -59,7 +60,7 @@ func embeddedTicketSecret(sqlitePath string) (string, error) {
 	if errors.Is(err, fs.ErrExist) { // another process made it first
 		return embeddedTicketSecret(sqlitePath)
 	} else if err != nil {
-		return "", fmt.Errorf("keep the embedded ticket-key secret in %s: %w", file, err)
+		return "", fmt.Errorf("keep the embedded ticket-key secret beside %s: %w", path, err)
 	}
 	defer f.Close()
 	if _, err := f.WriteString(secret + "\n"); err != nil {
@@ -68,9 +69,9 @@ func embeddedTicketSecret(sqlitePath string) (string, error) {
 	return secret, nil
 }
 
-// embeddedFile is the file beside embedded mode's SQLite database with suffix added to its
-// name; "" for an in-memory database (the material is then kept nowhere).
-func embeddedFile(sqlitePath, suffix string) string {
+// sqliteFile is the file of embedded mode's SQLite database, "" for an in-memory one: what
+// embedded mode generates is kept beside it.
+func sqliteFile(sqlitePath string) string {
 	path := strings.TrimPrefix(sqlitePath, "file:")
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		if strings.Contains(path[i:], "mode=memory") {
@@ -78,8 +79,8 @@ func embeddedFile(sqlitePath, suffix string) string {
 		}
 		path = path[:i]
 	}
-	if path == "" || path == ":memory:" {
+	if path == ":memory:" {
 		return ""
 	}
-	return path + suffix
+	return path
 }
