@@ -235,6 +235,7 @@ type ComplexityRoot struct {
 		ShowtimeSales        func(childComplexity int, showtimeID int) int
 		Showtimes            func(childComplexity int, date string, movieID *int, cinemaID *int) int
 		TicketKeys           func(childComplexity int) int
+		TicketWalletLink     func(childComplexity int, ticketID int) int
 		WaitingListReport    func(childComplexity int, showtimeID int) int
 	}
 
@@ -488,6 +489,7 @@ type QueryResolver interface {
 	SalesReport(ctx context.Context, cinemaID *int, from string, to string) ([]*seatflow.ShowtimeSales, error)
 	TicketKeys(ctx context.Context) ([]*seatflow.TicketKey, error)
 	RevokedTickets(ctx context.Context, showtimeID int, since *time.Time) ([]*seatflow.RevokedTicket, error)
+	TicketWalletLink(ctx context.Context, ticketID int) (string, error)
 	QueueTicket(ctx context.Context, showtimeID int) (*seatflow.QueueTicket, error)
 	MyWaitingListEntries(ctx context.Context) ([]*seatflow.WaitlistEntry, error)
 	WaitingListReport(ctx context.Context, showtimeID int) (*seatflow.WaitlistReport, error)
@@ -1594,6 +1596,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.TicketKeys(childComplexity), true
+	case "Query.ticketWalletLink":
+		if e.ComplexityRoot.Query.TicketWalletLink == nil {
+			break
+		}
+
+		args, err := ec.field_Query_ticketWalletLink_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TicketWalletLink(childComplexity, args["ticketId"].(int)), true
 	case "Query.waitingListReport":
 		if e.ComplexityRoot.Query.WaitingListReport == nil {
 			break
@@ -2631,6 +2644,14 @@ type Query {
     """Only tickets revoked at or after this instant; all when null."""
     since: Time
   ): [RevokedTicket!]!
+  """
+  A "Save to Google Wallet" link of one of the caller's tickets: Google's save page with a
+  JWT (RS256, signed with the server's Google service account) holding the ticket as an
+  EventTicketObject, its showtime as its class, and a QR barcode of the ticket's code (the
+  one the door checks). The caller's own ticket only: anyone else's is NOT_FOUND; a REVOKED
+  ticket is INVALID_STATE; WALLET_UNAVAILABLE when the server has no Google Wallet issuer.
+  """
+  ticketWalletLink("""The ticket.""" ticketId: ID!): String!
   """
   The caller's ticket in a showtime's on-sale queue, or null when they have none (or the
   showtime has no queue). A signed-in user only (UNAUTHENTICATED otherwise). Reading it
@@ -5477,6 +5498,20 @@ func (ec *executionContext) field_Query_showtimes_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["cinemaId"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_ticketWalletLink_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ticketId",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNID2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ticketId"] = arg0
 	return args, nil
 }
 
@@ -9747,6 +9782,50 @@ func (ec *executionContext) fieldContext_Query_revokedTickets(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_revokedTickets_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_ticketWalletLink(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_ticketWalletLink(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TicketWalletLink(ctx, fc.Args["ticketId"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_ticketWalletLink(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_ticketWalletLink_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16072,6 +16151,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_revokedTickets(ctx, field)
+				})
+		case "ticketWalletLink":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_ticketWalletLink(ctx, field)
 				})
 		case "queueTicket":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,

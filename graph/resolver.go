@@ -6,6 +6,7 @@ import (
 	"seatflow"
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
+	"seatflow/internal/googlewallet"
 	"seatflow/internal/guests"
 	"seatflow/internal/live"
 	"seatflow/internal/queue"
@@ -35,6 +36,8 @@ type Resolver struct {
 	Waitlist *waitlist.Service
 	// Wallet makes the tickets' Apple Wallet passes.
 	Wallet *wallet.Service
+	// GoogleWallet signs "Save to Google Wallet" links; nil when Google Wallet is off.
+	GoogleWallet *googlewallet.Issuer
 }
 
 // ptrs returns pointers to the elements of vs (gqlgen wants []*T for lists of objects).

@@ -495,6 +495,15 @@ func (r *queryResolver) RevokedTickets(ctx context.Context, showtimeID int, sinc
 	return ptrs(list), err
 }
 
+// TicketWalletLink is the resolver for the ticketWalletLink field.
+func (r *queryResolver) TicketWalletLink(ctx context.Context, ticketID int) (string, error) {
+	t, err := r.ownTicket(ctx, ticketID)
+	if err != nil {
+		return "", err
+	}
+	return r.googleWalletLink(ctx, t)
+}
+
 // QueueTicket is the resolver for the queueTicket field.
 func (r *queryResolver) QueueTicket(ctx context.Context, showtimeID int) (*seatflow.QueueTicket, error) {
 	u, err := auth.RequireUser(ctx)

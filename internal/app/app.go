@@ -25,6 +25,7 @@ import (
 	"seatflow/internal/cache"
 	"seatflow/internal/catalog"
 	"seatflow/internal/database"
+	"seatflow/internal/googlewallet"
 	"seatflow/internal/guests"
 	"seatflow/internal/httpapi"
 	"seatflow/internal/keys"
@@ -93,7 +94,9 @@ type App struct {
 	Queues *queue.Service
 	// Waitlist runs the sold-out showtimes' waiting lists.
 	Waitlist *waitlist.Service
-	Now      func() time.Time
+	// GoogleWallet signs "Save to Google Wallet" links; nil when Google Wallet is off.
+	GoogleWallet *googlewallet.Issuer
+	Now          func() time.Time
 
 	embeddedRedis *miniredis.Miniredis
 	closers       []func()
@@ -185,6 +188,9 @@ func (a *App) wire() error {
 		return err
 	}
 	if err := a.wireWallet(); err != nil {
+		return err
+	}
+	if err := a.wireGoogleWallet(); err != nil {
 		return err
 	}
 	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Tick: a.Config.LiveTick, Log: a.Log})

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"seatflow"
+	"seatflow/internal/googlewallet"
 	"seatflow/internal/httpapi"
 	"seatflow/internal/tickets"
 )
@@ -157,6 +158,16 @@ var settingChecks = map[string]check{
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 			return errors.New("want an http:// or https:// URL with no query, e.g. https://tickets.example")
+		}
+		return nil
+	}),
+	"WALLET_GOOGLE_KEY": optional(func(s string) error {
+		_, err := googlewallet.LoadAccount(s)
+		return err
+	}),
+	"WALLET_GOOGLE_ISSUER_ID": optional(func(s string) error {
+		if strings.Trim(s, "0123456789") != "" {
+			return errors.New("want the issuer id's digits, e.g. 3388000000012345678")
 		}
 		return nil
 	}),

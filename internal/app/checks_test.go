@@ -92,6 +92,8 @@ var badValues = map[string][]badValue{
 	"WALLET_APPLE_PASS_TYPE_ID": {{"com.example.tickets", "want a pass type identifier"}, {"pass.", "want a pass type identifier"}},
 	"WALLET_APPLE_TEAM_ID":      {{"a1b2c3d4e5", "10 capital letters and digits"}, {"ABC", "10 capital letters"}},
 	"PUBLIC_URL":                {{"tickets.example", "want an http:// or https:// URL"}, {"https://tickets.example/?x=1", "no query"}},
+	"WALLET_GOOGLE_KEY":         {{"/nonexistent/service-account.json", "cannot read the service account's key file"}, {"/dev/null", "not a service account's JSON key file"}},
+	"WALLET_GOOGLE_ISSUER_ID":   {{"issuer-1", "want the issuer id's digits"}},
 	"LIVE_TICK":                 {{"10s", "want 0s to 5s"}, {"-1ms", "want 0s to 5s"}, {"fast", "invalid"}},
 }
 

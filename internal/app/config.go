@@ -101,6 +101,11 @@ type Config struct {
 	PublicURL string
 	// MaxTokenLifetime is the longest a bearer token may live (exp - iat).
 	MaxTokenLifetime time.Duration
+	// WalletGoogleKey is the path of the Google Cloud service account's JSON key file that
+	// signs "Save to Google Wallet" links; WalletGoogleIssuerID is the issuer account's id.
+	// Both or neither (Google Wallet off; embedded mode then signs with a demo key).
+	WalletGoogleKey      string
+	WalletGoogleIssuerID string
 	// takesPayments: the command takes or refunds payments, so it needs a provider.
 	takesPayments bool
 	// signsTickets: the command signs ticket codes or adds keys, so it needs the secret.
@@ -268,6 +273,8 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.WalletApple.PassTypeID, "WALLET_APPLE_PASS_TYPE_ID", "", "the pass type identifier of the certificate, e.g. pass.com.example.tickets")
 	str(&c.WalletApple.TeamID, "WALLET_APPLE_TEAM_ID", "", "the Apple developer team identifier of the certificate, e.g. A1B2C3D4E5")
 	str(&c.PublicURL, "PUBLIC_URL", "", "the instance's address as phones reach it, e.g. https://tickets.example (wallet passes' web service); needed with Apple passes outside embedded mode; embedded default "+embeddedPublicURL)
+	str(&c.WalletGoogleKey, "WALLET_GOOGLE_KEY", "", "path of the Google Cloud service account's JSON key file that signs \"Save to Google Wallet\" links (with SEATFLOW_WALLET_GOOGLE_ISSUER_ID; neither = Google Wallet off, or a demo key in embedded mode)")
+	str(&c.WalletGoogleIssuerID, "WALLET_GOOGLE_ISSUER_ID", "", "the Google Wallet issuer id (digits, from the Google Pay & Wallet Console) of SEATFLOW_WALLET_GOOGLE_KEY")
 	rest, err := parseSettings(fs, keys, own, args)
 	if err != nil {
 		return nil, nil, err
@@ -288,6 +295,10 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	if c.Embedded() && c.PaymentProvider == "" {
 		c.PaymentProvider = seatflow.ProviderTest
 	}
+	if c.Embedded() && c.PublicURL == "" {
+		c.PublicURL = embeddedPublicURL
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	return c, rest, invalidConfig(c.validate())
 }
 
@@ -316,6 +327,12 @@ func (c *Config) validate() error {
 			strings.Join(missing, " and "))
 	case !c.Embedded() && len(c.WalletApple.missing()) == 0 && c.PublicURL == "":
 		return errors.New("set SEATFLOW_PUBLIC_URL with Apple Wallet passes: the address phones reach the instance at (the passes' web service), e.g. https://tickets.example")
+	case c.WalletGoogleKey != "" && c.WalletGoogleIssuerID == "":
+		return errors.New("SEATFLOW_WALLET_GOOGLE_KEY needs SEATFLOW_WALLET_GOOGLE_ISSUER_ID, the issuer id of the Google Pay & Wallet Console (docs/TICKETS.md \"Wallets\")")
+	case c.WalletGoogleIssuerID != "" && c.WalletGoogleKey == "":
+		return errors.New("SEATFLOW_WALLET_GOOGLE_ISSUER_ID needs SEATFLOW_WALLET_GOOGLE_KEY, the service account's JSON key file (docs/TICKETS.md \"Wallets\")")
+	case c.WalletGoogleKey != "" && c.PublicURL == "":
+		return errors.New("Google Wallet (SEATFLOW_WALLET_GOOGLE_KEY) needs SEATFLOW_PUBLIC_URL, the site's address its links name as their origin")
 	case c.PaymentProvider == "" && !c.takesPayments:
 	case c.PaymentProvider == "":
 		return errors.New("set SEATFLOW_PAYMENT_PROVIDER outside embedded mode: stripe (real payments, see docs/PAYMENTS.md) or test (any customer can mark an order paid: demos and tests only)")

@@ -15,18 +15,23 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/makiuchi-d/gozxing"
 	gozxingqr "github.com/makiuchi-d/gozxing/qrcode"
 )
 
 // TestDoorBrowser drives the demo in real headless Chromium: a customer pays and the page
 // shows the ticket's QR code, which a QR reader decodes from the browser's own rendering
-// to the ticket's code; the door page (staff) admits that code once, answers
+// to the ticket's code, with "Save to Google Wallet" (a link whose JWT verifies and whose
+// barcode is that code) and "Add to Apple Wallet" (the ticket's applePassUrl) beside it;
+// the door page (staff) admits the code scanned from the Google pass once, answers
 // ALREADY_CHECKED_IN the second time, and shows the live count. Nothing is fetched from
 // outside the server.
 func TestDoorBrowser(t *testing.T) {
 	browser := newBrowser(t)
-	a := newTestApp(t)
+	keyPath, googlePub := googleKeyFile(t)
+	a := newTestApp(t, "-wallet-google-key", keyPath, "-wallet-google-issuer-id", "3388000000012345678",
+		"-public-url", "https://tickets.example")
 	show, seat := demoShowtime(a)
 	date := testNow.Add(30 * time.Hour).Format("2006-01-02")
 
@@ -56,6 +61,7 @@ func TestDoorBrowser(t *testing.T) {
 	if got := decodePNG(t, shot); got != code {
 		t.Fatalf("the QR code the browser shows decodes to %q, want the ticket's code %q", got, code)
 	}
+	code = walletButtons(t, a, customer, code, googlePub)
 
 	a.clock.Advance(29 * time.Hour) // an hour before the showtime: the door is open
 	door := openTab(t, customer.ctx, "door")
@@ -90,6 +96,64 @@ func TestDoorBrowser(t *testing.T) {
 	customer.screenshot(filepath.Join(os.TempDir(), "seatflow-tickets.png"))
 	customer.assertOffline(a.srv.URL)
 	door.assertOffline(a.srv.URL)
+}
+
+// walletButtons checks the wallet buttons beside the ticket whose code the page shows: the
+// Google link's JWT verifies with the service account's key and its barcode is the code,
+// which it returns (what a scanner reads from the Google pass); the Apple button links to
+// the ticket's applePassUrl, or stays hidden on a server without that field.
+func walletButtons(t *testing.T, a *testApp, customer *tab, code string, googlePub jwk.Key) string {
+	t.Helper()
+	customer.do("the Google Wallet button", chromedp.WaitVisible(chromedp.CSS(`#tickets .ticket a.wallet-google`)))
+	ctx, cancel := context.WithTimeout(customer.ctx, browserWait)
+	defer cancel()
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#tickets .ticket a.wallet-google').getAttribute('href')`))
+	if err != nil {
+		t.Fatalf("the Google Wallet button's href: %v", err)
+	}
+	if got := customer.text(`#tickets .ticket a.wallet-google`); got != "Save to Google Wallet" {
+		t.Errorf("Google button says %q", got)
+	}
+	c, err := walletClaims(t, href, googlePub)
+	if err != nil {
+		t.Fatalf("the Google Wallet button's JWT does not verify: %v", err)
+	}
+	objs := c.Payload.EventTicketObjects
+	if len(objs) != 1 || objs[0].Barcode.Value != code {
+		t.Fatalf("the Google pass's barcode is not the ticket's code: %+v", objs)
+	}
+	var tickets struct {
+		MyOrders []struct {
+			Tickets []struct {
+				ApplePassURL string `json:"applePassUrl"`
+			}
+		}
+	}
+	r := a.do(a.token("demo-alice", "customer"), `{ myOrders { tickets { applePassUrl } } }`, nil)
+	visible, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!document.querySelector('#tickets .ticket a.wallet-apple').hidden`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Errors) > 0 { // a server without Apple Wallet's field: the button stays hidden
+		if visible {
+			t.Errorf("the Apple Wallet button shows though the server refused applePassUrl: %+v", r.Errors)
+		}
+		return objs[0].Barcode.Value
+	}
+	if err := json.Unmarshal(r.Data, &tickets); err != nil || len(tickets.MyOrders) != 1 || len(tickets.MyOrders[0].Tickets) != 1 {
+		t.Fatalf("applePassUrl: %s %v", r.Data, err)
+	}
+	want := tickets.MyOrders[0].Tickets[0].ApplePassURL
+	customer.do("the Apple Wallet button", chromedp.WaitVisible(chromedp.CSS(`#tickets .ticket a.wallet-apple`)))
+	appleHref, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#tickets .ticket a.wallet-apple').getAttribute('href')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The link is signed with an expiry, so two reads may differ in exp and sig only.
+	if path := func(u string) string { p, _, _ := strings.Cut(u, "?"); return p }; appleHref == "" || path(appleHref) != path(want) {
+		t.Errorf("Apple Wallet button links to %q, want the ticket's applePassUrl %q", appleHref, want)
+	}
+	return objs[0].Barcode.Value
 }
 
 // decodePNG reads the QR code in a PNG image.

@@ -31,7 +31,7 @@ func (a *App) API() *httpapi.API {
 		},
 		Resolver: &graph.Resolver{Catalog: a.Catalog, Booking: a.Booking, Sales: a.Sales, Maps: a.Maps,
 			Live: a.Live, Rec: a.Rec, Tickets: a.Tickets, Guests: a.Guests, Reports: a.Reports,
-			Queues: a.Queues, Waitlist: a.Waitlist, Wallet: a.Wallet},
+			Queues: a.Queues, Waitlist: a.Waitlist, Wallet: a.Wallet, GoogleWallet: a.GoogleWallet},
 		Auth:           a.Auth,
 		Catalog:        a.Catalog,
 		Responses:      a.Responses,

@@ -32,6 +32,7 @@ func TestQueryCost(t *testing.T) {
 		{"HugeFirstSaturates", `{ movies(first: 2147483647) { edges { node { showtimes { id } } } } }`, nil, 1<<31 - 1, 0},
 		{"NodesSizedByTheirIds", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": []any{"a", "b", "c"}}, 1 + 3, 3},
 		{"NodesOfLiteralIds", `{ nodes(ids: ["a", "b"]) { id ... on Movie { showtimes { id } } } }`, nil, 1 + 2*(1+1+50), 2},
+		{"SigningChargedWhateverTheAnswer", `{ a: ticketWalletLink(ticketId: "1") b: ticketWalletLink(ticketId: "2") }`, nil, 2 * 50, 2 * 50},
 		{"EachLookupByIDCounts", `{ a: node(id: "1") { id } b: movie(id: "2") { id } c: showtime(id: "3") { id } }`, nil, 3, 3},
 	}
 	for _, c := range cases {

@@ -1,7 +1,9 @@
 // SeatFlow demo: the customer's tickets. SeatFlow.tickets.show(gql, showtimeId) lists the
 // tickets of the caller's PAID orders for the showtime: each with its QR code (the API's
 // qrSvg, shown as an image so nothing in it runs), its seat and the showtime, and its code
-// as text (what the door page takes when pasted). Loaded after api.js, before app.js.
+// as text (what the door page takes when pasted), and beside the QR code "Add to Apple
+// Wallet" (the ticket's applePassUrl) and "Save to Google Wallet" (ticketWalletLink), each
+// shown only when the server answers it. Loaded after api.js, before app.js.
 'use strict';
 
 (() => {
@@ -9,6 +11,10 @@
 
   const TICKETS_Q = `query DemoTickets { myOrders { id status showtime { id startsAt movie { title } hall { name } }
   tickets { id code status checkedInAt qrSvg seat { row number } } } }`;
+
+  // Asked apart from TICKETS_Q: a server without the Apple pass field refuses only this query.
+  const APPLE_Q = `query DemoApplePasses { myOrders { id tickets { id applePassUrl } } }`;
+  const GOOGLE_Q = `query DemoGoogleWallet($id: ID!) { ticketWalletLink(ticketId: $id) }`;
 
   const STATUS = { VALID: 'Valid', CHECKED_IN: 'Checked in', REVOKED: 'Revoked (refunded or cancelled)' };
 
@@ -45,9 +51,67 @@
     text.className = 'ticket-code';
     text.textContent = t.code;
     code.append(summary, text);
-    info.append(title, line, status, code);
+    info.append(title, line, status, walletLinks(), code);
     card.append(info);
     return card;
+  }
+
+  // walletLinks are the ticket's wallet buttons, hidden until their links arrive.
+  function walletLinks() {
+    const p = document.createElement('p');
+    p.className = 'wallets';
+    const apple = document.createElement('a');
+    apple.className = 'wallet wallet-apple';
+    apple.textContent = 'Add to Apple Wallet';
+    apple.hidden = true;
+    const google = document.createElement('a');
+    google.className = 'wallet wallet-google';
+    google.textContent = 'Save to Google Wallet';
+    google.target = '_blank';
+    google.rel = 'noopener';
+    google.hidden = true;
+    p.append(apple, google);
+    return p;
+  }
+
+  // fillWallets gives the cards of tickets not REVOKED their wallet links: the Apple pass
+  // links of every ticket in one query, a Google link per ticket; a refusal (a server
+  // without that wallet) leaves its button hidden.
+  async function fillWallets(gql, cards) {
+    const live = cards.filter((c) => c.dataset.status !== 'REVOKED');
+    if (live.length === 0) return;
+    const apple = (async () => {
+      let orders;
+      try {
+        orders = (await gql(APPLE_Q, {})).data.myOrders;
+      } catch (e) {
+        return; // no Apple Wallet here
+      }
+      const urls = new Map();
+      for (const o of orders) for (const t of o.tickets) urls.set(t.id, t.applePassUrl);
+      for (const c of live) {
+        const url = urls.get(c.dataset.ticketId);
+        const a = c.querySelector('.wallet-apple');
+        if (url && a) {
+          a.href = url;
+          a.hidden = false;
+        }
+      }
+    })();
+    const google = live.map(async (c) => {
+      let link;
+      try {
+        link = (await gql(GOOGLE_Q, { id: c.dataset.ticketId })).data.ticketWalletLink;
+      } catch (e) {
+        return; // no Google Wallet here, or the ticket was just revoked
+      }
+      const a = c.querySelector('.wallet-google');
+      if (link && a) {
+        a.href = link;
+        a.hidden = false;
+      }
+    });
+    await Promise.all([apple, ...google]);
   }
 
   // show lists the tickets of the caller's paid orders for showtimeId (none: the panel hides).
@@ -69,6 +133,7 @@
     }
     list.replaceChildren(...cards);
     panel.hidden = cards.length === 0;
+    await fillWallets(gql, cards);
   }
 
   window.SeatFlow.tickets = { show };
