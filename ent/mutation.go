@@ -6900,6 +6900,7 @@ type PassRegistrationMutation struct {
 	pushed_tag         *int64
 	addpushed_tag      *int64
 	push_claimed_until *time.Time
+	push_claim         *string
 	clearedFields      map[string]struct{}
 	done               bool
 	oldValue           func(context.Context) (*PassRegistration, error)
@@ -7345,6 +7346,55 @@ func (m *PassRegistrationMutation) ResetPushClaimedUntil() {
 	delete(m.clearedFields, passregistration.FieldPushClaimedUntil)
 }
 
+// SetPushClaim sets the "push_claim" field.
+func (m *PassRegistrationMutation) SetPushClaim(s string) {
+	m.push_claim = &s
+}
+
+// PushClaim returns the value of the "push_claim" field in the mutation.
+func (m *PassRegistrationMutation) PushClaim() (r string, exists bool) {
+	v := m.push_claim
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPushClaim returns the old "push_claim" field's value of the PassRegistration entity.
+// If the PassRegistration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PassRegistrationMutation) OldPushClaim(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPushClaim is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPushClaim requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPushClaim: %w", err)
+	}
+	return oldValue.PushClaim, nil
+}
+
+// ClearPushClaim clears the value of the "push_claim" field.
+func (m *PassRegistrationMutation) ClearPushClaim() {
+	m.push_claim = nil
+	m.clearedFields[passregistration.FieldPushClaim] = struct{}{}
+}
+
+// PushClaimCleared returns if the "push_claim" field was cleared in this mutation.
+func (m *PassRegistrationMutation) PushClaimCleared() bool {
+	_, ok := m.clearedFields[passregistration.FieldPushClaim]
+	return ok
+}
+
+// ResetPushClaim resets all changes to the "push_claim" field.
+func (m *PassRegistrationMutation) ResetPushClaim() {
+	m.push_claim = nil
+	delete(m.clearedFields, passregistration.FieldPushClaim)
+}
+
 // Where appends a list predicates to the PassRegistrationMutation builder.
 func (m *PassRegistrationMutation) Where(ps ...predicate.PassRegistration) {
 	m.predicates = append(m.predicates, ps...)
@@ -7379,7 +7429,7 @@ func (m *PassRegistrationMutation) Type() string {
 // order to get all numeric fields that were incremented/decremented, call
 // AddedFields().
 func (m *PassRegistrationMutation) Fields() []string {
-	fields := make([]string, 0, 8)
+	fields := make([]string, 0, 9)
 	if m.device_library_id != nil {
 		fields = append(fields, passregistration.FieldDeviceLibraryID)
 	}
@@ -7403,6 +7453,9 @@ func (m *PassRegistrationMutation) Fields() []string {
 	}
 	if m.push_claimed_until != nil {
 		fields = append(fields, passregistration.FieldPushClaimedUntil)
+	}
+	if m.push_claim != nil {
+		fields = append(fields, passregistration.FieldPushClaim)
 	}
 	return fields
 }
@@ -7428,6 +7481,8 @@ func (m *PassRegistrationMutation) Field(name string) (ent.Value, bool) {
 		return m.PushedTag()
 	case passregistration.FieldPushClaimedUntil:
 		return m.PushClaimedUntil()
+	case passregistration.FieldPushClaim:
+		return m.PushClaim()
 	}
 	return nil, false
 }
@@ -7453,6 +7508,8 @@ func (m *PassRegistrationMutation) OldField(ctx context.Context, name string) (e
 		return m.OldPushedTag(ctx)
 	case passregistration.FieldPushClaimedUntil:
 		return m.OldPushClaimedUntil(ctx)
+	case passregistration.FieldPushClaim:
+		return m.OldPushClaim(ctx)
 	}
 	return nil, fmt.Errorf("unknown PassRegistration field %s", name)
 }
@@ -7518,6 +7575,13 @@ func (m *PassRegistrationMutation) SetField(name string, value ent.Value) error 
 		}
 		m.SetPushClaimedUntil(v)
 		return nil
+	case passregistration.FieldPushClaim:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPushClaim(v)
+		return nil
 	}
 	return fmt.Errorf("unknown PassRegistration field %s", name)
 }
@@ -7578,6 +7642,9 @@ func (m *PassRegistrationMutation) ClearedFields() []string {
 	if m.FieldCleared(passregistration.FieldPushClaimedUntil) {
 		fields = append(fields, passregistration.FieldPushClaimedUntil)
 	}
+	if m.FieldCleared(passregistration.FieldPushClaim) {
+		fields = append(fields, passregistration.FieldPushClaim)
+	}
 	return fields
 }
 
@@ -7594,6 +7661,9 @@ func (m *PassRegistrationMutation) ClearField(name string) error {
 	switch name {
 	case passregistration.FieldPushClaimedUntil:
 		m.ClearPushClaimedUntil()
+		return nil
+	case passregistration.FieldPushClaim:
+		m.ClearPushClaim()
 		return nil
 	}
 	return fmt.Errorf("unknown PassRegistration nullable field %s", name)
@@ -7626,6 +7696,9 @@ func (m *PassRegistrationMutation) ResetField(name string) error {
 		return nil
 	case passregistration.FieldPushClaimedUntil:
 		m.ResetPushClaimedUntil()
+		return nil
+	case passregistration.FieldPushClaim:
+		m.ResetPushClaim()
 		return nil
 	}
 	return fmt.Errorf("unknown PassRegistration field %s", name)

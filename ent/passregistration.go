@@ -33,7 +33,9 @@ type PassRegistration struct {
 	PushedTag int64 `json:"pushed_tag,omitempty"`
 	// PushClaimedUntil holds the value of the "push_claimed_until" field.
 	PushClaimedUntil *time.Time `json:"push_claimed_until,omitempty"`
-	selectValues     sql.SelectValues
+	// PushClaim holds the value of the "push_claim" field.
+	PushClaim    *string `json:"push_claim,omitempty"`
+	selectValues sql.SelectValues
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -43,7 +45,7 @@ func (*PassRegistration) scanValues(columns []string) ([]any, error) {
 		switch columns[i] {
 		case passregistration.FieldID, passregistration.FieldTicketID, passregistration.FieldPushedTag:
 			values[i] = new(sql.NullInt64)
-		case passregistration.FieldDeviceLibraryID, passregistration.FieldPushToken, passregistration.FieldPassTypeID, passregistration.FieldSerialNumber:
+		case passregistration.FieldDeviceLibraryID, passregistration.FieldPushToken, passregistration.FieldPassTypeID, passregistration.FieldSerialNumber, passregistration.FieldPushClaim:
 			values[i] = new(sql.NullString)
 		case passregistration.FieldCreatedAt, passregistration.FieldPushClaimedUntil:
 			values[i] = new(sql.NullTime)
@@ -117,6 +119,13 @@ func (_m *PassRegistration) assignValues(columns []string, values []any) error {
 				_m.PushClaimedUntil = new(time.Time)
 				*_m.PushClaimedUntil = value.Time
 			}
+		case passregistration.FieldPushClaim:
+			if value, ok := values[i].(*sql.NullString); !ok {
+				return fmt.Errorf("unexpected type %T for field push_claim", values[i])
+			} else if value.Valid {
+				_m.PushClaim = new(string)
+				*_m.PushClaim = value.String
+			}
 		default:
 			_m.selectValues.Set(columns[i], values[i])
 		}
@@ -177,6 +186,11 @@ func (_m *PassRegistration) String() string {
 	if v := _m.PushClaimedUntil; v != nil {
 		builder.WriteString("push_claimed_until=")
 		builder.WriteString(v.Format(time.ANSIC))
+	}
+	builder.WriteString(", ")
+	if v := _m.PushClaim; v != nil {
+		builder.WriteString("push_claim=")
+		builder.WriteString(*v)
 	}
 	builder.WriteByte(')')
 	return builder.String()

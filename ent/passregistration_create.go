@@ -78,6 +78,20 @@ func (_c *PassRegistrationCreate) SetNillablePushClaimedUntil(v *time.Time) *Pas
 	return _c
 }
 
+// SetPushClaim sets the "push_claim" field.
+func (_c *PassRegistrationCreate) SetPushClaim(v string) *PassRegistrationCreate {
+	_c.mutation.SetPushClaim(v)
+	return _c
+}
+
+// SetNillablePushClaim sets the "push_claim" field if the given value is not nil.
+func (_c *PassRegistrationCreate) SetNillablePushClaim(v *string) *PassRegistrationCreate {
+	if v != nil {
+		_c.SetPushClaim(*v)
+	}
+	return _c
+}
+
 // Mutation returns the PassRegistrationMutation object of the builder.
 func (_c *PassRegistrationCreate) Mutation() *PassRegistrationMutation {
 	return _c.mutation
@@ -153,6 +167,11 @@ func (_c *PassRegistrationCreate) check() error {
 	if _, ok := _c.mutation.PushedTag(); !ok {
 		return &ValidationError{Name: "pushed_tag", err: errors.New(`ent: missing required field "PassRegistration.pushed_tag"`)}
 	}
+	if v, ok := _c.mutation.PushClaim(); ok {
+		if err := passregistration.PushClaimValidator(v); err != nil {
+			return &ValidationError{Name: "push_claim", err: fmt.Errorf(`ent: validator failed for field "PassRegistration.push_claim": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -211,6 +230,10 @@ func (_c *PassRegistrationCreate) createSpec() (*PassRegistration, *sqlgraph.Cre
 	if value, ok := _c.mutation.PushClaimedUntil(); ok {
 		_spec.SetField(passregistration.FieldPushClaimedUntil, field.TypeTime, value)
 		_node.PushClaimedUntil = &value
+	}
+	if value, ok := _c.mutation.PushClaim(); ok {
+		_spec.SetField(passregistration.FieldPushClaim, field.TypeString, value)
+		_node.PushClaim = &value
 	}
 	return _node, _spec
 }
@@ -309,6 +332,24 @@ func (u *PassRegistrationUpsert) UpdatePushClaimedUntil() *PassRegistrationUpser
 // ClearPushClaimedUntil clears the value of the "push_claimed_until" field.
 func (u *PassRegistrationUpsert) ClearPushClaimedUntil() *PassRegistrationUpsert {
 	u.SetNull(passregistration.FieldPushClaimedUntil)
+	return u
+}
+
+// SetPushClaim sets the "push_claim" field.
+func (u *PassRegistrationUpsert) SetPushClaim(v string) *PassRegistrationUpsert {
+	u.Set(passregistration.FieldPushClaim, v)
+	return u
+}
+
+// UpdatePushClaim sets the "push_claim" field to the value that was provided on create.
+func (u *PassRegistrationUpsert) UpdatePushClaim() *PassRegistrationUpsert {
+	u.SetExcluded(passregistration.FieldPushClaim)
+	return u
+}
+
+// ClearPushClaim clears the value of the "push_claim" field.
+func (u *PassRegistrationUpsert) ClearPushClaim() *PassRegistrationUpsert {
+	u.SetNull(passregistration.FieldPushClaim)
 	return u
 }
 
@@ -422,6 +463,27 @@ func (u *PassRegistrationUpsertOne) UpdatePushClaimedUntil() *PassRegistrationUp
 func (u *PassRegistrationUpsertOne) ClearPushClaimedUntil() *PassRegistrationUpsertOne {
 	return u.Update(func(s *PassRegistrationUpsert) {
 		s.ClearPushClaimedUntil()
+	})
+}
+
+// SetPushClaim sets the "push_claim" field.
+func (u *PassRegistrationUpsertOne) SetPushClaim(v string) *PassRegistrationUpsertOne {
+	return u.Update(func(s *PassRegistrationUpsert) {
+		s.SetPushClaim(v)
+	})
+}
+
+// UpdatePushClaim sets the "push_claim" field to the value that was provided on create.
+func (u *PassRegistrationUpsertOne) UpdatePushClaim() *PassRegistrationUpsertOne {
+	return u.Update(func(s *PassRegistrationUpsert) {
+		s.UpdatePushClaim()
+	})
+}
+
+// ClearPushClaim clears the value of the "push_claim" field.
+func (u *PassRegistrationUpsertOne) ClearPushClaim() *PassRegistrationUpsertOne {
+	return u.Update(func(s *PassRegistrationUpsert) {
+		s.ClearPushClaim()
 	})
 }
 
@@ -700,6 +762,27 @@ func (u *PassRegistrationUpsertBulk) UpdatePushClaimedUntil() *PassRegistrationU
 func (u *PassRegistrationUpsertBulk) ClearPushClaimedUntil() *PassRegistrationUpsertBulk {
 	return u.Update(func(s *PassRegistrationUpsert) {
 		s.ClearPushClaimedUntil()
+	})
+}
+
+// SetPushClaim sets the "push_claim" field.
+func (u *PassRegistrationUpsertBulk) SetPushClaim(v string) *PassRegistrationUpsertBulk {
+	return u.Update(func(s *PassRegistrationUpsert) {
+		s.SetPushClaim(v)
+	})
+}
+
+// UpdatePushClaim sets the "push_claim" field to the value that was provided on create.
+func (u *PassRegistrationUpsertBulk) UpdatePushClaim() *PassRegistrationUpsertBulk {
+	return u.Update(func(s *PassRegistrationUpsert) {
+		s.UpdatePushClaim()
+	})
+}
+
+// ClearPushClaim clears the value of the "push_claim" field.
+func (u *PassRegistrationUpsertBulk) ClearPushClaim() *PassRegistrationUpsertBulk {
+	return u.Update(func(s *PassRegistrationUpsert) {
+		s.ClearPushClaim()
 	})
 }
 

@@ -84,6 +84,26 @@ func (_u *PassRegistrationUpdate) ClearPushClaimedUntil() *PassRegistrationUpdat
 	return _u
 }
 
+// SetPushClaim sets the "push_claim" field.
+func (_u *PassRegistrationUpdate) SetPushClaim(v string) *PassRegistrationUpdate {
+	_u.mutation.SetPushClaim(v)
+	return _u
+}
+
+// SetNillablePushClaim sets the "push_claim" field if the given value is not nil.
+func (_u *PassRegistrationUpdate) SetNillablePushClaim(v *string) *PassRegistrationUpdate {
+	if v != nil {
+		_u.SetPushClaim(*v)
+	}
+	return _u
+}
+
+// ClearPushClaim clears the value of the "push_claim" field.
+func (_u *PassRegistrationUpdate) ClearPushClaim() *PassRegistrationUpdate {
+	_u.mutation.ClearPushClaim()
+	return _u
+}
+
 // Mutation returns the PassRegistrationMutation object of the builder.
 func (_u *PassRegistrationUpdate) Mutation() *PassRegistrationMutation {
 	return _u.mutation
@@ -123,6 +143,11 @@ func (_u *PassRegistrationUpdate) check() error {
 			return &ValidationError{Name: "push_token", err: fmt.Errorf(`ent: validator failed for field "PassRegistration.push_token": %w`, err)}
 		}
 	}
+	if v, ok := _u.mutation.PushClaim(); ok {
+		if err := passregistration.PushClaimValidator(v); err != nil {
+			return &ValidationError{Name: "push_claim", err: fmt.Errorf(`ent: validator failed for field "PassRegistration.push_claim": %w`, err)}
+		}
+	}
 	return nil
 }
 
@@ -158,6 +183,12 @@ func (_u *PassRegistrationUpdate) sqlSave(ctx context.Context) (_node int, err e
 	}
 	if _u.mutation.PushClaimedUntilCleared() {
 		_spec.ClearField(passregistration.FieldPushClaimedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PushClaim(); ok {
+		_spec.SetField(passregistration.FieldPushClaim, field.TypeString, value)
+	}
+	if _u.mutation.PushClaimCleared() {
+		_spec.ClearField(passregistration.FieldPushClaim, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
@@ -236,6 +267,26 @@ func (_u *PassRegistrationUpdateOne) ClearPushClaimedUntil() *PassRegistrationUp
 	return _u
 }
 
+// SetPushClaim sets the "push_claim" field.
+func (_u *PassRegistrationUpdateOne) SetPushClaim(v string) *PassRegistrationUpdateOne {
+	_u.mutation.SetPushClaim(v)
+	return _u
+}
+
+// SetNillablePushClaim sets the "push_claim" field if the given value is not nil.
+func (_u *PassRegistrationUpdateOne) SetNillablePushClaim(v *string) *PassRegistrationUpdateOne {
+	if v != nil {
+		_u.SetPushClaim(*v)
+	}
+	return _u
+}
+
+// ClearPushClaim clears the value of the "push_claim" field.
+func (_u *PassRegistrationUpdateOne) ClearPushClaim() *PassRegistrationUpdateOne {
+	_u.mutation.ClearPushClaim()
+	return _u
+}
+
 // Mutation returns the PassRegistrationMutation object of the builder.
 func (_u *PassRegistrationUpdateOne) Mutation() *PassRegistrationMutation {
 	return _u.mutation
@@ -286,6 +337,11 @@ func (_u *PassRegistrationUpdateOne) check() error {
 	if v, ok := _u.mutation.PushToken(); ok {
 		if err := passregistration.PushTokenValidator(v); err != nil {
 			return &ValidationError{Name: "push_token", err: fmt.Errorf(`ent: validator failed for field "PassRegistration.push_token": %w`, err)}
+		}
+	}
+	if v, ok := _u.mutation.PushClaim(); ok {
+		if err := passregistration.PushClaimValidator(v); err != nil {
+			return &ValidationError{Name: "push_claim", err: fmt.Errorf(`ent: validator failed for field "PassRegistration.push_claim": %w`, err)}
 		}
 	}
 	return nil
@@ -340,6 +396,12 @@ func (_u *PassRegistrationUpdateOne) sqlSave(ctx context.Context) (_node *PassRe
 	}
 	if _u.mutation.PushClaimedUntilCleared() {
 		_spec.ClearField(passregistration.FieldPushClaimedUntil, field.TypeTime)
+	}
+	if value, ok := _u.mutation.PushClaim(); ok {
+		_spec.SetField(passregistration.FieldPushClaim, field.TypeString, value)
+	}
+	if _u.mutation.PushClaimCleared() {
+		_spec.ClearField(passregistration.FieldPushClaim, field.TypeString)
 	}
 	_spec.AddModifiers(_u.modifiers...)
 	_node = &PassRegistration{config: _u.config}

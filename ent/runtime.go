@@ -355,6 +355,10 @@ func init() {
 			return nil
 		}
 	}()
+	// passregistrationDescPushClaim is the schema descriptor for push_claim field.
+	passregistrationDescPushClaim := passregistrationFields[8].Descriptor()
+	// passregistration.PushClaimValidator is a validator for the "push_claim" field. It is called by the builders before save.
+	passregistration.PushClaimValidator = passregistrationDescPushClaim.Validators[0].(func(string) error)
 	paymentFields := schema.Payment{}.Fields()
 	_ = paymentFields
 	// paymentDescProvider is the schema descriptor for provider field.

@@ -240,6 +240,7 @@ var (
 		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
 		{Name: "pushed_tag", Type: field.TypeInt64},
 		{Name: "push_claimed_until", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "push_claim", Type: field.TypeString, Nullable: true, Size: 32},
 	}
 	// PassRegistrationsTable holds the schema information for the "pass_registrations" table.
 	PassRegistrationsTable = &schema.Table{

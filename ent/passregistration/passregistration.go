@@ -27,6 +27,8 @@ const (
 	FieldPushedTag = "pushed_tag"
 	// FieldPushClaimedUntil holds the string denoting the push_claimed_until field in the database.
 	FieldPushClaimedUntil = "push_claimed_until"
+	// FieldPushClaim holds the string denoting the push_claim field in the database.
+	FieldPushClaim = "push_claim"
 	// Table holds the table name of the passregistration in the database.
 	Table = "pass_registrations"
 )
@@ -42,6 +44,7 @@ var Columns = []string{
 	FieldCreatedAt,
 	FieldPushedTag,
 	FieldPushClaimedUntil,
+	FieldPushClaim,
 }
 
 // ValidColumn reports if the column name is valid (part of the table columns).
@@ -63,6 +66,8 @@ var (
 	PassTypeIDValidator func(string) error
 	// SerialNumberValidator is a validator for the "serial_number" field. It is called by the builders before save.
 	SerialNumberValidator func(string) error
+	// PushClaimValidator is a validator for the "push_claim" field. It is called by the builders before save.
+	PushClaimValidator func(string) error
 )
 
 // OrderOption defines the ordering options for the PassRegistration queries.
@@ -111,4 +116,9 @@ func ByPushedTag(opts ...sql.OrderTermOption) OrderOption {
 // ByPushClaimedUntil orders the results by the push_claimed_until field.
 func ByPushClaimedUntil(opts ...sql.OrderTermOption) OrderOption {
 	return sql.OrderByField(FieldPushClaimedUntil, opts...).ToFunc()
+}
+
+// ByPushClaim orders the results by the push_claim field.
+func ByPushClaim(opts ...sql.OrderTermOption) OrderOption {
+	return sql.OrderByField(FieldPushClaim, opts...).ToFunc()
 }

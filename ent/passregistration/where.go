@@ -94,6 +94,11 @@ func PushClaimedUntil(v time.Time) predicate.PassRegistration {
 	return predicate.PassRegistration(sql.FieldEQ(FieldPushClaimedUntil, v))
 }
 
+// PushClaim applies equality check predicate on the "push_claim" field. It's identical to PushClaimEQ.
+func PushClaim(v string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldEQ(FieldPushClaim, v))
+}
+
 // DeviceLibraryIDEQ applies the EQ predicate on the "device_library_id" field.
 func DeviceLibraryIDEQ(v string) predicate.PassRegistration {
 	return predicate.PassRegistration(sql.FieldEQ(FieldDeviceLibraryID, v))
@@ -522,6 +527,81 @@ func PushClaimedUntilIsNil() predicate.PassRegistration {
 // PushClaimedUntilNotNil applies the NotNil predicate on the "push_claimed_until" field.
 func PushClaimedUntilNotNil() predicate.PassRegistration {
 	return predicate.PassRegistration(sql.FieldNotNull(FieldPushClaimedUntil))
+}
+
+// PushClaimEQ applies the EQ predicate on the "push_claim" field.
+func PushClaimEQ(v string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldEQ(FieldPushClaim, v))
+}
+
+// PushClaimNEQ applies the NEQ predicate on the "push_claim" field.
+func PushClaimNEQ(v string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldNEQ(FieldPushClaim, v))
+}
+
+// PushClaimIn applies the In predicate on the "push_claim" field.
+func PushClaimIn(vs ...string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldIn(FieldPushClaim, vs...))
+}
+
+// PushClaimNotIn applies the NotIn predicate on the "push_claim" field.
+func PushClaimNotIn(vs ...string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldNotIn(FieldPushClaim, vs...))
+}
+
+// PushClaimGT applies the GT predicate on the "push_claim" field.
+func PushClaimGT(v string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldGT(FieldPushClaim, v))
+}
+
+// PushClaimGTE applies the GTE predicate on the "push_claim" field.
+func PushClaimGTE(v string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldGTE(FieldPushClaim, v))
+}
+
+// PushClaimLT applies the LT predicate on the "push_claim" field.
+func PushClaimLT(v string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldLT(FieldPushClaim, v))
+}
+
+// PushClaimLTE applies the LTE predicate on the "push_claim" field.
+func PushClaimLTE(v string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldLTE(FieldPushClaim, v))
+}
+
+// PushClaimContains applies the Contains predicate on the "push_claim" field.
+func PushClaimContains(v string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldContains(FieldPushClaim, v))
+}
+
+// PushClaimHasPrefix applies the HasPrefix predicate on the "push_claim" field.
+func PushClaimHasPrefix(v string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldHasPrefix(FieldPushClaim, v))
+}
+
+// PushClaimHasSuffix applies the HasSuffix predicate on the "push_claim" field.
+func PushClaimHasSuffix(v string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldHasSuffix(FieldPushClaim, v))
+}
+
+// PushClaimIsNil applies the IsNil predicate on the "push_claim" field.
+func PushClaimIsNil() predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldIsNull(FieldPushClaim))
+}
+
+// PushClaimNotNil applies the NotNil predicate on the "push_claim" field.
+func PushClaimNotNil() predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldNotNull(FieldPushClaim))
+}
+
+// PushClaimEqualFold applies the EqualFold predicate on the "push_claim" field.
+func PushClaimEqualFold(v string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldEqualFold(FieldPushClaim, v))
+}
+
+// PushClaimContainsFold applies the ContainsFold predicate on the "push_claim" field.
+func PushClaimContainsFold(v string) predicate.PassRegistration {
+	return predicate.PassRegistration(sql.FieldContainsFold(FieldPushClaim, v))
 }
 
 // And groups predicates with the AND operator between them.

@@ -13,7 +13,8 @@ import (
 // (pass type and serial number; ticket_id is the ticket the serial names). pushed_tag is the
 // pass's update tag (Unix microseconds of its last update) the device last heard of: set
 // at registration, moved by the push loop's conditional update after each push, so each
-// change is pushed once. push_claimed_until is the lease of an instance pushing it now.
+// change is pushed once. push_claim and push_claimed_until are the claim and lease of an
+// instance pushing it now (all of a device's changed passes are claimed at once).
 type PassRegistration struct{ ent.Schema }
 
 func (PassRegistration) Fields() []ent.Field {
@@ -26,6 +27,9 @@ func (PassRegistration) Fields() []ent.Field {
 		field.Time("created_at").SchemaType(datetime6).Immutable(),
 		field.Int64("pushed_tag"),
 		field.Time("push_claimed_until").SchemaType(datetime6).Optional().Nillable(),
+		// push_claim is the random id of the claim: the instance that made it marks its
+		// rows done, and only those.
+		field.String("push_claim").Optional().Nillable().MaxLen(32),
 	}
 }
 
