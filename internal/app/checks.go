@@ -19,6 +19,7 @@ import (
 
 	"seatflow"
 	"seatflow/internal/httpapi"
+	"seatflow/internal/passkit"
 	"seatflow/internal/tickets"
 )
 
@@ -138,6 +139,11 @@ var settingChecks = map[string]check{
 	"PAYMENT_PROVIDER":      optional(choice(seatflow.ProviderStripe, seatflow.ProviderTest)),
 	"STRIPE_API_KEY":        optional(prefixed("sk_", "rk_")),
 	"STRIPE_WEBHOOK_SECRET": optional(prefixed("whsec_")),
+	"WALLET_APNS":           text(choice("off", "production", "development")),
+	"WALLET_APNS_KEY":       optional(passkit.CheckAPNsKey),
+	"WALLET_APNS_KEY_ID":    optional(appleID),
+	"WALLET_APNS_TEAM_ID":   optional(appleID),
+	"WALLET_APNS_CERT":      optional(passkit.CheckAPNsCert),
 	"STRIPE_API_BASE": optional(func(s string) error {
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -217,6 +223,14 @@ func choice(values ...string) func(string) error {
 		}
 		return nil
 	}
+}
+
+// appleID is a check of an Apple key or team id: 10 capital letters and digits.
+func appleID(s string) error {
+	if len(s) != 10 || strings.TrimLeft(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != "" {
+		return errors.New("want 10 capital letters and digits")
+	}
+	return nil
 }
 
 func prefixed(prefixes ...string) func(string) error {

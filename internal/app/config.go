@@ -92,6 +92,9 @@ type Config struct {
 	// TicketKeySecret seals the private keys that sign ticket codes (required outside
 	// embedded mode, which keeps a generated one beside its SQLite file).
 	TicketKeySecret string
+	// WalletAPNs pushes the Wallet passes' updates through APNs (off, production or
+	// development) with a token key (KEY, KEY_ID, TEAM_ID) or a certificate (CERT).
+	WalletAPNs WalletAPNsConfig
 	// MaxTokenLifetime is the longest a bearer token may live (exp - iat).
 	MaxTokenLifetime time.Duration
 	// takesPayments: the command takes or refunds payments, so it needs a provider.
@@ -235,6 +238,11 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.StripeWebhookSecret, "STRIPE_WEBHOOK_SECRET", "", "signing secret (whsec_…) of the webhook endpoint POST /webhooks/stripe")
 	str(&c.StripeAPIBase, "STRIPE_API_BASE", "", "base URL of the Stripe API; empty = https://api.stripe.com (set it to a stripe-mock in tests)")
 	str(&c.TicketKeySecret, "TICKET_KEY_SECRET", "", "secret that seals the keys signing ticket codes, at least 32 bytes (required outside embedded mode; every instance needs the same)")
+	str(&c.WalletAPNs.Mode, "WALLET_APNS", "off", "off (Wallet pass updates are logged, not pushed), production or development: the APNs servers that push them")
+	str(&c.WalletAPNs.Key, "WALLET_APNS_KEY", "", "APNs token key (.p8 file) of the Wallet passes' pushes, with SEATFLOW_WALLET_APNS_KEY_ID and SEATFLOW_WALLET_APNS_TEAM_ID")
+	str(&c.WalletAPNs.KeyID, "WALLET_APNS_KEY_ID", "", "the APNs token key's id (10 characters)")
+	str(&c.WalletAPNs.TeamID, "WALLET_APNS_TEAM_ID", "", "the Apple team id of the APNs token key (10 characters)")
+	str(&c.WalletAPNs.Cert, "WALLET_APNS_CERT", "", "PEM file of a certificate and its key for APNs (such as the pass type's), instead of a token key")
 	rest, err := parseSettings(fs, keys, own, args)
 	if err != nil {
 		return nil, nil, err
@@ -252,6 +260,11 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 		c.PaymentProvider = seatflow.ProviderTest
 	}
 	return c, rest, invalidConfig(c.validate())
+}
+
+// WalletAPNsConfig are the SEATFLOW_WALLET_APNS* settings.
+type WalletAPNsConfig struct {
+	Mode, Key, KeyID, TeamID, Cert string
 }
 
 // validate checks the rules between settings; each setting's own rule is in settingChecks.
@@ -273,6 +286,10 @@ func (c *Config) validate() error {
 		return errors.New("SEATFLOW_PERSISTED_ONLY needs SEATFLOW_PERSISTED_QUERIES, the manifest of the documents that may run")
 	case !c.Embedded() && c.signsTickets && c.TicketKeySecret == "":
 		return errors.New("set SEATFLOW_TICKET_KEY_SECRET outside embedded mode: a random secret of at least 32 bytes, the same on every instance (it seals the keys that sign ticket codes; e.g. openssl rand -hex 32)")
+	case c.WalletAPNs.Mode != "off" && c.WalletAPNs.Cert == "" && c.WalletAPNs.Key == "":
+		return errors.New("SEATFLOW_WALLET_APNS=" + c.WalletAPNs.Mode + " needs SEATFLOW_WALLET_APNS_KEY (with SEATFLOW_WALLET_APNS_KEY_ID and SEATFLOW_WALLET_APNS_TEAM_ID) or SEATFLOW_WALLET_APNS_CERT (docs/TICKETS.md)")
+	case c.WalletAPNs.Key != "" && (c.WalletAPNs.KeyID == "" || c.WalletAPNs.TeamID == ""):
+		return errors.New("SEATFLOW_WALLET_APNS_KEY needs SEATFLOW_WALLET_APNS_KEY_ID and SEATFLOW_WALLET_APNS_TEAM_ID")
 	case c.PaymentProvider == "" && !c.takesPayments:
 	case c.PaymentProvider == "":
 		return errors.New("set SEATFLOW_PAYMENT_PROVIDER outside embedded mode: stripe (real payments, see docs/PAYMENTS.md) or test (any customer can mark an order paid: demos and tests only)")

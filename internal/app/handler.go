@@ -53,8 +53,8 @@ func (a *App) API() *httpapi.API {
 // Handler is everything the instance serves over HTTP: the API (/query, /healthz,
 // /readyz; /metrics is on a listener of its own, ServeMetrics), the GraphiQL playground at
 // / (its files under /playground/, the site's /favicon.ico), the live seat-map demo at
-// /demo/ (the door at /demo/door) and the keys that verify ticket codes at
-// /.well-known/ticket-keys.
+// /demo/ (the door at /demo/door), the keys that verify ticket codes at
+// /.well-known/ticket-keys and the Wallet passes' web service under /passkit/v1.
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
 	a.API().Register(mux)
@@ -69,6 +69,9 @@ func (a *App) Handler() http.Handler {
 	mux.Handle("/demo/", demo.Handler(tokens, a.Log))
 	if a.Tickets != nil {
 		mux.Handle("GET "+tickets.JWKSPath, a.Tickets.JWKSHandler())
+	}
+	if a.PassKit != nil {
+		a.PassKit.Register(mux)
 	}
 	return telemetry.Handler(mux)
 }

@@ -75,3 +75,15 @@ func (a *APNs) Push(ctx context.Context, pushToken string) error {
 	}
 	return fmt.Errorf("apns: %d %s", res.StatusCode, res.Reason)
 }
+
+// CheckAPNsKey says what is wrong with the APNs token key file at path (nil: nothing).
+func CheckAPNsKey(path string) error {
+	_, err := token.AuthKeyFromFile(path)
+	return err
+}
+
+// CheckAPNsCert says what is wrong with the APNs certificate file at path (nil: nothing).
+func CheckAPNsCert(path string) error {
+	_, err := certificate.FromPemFile(path, "")
+	return err
+}
