@@ -69,8 +69,19 @@ func (a *testApp) updatedSerials(device, since string) (int, []string, string) {
 // from the instance's secret); a rescheduled showtime (the admin's mutation) lists both
 // passes as updated and pushes the device once; a refunded seat's pass is listed as updated
 // alone; the pass route answers 304 while the phone's copy is current.
-func TestPassKitUpdates(t *testing.T) {
-	a := newTestApp(t)
+func TestPassKitUpdates(t *testing.T) { passKitUpdates(t, newTestApp(t)) }
+
+// TestPassKitUpdatesEmbedded: the same on the embedded stores, whose passes have the demo
+// pass type.
+func TestPassKitUpdatesEmbedded(t *testing.T) {
+	a := startEmbeddedTestApp(t)
+	if a.PassKit.PassTypeID != demoPassTypeID {
+		t.Fatalf("embedded pass type %q, want %q", a.PassKit.PassTypeID, demoPassTypeID)
+	}
+	passKitUpdates(t, a)
+}
+
+func passKitUpdates(t *testing.T, a *testApp) {
 	a.PassKit.PassTypeID = testPassType
 	rec, ok := a.PassKit.Pusher.(*passkit.Recorder)
 	if !ok {
