@@ -9,8 +9,8 @@ import (
 	"seatflow/internal/passkit"
 )
 
-// demoPassTypeID is embedded mode's pass type identifier (the demo pass certificate's).
-const demoPassTypeID = "pass.dev.seatflow.demo"
+// embeddedPassTypeID is embedded mode's pass type identifier (its demo passes').
+const embeddedPassTypeID = "pass.dev.seatflow.demo"
 
 // passPushEvery is how often each instance looks for passes changed since their devices'
 // last push.
@@ -48,7 +48,7 @@ func (a *App) wirePassKit(passTypeID string, passes passkit.Passes) error {
 // one; outside it, none until the Apple Wallet settings give one.
 func (a *App) applePassTypeID() string {
 	if a.Config.Embedded() {
-		return demoPassTypeID
+		return embeddedPassTypeID
 	}
 	return ""
 }

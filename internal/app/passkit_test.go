@@ -75,8 +75,8 @@ func TestPassKitUpdates(t *testing.T) { passKitUpdates(t, newTestApp(t)) }
 // pass type.
 func TestPassKitUpdatesEmbedded(t *testing.T) {
 	a := startEmbeddedTestApp(t)
-	if a.PassKit.PassTypeID != demoPassTypeID {
-		t.Fatalf("embedded pass type %q, want %q", a.PassKit.PassTypeID, demoPassTypeID)
+	if a.PassKit.PassTypeID != embeddedPassTypeID {
+		t.Fatalf("embedded pass type %q, want %q", a.PassKit.PassTypeID, embeddedPassTypeID)
 	}
 	passKitUpdates(t, a)
 }
