@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"seatflow"
@@ -244,13 +245,43 @@ func (s *Service) handleLog(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, seatflow.EBADREQUEST)
 		return
 	}
-	for _, m := range body.Logs {
+	k, dropped := s.logs.take(s.Now(), len(body.Logs))
+	if dropped > 0 {
+		s.Log.WarnContext(r.Context(), "passkit device logs dropped", "messages", dropped, "per_minute", logsPerMinute)
+	}
+	for _, m := range body.Logs[:k] {
 		if len(m) > seatflow.MaxPassKitLogLine {
 			m = m[:seatflow.MaxPassKitLogLine]
 		}
 		s.Log.InfoContext(r.Context(), "passkit device log", "message", m)
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// logsPerMinute bounds the device messages an instance logs a minute: the endpoint takes
+// anyone's messages, the rest are dropped (their number logged in a later minute).
+const logsPerMinute = 600
+
+// logWindow counts the device messages logged in the current minute.
+type logWindow struct {
+	mu      sync.Mutex
+	minute  time.Time
+	logged  int
+	dropped int
+}
+
+// take is how many of n messages may be logged now, and in a new minute how many the
+// past ones dropped.
+func (l *logWindow) take(now time.Time, n int) (k, dropped int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if m := now.Truncate(time.Minute); !m.Equal(l.minute) {
+		l.minute, l.logged, dropped, l.dropped = m, 0, l.dropped, 0
+	}
+	k = min(n, logsPerMinute-l.logged)
+	l.logged += k
+	l.dropped += n - k
+	return k, dropped
 }
 
 // readJSON reads r's JSON body of at most limit bytes into v, answering 400 when it is

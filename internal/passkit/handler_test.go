@@ -159,6 +159,21 @@ func TestLog(t *testing.T) {
 	if !strings.Contains(logged, "web service error: 401 for pass X") || strings.Contains(logged, strings.Repeat("y", 1025)) {
 		t.Fatalf("log lines: %s", logged)
 	}
+	// A flood is cut at logsPerMinute messages a minute, its remainder counted later.
+	hundred := `{"logs":[` + strings.TrimSuffix(strings.Repeat(`"flood",`, 100), ",") + `]}`
+	for range logsPerMinute/100 + 1 {
+		if res, _ := e.call("POST", "/passkit/v1/log", "", hundred); res.StatusCode != http.StatusOK {
+			t.Fatalf("flood: %d", res.StatusCode)
+		}
+	}
+	if n := strings.Count(e.logBuf.String(), "message=flood"); n != logsPerMinute-2 {
+		t.Fatalf("%d flood messages logged in a minute, want %d (two logged before)", n, logsPerMinute-2)
+	}
+	e.clock.Advance(time.Minute)
+	e.call("POST", "/passkit/v1/log", "", `{"logs":[]}`)
+	if !strings.Contains(e.logBuf.String(), "passkit device logs dropped") || !strings.Contains(e.logBuf.String(), "messages=102") {
+		t.Fatalf("the dropped messages are not counted: %s", e.logBuf.String()[max(0, len(e.logBuf.String())-300):])
+	}
 	many := `{"logs":[` + strings.TrimSuffix(strings.Repeat(`"m",`, 101), ",") + `]}`
 	for name, body := range map[string]string{"TooMany": many, "NotJSON": "logs", "TooLong": `{"logs":["` + strings.Repeat("z", 70<<10) + `"]}`} {
 		if res, _ := e.call("POST", "/passkit/v1/log", "", body); res.StatusCode != http.StatusBadRequest {

@@ -51,6 +51,8 @@ type Service struct {
 	Passes Passes
 	Pusher Pusher
 	Config
+
+	logs logWindow
 }
 
 // New is a service with cfg's zero values defaulted.
