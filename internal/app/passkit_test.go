@@ -68,7 +68,8 @@ func (a *testApp) updatedSerials(device, since string) (int, []string, string) {
 // TestPassKitUpdates: a phone registers for its tickets' passes with their tokens (derived
 // from the instance's secret); a rescheduled showtime (the admin's mutation) lists both
 // passes as updated and pushes the device once; a refunded seat's pass is listed as updated
-// alone; the pass route answers 304 while the phone's copy is current.
+// alone, a cancelled showtime's both, each change pushed once; the pass route answers 304
+// while the phone's copy is current.
 func TestPassKitUpdates(t *testing.T) { passKitUpdates(t, newTestApp(t)) }
 
 // TestPassKitUpdatesEmbedded: the same on the embedded stores, whose passes have the demo
@@ -158,6 +159,18 @@ func passKitUpdates(t *testing.T, a *testApp) {
 	}
 	if status, _, _ := a.updatedSerials(device, tag3); status != http.StatusNoContent {
 		t.Fatalf("nothing changed since the refund: %d, want 204", status)
+	}
+
+	a.clock.Advance(time.Minute)
+	a.must(a.admin, `mutation($id: ID!) { cancelShowtime(id: $id) { status } }`, map[string]any{"id": show}, nil)
+	if status, serials, _ := a.updatedSerials(device, tag3); status != http.StatusOK || len(serials) != 2 {
+		t.Fatalf("after the showtime was cancelled: %d %v, want both passes", status, serials)
+	}
+	if _, err := a.PassKit.PushDue(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.Pushes(); len(got) != 3 {
+		t.Fatalf("pushes after the cancellation: %v, want a third one", got)
 	}
 }
 

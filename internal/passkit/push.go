@@ -115,6 +115,7 @@ func (s *Service) pushBatch(ctx context.Context, regs []*ent.PassRegistration) (
 	}
 	now := s.Now()
 	due := map[string][]predicate.PassRegistration{}
+	dueIDs := map[string][]int{}
 	var tokens []string
 	for _, r := range regs {
 		tag, ok := tags[r.TicketID]
@@ -125,10 +126,11 @@ func (s *Service) pushBatch(ctx context.Context, regs []*ent.PassRegistration) (
 			tokens = append(tokens, r.PushToken)
 		}
 		due[r.PushToken] = append(due[r.PushToken], passregistration.And(passregistration.ID(r.ID), passregistration.PushedTagLT(tag)))
+		dueIDs[r.PushToken] = append(dueIDs[r.PushToken], r.ID)
 	}
 	pushed := 0
 	for _, token := range tokens {
-		ok, err := s.pushDevice(ctx, token, due[token], tags, now)
+		ok, err := s.pushDevice(ctx, token, due[token], dueIDs[token], tags, now)
 		if err != nil {
 			return pushed, err
 		}
@@ -140,8 +142,9 @@ func (s *Service) pushBatch(ctx context.Context, regs []*ent.PassRegistration) (
 }
 
 // pushDevice claims the registrations of token that are due (still behind their pass's
-// tag, not claimed by another instance), pushes the device once and marks them pushed.
-func (s *Service) pushDevice(ctx context.Context, token string, due []predicate.PassRegistration, tags map[int]int64, now time.Time) (bool, error) {
+// tag, not claimed by another instance; ids are theirs), pushes the device once and marks
+// them pushed.
+func (s *Service) pushDevice(ctx context.Context, token string, due []predicate.PassRegistration, ids []int, tags map[int]int64, now time.Time) (bool, error) {
 	claim := rand.Text()[:24]
 	n, err := s.DB.PassRegistration.Update().Where(passregistration.PushToken(token), passregistration.Or(due...),
 		passregistration.Or(passregistration.PushClaimedUntilIsNil(), passregistration.PushClaimedUntilLTE(now))).
@@ -152,14 +155,14 @@ func (s *Service) pushDevice(ctx context.Context, token string, due []predicate.
 	err = s.Pusher.Push(ctx, token)
 	switch {
 	case errors.Is(err, ErrUnregistered):
-		_, err := s.DB.PassRegistration.Delete().Where(passregistration.PushClaim(claim)).Exec(ctx)
+		_, err := s.DB.PassRegistration.Delete().Where(passregistration.IDIn(ids...), passregistration.PushClaim(claim)).Exec(ctx)
 		return false, err
 	case err != nil:
 		// The claim lapses: a pass after PushLease tries again.
 		background.Failed(ctx, s.Log, background.PassPush, err)
 		return false, nil
 	}
-	claimed, err := s.DB.PassRegistration.Query().Where(passregistration.PushClaim(claim)).
+	claimed, err := s.DB.PassRegistration.Query().Where(passregistration.IDIn(ids...), passregistration.PushClaim(claim)).
 		Select(passregistration.FieldTicketID).All(ctx)
 	if err != nil {
 		return true, err
