@@ -178,7 +178,7 @@ func (a *App) wire() error {
 	a.Queues = queue.New(a.DB, a.Redis, a.Keys, a.Catalog, a.Sales, queue.NewPasses([]byte(a.Config.JWTSecret), a.Now),
 		queue.Config{Now: a.Now, JoinRate: perMinute(a.Config.QueueJoinsPerMinute), Log: a.Log})
 	a.Booking.Admissions = a.Queues
-	a.Waitlist = waitlist.New(waitlist.Deps{DB: a.DB, Seats: a.Seats, Layouts: a.Layouts, RDB: a.Redis, Keys: a.Keys, Catalog: a.Catalog, Booking: a.Booking},
+	a.Waitlist = waitlist.New(waitlist.Deps{DB: a.DB, Seats: a.Seats, Layouts: a.Layouts, RDB: a.Redis, Keys: a.Keys, Catalog: a.Catalog, Booking: a.Booking, Sales: a.Reports},
 		waitlist.Config{Now: a.Now, OfferTTL: a.Config.WaitlistOfferTTL, SalesCloseAfter: a.Config.SalesCloseAfter, Log: a.Log})
 	a.Seats.OnReturned = a.Waitlist.Kick
 	if err := a.wireTickets(); err != nil {

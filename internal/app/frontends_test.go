@@ -48,8 +48,8 @@ func TestFullIntrospection(t *testing.T) {
 		types[typ.Name] = i
 	}
 	node := out.Schema.Types[types["Node"]]
-	if node.Kind != "INTERFACE" || len(node.PossibleTypes) != 7 {
-		t.Fatalf("Node = %+v, want an interface of the 7 node types", node)
+	if node.Kind != "INTERFACE" || len(node.PossibleTypes) != 8 {
+		t.Fatalf("Node = %+v, want an interface of the 8 node types", node)
 	}
 	if u := out.Schema.Types[types["Time"]].SpecifiedByURL; u == nil || !strings.Contains(*u, "rfc3339") {
 		t.Fatalf("Time's specifiedByURL = %v", u)

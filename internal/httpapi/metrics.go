@@ -139,8 +139,9 @@ func codeLabel(code string) string {
 // /demo/door pages (internal/demo/page) and the client suite's library (clients/lib); the playground's
 // sample is anonymous. TestClientOperations keeps the list equal to their sources.
 var clientOperations = []string{
-	"DemoBest", "DemoCancel", "DemoExtend", "DemoGuestSession", "DemoHold", "DemoJoinQueue", "DemoLeaveQueue", "DemoMyOrders", "DemoPay",
-	"DemoQueue", "DemoSeatMap", "DemoShowtime", "DemoShowtimes", "DemoTickets", "DoorCheckIn", "DoorCount", "DoorShowtimes",
+	"DemoBest", "DemoCancel", "DemoDeclineOffer", "DemoExtend", "DemoGuestSession", "DemoHold", "DemoJoinQueue",
+	"DemoJoinWaitingList", "DemoLeaveQueue", "DemoLeaveWaitingList", "DemoMyOrders", "DemoMyWaitingList", "DemoPay",
+	"DemoQueue", "DemoSeatMap", "DemoShowtime", "DemoShowtimes", "DemoTickets", "DemoWaitingList", "DoorCheckIn", "DoorCount", "DoorShowtimes",
 	"Best", "Day", "GuestSession", "Hold", "SeatMap",
 }
 

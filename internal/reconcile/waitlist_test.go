@@ -12,6 +12,8 @@ import (
 	"seatflow/ent"
 	"seatflow/ent/waitlistentry"
 	"seatflow/internal/reconcile"
+	"seatflow/internal/reports"
+	"seatflow/internal/seats"
 	"seatflow/internal/waitlist"
 )
 
@@ -27,7 +29,8 @@ type wlEnv struct {
 func newWaitlistEnv(t *testing.T) *wlEnv {
 	t.Helper()
 	e := &wlEnv{env: newEnv(t, 1, 2)}
-	e.wl = waitlist.New(waitlist.Deps{DB: e.db, Seats: e.store, RDB: e.rdb, Keys: e.store.Keys, Catalog: e.cat, Booking: e.svc},
+	e.wl = waitlist.New(waitlist.Deps{DB: e.db, Seats: e.store, Layouts: &seats.Layouts{Halls: e.cat}, RDB: e.rdb, Keys: e.store.Keys,
+		Catalog: e.cat, Booking: e.svc, Sales: &reports.Service{DB: e.db, Now: e.clock.Now}},
 		waitlist.Config{Now: e.clock.Now})
 	e.rec.Waitlist = e.wl
 	e.held = e.hold(t, "u1", e.seat("A", 1), e.seat("A", 2))

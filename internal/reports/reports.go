@@ -104,16 +104,19 @@ const (
 // applied payment by (order_id, provider, reference); payments by order; seats by hall;
 // tickets by (showtime_id, revoked_at); house seats by (showtime_id, seat_id).
 //
+// Lines' b counts those of orders that were waiting-list offers (an entry's order_id).
 // A line is sold when it is not refunded, its order is PAID and the payment the order was
 // settled with has no whole refund decided (a cancelled showtime's orders stay PAID while
 // refunded); held when its order is PENDING_PAYMENT and its hold has not expired. Money
 // counts the payments that took money (SUCCEEDED, MISMATCH); refunded what their refunds
 // (by payment_id) return: the refunds of some seats, and a whole refund the rest.
 const reportSQL = `
-SELECT 'lines' AS measure, l.showtime_id, l.state, l.ticket_type, COUNT(*) AS n, COALESCE(SUM(l.amount_cents), 0) AS a, 0 AS b
+SELECT 'lines' AS measure, l.showtime_id, l.state, l.ticket_type, COUNT(*) AS n, COALESCE(SUM(l.amount_cents), 0) AS a,
+  COALESCE(SUM(l.offered), 0) AS b
 FROM (
   SELECT o.showtime_id AS showtime_id, l.ticket_type AS ticket_type, l.amount_cents AS amount_cents,
-    CASE WHEN o.status = 'PAID' THEN 'sold' ELSE 'held' END AS state
+    CASE WHEN o.status = 'PAID' THEN 'sold' ELSE 'held' END AS state,
+    CASE WHEN EXISTS (SELECT 1 FROM waitlist_entries w WHERE w.order_id = o.id) THEN 1 ELSE 0 END AS offered
   FROM orders o JOIN order_seats l ON l.order_id = o.id
   WHERE o.showtime_id IN (%[1]s) AND l.refunded_at IS NULL AND (
     (o.status = 'PAID' AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id
@@ -190,6 +193,7 @@ func (s *Service) compute(ctx context.Context, ids []int) (map[int]*seatflow.Sal
 				r.Held += n
 			case stateSold:
 				r.Sold += n
+				r.SoldThroughWaitingList += b
 				for i := range r.ByTicketType {
 					if string(r.ByTicketType[i].TicketType) == typ {
 						r.ByTicketType[i].Count += n
@@ -213,45 +217,5 @@ func (s *Service) compute(ctx context.Context, ids []int) (map[int]*seatflow.Sal
 	for id, r := range out {
 		r.Available = max(0, sellable[id]-r.Sold-r.Held-r.Blocked)
 	}
-	offered, err := SoldThroughOffers(ctx, s.DB, ids)
-	if err != nil {
-		return nil, err
-	}
-	for id, n := range offered {
-		out[id].SoldThroughWaitingList = n
-	}
 	return out, nil
-}
-
-// soldThroughOffersSQL counts, by showtime, the seats not refunded of PAID orders that
-// were waiting-list offers (an entry's order_id).
-const soldThroughOffersSQL = `SELECT o.showtime_id, COUNT(*) FROM order_seats l
-JOIN orders o ON o.id = l.order_id JOIN waitlist_entries w ON w.order_id = o.id
-WHERE o.status = 'PAID' AND l.refunded_at IS NULL AND o.showtime_id IN (%s) GROUP BY o.showtime_id`
-
-// SoldThroughOffers counts the seats sold through waiting-list offers of each showtime of
-// ids (those with none are absent): SalesReport.soldThroughWaitingList and the waiting
-// list's report.
-func SoldThroughOffers(ctx context.Context, db *ent.Client, ids []int) (map[int]int, error) {
-	out := map[int]int{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := db.QueryContext(ctx, fmt.Sprintf(soldThroughOffersSQL, "?"+strings.Repeat(", ?", len(ids)-1)), args...)
-	if err != nil {
-		return nil, fmt.Errorf("seats sold through offers: %w", database.Classify(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, n int
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, fmt.Errorf("seats sold through offers: %w", database.Classify(err))
-		}
-		out[id] = n
-	}
-	return out, rows.Err()
 }

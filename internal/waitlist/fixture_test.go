@@ -13,6 +13,7 @@ import (
 	"seatflow/internal/booking"
 	"seatflow/internal/catalog"
 	"seatflow/internal/payments"
+	"seatflow/internal/reports"
 	"seatflow/internal/sales"
 	"seatflow/internal/seats"
 	"seatflow/internal/tooling/testenv"
@@ -65,7 +66,8 @@ func (e *env) instance(bc booking.Config) (*seats.Store, *booking.Service, *wait
 	book := booking.New(booking.Deps{DB: e.db, Seats: store, Layouts: &seats.Layouts{Halls: cat},
 		Hashes: &sales.Service{DB: e.db, Seats: store, RDB: e.r.Client, Keys: e.r.Keys, Catalog: cat, Now: e.clock.Now},
 		RDB:    e.r.Client, Keys: e.r.Keys, Catalog: cat, Provider: payments.Test{}}, bc)
-	wl := waitlist.New(waitlist.Deps{DB: e.db, Seats: store, Layouts: &seats.Layouts{Halls: cat}, RDB: e.r.Client, Keys: e.r.Keys, Catalog: cat, Booking: book},
+	wl := waitlist.New(waitlist.Deps{DB: e.db, Seats: store, Layouts: &seats.Layouts{Halls: cat}, RDB: e.r.Client, Keys: e.r.Keys,
+		Catalog: cat, Booking: book, Sales: &reports.Service{DB: e.db, Now: e.clock.Now}},
 		waitlist.Config{Now: e.clock.Now, OfferTTL: 10 * time.Minute, Sweep: 50 * time.Millisecond})
 	return store, book, wl
 }

@@ -12,7 +12,6 @@ import (
 	"seatflow/ent/waitlistentry"
 	"seatflow/internal/database"
 	"seatflow/internal/rdb"
-	"seatflow/internal/reports"
 )
 
 // Report counts a showtime's waiting list: its entries by status, and the seats sold
@@ -56,9 +55,12 @@ func (s *Service) Report(ctx context.Context, showID int) (*seatflow.WaitlistRep
 			r.Expired++
 		}
 	}
-	sold, err := reports.SoldThroughOffers(ctx, s.DB, []int{showID})
-	r.SeatsSold = sold[showID]
-	return r, err
+	sales, err := s.Sales.ShowtimeSales(ctx, showID)
+	if err != nil {
+		return nil, err
+	}
+	r.SeatsSold = sales.SoldThroughWaitingList
+	return r, nil
 }
 
 // Recount sets the showtime's count of waiting entries in Redis from MySQL (the

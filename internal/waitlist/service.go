@@ -41,6 +41,11 @@ type Booking interface {
 	LimitOrderChange(ctx context.Context, userID string) error
 }
 
+// Sales reads a showtime's sales report (package reports): the seats sold through offers.
+type Sales interface {
+	ShowtimeSales(ctx context.Context, showID int) (*seatflow.SalesReport, error)
+}
+
 // Deps are the stores and services the waiting list works with.
 type Deps struct {
 	DB      *ent.Client
@@ -50,6 +55,7 @@ type Deps struct {
 	Keys    keys.Keys
 	Catalog Catalog
 	Booking Booking
+	Sales   Sales
 }
 
 // Config is how the waiting list behaves; New gives each zero field its default.
