@@ -18,13 +18,14 @@ const passPushEvery = 5 * time.Second
 
 // wirePassKit builds the PassKit web service of the Wallet passes of type passTypeID made
 // by passes, and its pusher: APNs when SEATFLOW_WALLET_APNS says so, else the recorder,
-// which logs each update it does not push.
+// which logs each update it does not push (and a warning at start when there are real
+// passes to update).
 func (a *App) wirePassKit(passTypeID string, passes passkit.Passes) error {
 	var pusher passkit.Pusher
 	apns := a.Config.WalletAPNs
 	if apns.Mode == "off" || apns.Mode == "" {
 		pusher = &passkit.Recorder{Log: a.Log}
-		if !a.Config.Embedded() {
+		if !a.Config.Embedded() && passTypeID != "" { // real passes whose updates stay unpushed
 			a.Log.Warn("WALLET PASS UPDATES ARE NOT PUSHED: SEATFLOW_WALLET_APNS=off; phones learn of a changed pass " +
 				"(a rescheduled showtime, a refund) only when they look for themselves. Set it to production with an APNs key")
 		}
