@@ -19,6 +19,7 @@ import (
 	"seatflow/ent/onsalequeue"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
+	"seatflow/ent/passregistration"
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
 	"seatflow/ent/purchasecount"
@@ -61,6 +62,8 @@ type Client struct {
 	Order *OrderClient
 	// OrderSeat is the client for interacting with the OrderSeat builders.
 	OrderSeat *OrderSeatClient
+	// PassRegistration is the client for interacting with the PassRegistration builders.
+	PassRegistration *PassRegistrationClient
 	// Payment is the client for interacting with the Payment builders.
 	Payment *PaymentClient
 	// PaymentEvent is the client for interacting with the PaymentEvent builders.
@@ -104,6 +107,7 @@ func (c *Client) init() {
 	c.OnSaleQueue = NewOnSaleQueueClient(c.config)
 	c.Order = NewOrderClient(c.config)
 	c.OrderSeat = NewOrderSeatClient(c.config)
+	c.PassRegistration = NewPassRegistrationClient(c.config)
 	c.Payment = NewPaymentClient(c.config)
 	c.PaymentEvent = NewPaymentEventClient(c.config)
 	c.PurchaseCount = NewPurchaseCountClient(c.config)
@@ -206,28 +210,29 @@ func (c *Client) Tx(ctx context.Context) (*Tx, error) {
 	cfg := c.config
 	cfg.driver = tx
 	return &Tx{
-		ctx:           ctx,
-		config:        cfg,
-		CacheOutbox:   NewCacheOutboxClient(cfg),
-		Cinema:        NewCinemaClient(cfg),
-		Hall:          NewHallClient(cfg),
-		Movie:         NewMovieClient(cfg),
-		OfflineScan:   NewOfflineScanClient(cfg),
-		OnSaleQueue:   NewOnSaleQueueClient(cfg),
-		Order:         NewOrderClient(cfg),
-		OrderSeat:     NewOrderSeatClient(cfg),
-		Payment:       NewPaymentClient(cfg),
-		PaymentEvent:  NewPaymentEventClient(cfg),
-		PurchaseCount: NewPurchaseCountClient(cfg),
-		ReconcileRun:  NewReconcileRunClient(cfg),
-		Refund:        NewRefundClient(cfg),
-		Seat:          NewSeatClient(cfg),
-		SeatBlock:     NewSeatBlockClient(cfg),
-		SeatOccupancy: NewSeatOccupancyClient(cfg),
-		Showtime:      NewShowtimeClient(cfg),
-		Ticket:        NewTicketClient(cfg),
-		TicketKey:     NewTicketKeyClient(cfg),
-		WaitlistEntry: NewWaitlistEntryClient(cfg),
+		ctx:              ctx,
+		config:           cfg,
+		CacheOutbox:      NewCacheOutboxClient(cfg),
+		Cinema:           NewCinemaClient(cfg),
+		Hall:             NewHallClient(cfg),
+		Movie:            NewMovieClient(cfg),
+		OfflineScan:      NewOfflineScanClient(cfg),
+		OnSaleQueue:      NewOnSaleQueueClient(cfg),
+		Order:            NewOrderClient(cfg),
+		OrderSeat:        NewOrderSeatClient(cfg),
+		PassRegistration: NewPassRegistrationClient(cfg),
+		Payment:          NewPaymentClient(cfg),
+		PaymentEvent:     NewPaymentEventClient(cfg),
+		PurchaseCount:    NewPurchaseCountClient(cfg),
+		ReconcileRun:     NewReconcileRunClient(cfg),
+		Refund:           NewRefundClient(cfg),
+		Seat:             NewSeatClient(cfg),
+		SeatBlock:        NewSeatBlockClient(cfg),
+		SeatOccupancy:    NewSeatOccupancyClient(cfg),
+		Showtime:         NewShowtimeClient(cfg),
+		Ticket:           NewTicketClient(cfg),
+		TicketKey:        NewTicketKeyClient(cfg),
+		WaitlistEntry:    NewWaitlistEntryClient(cfg),
 	}, nil
 }
 
@@ -245,28 +250,29 @@ func (c *Client) BeginTx(ctx context.Context, opts *sql.TxOptions) (*Tx, error) 
 	cfg := c.config
 	cfg.driver = &txDriver{tx: tx, drv: c.driver}
 	return &Tx{
-		ctx:           ctx,
-		config:        cfg,
-		CacheOutbox:   NewCacheOutboxClient(cfg),
-		Cinema:        NewCinemaClient(cfg),
-		Hall:          NewHallClient(cfg),
-		Movie:         NewMovieClient(cfg),
-		OfflineScan:   NewOfflineScanClient(cfg),
-		OnSaleQueue:   NewOnSaleQueueClient(cfg),
-		Order:         NewOrderClient(cfg),
-		OrderSeat:     NewOrderSeatClient(cfg),
-		Payment:       NewPaymentClient(cfg),
-		PaymentEvent:  NewPaymentEventClient(cfg),
-		PurchaseCount: NewPurchaseCountClient(cfg),
-		ReconcileRun:  NewReconcileRunClient(cfg),
-		Refund:        NewRefundClient(cfg),
-		Seat:          NewSeatClient(cfg),
-		SeatBlock:     NewSeatBlockClient(cfg),
-		SeatOccupancy: NewSeatOccupancyClient(cfg),
-		Showtime:      NewShowtimeClient(cfg),
-		Ticket:        NewTicketClient(cfg),
-		TicketKey:     NewTicketKeyClient(cfg),
-		WaitlistEntry: NewWaitlistEntryClient(cfg),
+		ctx:              ctx,
+		config:           cfg,
+		CacheOutbox:      NewCacheOutboxClient(cfg),
+		Cinema:           NewCinemaClient(cfg),
+		Hall:             NewHallClient(cfg),
+		Movie:            NewMovieClient(cfg),
+		OfflineScan:      NewOfflineScanClient(cfg),
+		OnSaleQueue:      NewOnSaleQueueClient(cfg),
+		Order:            NewOrderClient(cfg),
+		OrderSeat:        NewOrderSeatClient(cfg),
+		PassRegistration: NewPassRegistrationClient(cfg),
+		Payment:          NewPaymentClient(cfg),
+		PaymentEvent:     NewPaymentEventClient(cfg),
+		PurchaseCount:    NewPurchaseCountClient(cfg),
+		ReconcileRun:     NewReconcileRunClient(cfg),
+		Refund:           NewRefundClient(cfg),
+		Seat:             NewSeatClient(cfg),
+		SeatBlock:        NewSeatBlockClient(cfg),
+		SeatOccupancy:    NewSeatOccupancyClient(cfg),
+		Showtime:         NewShowtimeClient(cfg),
+		Ticket:           NewTicketClient(cfg),
+		TicketKey:        NewTicketKeyClient(cfg),
+		WaitlistEntry:    NewWaitlistEntryClient(cfg),
 	}, nil
 }
 
@@ -297,9 +303,9 @@ func (c *Client) Close() error {
 func (c *Client) Use(hooks ...Hook) {
 	for _, n := range []interface{ Use(...Hook) }{
 		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.OnSaleQueue, c.Order,
-		c.OrderSeat, c.Payment, c.PaymentEvent, c.PurchaseCount, c.ReconcileRun,
-		c.Refund, c.Seat, c.SeatBlock, c.SeatOccupancy, c.Showtime, c.Ticket,
-		c.TicketKey, c.WaitlistEntry,
+		c.OrderSeat, c.PassRegistration, c.Payment, c.PaymentEvent, c.PurchaseCount,
+		c.ReconcileRun, c.Refund, c.Seat, c.SeatBlock, c.SeatOccupancy, c.Showtime,
+		c.Ticket, c.TicketKey, c.WaitlistEntry,
 	} {
 		n.Use(hooks...)
 	}
@@ -310,9 +316,9 @@ func (c *Client) Use(hooks ...Hook) {
 func (c *Client) Intercept(interceptors ...Interceptor) {
 	for _, n := range []interface{ Intercept(...Interceptor) }{
 		c.CacheOutbox, c.Cinema, c.Hall, c.Movie, c.OfflineScan, c.OnSaleQueue, c.Order,
-		c.OrderSeat, c.Payment, c.PaymentEvent, c.PurchaseCount, c.ReconcileRun,
-		c.Refund, c.Seat, c.SeatBlock, c.SeatOccupancy, c.Showtime, c.Ticket,
-		c.TicketKey, c.WaitlistEntry,
+		c.OrderSeat, c.PassRegistration, c.Payment, c.PaymentEvent, c.PurchaseCount,
+		c.ReconcileRun, c.Refund, c.Seat, c.SeatBlock, c.SeatOccupancy, c.Showtime,
+		c.Ticket, c.TicketKey, c.WaitlistEntry,
 	} {
 		n.Intercept(interceptors...)
 	}
@@ -337,6 +343,8 @@ func (c *Client) Mutate(ctx context.Context, m Mutation) (Value, error) {
 		return c.Order.mutate(ctx, m)
 	case *OrderSeatMutation:
 		return c.OrderSeat.mutate(ctx, m)
+	case *PassRegistrationMutation:
+		return c.PassRegistration.mutate(ctx, m)
 	case *PaymentMutation:
 		return c.Payment.mutate(ctx, m)
 	case *PaymentEventMutation:
@@ -1603,6 +1611,139 @@ func (c *OrderSeatClient) mutate(ctx context.Context, m *OrderSeatMutation) (Val
 		return (&OrderSeatDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
 	default:
 		return nil, fmt.Errorf("ent: unknown OrderSeat mutation op: %q", m.Op())
+	}
+}
+
+// PassRegistrationClient is a client for the PassRegistration schema.
+type PassRegistrationClient struct {
+	config
+}
+
+// NewPassRegistrationClient returns a client for the PassRegistration from the given config.
+func NewPassRegistrationClient(c config) *PassRegistrationClient {
+	return &PassRegistrationClient{config: c}
+}
+
+// Use adds a list of mutation hooks to the hooks stack.
+// A call to `Use(f, g, h)` equals to `passregistration.Hooks(f(g(h())))`.
+func (c *PassRegistrationClient) Use(hooks ...Hook) {
+	c.hooks.PassRegistration = append(c.hooks.PassRegistration, hooks...)
+}
+
+// Intercept adds a list of query interceptors to the interceptors stack.
+// A call to `Intercept(f, g, h)` equals to `passregistration.Intercept(f(g(h())))`.
+func (c *PassRegistrationClient) Intercept(interceptors ...Interceptor) {
+	c.inters.PassRegistration = append(c.inters.PassRegistration, interceptors...)
+}
+
+// Create returns a builder for creating a PassRegistration entity.
+func (c *PassRegistrationClient) Create() *PassRegistrationCreate {
+	mutation := newPassRegistrationMutation(c.config, OpCreate)
+	return &PassRegistrationCreate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// CreateBulk returns a builder for creating a bulk of PassRegistration entities.
+func (c *PassRegistrationClient) CreateBulk(builders ...*PassRegistrationCreate) *PassRegistrationCreateBulk {
+	return &PassRegistrationCreateBulk{config: c.config, builders: builders}
+}
+
+// MapCreateBulk creates a bulk creation builder from the given slice. For each item in the slice, the function creates
+// a builder and applies setFunc on it.
+func (c *PassRegistrationClient) MapCreateBulk(slice any, setFunc func(*PassRegistrationCreate, int)) *PassRegistrationCreateBulk {
+	rv := reflect.ValueOf(slice)
+	if rv.Kind() != reflect.Slice {
+		return &PassRegistrationCreateBulk{err: fmt.Errorf("calling to PassRegistrationClient.MapCreateBulk with wrong type %T, need slice", slice)}
+	}
+	builders := make([]*PassRegistrationCreate, rv.Len())
+	for i := 0; i < rv.Len(); i++ {
+		builders[i] = c.Create()
+		setFunc(builders[i], i)
+	}
+	return &PassRegistrationCreateBulk{config: c.config, builders: builders}
+}
+
+// Update returns an update builder for PassRegistration.
+func (c *PassRegistrationClient) Update() *PassRegistrationUpdate {
+	mutation := newPassRegistrationMutation(c.config, OpUpdate)
+	return &PassRegistrationUpdate{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOne returns an update builder for the given entity.
+func (c *PassRegistrationClient) UpdateOne(_m *PassRegistration) *PassRegistrationUpdateOne {
+	mutation := newPassRegistrationMutation(c.config, OpUpdateOne, withPassRegistration(_m))
+	return &PassRegistrationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// UpdateOneID returns an update builder for the given id.
+func (c *PassRegistrationClient) UpdateOneID(id int) *PassRegistrationUpdateOne {
+	mutation := newPassRegistrationMutation(c.config, OpUpdateOne, withPassRegistrationID(id))
+	return &PassRegistrationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// Delete returns a delete builder for PassRegistration.
+func (c *PassRegistrationClient) Delete() *PassRegistrationDelete {
+	mutation := newPassRegistrationMutation(c.config, OpDelete)
+	return &PassRegistrationDelete{config: c.config, hooks: c.Hooks(), mutation: mutation}
+}
+
+// DeleteOne returns a builder for deleting the given entity.
+func (c *PassRegistrationClient) DeleteOne(_m *PassRegistration) *PassRegistrationDeleteOne {
+	return c.DeleteOneID(_m.ID)
+}
+
+// DeleteOneID returns a builder for deleting the given entity by its id.
+func (c *PassRegistrationClient) DeleteOneID(id int) *PassRegistrationDeleteOne {
+	builder := c.Delete().Where(passregistration.ID(id))
+	builder.mutation.id = &id
+	builder.mutation.op = OpDeleteOne
+	return &PassRegistrationDeleteOne{builder}
+}
+
+// Query returns a query builder for PassRegistration.
+func (c *PassRegistrationClient) Query() *PassRegistrationQuery {
+	return &PassRegistrationQuery{
+		config: c.config,
+		ctx:    &QueryContext{Type: TypePassRegistration},
+		inters: c.Interceptors(),
+	}
+}
+
+// Get returns a PassRegistration entity by its id.
+func (c *PassRegistrationClient) Get(ctx context.Context, id int) (*PassRegistration, error) {
+	return c.Query().Where(passregistration.ID(id)).Only(ctx)
+}
+
+// GetX is like Get, but panics if an error occurs.
+func (c *PassRegistrationClient) GetX(ctx context.Context, id int) *PassRegistration {
+	obj, err := c.Get(ctx, id)
+	if err != nil {
+		panic(err)
+	}
+	return obj
+}
+
+// Hooks returns the client hooks.
+func (c *PassRegistrationClient) Hooks() []Hook {
+	return c.hooks.PassRegistration
+}
+
+// Interceptors returns the client interceptors.
+func (c *PassRegistrationClient) Interceptors() []Interceptor {
+	return c.inters.PassRegistration
+}
+
+func (c *PassRegistrationClient) mutate(ctx context.Context, m *PassRegistrationMutation) (Value, error) {
+	switch m.Op() {
+	case OpCreate:
+		return (&PassRegistrationCreate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdate:
+		return (&PassRegistrationUpdate{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpUpdateOne:
+		return (&PassRegistrationUpdateOne{config: c.config, hooks: c.Hooks(), mutation: m}).Save(ctx)
+	case OpDelete, OpDeleteOne:
+		return (&PassRegistrationDelete{config: c.config, hooks: c.Hooks(), mutation: m}).Exec(ctx)
+	default:
+		return nil, fmt.Errorf("ent: unknown PassRegistration mutation op: %q", m.Op())
 	}
 }
 
@@ -3350,13 +3491,15 @@ func (c *WaitlistEntryClient) mutate(ctx context.Context, m *WaitlistEntryMutati
 type (
 	hooks struct {
 		CacheOutbox, Cinema, Hall, Movie, OfflineScan, OnSaleQueue, Order, OrderSeat,
-		Payment, PaymentEvent, PurchaseCount, ReconcileRun, Refund, Seat, SeatBlock,
-		SeatOccupancy, Showtime, Ticket, TicketKey, WaitlistEntry []ent.Hook
+		PassRegistration, Payment, PaymentEvent, PurchaseCount, ReconcileRun, Refund,
+		Seat, SeatBlock, SeatOccupancy, Showtime, Ticket, TicketKey,
+		WaitlistEntry []ent.Hook
 	}
 	inters struct {
 		CacheOutbox, Cinema, Hall, Movie, OfflineScan, OnSaleQueue, Order, OrderSeat,
-		Payment, PaymentEvent, PurchaseCount, ReconcileRun, Refund, Seat, SeatBlock,
-		SeatOccupancy, Showtime, Ticket, TicketKey, WaitlistEntry []ent.Interceptor
+		PassRegistration, Payment, PaymentEvent, PurchaseCount, ReconcileRun, Refund,
+		Seat, SeatBlock, SeatOccupancy, Showtime, Ticket, TicketKey,
+		WaitlistEntry []ent.Interceptor
 	}
 )
 

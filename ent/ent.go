@@ -15,6 +15,7 @@ import (
 	"seatflow/ent/onsalequeue"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
+	"seatflow/ent/passregistration"
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
 	"seatflow/ent/purchasecount"
@@ -92,26 +93,27 @@ var (
 func checkColumn(t, c string) error {
 	initCheck.Do(func() {
 		columnCheck = sql.NewColumnCheck(map[string]func(string) bool{
-			cacheoutbox.Table:   cacheoutbox.ValidColumn,
-			cinema.Table:        cinema.ValidColumn,
-			hall.Table:          hall.ValidColumn,
-			movie.Table:         movie.ValidColumn,
-			offlinescan.Table:   offlinescan.ValidColumn,
-			onsalequeue.Table:   onsalequeue.ValidColumn,
-			order.Table:         order.ValidColumn,
-			orderseat.Table:     orderseat.ValidColumn,
-			payment.Table:       payment.ValidColumn,
-			paymentevent.Table:  paymentevent.ValidColumn,
-			purchasecount.Table: purchasecount.ValidColumn,
-			reconcilerun.Table:  reconcilerun.ValidColumn,
-			refund.Table:        refund.ValidColumn,
-			seat.Table:          seat.ValidColumn,
-			seatblock.Table:     seatblock.ValidColumn,
-			seatoccupancy.Table: seatoccupancy.ValidColumn,
-			showtime.Table:      showtime.ValidColumn,
-			ticket.Table:        ticket.ValidColumn,
-			ticketkey.Table:     ticketkey.ValidColumn,
-			waitlistentry.Table: waitlistentry.ValidColumn,
+			cacheoutbox.Table:      cacheoutbox.ValidColumn,
+			cinema.Table:           cinema.ValidColumn,
+			hall.Table:             hall.ValidColumn,
+			movie.Table:            movie.ValidColumn,
+			offlinescan.Table:      offlinescan.ValidColumn,
+			onsalequeue.Table:      onsalequeue.ValidColumn,
+			order.Table:            order.ValidColumn,
+			orderseat.Table:        orderseat.ValidColumn,
+			passregistration.Table: passregistration.ValidColumn,
+			payment.Table:          payment.ValidColumn,
+			paymentevent.Table:     paymentevent.ValidColumn,
+			purchasecount.Table:    purchasecount.ValidColumn,
+			reconcilerun.Table:     reconcilerun.ValidColumn,
+			refund.Table:           refund.ValidColumn,
+			seat.Table:             seat.ValidColumn,
+			seatblock.Table:        seatblock.ValidColumn,
+			seatoccupancy.Table:    seatoccupancy.ValidColumn,
+			showtime.Table:         showtime.ValidColumn,
+			ticket.Table:           ticket.ValidColumn,
+			ticketkey.Table:        ticketkey.ValidColumn,
+			waitlistentry.Table:    waitlistentry.ValidColumn,
 		})
 	})
 	return columnCheck(t, c)

@@ -15,6 +15,7 @@ import (
 	"seatflow/ent/onsalequeue"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
+	"seatflow/ent/passregistration"
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
 	"seatflow/ent/predicate"
@@ -44,26 +45,27 @@ const (
 	OpUpdateOne = ent.OpUpdateOne
 
 	// Node types.
-	TypeCacheOutbox   = "CacheOutbox"
-	TypeCinema        = "Cinema"
-	TypeHall          = "Hall"
-	TypeMovie         = "Movie"
-	TypeOfflineScan   = "OfflineScan"
-	TypeOnSaleQueue   = "OnSaleQueue"
-	TypeOrder         = "Order"
-	TypeOrderSeat     = "OrderSeat"
-	TypePayment       = "Payment"
-	TypePaymentEvent  = "PaymentEvent"
-	TypePurchaseCount = "PurchaseCount"
-	TypeReconcileRun  = "ReconcileRun"
-	TypeRefund        = "Refund"
-	TypeSeat          = "Seat"
-	TypeSeatBlock     = "SeatBlock"
-	TypeSeatOccupancy = "SeatOccupancy"
-	TypeShowtime      = "Showtime"
-	TypeTicket        = "Ticket"
-	TypeTicketKey     = "TicketKey"
-	TypeWaitlistEntry = "WaitlistEntry"
+	TypeCacheOutbox      = "CacheOutbox"
+	TypeCinema           = "Cinema"
+	TypeHall             = "Hall"
+	TypeMovie            = "Movie"
+	TypeOfflineScan      = "OfflineScan"
+	TypeOnSaleQueue      = "OnSaleQueue"
+	TypeOrder            = "Order"
+	TypeOrderSeat        = "OrderSeat"
+	TypePassRegistration = "PassRegistration"
+	TypePayment          = "Payment"
+	TypePaymentEvent     = "PaymentEvent"
+	TypePurchaseCount    = "PurchaseCount"
+	TypeReconcileRun     = "ReconcileRun"
+	TypeRefund           = "Refund"
+	TypeSeat             = "Seat"
+	TypeSeatBlock        = "SeatBlock"
+	TypeSeatOccupancy    = "SeatOccupancy"
+	TypeShowtime         = "Showtime"
+	TypeTicket           = "Ticket"
+	TypeTicketKey        = "TicketKey"
+	TypeWaitlistEntry    = "WaitlistEntry"
 )
 
 // CacheOutboxMutation represents an operation that mutates the CacheOutbox nodes in the graph.
@@ -6880,6 +6882,874 @@ func (m *OrderSeatMutation) ResetEdge(name string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown OrderSeat edge %s", name)
+}
+
+// PassRegistrationMutation represents an operation that mutates the PassRegistration nodes in the graph.
+type PassRegistrationMutation struct {
+	config
+	op                 Op
+	typ                string
+	id                 *int
+	device_library_id  *string
+	push_token         *string
+	pass_type_id       *string
+	serial_number      *string
+	ticket_id          *int
+	addticket_id       *int
+	created_at         *time.Time
+	pushed_tag         *int64
+	addpushed_tag      *int64
+	push_claimed_until *time.Time
+	push_claim         *string
+	clearedFields      map[string]struct{}
+	done               bool
+	oldValue           func(context.Context) (*PassRegistration, error)
+	predicates         []predicate.PassRegistration
+}
+
+var _ ent.Mutation = (*PassRegistrationMutation)(nil)
+
+// passregistrationOption allows management of the mutation configuration using functional options.
+type passregistrationOption func(*PassRegistrationMutation)
+
+// newPassRegistrationMutation creates new mutation for the PassRegistration entity.
+func newPassRegistrationMutation(c config, op Op, opts ...passregistrationOption) *PassRegistrationMutation {
+	m := &PassRegistrationMutation{
+		config:        c,
+		op:            op,
+		typ:           TypePassRegistration,
+		clearedFields: make(map[string]struct{}),
+	}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// withPassRegistrationID sets the ID field of the mutation.
+func withPassRegistrationID(id int) passregistrationOption {
+	return func(m *PassRegistrationMutation) {
+		var (
+			err   error
+			once  sync.Once
+			value *PassRegistration
+		)
+		m.oldValue = func(ctx context.Context) (*PassRegistration, error) {
+			once.Do(func() {
+				if m.done {
+					err = errors.New("querying old values post mutation is not allowed")
+				} else {
+					value, err = m.Client().PassRegistration.Get(ctx, id)
+				}
+			})
+			return value, err
+		}
+		m.id = &id
+	}
+}
+
+// withPassRegistration sets the old PassRegistration of the mutation.
+func withPassRegistration(node *PassRegistration) passregistrationOption {
+	return func(m *PassRegistrationMutation) {
+		m.oldValue = func(context.Context) (*PassRegistration, error) {
+			return node, nil
+		}
+		m.id = &node.ID
+	}
+}
+
+// Client returns a new `ent.Client` from the mutation. If the mutation was
+// executed in a transaction (ent.Tx), a transactional client is returned.
+func (m PassRegistrationMutation) Client() *Client {
+	client := &Client{config: m.config}
+	client.init()
+	return client
+}
+
+// Tx returns an `ent.Tx` for mutations that were executed in transactions;
+// it returns an error otherwise.
+func (m PassRegistrationMutation) Tx() (*Tx, error) {
+	if _, ok := m.driver.(*txDriver); !ok {
+		return nil, errors.New("ent: mutation is not running in a transaction")
+	}
+	tx := &Tx{config: m.config}
+	tx.init()
+	return tx, nil
+}
+
+// ID returns the ID value in the mutation. Note that the ID is only available
+// if it was provided to the builder or after it was returned from the database.
+func (m *PassRegistrationMutation) ID() (id int, exists bool) {
+	if m.id == nil {
+		return
+	}
+	return *m.id, true
+}
+
+// IDs queries the database and returns the entity ids that match the mutation's predicate.
+// That means, if the mutation is applied within a transaction with an isolation level such
+// as sql.LevelSerializable, the returned ids match the ids of the rows that will be updated
+// or updated by the mutation.
+func (m *PassRegistrationMutation) IDs(ctx context.Context) ([]int, error) {
+	switch {
+	case m.op.Is(OpUpdateOne | OpDeleteOne):
+		id, exists := m.ID()
+		if exists {
+			return []int{id}, nil
+		}
+		fallthrough
+	case m.op.Is(OpUpdate | OpDelete):
+		return m.Client().PassRegistration.Query().Where(m.predicates...).IDs(ctx)
+	default:
+		return nil, fmt.Errorf("IDs is not allowed on %s operations", m.op)
+	}
+}
+
+// SetDeviceLibraryID sets the "device_library_id" field.
+func (m *PassRegistrationMutation) SetDeviceLibraryID(s string) {
+	m.device_library_id = &s
+}
+
+// DeviceLibraryID returns the value of the "device_library_id" field in the mutation.
+func (m *PassRegistrationMutation) DeviceLibraryID() (r string, exists bool) {
+	v := m.device_library_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldDeviceLibraryID returns the old "device_library_id" field's value of the PassRegistration entity.
+// If the PassRegistration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PassRegistrationMutation) OldDeviceLibraryID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldDeviceLibraryID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldDeviceLibraryID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldDeviceLibraryID: %w", err)
+	}
+	return oldValue.DeviceLibraryID, nil
+}
+
+// ResetDeviceLibraryID resets all changes to the "device_library_id" field.
+func (m *PassRegistrationMutation) ResetDeviceLibraryID() {
+	m.device_library_id = nil
+}
+
+// SetPushToken sets the "push_token" field.
+func (m *PassRegistrationMutation) SetPushToken(s string) {
+	m.push_token = &s
+}
+
+// PushToken returns the value of the "push_token" field in the mutation.
+func (m *PassRegistrationMutation) PushToken() (r string, exists bool) {
+	v := m.push_token
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPushToken returns the old "push_token" field's value of the PassRegistration entity.
+// If the PassRegistration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PassRegistrationMutation) OldPushToken(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPushToken is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPushToken requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPushToken: %w", err)
+	}
+	return oldValue.PushToken, nil
+}
+
+// ResetPushToken resets all changes to the "push_token" field.
+func (m *PassRegistrationMutation) ResetPushToken() {
+	m.push_token = nil
+}
+
+// SetPassTypeID sets the "pass_type_id" field.
+func (m *PassRegistrationMutation) SetPassTypeID(s string) {
+	m.pass_type_id = &s
+}
+
+// PassTypeID returns the value of the "pass_type_id" field in the mutation.
+func (m *PassRegistrationMutation) PassTypeID() (r string, exists bool) {
+	v := m.pass_type_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPassTypeID returns the old "pass_type_id" field's value of the PassRegistration entity.
+// If the PassRegistration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PassRegistrationMutation) OldPassTypeID(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPassTypeID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPassTypeID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPassTypeID: %w", err)
+	}
+	return oldValue.PassTypeID, nil
+}
+
+// ResetPassTypeID resets all changes to the "pass_type_id" field.
+func (m *PassRegistrationMutation) ResetPassTypeID() {
+	m.pass_type_id = nil
+}
+
+// SetSerialNumber sets the "serial_number" field.
+func (m *PassRegistrationMutation) SetSerialNumber(s string) {
+	m.serial_number = &s
+}
+
+// SerialNumber returns the value of the "serial_number" field in the mutation.
+func (m *PassRegistrationMutation) SerialNumber() (r string, exists bool) {
+	v := m.serial_number
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldSerialNumber returns the old "serial_number" field's value of the PassRegistration entity.
+// If the PassRegistration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PassRegistrationMutation) OldSerialNumber(ctx context.Context) (v string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldSerialNumber is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldSerialNumber requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldSerialNumber: %w", err)
+	}
+	return oldValue.SerialNumber, nil
+}
+
+// ResetSerialNumber resets all changes to the "serial_number" field.
+func (m *PassRegistrationMutation) ResetSerialNumber() {
+	m.serial_number = nil
+}
+
+// SetTicketID sets the "ticket_id" field.
+func (m *PassRegistrationMutation) SetTicketID(i int) {
+	m.ticket_id = &i
+	m.addticket_id = nil
+}
+
+// TicketID returns the value of the "ticket_id" field in the mutation.
+func (m *PassRegistrationMutation) TicketID() (r int, exists bool) {
+	v := m.ticket_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldTicketID returns the old "ticket_id" field's value of the PassRegistration entity.
+// If the PassRegistration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PassRegistrationMutation) OldTicketID(ctx context.Context) (v int, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldTicketID is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldTicketID requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldTicketID: %w", err)
+	}
+	return oldValue.TicketID, nil
+}
+
+// AddTicketID adds i to the "ticket_id" field.
+func (m *PassRegistrationMutation) AddTicketID(i int) {
+	if m.addticket_id != nil {
+		*m.addticket_id += i
+	} else {
+		m.addticket_id = &i
+	}
+}
+
+// AddedTicketID returns the value that was added to the "ticket_id" field in this mutation.
+func (m *PassRegistrationMutation) AddedTicketID() (r int, exists bool) {
+	v := m.addticket_id
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetTicketID resets all changes to the "ticket_id" field.
+func (m *PassRegistrationMutation) ResetTicketID() {
+	m.ticket_id = nil
+	m.addticket_id = nil
+}
+
+// SetCreatedAt sets the "created_at" field.
+func (m *PassRegistrationMutation) SetCreatedAt(t time.Time) {
+	m.created_at = &t
+}
+
+// CreatedAt returns the value of the "created_at" field in the mutation.
+func (m *PassRegistrationMutation) CreatedAt() (r time.Time, exists bool) {
+	v := m.created_at
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldCreatedAt returns the old "created_at" field's value of the PassRegistration entity.
+// If the PassRegistration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PassRegistrationMutation) OldCreatedAt(ctx context.Context) (v time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldCreatedAt is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldCreatedAt requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldCreatedAt: %w", err)
+	}
+	return oldValue.CreatedAt, nil
+}
+
+// ResetCreatedAt resets all changes to the "created_at" field.
+func (m *PassRegistrationMutation) ResetCreatedAt() {
+	m.created_at = nil
+}
+
+// SetPushedTag sets the "pushed_tag" field.
+func (m *PassRegistrationMutation) SetPushedTag(i int64) {
+	m.pushed_tag = &i
+	m.addpushed_tag = nil
+}
+
+// PushedTag returns the value of the "pushed_tag" field in the mutation.
+func (m *PassRegistrationMutation) PushedTag() (r int64, exists bool) {
+	v := m.pushed_tag
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPushedTag returns the old "pushed_tag" field's value of the PassRegistration entity.
+// If the PassRegistration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PassRegistrationMutation) OldPushedTag(ctx context.Context) (v int64, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPushedTag is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPushedTag requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPushedTag: %w", err)
+	}
+	return oldValue.PushedTag, nil
+}
+
+// AddPushedTag adds i to the "pushed_tag" field.
+func (m *PassRegistrationMutation) AddPushedTag(i int64) {
+	if m.addpushed_tag != nil {
+		*m.addpushed_tag += i
+	} else {
+		m.addpushed_tag = &i
+	}
+}
+
+// AddedPushedTag returns the value that was added to the "pushed_tag" field in this mutation.
+func (m *PassRegistrationMutation) AddedPushedTag() (r int64, exists bool) {
+	v := m.addpushed_tag
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// ResetPushedTag resets all changes to the "pushed_tag" field.
+func (m *PassRegistrationMutation) ResetPushedTag() {
+	m.pushed_tag = nil
+	m.addpushed_tag = nil
+}
+
+// SetPushClaimedUntil sets the "push_claimed_until" field.
+func (m *PassRegistrationMutation) SetPushClaimedUntil(t time.Time) {
+	m.push_claimed_until = &t
+}
+
+// PushClaimedUntil returns the value of the "push_claimed_until" field in the mutation.
+func (m *PassRegistrationMutation) PushClaimedUntil() (r time.Time, exists bool) {
+	v := m.push_claimed_until
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPushClaimedUntil returns the old "push_claimed_until" field's value of the PassRegistration entity.
+// If the PassRegistration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PassRegistrationMutation) OldPushClaimedUntil(ctx context.Context) (v *time.Time, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPushClaimedUntil is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPushClaimedUntil requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPushClaimedUntil: %w", err)
+	}
+	return oldValue.PushClaimedUntil, nil
+}
+
+// ClearPushClaimedUntil clears the value of the "push_claimed_until" field.
+func (m *PassRegistrationMutation) ClearPushClaimedUntil() {
+	m.push_claimed_until = nil
+	m.clearedFields[passregistration.FieldPushClaimedUntil] = struct{}{}
+}
+
+// PushClaimedUntilCleared returns if the "push_claimed_until" field was cleared in this mutation.
+func (m *PassRegistrationMutation) PushClaimedUntilCleared() bool {
+	_, ok := m.clearedFields[passregistration.FieldPushClaimedUntil]
+	return ok
+}
+
+// ResetPushClaimedUntil resets all changes to the "push_claimed_until" field.
+func (m *PassRegistrationMutation) ResetPushClaimedUntil() {
+	m.push_claimed_until = nil
+	delete(m.clearedFields, passregistration.FieldPushClaimedUntil)
+}
+
+// SetPushClaim sets the "push_claim" field.
+func (m *PassRegistrationMutation) SetPushClaim(s string) {
+	m.push_claim = &s
+}
+
+// PushClaim returns the value of the "push_claim" field in the mutation.
+func (m *PassRegistrationMutation) PushClaim() (r string, exists bool) {
+	v := m.push_claim
+	if v == nil {
+		return
+	}
+	return *v, true
+}
+
+// OldPushClaim returns the old "push_claim" field's value of the PassRegistration entity.
+// If the PassRegistration object wasn't provided to the builder, the object is fetched from the database.
+// An error is returned if the mutation operation is not UpdateOne, or the database query fails.
+func (m *PassRegistrationMutation) OldPushClaim(ctx context.Context) (v *string, err error) {
+	if !m.op.Is(OpUpdateOne) {
+		return v, errors.New("OldPushClaim is only allowed on UpdateOne operations")
+	}
+	if m.id == nil || m.oldValue == nil {
+		return v, errors.New("OldPushClaim requires an ID field in the mutation")
+	}
+	oldValue, err := m.oldValue(ctx)
+	if err != nil {
+		return v, fmt.Errorf("querying old value for OldPushClaim: %w", err)
+	}
+	return oldValue.PushClaim, nil
+}
+
+// ClearPushClaim clears the value of the "push_claim" field.
+func (m *PassRegistrationMutation) ClearPushClaim() {
+	m.push_claim = nil
+	m.clearedFields[passregistration.FieldPushClaim] = struct{}{}
+}
+
+// PushClaimCleared returns if the "push_claim" field was cleared in this mutation.
+func (m *PassRegistrationMutation) PushClaimCleared() bool {
+	_, ok := m.clearedFields[passregistration.FieldPushClaim]
+	return ok
+}
+
+// ResetPushClaim resets all changes to the "push_claim" field.
+func (m *PassRegistrationMutation) ResetPushClaim() {
+	m.push_claim = nil
+	delete(m.clearedFields, passregistration.FieldPushClaim)
+}
+
+// Where appends a list predicates to the PassRegistrationMutation builder.
+func (m *PassRegistrationMutation) Where(ps ...predicate.PassRegistration) {
+	m.predicates = append(m.predicates, ps...)
+}
+
+// WhereP appends storage-level predicates to the PassRegistrationMutation builder. Using this method,
+// users can use type-assertion to append predicates that do not depend on any generated package.
+func (m *PassRegistrationMutation) WhereP(ps ...func(*sql.Selector)) {
+	p := make([]predicate.PassRegistration, len(ps))
+	for i := range ps {
+		p[i] = ps[i]
+	}
+	m.Where(p...)
+}
+
+// Op returns the operation name.
+func (m *PassRegistrationMutation) Op() Op {
+	return m.op
+}
+
+// SetOp allows setting the mutation operation.
+func (m *PassRegistrationMutation) SetOp(op Op) {
+	m.op = op
+}
+
+// Type returns the node type of this mutation (PassRegistration).
+func (m *PassRegistrationMutation) Type() string {
+	return m.typ
+}
+
+// Fields returns all fields that were changed during this mutation. Note that in
+// order to get all numeric fields that were incremented/decremented, call
+// AddedFields().
+func (m *PassRegistrationMutation) Fields() []string {
+	fields := make([]string, 0, 9)
+	if m.device_library_id != nil {
+		fields = append(fields, passregistration.FieldDeviceLibraryID)
+	}
+	if m.push_token != nil {
+		fields = append(fields, passregistration.FieldPushToken)
+	}
+	if m.pass_type_id != nil {
+		fields = append(fields, passregistration.FieldPassTypeID)
+	}
+	if m.serial_number != nil {
+		fields = append(fields, passregistration.FieldSerialNumber)
+	}
+	if m.ticket_id != nil {
+		fields = append(fields, passregistration.FieldTicketID)
+	}
+	if m.created_at != nil {
+		fields = append(fields, passregistration.FieldCreatedAt)
+	}
+	if m.pushed_tag != nil {
+		fields = append(fields, passregistration.FieldPushedTag)
+	}
+	if m.push_claimed_until != nil {
+		fields = append(fields, passregistration.FieldPushClaimedUntil)
+	}
+	if m.push_claim != nil {
+		fields = append(fields, passregistration.FieldPushClaim)
+	}
+	return fields
+}
+
+// Field returns the value of a field with the given name. The second boolean
+// return value indicates that this field was not set, or was not defined in the
+// schema.
+func (m *PassRegistrationMutation) Field(name string) (ent.Value, bool) {
+	switch name {
+	case passregistration.FieldDeviceLibraryID:
+		return m.DeviceLibraryID()
+	case passregistration.FieldPushToken:
+		return m.PushToken()
+	case passregistration.FieldPassTypeID:
+		return m.PassTypeID()
+	case passregistration.FieldSerialNumber:
+		return m.SerialNumber()
+	case passregistration.FieldTicketID:
+		return m.TicketID()
+	case passregistration.FieldCreatedAt:
+		return m.CreatedAt()
+	case passregistration.FieldPushedTag:
+		return m.PushedTag()
+	case passregistration.FieldPushClaimedUntil:
+		return m.PushClaimedUntil()
+	case passregistration.FieldPushClaim:
+		return m.PushClaim()
+	}
+	return nil, false
+}
+
+// OldField returns the old value of the field from the database. An error is
+// returned if the mutation operation is not UpdateOne, or the query to the
+// database failed.
+func (m *PassRegistrationMutation) OldField(ctx context.Context, name string) (ent.Value, error) {
+	switch name {
+	case passregistration.FieldDeviceLibraryID:
+		return m.OldDeviceLibraryID(ctx)
+	case passregistration.FieldPushToken:
+		return m.OldPushToken(ctx)
+	case passregistration.FieldPassTypeID:
+		return m.OldPassTypeID(ctx)
+	case passregistration.FieldSerialNumber:
+		return m.OldSerialNumber(ctx)
+	case passregistration.FieldTicketID:
+		return m.OldTicketID(ctx)
+	case passregistration.FieldCreatedAt:
+		return m.OldCreatedAt(ctx)
+	case passregistration.FieldPushedTag:
+		return m.OldPushedTag(ctx)
+	case passregistration.FieldPushClaimedUntil:
+		return m.OldPushClaimedUntil(ctx)
+	case passregistration.FieldPushClaim:
+		return m.OldPushClaim(ctx)
+	}
+	return nil, fmt.Errorf("unknown PassRegistration field %s", name)
+}
+
+// SetField sets the value of a field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PassRegistrationMutation) SetField(name string, value ent.Value) error {
+	switch name {
+	case passregistration.FieldDeviceLibraryID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetDeviceLibraryID(v)
+		return nil
+	case passregistration.FieldPushToken:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPushToken(v)
+		return nil
+	case passregistration.FieldPassTypeID:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPassTypeID(v)
+		return nil
+	case passregistration.FieldSerialNumber:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetSerialNumber(v)
+		return nil
+	case passregistration.FieldTicketID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetTicketID(v)
+		return nil
+	case passregistration.FieldCreatedAt:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetCreatedAt(v)
+		return nil
+	case passregistration.FieldPushedTag:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPushedTag(v)
+		return nil
+	case passregistration.FieldPushClaimedUntil:
+		v, ok := value.(time.Time)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPushClaimedUntil(v)
+		return nil
+	case passregistration.FieldPushClaim:
+		v, ok := value.(string)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.SetPushClaim(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PassRegistration field %s", name)
+}
+
+// AddedFields returns all numeric fields that were incremented/decremented during
+// this mutation.
+func (m *PassRegistrationMutation) AddedFields() []string {
+	var fields []string
+	if m.addticket_id != nil {
+		fields = append(fields, passregistration.FieldTicketID)
+	}
+	if m.addpushed_tag != nil {
+		fields = append(fields, passregistration.FieldPushedTag)
+	}
+	return fields
+}
+
+// AddedField returns the numeric value that was incremented/decremented on a field
+// with the given name. The second boolean return value indicates that this field
+// was not set, or was not defined in the schema.
+func (m *PassRegistrationMutation) AddedField(name string) (ent.Value, bool) {
+	switch name {
+	case passregistration.FieldTicketID:
+		return m.AddedTicketID()
+	case passregistration.FieldPushedTag:
+		return m.AddedPushedTag()
+	}
+	return nil, false
+}
+
+// AddField adds the value to the field with the given name. It returns an error if
+// the field is not defined in the schema, or if the type mismatched the field
+// type.
+func (m *PassRegistrationMutation) AddField(name string, value ent.Value) error {
+	switch name {
+	case passregistration.FieldTicketID:
+		v, ok := value.(int)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddTicketID(v)
+		return nil
+	case passregistration.FieldPushedTag:
+		v, ok := value.(int64)
+		if !ok {
+			return fmt.Errorf("unexpected type %T for field %s", value, name)
+		}
+		m.AddPushedTag(v)
+		return nil
+	}
+	return fmt.Errorf("unknown PassRegistration numeric field %s", name)
+}
+
+// ClearedFields returns all nullable fields that were cleared during this
+// mutation.
+func (m *PassRegistrationMutation) ClearedFields() []string {
+	var fields []string
+	if m.FieldCleared(passregistration.FieldPushClaimedUntil) {
+		fields = append(fields, passregistration.FieldPushClaimedUntil)
+	}
+	if m.FieldCleared(passregistration.FieldPushClaim) {
+		fields = append(fields, passregistration.FieldPushClaim)
+	}
+	return fields
+}
+
+// FieldCleared returns a boolean indicating if a field with the given name was
+// cleared in this mutation.
+func (m *PassRegistrationMutation) FieldCleared(name string) bool {
+	_, ok := m.clearedFields[name]
+	return ok
+}
+
+// ClearField clears the value of the field with the given name. It returns an
+// error if the field is not defined in the schema.
+func (m *PassRegistrationMutation) ClearField(name string) error {
+	switch name {
+	case passregistration.FieldPushClaimedUntil:
+		m.ClearPushClaimedUntil()
+		return nil
+	case passregistration.FieldPushClaim:
+		m.ClearPushClaim()
+		return nil
+	}
+	return fmt.Errorf("unknown PassRegistration nullable field %s", name)
+}
+
+// ResetField resets all changes in the mutation for the field with the given name.
+// It returns an error if the field is not defined in the schema.
+func (m *PassRegistrationMutation) ResetField(name string) error {
+	switch name {
+	case passregistration.FieldDeviceLibraryID:
+		m.ResetDeviceLibraryID()
+		return nil
+	case passregistration.FieldPushToken:
+		m.ResetPushToken()
+		return nil
+	case passregistration.FieldPassTypeID:
+		m.ResetPassTypeID()
+		return nil
+	case passregistration.FieldSerialNumber:
+		m.ResetSerialNumber()
+		return nil
+	case passregistration.FieldTicketID:
+		m.ResetTicketID()
+		return nil
+	case passregistration.FieldCreatedAt:
+		m.ResetCreatedAt()
+		return nil
+	case passregistration.FieldPushedTag:
+		m.ResetPushedTag()
+		return nil
+	case passregistration.FieldPushClaimedUntil:
+		m.ResetPushClaimedUntil()
+		return nil
+	case passregistration.FieldPushClaim:
+		m.ResetPushClaim()
+		return nil
+	}
+	return fmt.Errorf("unknown PassRegistration field %s", name)
+}
+
+// AddedEdges returns all edge names that were set/added in this mutation.
+func (m *PassRegistrationMutation) AddedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// AddedIDs returns all IDs (to other nodes) that were added for the given edge
+// name in this mutation.
+func (m *PassRegistrationMutation) AddedIDs(name string) []ent.Value {
+	return nil
+}
+
+// RemovedEdges returns all edge names that were removed in this mutation.
+func (m *PassRegistrationMutation) RemovedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// RemovedIDs returns all IDs (to other nodes) that were removed for the edge with
+// the given name in this mutation.
+func (m *PassRegistrationMutation) RemovedIDs(name string) []ent.Value {
+	return nil
+}
+
+// ClearedEdges returns all edge names that were cleared in this mutation.
+func (m *PassRegistrationMutation) ClearedEdges() []string {
+	edges := make([]string, 0, 0)
+	return edges
+}
+
+// EdgeCleared returns a boolean which indicates if the edge with the given name
+// was cleared in this mutation.
+func (m *PassRegistrationMutation) EdgeCleared(name string) bool {
+	return false
+}
+
+// ClearEdge clears the value of the edge with the given name. It returns an error
+// if that edge is not defined in the schema.
+func (m *PassRegistrationMutation) ClearEdge(name string) error {
+	return fmt.Errorf("unknown PassRegistration unique edge %s", name)
+}
+
+// ResetEdge resets all changes to the edge with the given name in this mutation.
+// It returns an error if the edge is not defined in the schema.
+func (m *PassRegistrationMutation) ResetEdge(name string) error {
+	return fmt.Errorf("unknown PassRegistration edge %s", name)
 }
 
 // PaymentMutation represents an operation that mutates the Payment nodes in the graph.

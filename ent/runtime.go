@@ -10,6 +10,7 @@ import (
 	"seatflow/ent/onsalequeue"
 	"seatflow/ent/order"
 	"seatflow/ent/orderseat"
+	"seatflow/ent/passregistration"
 	"seatflow/ent/payment"
 	"seatflow/ent/paymentevent"
 	"seatflow/ent/purchasecount"
@@ -280,6 +281,84 @@ func init() {
 	orderseatDescAmountCents := orderseatFields[3].Descriptor()
 	// orderseat.AmountCentsValidator is a validator for the "amount_cents" field. It is called by the builders before save.
 	orderseat.AmountCentsValidator = orderseatDescAmountCents.Validators[0].(func(int) error)
+	passregistrationFields := schema.PassRegistration{}.Fields()
+	_ = passregistrationFields
+	// passregistrationDescDeviceLibraryID is the schema descriptor for device_library_id field.
+	passregistrationDescDeviceLibraryID := passregistrationFields[0].Descriptor()
+	// passregistration.DeviceLibraryIDValidator is a validator for the "device_library_id" field. It is called by the builders before save.
+	passregistration.DeviceLibraryIDValidator = func() func(string) error {
+		validators := passregistrationDescDeviceLibraryID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(device_library_id string) error {
+			for _, fn := range fns {
+				if err := fn(device_library_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// passregistrationDescPushToken is the schema descriptor for push_token field.
+	passregistrationDescPushToken := passregistrationFields[1].Descriptor()
+	// passregistration.PushTokenValidator is a validator for the "push_token" field. It is called by the builders before save.
+	passregistration.PushTokenValidator = func() func(string) error {
+		validators := passregistrationDescPushToken.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(push_token string) error {
+			for _, fn := range fns {
+				if err := fn(push_token); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// passregistrationDescPassTypeID is the schema descriptor for pass_type_id field.
+	passregistrationDescPassTypeID := passregistrationFields[2].Descriptor()
+	// passregistration.PassTypeIDValidator is a validator for the "pass_type_id" field. It is called by the builders before save.
+	passregistration.PassTypeIDValidator = func() func(string) error {
+		validators := passregistrationDescPassTypeID.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(pass_type_id string) error {
+			for _, fn := range fns {
+				if err := fn(pass_type_id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// passregistrationDescSerialNumber is the schema descriptor for serial_number field.
+	passregistrationDescSerialNumber := passregistrationFields[3].Descriptor()
+	// passregistration.SerialNumberValidator is a validator for the "serial_number" field. It is called by the builders before save.
+	passregistration.SerialNumberValidator = func() func(string) error {
+		validators := passregistrationDescSerialNumber.Validators
+		fns := [...]func(string) error{
+			validators[0].(func(string) error),
+			validators[1].(func(string) error),
+		}
+		return func(serial_number string) error {
+			for _, fn := range fns {
+				if err := fn(serial_number); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}()
+	// passregistrationDescPushClaim is the schema descriptor for push_claim field.
+	passregistrationDescPushClaim := passregistrationFields[8].Descriptor()
+	// passregistration.PushClaimValidator is a validator for the "push_claim" field. It is called by the builders before save.
+	passregistration.PushClaimValidator = passregistrationDescPushClaim.Validators[0].(func(string) error)
 	paymentFields := schema.Payment{}.Fields()
 	_ = paymentFields
 	// paymentDescProvider is the schema descriptor for provider field.

@@ -30,6 +30,8 @@ type Tx struct {
 	Order *OrderClient
 	// OrderSeat is the client for interacting with the OrderSeat builders.
 	OrderSeat *OrderSeatClient
+	// PassRegistration is the client for interacting with the PassRegistration builders.
+	PassRegistration *PassRegistrationClient
 	// Payment is the client for interacting with the Payment builders.
 	Payment *PaymentClient
 	// PaymentEvent is the client for interacting with the PaymentEvent builders.
@@ -193,6 +195,7 @@ func (tx *Tx) init() {
 	tx.OnSaleQueue = NewOnSaleQueueClient(tx.config)
 	tx.Order = NewOrderClient(tx.config)
 	tx.OrderSeat = NewOrderSeatClient(tx.config)
+	tx.PassRegistration = NewPassRegistrationClient(tx.config)
 	tx.Payment = NewPaymentClient(tx.config)
 	tx.PaymentEvent = NewPaymentEventClient(tx.config)
 	tx.PurchaseCount = NewPurchaseCountClient(tx.config)

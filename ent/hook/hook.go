@@ -104,6 +104,18 @@ func (f OrderSeatFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, e
 	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.OrderSeatMutation", m)
 }
 
+// The PassRegistrationFunc type is an adapter to allow the use of ordinary
+// function as PassRegistration mutator.
+type PassRegistrationFunc func(context.Context, *ent.PassRegistrationMutation) (ent.Value, error)
+
+// Mutate calls f(ctx, m).
+func (f PassRegistrationFunc) Mutate(ctx context.Context, m ent.Mutation) (ent.Value, error) {
+	if mv, ok := m.(*ent.PassRegistrationMutation); ok {
+		return f(ctx, mv)
+	}
+	return nil, fmt.Errorf("unexpected mutation type %T. expect *ent.PassRegistrationMutation", m)
+}
+
 // The PaymentFunc type is an adapter to allow the use of ordinary
 // function as Payment mutator.
 type PaymentFunc func(context.Context, *ent.PaymentMutation) (ent.Value, error)

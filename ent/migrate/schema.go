@@ -229,6 +229,37 @@ var (
 			},
 		},
 	}
+	// PassRegistrationsColumns holds the columns for the "pass_registrations" table.
+	PassRegistrationsColumns = []*schema.Column{
+		{Name: "id", Type: field.TypeInt, Increment: true},
+		{Name: "device_library_id", Type: field.TypeString, Size: 128},
+		{Name: "push_token", Type: field.TypeString, Size: 200},
+		{Name: "pass_type_id", Type: field.TypeString, Size: 128},
+		{Name: "serial_number", Type: field.TypeString, Size: 128},
+		{Name: "ticket_id", Type: field.TypeInt},
+		{Name: "created_at", Type: field.TypeTime, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "pushed_tag", Type: field.TypeInt64},
+		{Name: "push_claimed_until", Type: field.TypeTime, Nullable: true, SchemaType: map[string]string{"mysql": "datetime(6)"}},
+		{Name: "push_claim", Type: field.TypeString, Nullable: true, Size: 32},
+	}
+	// PassRegistrationsTable holds the schema information for the "pass_registrations" table.
+	PassRegistrationsTable = &schema.Table{
+		Name:       "pass_registrations",
+		Columns:    PassRegistrationsColumns,
+		PrimaryKey: []*schema.Column{PassRegistrationsColumns[0]},
+		Indexes: []*schema.Index{
+			{
+				Name:    "passregistration_device_library_id_pass_type_id_serial_number",
+				Unique:  true,
+				Columns: []*schema.Column{PassRegistrationsColumns[1], PassRegistrationsColumns[3], PassRegistrationsColumns[4]},
+			},
+			{
+				Name:    "passregistration_ticket_id",
+				Unique:  false,
+				Columns: []*schema.Column{PassRegistrationsColumns[5]},
+			},
+		},
+	}
 	// PaymentsColumns holds the columns for the "payments" table.
 	PaymentsColumns = []*schema.Column{
 		{Name: "id", Type: field.TypeInt, Increment: true},
@@ -642,6 +673,7 @@ var (
 		OnSaleQueuesTable,
 		OrdersTable,
 		OrderSeatsTable,
+		PassRegistrationsTable,
 		PaymentsTable,
 		PaymentEventsTable,
 		PurchaseCountsTable,

@@ -30,6 +30,9 @@ type Order func(*sql.Selector)
 // OrderSeat is the predicate function for orderseat builders.
 type OrderSeat func(*sql.Selector)
 
+// PassRegistration is the predicate function for passregistration builders.
+type PassRegistration func(*sql.Selector)
+
 // Payment is the predicate function for payment builders.
 type Payment func(*sql.Selector)
 

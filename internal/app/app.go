@@ -30,6 +30,7 @@ import (
 	"seatflow/internal/httpapi"
 	"seatflow/internal/keys"
 	"seatflow/internal/live"
+	"seatflow/internal/passkit"
 	"seatflow/internal/payments"
 	"seatflow/internal/queue"
 	"seatflow/internal/rdb"
@@ -88,6 +89,8 @@ type App struct {
 	Tickets *tickets.Service
 	// Wallet makes the tickets' Apple Wallet passes; nil without Tickets.
 	Wallet *wallet.Service
+	// PassKit is the Wallet passes' web service and push loop.
+	PassKit *passkit.Service
 	// Reports computes the admin's sales reports.
 	Reports *reports.Service
 	// Queues runs the showtimes' on-sale queues.
@@ -193,6 +196,9 @@ func (a *App) wire() error {
 	if err := a.wireGoogleWallet(); err != nil {
 		return err
 	}
+	if err := a.wirePassKit(); err != nil {
+		return err
+	}
 	a.Live = live.NewHub(a.Redis, a.Keys, a.Seats, live.Options{Tick: a.Config.LiveTick, Log: a.Log})
 	a.Rec = &reconcile.Reconciler{DB: a.DB, Seats: a.Seats, Orders: a.Booking, Sales: a.Sales, Waitlist: a.Waitlist, RDB: a.Redis,
 		Keys: a.Keys, Config: reconcile.Config{Now: a.Now, Log: a.Log, EmptyAtStart: a.Config.Embedded()}}
@@ -207,7 +213,7 @@ func (a *App) wire() error {
 
 // Start runs the instance's background work until Close: the cache invalidation
 // listener, the outbox relay, the order expiry worker, the sales closer, the on-sale
-// queues' admission, the live seat-map hub and the reconciler (every instance runs it; a Redis lock lets one at a
+// queues' admission, the live seat-map hub, the Wallet passes' pushes and the reconciler (every instance runs it; a Redis lock lets one at a
 // time do the work).
 func (a *App) Start(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -226,6 +232,7 @@ func (a *App) Start(ctx context.Context) {
 	run(a.Queues.RunAdmission)
 	run(func(ctx context.Context) { _ = a.Waitlist.Run(ctx) })
 	run(func(ctx context.Context) { background.Stopped(ctx, a.Log, background.LiveHub, a.Live.Run(ctx)) })
+	run(a.runPassPushes)
 	if a.Config.ReconcileEvery > 0 {
 		run(func(ctx context.Context) { a.Rec.Run(ctx, a.Config.ReconcileEvery) })
 	}

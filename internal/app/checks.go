@@ -20,6 +20,7 @@ import (
 	"seatflow"
 	"seatflow/internal/googlewallet"
 	"seatflow/internal/httpapi"
+	"seatflow/internal/passkit"
 	"seatflow/internal/tickets"
 )
 
@@ -171,6 +172,11 @@ var settingChecks = map[string]check{
 		}
 		return nil
 	}),
+	"WALLET_APNS":         text(choice("off", "production", "development")),
+	"WALLET_APNS_KEY":     optional(passkit.CheckAPNsKey),
+	"WALLET_APNS_KEY_ID":  optional(appleID),
+	"WALLET_APNS_TEAM_ID": optional(appleID),
+	"WALLET_APNS_CERT":    optional(passkit.CheckAPNsCert),
 	"STRIPE_API_BASE": optional(func(s string) error {
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -250,6 +256,14 @@ func choice(values ...string) func(string) error {
 		}
 		return nil
 	}
+}
+
+// appleID is a check of an Apple key or team id: 10 capital letters and digits.
+func appleID(s string) error {
+	if len(s) != 10 || strings.TrimLeft(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != "" {
+		return errors.New("want 10 capital letters and digits")
+	}
+	return nil
 }
 
 func prefixed(prefixes ...string) func(string) error {

@@ -95,6 +95,11 @@ var badValues = map[string][]badValue{
 	"WALLET_GOOGLE_KEY":         {{"/nonexistent/service-account.json", "cannot read the service account's key file"}, {"/dev/null", "not a service account's JSON key file"}},
 	"WALLET_GOOGLE_ISSUER_ID":   {{"issuer-1", "want the issuer id's digits"}},
 	"LIVE_TICK":                 {{"10s", "want 0s to 5s"}, {"-1ms", "want 0s to 5s"}, {"fast", "invalid"}},
+	"WALLET_APNS":               {{"on", "want off, production or development"}, {"sandbox", "want off, production or development"}},
+	"WALLET_APNS_KEY":           {{"/nonexistent-dir/AuthKey.p8", "no such file"}},
+	"WALLET_APNS_KEY_ID":        {{"abc", "10 capital letters and digits"}, {"abcdefghij", "10 capital letters"}},
+	"WALLET_APNS_TEAM_ID":       {{"TEAM-12345", "10 capital letters and digits"}},
+	"WALLET_APNS_CERT":          {{"/nonexistent-dir/pass.pem", "no such file"}},
 }
 
 // allSettings is every setting's flag, as the server parses them.

@@ -99,6 +99,9 @@ type Config struct {
 	// PublicURL is the instance's address as phones and browsers reach it (a pass's
 	// webServiceURL is it + "/passkit").
 	PublicURL string
+	// WalletAPNs pushes the Wallet passes' updates through APNs (off, production or
+	// development) with a token key (KEY, KEY_ID, TEAM_ID) or a certificate (CERT).
+	WalletAPNs WalletAPNsConfig
 	// MaxTokenLifetime is the longest a bearer token may live (exp - iat).
 	MaxTokenLifetime time.Duration
 	// WalletGoogleKey is the path of the Google Cloud service account's JSON key file that
@@ -275,6 +278,11 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	str(&c.PublicURL, "PUBLIC_URL", "", "the instance's address as phones reach it, e.g. https://tickets.example (wallet passes' web service); needed with Apple passes outside embedded mode; embedded default "+embeddedPublicURL)
 	str(&c.WalletGoogleKey, "WALLET_GOOGLE_KEY", "", "path of the Google Cloud service account's JSON key file that signs \"Save to Google Wallet\" links (with SEATFLOW_WALLET_GOOGLE_ISSUER_ID; neither = Google Wallet off, or a demo key in embedded mode)")
 	str(&c.WalletGoogleIssuerID, "WALLET_GOOGLE_ISSUER_ID", "", "the Google Wallet issuer id (digits, from the Google Pay & Wallet Console) of SEATFLOW_WALLET_GOOGLE_KEY")
+	str(&c.WalletAPNs.Mode, "WALLET_APNS", "off", "off (Wallet pass updates are logged, not pushed), production or development: the APNs servers that push them")
+	str(&c.WalletAPNs.Key, "WALLET_APNS_KEY", "", "APNs token key (.p8 file) of the Wallet passes' pushes, with SEATFLOW_WALLET_APNS_KEY_ID and SEATFLOW_WALLET_APNS_TEAM_ID")
+	str(&c.WalletAPNs.KeyID, "WALLET_APNS_KEY_ID", "", "the APNs token key's id (10 characters)")
+	str(&c.WalletAPNs.TeamID, "WALLET_APNS_TEAM_ID", "", "the Apple team id of the APNs token key (10 characters)")
+	str(&c.WalletAPNs.Cert, "WALLET_APNS_CERT", "", "PEM file of a certificate and its key for APNs (such as the pass type's), instead of a token key")
 	rest, err := parseSettings(fs, keys, own, args)
 	if err != nil {
 		return nil, nil, err
@@ -300,6 +308,11 @@ func ParseConfigFor(name string, keys []string, own func(*flag.FlagSet), args []
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	return c, rest, invalidConfig(c.validate())
+}
+
+// WalletAPNsConfig are the SEATFLOW_WALLET_APNS* settings.
+type WalletAPNsConfig struct {
+	Mode, Key, KeyID, TeamID, Cert string
 }
 
 // validate checks the rules between settings; each setting's own rule is in settingChecks.
@@ -333,6 +346,10 @@ func (c *Config) validate() error {
 		return errors.New("SEATFLOW_WALLET_GOOGLE_ISSUER_ID needs SEATFLOW_WALLET_GOOGLE_KEY, the service account's JSON key file (docs/TICKETS.md \"Wallets\")")
 	case c.WalletGoogleKey != "" && c.PublicURL == "":
 		return errors.New("Google Wallet (SEATFLOW_WALLET_GOOGLE_KEY) needs SEATFLOW_PUBLIC_URL, the site's address its links name as their origin")
+	case c.WalletAPNs.Mode != "off" && c.WalletAPNs.Cert == "" && c.WalletAPNs.Key == "":
+		return errors.New("SEATFLOW_WALLET_APNS=" + c.WalletAPNs.Mode + " needs SEATFLOW_WALLET_APNS_KEY (with SEATFLOW_WALLET_APNS_KEY_ID and SEATFLOW_WALLET_APNS_TEAM_ID) or SEATFLOW_WALLET_APNS_CERT (docs/TICKETS.md)")
+	case c.WalletAPNs.Key != "" && (c.WalletAPNs.KeyID == "" || c.WalletAPNs.TeamID == ""):
+		return errors.New("SEATFLOW_WALLET_APNS_KEY needs SEATFLOW_WALLET_APNS_KEY_ID and SEATFLOW_WALLET_APNS_TEAM_ID")
 	case c.PaymentProvider == "" && !c.takesPayments:
 	case c.PaymentProvider == "":
 		return errors.New("set SEATFLOW_PAYMENT_PROVIDER outside embedded mode: stripe (real payments, see docs/PAYMENTS.md) or test (any customer can mark an order paid: demos and tests only)")

@@ -55,8 +55,8 @@ func (a *App) API() *httpapi.API {
 // /readyz; /metrics is on a listener of its own, ServeMetrics), the GraphiQL playground at
 // / (its files under /playground/, the site's /favicon.ico), the live seat-map demo at
 // /demo/ (the door at /demo/door), the keys that verify ticket codes at
-// /.well-known/ticket-keys and the tickets' Apple Wallet passes at
-// /tickets/{ticketId}/pass.pkpass.
+// /.well-known/ticket-keys, the tickets' Apple Wallet passes at
+// /tickets/{ticketId}/pass.pkpass and the Wallet passes' web service under /passkit/v1.
 func (a *App) Handler() http.Handler {
 	mux := http.NewServeMux()
 	a.API().Register(mux)
@@ -74,6 +74,9 @@ func (a *App) Handler() http.Handler {
 	}
 	if a.Wallet != nil {
 		mux.Handle(wallet.PassRoute, a.Wallet.Handler(a.Auth, a.Log))
+	}
+	if a.PassKit != nil {
+		a.PassKit.Register(mux)
 	}
 	return telemetry.Handler(mux)
 }

@@ -54,11 +54,14 @@ const (
 	// WaitlistCount keeps the waiting list's count of waiting entries in Redis; the
 	// reconciler recounts it from MySQL.
 	WaitlistCount = "waitlist_count"
+	// PassPush is the push loop's pass over the Wallet passes' registrations, or the push
+	// of one device; the next pass (or the claim's lease) tries again.
+	PassPush = "pass_push"
 )
 
 // tasks are every task above.
 var tasks = []string{ExpiryWorker, ExpiryPass, ExpireOrder, Enqueue, Dequeue, ConfirmSeats, ReleaseSeats, SpendPass,
-	QueueAdmission, LiveHub, WaitlistOffer, WaitlistCount}
+	QueueAdmission, LiveHub, WaitlistOffer, WaitlistCount, PassPush}
 
 var errorsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
 	Namespace: "seatflow", Name: "background_errors_total",
@@ -105,6 +108,8 @@ const (
 	ExpiryBatch = "expiry.batch"
 	// OutboxRelay is one pass of the outbox relay: invalidations left undelivered, replayed.
 	OutboxRelay = "outbox.relay"
+	// PassPushes is one pass of the Wallet passes' push loop (package passkit).
+	PassPushes = "passkit.push"
 )
 
 // Pass runs fn, one pass of background work, as the root span name of a trace of its

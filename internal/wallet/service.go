@@ -111,12 +111,18 @@ func AuthenticationToken(key []byte, serial string) string {
 // LastUpdated is when ticket t's pass last changed: the latest of its showtime's last change
 // (a reschedule, a cancellation), the ticket's making and its revocation.
 func LastUpdated(st *seatflow.Showtime, t *seatflow.Ticket) time.Time {
-	last := t.CreatedAt
-	if st.UpdatedAt.After(last) {
-		last = st.UpdatedAt
+	return LastUpdatedAt(st.UpdatedAt, t.CreatedAt, t.RevokedAt)
+}
+
+// LastUpdatedAt is LastUpdated from the three times themselves (the PassKit web service
+// reads them from its rows).
+func LastUpdatedAt(showtimeUpdatedAt, ticketCreatedAt time.Time, ticketRevokedAt *time.Time) time.Time {
+	last := ticketCreatedAt
+	if showtimeUpdatedAt.After(last) {
+		last = showtimeUpdatedAt
 	}
-	if t.RevokedAt != nil && t.RevokedAt.After(last) {
-		last = *t.RevokedAt
+	if ticketRevokedAt != nil && ticketRevokedAt.After(last) {
+		last = *ticketRevokedAt
 	}
 	return last.UTC()
 }
