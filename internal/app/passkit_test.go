@@ -21,8 +21,6 @@ import (
 	"seatflow/internal/wallet"
 )
 
-const testPassType = "pass.dev.seatflow.test"
-
 // passKitCall sends method path to the instance with the pass's ApplePass token ("" for
 // none) and body, and returns the status and the body.
 func (a *testApp) passKitCall(method, path, token, body string, header ...string) (int, string, http.Header) {
@@ -71,7 +69,10 @@ func (a *testApp) updatedSerials(device, since string) (int, []string, string) {
 // passes as updated and pushes the device once; a refunded seat's pass is listed as updated
 // alone, a cancelled showtime's both, each change pushed once; the pass route answers 304
 // while the phone's copy is current.
-func TestPassKitUpdates(t *testing.T) { passKitUpdates(t, newTestApp(t)) }
+func TestPassKitUpdates(t *testing.T) {
+	flags, _ := walletFlags(t)
+	passKitUpdates(t, newTestApp(t, flags...))
+}
 
 // TestPassKitUpdatesEmbedded: the same on the embedded stores, whose passes have the demo
 // pass type.
@@ -84,9 +85,6 @@ func TestPassKitUpdatesEmbedded(t *testing.T) {
 }
 
 func passKitUpdates(t *testing.T, a *testApp) {
-	if a.PassKit.PassTypeID == "" { // no Apple Wallet settings: the web service still answers
-		a.PassKit.PassTypeID = testPassType
-	}
 	passType := a.PassKit.PassTypeID
 	rec, ok := a.PassKit.Pusher.(*passkit.Recorder)
 	if !ok {
