@@ -18,14 +18,17 @@ export default [
       // session startPayment answers with, a reconciler run's report, the door's answer to a
       // scan, an entry of a revocation list (its ticketId names it), a showtime's door count
       // (its showtimeId names it), a public key (its kid names it), an order's line (its
-      // order and seat name it), the sales reports (computed, named by their showtime) and a
-      // showtime's on-sale queue (one per showtime: its showtimeId names it).
+      // order and seat name it), the sales reports (computed, named by their showtime), a
+      // showtime's on-sale queue (one per showtime: its showtimeId names it), a waiting-list
+      // offer (its order names it: orderId) and a waiting list's report (computed, named by
+      // its showtimeId).
       '@graphql-eslint/strict-id-in-types': ['error', {
         exceptions: {
           suffixes: ['Connection', 'Edge'],
           types: ['PageInfo', 'Price', 'SeatMapEvent', 'Payment', 'PaymentSession', 'ReconcileReport',
             'CheckInResult', 'RevokedTicket', 'CheckInCount', 'TicketKey', 'GuestSession',
-            'OrderLine', 'SalesReport', 'TicketTypeSales', 'ShowtimeSales', 'OnSaleQueue'],
+            'OrderLine', 'SalesReport', 'TicketTypeSales', 'ShowtimeSales', 'OnSaleQueue',
+            'WaitingListOffer', 'WaitingListReport'],
         },
       }],
     },

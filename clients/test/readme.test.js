@@ -28,6 +28,7 @@ const SKIPPED = {
   'Docker compose: from `docker compose up` to a held seat': 'docker is not installed where the tests run',
   'The on-sale queue': 'the shapes of the queue\'s operations, their ids elided (the queue opens at its opensAt, minutes ahead); the flow runs in internal/app/queue_test.go on two instances and the /demo Chromium test (internal/app/demo_queue_test.go)',
   'Tickets and the door': 'the shape of a checkIn, its code and nonce elided (a real code is a paid order\'s ticket); the door\'s flow runs in internal/app/checkin_test.go and the /demo/door Chromium test (internal/app/door_test.go)',
+  'The waiting list': 'the shapes of the waiting list\'s operations, their ids elided (an entry needs a sold-out showtime, an offer seats that come back); the flow runs in internal/app/waitlist_test.go on MySQL and the embedded stores, and the /demo Chromium test (internal/app/demo_waitlist_test.go)',
 };
 
 /** blocks returns the README's fenced blocks with the heading they are under. */
