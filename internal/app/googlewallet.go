@@ -39,7 +39,9 @@ func (a *App) wireGoogleWallet() error {
 			return err
 		}
 		issuer.Account, issuer.IssuerID = account, googlewallet.DemoIssuerID
-		a.Log.Warn("GOOGLE WALLET LINKS ARE DEMOS: embedded mode signs \"Save to Google Wallet\" links with a demo key "+
+		// At INFO, loud in words: embedded mode is for demos, where this is expected, and its
+		// start logs no warning (server/start_test.go).
+		a.Log.Info("GOOGLE WALLET LINKS ARE DEMOS: embedded mode signs \"Save to Google Wallet\" links with a demo key "+
 			"and issuer id that Google does not know, so Google will not accept them. Set SEATFLOW_WALLET_GOOGLE_KEY and "+
 			"SEATFLOW_WALLET_GOOGLE_ISSUER_ID for real links (docs/TICKETS.md \"Wallets\")",
 			"key", path, "issuer_id", issuer.IssuerID)
