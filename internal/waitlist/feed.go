@@ -131,10 +131,15 @@ func (f *feed) run(ctx context.Context, s *Service) {
 	}
 }
 
-// update reads the showtime's waiting entries once and pushes each watcher's entry when
-// it changed (or force): a waiting one's position from that read, any other read again.
+// update reads the showtime's waiting entries and its sale once and pushes each watcher's
+// entry when it changed (or force): a waiting one's position from that read while the sale
+// is open, any other read again.
 func (f *feed) update(ctx context.Context, s *Service, force bool) error {
 	ids, err := s.waitingIDs(ctx, f.showID)
+	if err != nil {
+		return err
+	}
+	open, err := s.salesOpen(ctx, f.showID) // once closed, every entry is read again (CLOSED)
 	if err != nil {
 		return err
 	}
@@ -147,7 +152,7 @@ func (f *feed) update(ctx context.Context, s *Service, force bool) error {
 	for _, w := range ws {
 		next := *w.last
 		next.Waiting = len(ids)
-		if p := position(ids, w.entryID); p > 0 && w.last.Status == seatflow.WaitlistWaiting {
+		if p := position(ids, w.entryID); p > 0 && open && w.last.Status == seatflow.WaitlistWaiting {
 			next.Position = &p
 		} else {
 			row, err := s.DB.WaitlistEntry.Query().Where(waitlistentry.ID(w.entryID)).Only(ctx)

@@ -39,13 +39,19 @@ type env struct {
 
 func newEnv(t testing.TB, rows, perRow int) *env {
 	t.Helper()
+	return newEnvWith(t, testenv.ShowtimeSpec{Rows: rows, PerRow: perRow, AllowGaps: true})
+}
+
+// newEnvWith is newEnv with the showtime of spec.
+func newEnvWith(t testing.TB, spec testenv.ShowtimeSpec) *env {
+	t.Helper()
 	db := testenv.MySQL(t).Client
 	r := testenv.NewRedis(t)
 	clk := testenv.NewClock(time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC))
 	e := &env{t: t, db: db, r: r, clock: clk}
 	e.store, e.book, e.wl = e.instance(booking.Config{})
 	cat := &catalog.Service{DB: db, Now: clk.Now}
-	showID, hallID := testenv.Showtime(t, db, clk.Now(), testenv.ShowtimeSpec{Rows: rows, PerRow: perRow, AllowGaps: true})
+	showID, hallID := testenv.Showtime(t, db, clk.Now(), spec)
 	hall, err := cat.Hall(context.Background(), hallID)
 	if err != nil {
 		t.Fatal(err)

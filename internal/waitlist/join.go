@@ -88,13 +88,15 @@ func (s *Service) Join(ctx context.Context, userID string, in JoinInput) (*seatf
 			SetTicketTypes(joinTypes(in.TicketTypes)).SetActiveKey(key).SetCreatedAt(s.Now.Now()).Save(ctx)
 		return err
 	})
-	if ent.IsConstraintError(err) || database.Conflict(err) {
+	if ent.IsConstraintError(err) {
 		return nil, seatflow.Errorf(seatflow.EWAITLISTED, "you are on this showtime's waiting list already (myWaitingListEntries)")
 	} else if err != nil {
 		return nil, fmt.Errorf("join waiting list: %w", database.Classify(err))
 	}
-	s.count(ctx, st.ID, 1)
-	s.announce(ctx, st.ID)
+	// Committed: its bookkeeping runs even if the caller goes away now.
+	bg := context.WithoutCancel(ctx)
+	s.count(bg, st.ID, 1)
+	s.announce(bg, st.ID)
 	return s.view(ctx, created)
 }
 
@@ -173,9 +175,10 @@ func (s *Service) Leave(ctx context.Context, userID string, id int) (*seatflow.W
 		if err != nil {
 			return nil, fmt.Errorf("leave waiting list: %w", database.Classify(err))
 		}
-		if n == 1 {
-			s.count(ctx, e.ShowtimeID, -1)
-			s.announce(ctx, e.ShowtimeID)
+		if n == 1 { // committed: its bookkeeping runs even if the caller goes away now
+			bg := context.WithoutCancel(ctx)
+			s.count(bg, e.ShowtimeID, -1)
+			s.announce(bg, e.ShowtimeID)
 			s.Kick(e.ShowtimeID) // seats returned for nobody else go on sale
 		}
 		if e, err = s.own(ctx, userID, id); err != nil {

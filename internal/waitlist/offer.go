@@ -96,21 +96,23 @@ const offerLockTTL = 10 * time.Second
 // which it makes before it lets go. Without the lock (it expired under a slow pass) the
 // offers stay exactly-once; they only cost more.
 func (s *Service) OfferReturned(ctx context.Context, showID int) (int, error) {
-	lock, ok, err := redislock.TryAcquire(ctx, s.RDB, s.Keys.WaitlistLock(showID), offerLockTTL)
-	if err != nil {
-		return 0, rdb.Classify("waiting-list lock", err)
-	}
-	if !ok {
-		return 0, s.RDB.Set(ctx, s.Keys.WaitlistAgain(showID), "1", offerLockTTL).Err()
-	}
-	defer func() { _ = lock.Release(context.WithoutCancel(ctx)) }()
 	made := 0
 	for range maxRounds {
+		lock, ok, err := redislock.TryAcquire(ctx, s.RDB, s.Keys.WaitlistLock(showID), offerLockTTL)
+		if err != nil {
+			return made, rdb.Classify("waiting-list lock", err)
+		}
+		if !ok {
+			return made, rdb.Classify("waiting-list lock", s.RDB.Set(ctx, s.Keys.WaitlistAgain(showID), "1", offerLockTTL).Err())
+		}
 		n, err := s.offerPass(ctx, showID)
 		made += n
+		_ = lock.Release(context.WithoutCancel(ctx))
 		if err != nil {
 			return made, err
 		}
+		// A request for one more pass that came while this one ran, up to the lock's release
+		// (read after it: one set between the last read and the release is not lost).
 		if again, err := s.RDB.GetDel(ctx, s.Keys.WaitlistAgain(showID)).Result(); err != nil || again == "" {
 			return made, nil
 		}
@@ -155,6 +157,11 @@ func (s *Service) offerPass(ctx context.Context, showID int) (int, error) {
 					continue
 				}
 				picked := layout.Together(left, e.Seats)
+				if picked == nil || layout.CheckCompanions(picked) != nil {
+					// A companion seat without its accessible seat goes to nobody's party alone.
+					skip[e.ID] = true
+					continue
+				}
 				ok, err := s.offer(ctx, e, picked)
 				switch {
 				case errors.Is(err, errRaced):
@@ -163,10 +170,12 @@ func (s *Service) offerPass(ctx context.Context, showID int) (int, error) {
 					// Sales closed: no offer can be made; the seats go back as they would have.
 					_, err := s.Seats.Resell(ctx, showID, returned)
 					return made, err
-				case err != nil && seatflow.ErrorCode(err) != "":
+				case entryRefused(err):
 					skip[e.ID] = true // this entrant cannot take them now (a limit): the next one may
 					continue
 				case err != nil:
+					// A store failed: the seats stay returned for the next pass (the sweep), in
+					// join order, rather than pass to the next entry or go on sale.
 					return made, err
 				}
 				if ok {
@@ -191,6 +200,16 @@ func (s *Service) offerPass(ctx context.Context, showID int) (int, error) {
 		return made, nil
 	}
 	return made, fmt.Errorf("offer returned seats of showtime %d: still racing after %d rounds", showID, maxRounds)
+}
+
+// entryRefused reports whether err refuses the offer to this entry alone (its purchase
+// limit, its ticket types' prices): the next entry may take the seats.
+func entryRefused(err error) bool {
+	switch seatflow.ErrorCode(err) {
+	case seatflow.ELIMIT, seatflow.EINVALID, seatflow.ESEATSUNAVAILABLE, seatflow.ECOMPANION:
+		return err != nil
+	}
+	return false
 }
 
 // errRaced is an offer lost to another instance's: read again.

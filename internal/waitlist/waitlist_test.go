@@ -15,6 +15,7 @@ import (
 	"seatflow/ent/orderseat"
 	"seatflow/ent/waitlistentry"
 	"seatflow/internal/booking"
+	"seatflow/internal/tooling/testenv"
 	"seatflow/internal/waitlist"
 )
 
@@ -599,5 +600,33 @@ func TestJoinsAndLeavesAreRateLimited(t *testing.T) {
 	}
 	if code(err) != seatflow.ERATELIMITED {
 		t.Fatalf("joining and leaving in a loop: %v, want %s", err, seatflow.ERATELIMITED)
+	}
+}
+
+// TestNoLoneCompanionOffered: a companion seat that comes back without its accessible seat
+// is offered to no party on its own (the companion rule of holds); it goes on sale, where
+// holds keep the rule.
+func TestNoLoneCompanionOffered(t *testing.T) {
+	e := newEnvWith(t, testenv.ShowtimeSpec{Rows: 1, PerRow: 3, AllowGaps: true,
+		Kinds:  map[string]seatflow.SeatKind{"A1": seatflow.SeatAccessible, "A2": seatflow.SeatCompanion},
+		Prices: map[seatflow.SeatKind]int{seatflow.SeatStandard: 1000, seatflow.SeatAccessible: 800, seatflow.SeatCompanion: 800}})
+	ctx := context.Background()
+	e.hold("cat", "A3")
+	pair := e.hold("bob", "A1", "A2")
+	if _, err := e.book.PayOrder(ctx, "bob", pair.ID, "ref"); err != nil {
+		t.Fatal(err)
+	}
+	ann := e.join("ann", 1)
+	if _, err := e.book.RefundSeats(ctx, "admin", pair.ID, []int{e.seat("A2")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.wl.OfferReturned(ctx, e.show); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.entry("ann", ann.ID); got.Status != seatflow.WaitlistWaiting {
+		t.Fatalf("ann was offered %+v, a companion seat alone", got.Offer)
+	}
+	if s := e.states(); s["A2"] != "AVAILABLE" {
+		t.Fatalf("the lone companion seat: %s, want AVAILABLE", s["A2"])
 	}
 }
