@@ -15,4 +15,7 @@ const (
 	MaxPassKitLogBytes = 64 << 10
 	MaxPassKitLogs     = 100
 	MaxPassKitLogLine  = 1 << 10
+	// MaxPassDevices is the most devices registered for one pass's updates: a customer's
+	// phone and watch, a few more; one more is refused (429 RATE_LIMITED).
+	MaxPassDevices = 10
 )

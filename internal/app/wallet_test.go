@@ -278,6 +278,18 @@ func TestApplePass(t *testing.T) {
 		if again.Header.Get("Last-Modified") != resp.Header.Get("Last-Modified") {
 			t.Errorf("Last-Modified moved with nothing changed")
 		}
+		// A phone's copy that is current: 304, answered before any pass is signed.
+		req, _ := http.NewRequest(http.MethodGet, a.srv.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+alice)
+		req.Header.Set("If-Modified-Since", resp.Header.Get("Last-Modified"))
+		cur, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur.Body.Close()
+		if cur.StatusCode != http.StatusNotModified {
+			t.Errorf("If-Modified-Since its Last-Modified: %d, want 304", cur.StatusCode)
+		}
 	})
 	t.Run("Refusals", func(t *testing.T) {
 		a.wantPassError(path, bob, http.StatusNotFound, "NOT_FOUND")

@@ -34,6 +34,11 @@ func (s *Service) Register(mux *http.ServeMux) {
 // errNoPass is the error of a serial number naming no ticket.
 var errNoPass = errors.New("no such pass")
 
+// errTooManyDevices refuses one more device for a pass that has seatflow.MaxPassDevices:
+// whoever holds a pass's token could otherwise register devices without end, each pushed
+// at every change.
+var errTooManyDevices = errors.New("too many devices for this pass")
+
 // pass is the pass a request names: its pass type, serial number and ticket.
 type pass struct {
 	passType, serial string
@@ -108,6 +113,8 @@ func (s *Service) handleRegister(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, errNoPass):
 		fail(w, http.StatusNotFound, seatflow.ENOTFOUND)
+	case errors.Is(err, errTooManyDevices):
+		fail(w, http.StatusTooManyRequests, seatflow.ERATELIMITED)
 	case err != nil:
 		s.internal(w, r, "register a device for a pass", err)
 	case created:

@@ -4,10 +4,12 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"seatflow"
 	"seatflow/ent/passregistration"
 	"seatflow/internal/nodeid"
 	"seatflow/internal/wallet"
@@ -181,4 +183,22 @@ func TestLog(t *testing.T) {
 			t.Errorf("%s: %d, want 400", name, res.StatusCode)
 		}
 	}
+}
+
+// TestDevicesPerPass: a pass takes seatflow.MaxPassDevices devices; one more is 429
+// RATE_LIMITED (whoever holds a pass's token cannot register devices without end, each
+// pushed at every change), while a device registered already may register again.
+func TestDevicesPerPass(t *testing.T) {
+	e := newEnv(t)
+	serial, _ := e.ticket()
+	for i := range seatflow.MaxPassDevices {
+		e.register("device"+strconv.Itoa(i), serial, token1, http.StatusCreated)
+	}
+	e.register("device0", serial, token1, http.StatusOK)
+	res, body := e.call("POST", regPath("one-more", serial), wallet.AuthenticationToken(testKey, serial), `{"pushToken":"`+token1+`"}`)
+	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, seatflow.ERATELIMITED) {
+		t.Fatalf("one device more: %d %s, want 429 %s", res.StatusCode, body, seatflow.ERATELIMITED)
+	}
+	other, _ := e.ticket() // another pass is not held back
+	e.register("one-more", other, token1, http.StatusCreated)
 }

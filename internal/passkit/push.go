@@ -45,7 +45,7 @@ func (r *Recorder) Push(ctx context.Context, pushToken string) error {
 	r.pushes = append(r.pushes, pushToken)
 	r.mu.Unlock()
 	if r.Log != nil {
-		r.Log.InfoContext(ctx, "wallet pass push not sent (SEATFLOW_WALLET_APNS=off)", "push_token", pushToken)
+		r.Log.InfoContext(ctx, "wallet pass push not sent (SEATFLOW_WALLET_APNS=off)", "push_token", redact(pushToken))
 	}
 	return nil
 }
@@ -174,4 +174,12 @@ func (s *Service) pushDevice(ctx context.Context, token string, due []predicate.
 		}
 	}
 	return true, nil
+}
+
+// redact is the start of a push token, enough to tell devices apart in a log, not to push.
+func redact(pushToken string) string {
+	if len(pushToken) <= 8 {
+		return pushToken
+	}
+	return pushToken[:8] + "…"
 }

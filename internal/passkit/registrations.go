@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"seatflow"
 	"seatflow/ent"
 	"seatflow/ent/passregistration"
 	"seatflow/ent/predicate"
@@ -55,6 +56,14 @@ func (s *Service) register(ctx context.Context, device, passType, serial string,
 	tag, ok := tags[ticketID]
 	if !ok {
 		return false, errNoPass
+	}
+	others, err := s.DB.PassRegistration.Query().Where(passregistration.TicketID(ticketID),
+		passregistration.Not(is(device, passType, serial))).Count(ctx)
+	if err != nil {
+		return false, err
+	}
+	if others >= seatflow.MaxPassDevices {
+		return false, errTooManyDevices
 	}
 	err = s.DB.PassRegistration.Create().SetDeviceLibraryID(device).SetPassTypeID(passType).SetSerialNumber(serial).
 		SetTicketID(ticketID).SetPushToken(pushToken).SetCreatedAt(s.Now()).SetPushedTag(tag).Exec(ctx)

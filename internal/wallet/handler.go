@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"seatflow"
 	"seatflow/internal/auth"
@@ -57,6 +58,10 @@ func (s *Service) Handler(tokens *auth.Authenticator, log *slog.Logger) http.Han
 		if err == nil && (t == nil || (owner != "" && t.UserID != owner)) {
 			err = seatflow.Errorf(seatflow.ENOTFOUND, "no such ticket")
 		}
+		if err == nil && s.notModified(r, t) {
+			w.WriteHeader(http.StatusNotModified) // before any signature: a phone's repeat costs a read
+			return
+		}
 		var b []byte
 		var info *PassInfo
 		if err == nil {
@@ -103,4 +108,18 @@ func writeError(w http.ResponseWriter, status int, err error) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{
 		"code": seatflow.ErrorCode(err), "message": seatflow.ErrorMessage(err)}})
+}
+
+// notModified reports whether the request's If-Modified-Since is at or after ticket t's
+// pass's LastUpdated (to the second, as HTTP dates go), read before the pass is made.
+func (s *Service) notModified(r *http.Request, t *seatflow.Ticket) bool {
+	since, err := http.ParseTime(r.Header.Get("If-Modified-Since"))
+	if err != nil {
+		return false
+	}
+	st, err := s.Catalog.FreshShowtime(r.Context(), t.ShowtimeID)
+	if err != nil {
+		return false
+	}
+	return !LastUpdated(st, t).Truncate(time.Second).After(since)
 }
