@@ -67,7 +67,9 @@ func (s *Service) Expire(ctx context.Context, orderID int) (bool, error) {
 // reports false when the conditional update matched nothing. A failed release is left to
 // the reconciler's orphan-hold repair: the order's end is already committed.
 func (s *Service) finish(ctx context.Context, o *ent.Order, to seatflow.OrderStatus, where ...predicate.Order) (bool, error) {
-	err := s.withTx(ctx, func(tx *ent.Tx) error {
+	// Run again when MySQL ends it as a deadlock (its occupancy's delete against a purchase
+	// count's recount or a hold's insert): nothing of a rolled-back end stays.
+	err := s.retryDeadlock(ctx, func(tx *ent.Tx) error {
 		ended, err := s.endIn(ctx, tx, o, to, where...)
 		if err == nil && !ended {
 			return errChanged

@@ -174,7 +174,7 @@ func checkLimit(st *seatflow.Showtime, count, fresh int) error {
 		err: seatflow.Errorf(seatflow.ELIMIT, "at most %d seats per customer for this showtime (you have %d)", st.PurchaseLimit, count-fresh)}
 }
 
-// retryDeadlock runs a hold's transaction again when MySQL ended it as a deadlock, at
+// retryDeadlock runs a hold's (or an order's end's) transaction again when MySQL ended it as a deadlock, at
 // most maxLimitRetries times, after a random pause that grows with each try so the racing
 // holds stop meeting.
 func (s *Service) retryDeadlock(ctx context.Context, fn func(tx *ent.Tx) error) error {
