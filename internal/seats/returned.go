@@ -15,6 +15,14 @@ import (
 // entries in join order (package waitlist) before anyone else may hold them: Offer holds
 // some for one entry, Resell puts those no entry fits on sale.
 
+// returned tells OnReturned of seats returned to showID's waiting list (release.lua and
+// unblock.lua report how many they returned).
+func (s *Store) returned(showID int, n int64) {
+	if n > 0 && s.OnReturned != nil {
+		s.OnReturned(showID)
+	}
+}
+
 // Returned reads the seats of the showtime returned to its waiting list, in id order, and
 // when the oldest of them came back (zero when there are none).
 func (s *Store) Returned(ctx context.Context, showID int) ([]int, time.Time, error) {

@@ -37,13 +37,6 @@ type Store struct {
 	seen  seenVersions
 }
 
-// returned tells OnReturned of seats returned to showID's waiting list.
-func (s *Store) returned(showID int, n int64) {
-	if n > 0 && s.OnReturned != nil {
-		s.OnReturned(showID)
-	}
-}
-
 func (s *Store) showKeys(showID int, withLimits bool) []string {
 	k := []string{s.Keys.Seats(showID), s.Keys.Version(showID)}
 	if withLimits {
